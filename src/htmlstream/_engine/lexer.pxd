@@ -1,0 +1,129 @@
+# The WHATWG tokenizer state machine over bytes (see lexer.pyx).
+#
+# Positions handed to sinks are absolute byte offsets in the input stream.  The bytes of the
+# current window are ``lx.data[0 : lx.data_len]`` and start at stream offset ``lx.base``, so the
+# byte at offset ``pos`` is ``lx.data[pos - lx.base]``.  A sink may only read bytes of the token it
+# is handed, during the call.
+from libc.stdint cimport uint64_t
+
+
+# Text types (what kind of text a text token is, i.e. the tokenizer state it was read in).
+cpdef enum TextType:
+    DATA = 0
+    RCDATA = 1
+    RAWTEXT = 2
+    SCRIPT_DATA = 3
+    PLAINTEXT = 4
+    CDATA_SECTION = 5
+
+
+cdef struct AttrRec:
+    Py_ssize_t name_start
+    Py_ssize_t name_end
+    Py_ssize_t value_start      # -1 when the attribute has no value
+    Py_ssize_t value_end
+    Py_ssize_t end              # end of the whole attribute, closing quote included
+
+
+cdef struct TagRec:
+    bint is_end
+    Py_ssize_t start            # offset of '<'
+    Py_ssize_t end              # offset just past '>'
+    Py_ssize_t name_start
+    Py_ssize_t name_end
+    uint64_t name_hash          # taghash of the name (INVALID_HASH when it does not fit)
+    bint self_closing
+    Py_ssize_t n_attrs
+    AttrRec* attrs              # owned by the lexer, valid during the call
+
+
+cdef struct DoctypeRec:
+    Py_ssize_t start
+    Py_ssize_t end
+    Py_ssize_t name_start       # -1: missing
+    Py_ssize_t name_end
+    Py_ssize_t public_start     # -1: missing
+    Py_ssize_t public_end
+    Py_ssize_t system_start     # -1: missing
+    Py_ssize_t system_end
+    bint force_quirks
+
+
+cdef class TokenSink:
+    """Receives tokens from the lexer.  Every method returns 0, or -1 with an exception set."""
+    cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type) except -1
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1
+    cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                        Py_ssize_t content_start, Py_ssize_t content_end) except -1
+    cdef int on_doctype(self, Lexer lx, DoctypeRec* doctype) except -1
+    cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1
+
+
+cdef class Feedback:
+    """Tree-builder feedback: told of every tag before the sink, it may switch the lexer's state
+    (``lx.switch_text_state``) and whether CDATA sections are allowed (``lx.cdata_allowed``)."""
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1
+    cdef int on_eof(self, Lexer lx) except -1
+
+
+cdef class Lexer:
+    # --- the current window of input ---
+    cdef const unsigned char* data
+    cdef Py_ssize_t data_len
+    cdef Py_ssize_t base            # stream offset of data[0]
+    cdef unsigned char* buf         # carried-over bytes (owned)
+    cdef Py_ssize_t buf_len
+    cdef Py_ssize_t buf_cap
+    cdef Py_ssize_t stream_len      # bytes fed so far
+
+    # --- settings ---
+    cdef readonly Py_ssize_t max_buffer_size
+    cdef public TokenSink sink
+    cdef public Feedback feedback
+    cdef public bint cdata_allowed
+    cdef public bint want_text      # sink.on_text is called only when set
+    cdef bint hold_utf8             # keep an incomplete trailing UTF-8 sequence for the next chunk
+
+    # --- state machine ---
+    cdef int state
+    cdef int return_state
+    cdef Py_ssize_t pos             # next byte to read (stream offset)
+    cdef Py_ssize_t text_start      # start of text not yet emitted
+    cdef Py_ssize_t token_start     # start of the markup token being read, -1 when none
+    cdef readonly int text_type     # the TextType the lexer reads now
+    cdef Py_ssize_t cdata_content_start
+    cdef bint closed
+    cdef bint failed
+
+    # tag being built
+    cdef TagRec tag
+    cdef AttrRec* attrs
+    cdef Py_ssize_t attrs_cap
+    cdef uint64_t temp_hash         # script double-escape / end-tag name buffer, hashed
+    cdef uint64_t last_start_tag_hash
+    cdef bytes last_start_tag_name  # lower-cased, for names whose hash does not fit
+
+    # comment / doctype being built
+    cdef Py_ssize_t content_start
+    cdef Py_ssize_t content_end
+    cdef DoctypeRec doctype
+
+    cdef int run(self, bint at_eof) except -1
+    cdef int switch_text_state(self, int text_type) except -1
+    cdef int set_last_start_tag(self, bytes name) except -1
+    cdef int reserve(self, Py_ssize_t size) except -1
+    cdef int add_attr(self, Py_ssize_t name_start) except -1
+    cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept
+    cdef int flush_text(self, Py_ssize_t upto) except -1
+    cdef int emit_tag(self, Py_ssize_t end) except -1
+    cdef int emit_comment(self, Py_ssize_t end, Py_ssize_t content_end) except -1
+    cdef int emit_doctype(self, Py_ssize_t end, bint force_quirks) except -1
+    cdef int emit_unparsed(self, Py_ssize_t end) except -1
+    cdef bint end_tag_is_appropriate(self, Py_ssize_t name_start, Py_ssize_t name_end,
+                                     uint64_t h) noexcept
+    cdef int text_return_state(self) noexcept
+    cdef Py_ssize_t text_hold_point(self, Py_ssize_t end) noexcept
+    cdef int carry_over(self) except -1
+    cdef int finish_eof(self) except -1
+    cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1

@@ -1,0 +1,1286 @@
+# cython: language_level=3
+"""The WHATWG HTML tokenizer state machine, over bytes, resumable at any byte.
+
+The lexer finds token boundaries only.  It never decodes: it hands its sink the byte ranges of
+each token (tag name, attribute names and values, comment and doctype parts, text), and decoding
+(character references, case folding, NUL and newline normalisation, the document's encoding) is
+done later, only for what someone reads.  Character references never change where tokens start or
+end (the bytes they consume are text or attribute-value bytes in every state), so they need no
+states here.
+
+Streaming: every position is an absolute stream offset.  Between two chunks the lexer keeps only
+the bytes of the token it is in the middle of (from its ``<``) and a few bytes of text whose
+decoding could depend on what follows (a partial character reference, a trailing CR, an incomplete
+UTF-8 sequence, a possible ``]]>``).  All other text is handed to the sink at the end of each chunk.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memchr, memcpy, memmove
+
+from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, hash_update
+
+from htmlstream.errors import BufferLimitExceeded
+
+DEFAULT_MAX_BUFFER_SIZE = 4 * 1024 * 1024
+
+cdef enum State:
+    S_DATA
+    S_RCDATA
+    S_RAWTEXT
+    S_SCRIPT_DATA
+    S_PLAINTEXT
+    S_CDATA
+    S_CDATA_BRACKET
+    S_CDATA_END
+    S_TAG_OPEN
+    S_END_TAG_OPEN
+    S_TAG_NAME
+    S_TEXT_LT                   # '<' in RCDATA / RAWTEXT / script data
+    S_TEXT_END_TAG_OPEN         # '</' in RCDATA / RAWTEXT / script data (escaped or not)
+    S_TEXT_END_TAG_NAME
+    S_SCRIPT_ESCAPE_START
+    S_SCRIPT_ESCAPE_START_DASH
+    S_SCRIPT_ESCAPED
+    S_SCRIPT_ESCAPED_DASH
+    S_SCRIPT_ESCAPED_DASH_DASH
+    S_SCRIPT_ESCAPED_LT
+    S_SCRIPT_DOUBLE_ESCAPE_START
+    S_SCRIPT_DOUBLE_ESCAPED
+    S_SCRIPT_DOUBLE_ESCAPED_DASH
+    S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH
+    S_SCRIPT_DOUBLE_ESCAPED_LT
+    S_SCRIPT_DOUBLE_ESCAPE_END
+    S_BEFORE_ATTR_NAME
+    S_ATTR_NAME
+    S_AFTER_ATTR_NAME
+    S_BEFORE_ATTR_VALUE
+    S_ATTR_VALUE_DQ
+    S_ATTR_VALUE_SQ
+    S_ATTR_VALUE_UNQ
+    S_AFTER_ATTR_VALUE_QUOTED
+    S_SELF_CLOSING_START_TAG
+    S_BOGUS_COMMENT
+    S_MARKUP_DECL_OPEN
+    S_COMMENT_START
+    S_COMMENT_START_DASH
+    S_COMMENT
+    S_COMMENT_END_DASH
+    S_COMMENT_END
+    S_COMMENT_END_BANG
+    S_DOCTYPE
+    S_BEFORE_DOCTYPE_NAME
+    S_DOCTYPE_NAME
+    S_AFTER_DOCTYPE_NAME
+    S_AFTER_DOCTYPE_PUBLIC_KW
+    S_BEFORE_DOCTYPE_PUBLIC_ID
+    S_DOCTYPE_PUBLIC_ID_DQ
+    S_DOCTYPE_PUBLIC_ID_SQ
+    S_AFTER_DOCTYPE_PUBLIC_ID
+    S_BETWEEN_DOCTYPE_IDS
+    S_AFTER_DOCTYPE_SYSTEM_KW
+    S_BEFORE_DOCTYPE_SYSTEM_ID
+    S_DOCTYPE_SYSTEM_ID_DQ
+    S_DOCTYPE_SYSTEM_ID_SQ
+    S_AFTER_DOCTYPE_SYSTEM_ID
+    S_BOGUS_DOCTYPE
+
+
+# What the lexer was reading when a limit was hit, by state (for error messages).
+cdef str _construct_name(int state, bint is_end):
+    if state == S_TAG_NAME or S_BEFORE_ATTR_NAME <= state <= S_SELF_CLOSING_START_TAG:
+        return "an unterminated end tag" if is_end else "an unterminated start tag"
+    if state == S_TEXT_END_TAG_NAME or state == S_TEXT_END_TAG_OPEN:
+        return "a possible end tag"
+    if S_COMMENT_START <= state <= S_COMMENT_END_BANG or state == S_BOGUS_COMMENT:
+        return "an unterminated comment"
+    if state == S_MARKUP_DECL_OPEN:
+        return "a markup declaration"
+    if S_DOCTYPE <= state <= S_BOGUS_DOCTYPE:
+        return "an unterminated DOCTYPE"
+    if S_CDATA <= state <= S_CDATA_END:
+        return "a CDATA section"
+    return "text (a character reference or multi-byte character)"
+
+
+cdef inline bint is_ws(unsigned char c) noexcept nogil:
+    # HTML whitespace; CR counts because the input stream preprocessor turns it into LF.
+    return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D
+
+cdef inline bint is_alpha(unsigned char c) noexcept nogil:
+    return (c | 0x20) >= 0x61 and (c | 0x20) <= 0x7A
+
+cdef inline bint is_alnum(unsigned char c) noexcept nogil:
+    return is_alpha(c) or (c >= 0x30 and c <= 0x39)
+
+cdef inline bint is_hex(unsigned char c) noexcept nogil:
+    return (c >= 0x30 and c <= 0x39) or ((c | 0x20) >= 0x61 and (c | 0x20) <= 0x66)
+
+cdef inline unsigned char lower(unsigned char c) noexcept nogil:
+    if c >= 0x41 and c <= 0x5A:
+        return c | 0x20
+    return c
+
+# 0: no more bytes decide it yet, 1: matches, -1: does not match.
+cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* word,
+                         Py_ssize_t n, bint case_sensitive) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef Py_ssize_t m = n if avail > n else avail
+    for i in range(m):
+        if case_sensitive:
+            if p[i] != <unsigned char>word[i]:
+                return -1
+        elif lower(p[i]) != <unsigned char>word[i]:
+            return -1
+    return 1 if avail >= n else 0
+
+
+cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
+
+
+cdef class TokenSink:
+    """Receives tokens from the lexer (subclass in Cython; the default does nothing)."""
+
+    cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type) except -1:
+        return 0
+
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        return 0
+
+    cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                        Py_ssize_t content_start, Py_ssize_t content_end) except -1:
+        return 0
+
+    cdef int on_doctype(self, Lexer lx, DoctypeRec* doctype) except -1:
+        return 0
+
+    cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1:
+        return 0
+
+
+cdef class Feedback:
+    """Tree-builder feedback hook (see treebuilder.pyx); the default changes nothing."""
+
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        return 0
+
+    cdef int on_eof(self, Lexer lx) except -1:
+        return 0
+
+
+cdef class Lexer:
+    """The tokenizer state machine.
+
+    ``Lexer(sink=None, feedback=None, *, initial_text_type=DATA, last_start_tag=None,
+    max_buffer_size=4 MiB, hold_utf8=True)``.  Feed with :meth:`feed_bytes`, finish with
+    :meth:`close`.  With no sink it only scans (the passthrough speed of the engine).
+    """
+
+    def __cinit__(self):
+        self.buf = NULL
+        self.attrs = NULL
+
+    def __init__(self, TokenSink sink=None, Feedback feedback=None, *,
+                 int initial_text_type=DATA, last_start_tag=None,
+                 Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE, bint hold_utf8=True):
+        if max_buffer_size < 16:
+            raise ValueError("max_buffer_size must be at least 16 bytes")
+        self.sink = sink
+        self.feedback = feedback
+        self.max_buffer_size = max_buffer_size
+        self.hold_utf8 = hold_utf8
+        self.want_text = True
+        self.cdata_allowed = False
+        self.attrs_cap = 16
+        self.attrs = <AttrRec*>malloc(self.attrs_cap * sizeof(AttrRec))
+        if self.attrs == NULL:
+            raise MemoryError()
+        self.tag.attrs = self.attrs
+        self.pos = 0
+        self.text_start = 0
+        self.token_start = -1
+        self.stream_len = 0
+        self.last_start_tag_hash = EMPTY_HASH
+        self.last_start_tag_name = None
+        if last_start_tag is not None:
+            name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
+                else bytes(last_start_tag)
+            self.set_last_start_tag(name)
+        self.switch_text_state(initial_text_type)
+
+    def __dealloc__(self):
+        if self.buf != NULL:
+            free(self.buf)
+        if self.attrs != NULL:
+            free(self.attrs)
+
+    # ------------------------------------------------------------------ public surface
+
+    @property
+    def offset(self):
+        """Number of input bytes fed so far."""
+        return self.stream_len
+
+    @property
+    def buffered(self):
+        """Number of input bytes carried over to the next chunk."""
+        return self.buf_len
+
+    cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1:
+        """Tokenize the next chunk of input."""
+        cdef Py_ssize_t n = chunk.shape[0]
+        if self.closed:
+            raise ValueError("the lexer is closed")
+        if self.failed:
+            raise ValueError("the lexer has failed on an earlier error")
+        if n == 0:
+            return 0
+        self.failed = True      # until this call returns normally
+        if self.buf_len == 0:
+            # Nothing carried over: read the caller's bytes in place.
+            self.data = &chunk[0]
+            self.data_len = n
+            self.base = self.stream_len
+        else:
+            self.reserve(self.buf_len + n)
+            memcpy(self.buf + self.buf_len, &chunk[0], n)
+            self.buf_len += n
+            self.data = self.buf
+            self.data_len = self.buf_len
+        self.stream_len += n
+        self.run(False)
+        self.carry_over()
+        self.failed = False
+        return 0
+
+    def close(self):
+        """Signal the end of input: finish (or give up on) the pending token."""
+        if self.closed:
+            raise ValueError("the lexer is already closed")
+        if self.failed:
+            raise ValueError("the lexer has failed on an earlier error")
+        self.failed = True
+        if self.buf_len:
+            self.data = self.buf
+            self.data_len = self.buf_len
+        else:
+            self.data = NULL
+            self.data_len = 0
+            self.base = self.stream_len
+        self.run(True)
+        self.finish_eof()
+        if self.feedback is not None:
+            self.feedback.on_eof(self)
+        self.buf_len = 0
+        self.closed = True
+        self.failed = False
+
+    def set_last_start_tag_name(self, name):
+        """Set the "last start tag" used by the appropriate-end-tag test (bytes)."""
+        self.set_last_start_tag(bytes(name))
+
+    def set_text_type(self, int text_type):
+        """Switch the lexer into the state that reads the given text type."""
+        self.switch_text_state(text_type)
+
+    # ------------------------------------------------------------------ helpers
+
+    cdef int set_last_start_tag(self, bytes name) except -1:
+        cdef const unsigned char* p = name
+        self.last_start_tag_hash = hash_bytes(p, len(name))
+        self.last_start_tag_name = name.lower() if self.last_start_tag_hash == INVALID_HASH else None
+        return 0
+
+    cdef int switch_text_state(self, int text_type) except -1:
+        if text_type == DATA:
+            self.state = S_DATA
+        elif text_type == RCDATA:
+            self.state = S_RCDATA
+        elif text_type == RAWTEXT:
+            self.state = S_RAWTEXT
+        elif text_type == SCRIPT_DATA:
+            self.state = S_SCRIPT_DATA
+        elif text_type == PLAINTEXT:
+            self.state = S_PLAINTEXT
+        elif text_type == CDATA_SECTION:
+            self.state = S_CDATA
+            self.cdata_content_start = self.pos
+        else:
+            raise ValueError(f"unknown text type {text_type}")
+        self.text_type = text_type
+        return 0
+
+    cdef int reserve(self, Py_ssize_t size) except -1:
+        cdef Py_ssize_t cap
+        cdef unsigned char* nb
+        if size <= self.buf_cap:
+            return 0
+        cap = self.buf_cap * 2 if self.buf_cap else 4096
+        while cap < size:
+            cap *= 2
+        nb = <unsigned char*>realloc(self.buf, cap)
+        if nb == NULL:
+            raise MemoryError()
+        self.buf = nb
+        self.buf_cap = cap
+        return 0
+
+    cdef int add_attr(self, Py_ssize_t name_start) except -1:
+        cdef AttrRec* na
+        cdef Py_ssize_t i = self.tag.n_attrs
+        if i == self.attrs_cap:
+            na = <AttrRec*>realloc(self.attrs, 2 * self.attrs_cap * sizeof(AttrRec))
+            if na == NULL:
+                raise MemoryError()
+            self.attrs = na
+            self.attrs_cap *= 2
+            self.tag.attrs = na
+        self.attrs[i].name_start = name_start
+        self.attrs[i].name_end = name_start
+        self.attrs[i].value_start = -1
+        self.attrs[i].value_end = -1
+        self.attrs[i].end = name_start
+        self.tag.n_attrs = i + 1
+        return 0
+
+    cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept:
+        self.tag.is_end = is_end
+        self.tag.start = lt
+        self.tag.name_start = lt + (2 if is_end else 1)
+        self.tag.name_hash = EMPTY_HASH
+        self.tag.self_closing = False
+        self.tag.n_attrs = 0
+
+    cdef int flush_text(self, Py_ssize_t upto) except -1:
+        """Hand the sink the pending text before ``upto`` (exclusive)."""
+        cdef Py_ssize_t cstart
+        if upto <= self.text_start:
+            return 0
+        if self.want_text and self.sink is not None:
+            cstart = self.text_start
+            if self.text_type == CDATA_SECTION and self.cdata_content_start > cstart:
+                cstart = self.cdata_content_start
+                if cstart > upto:
+                    cstart = upto
+            self.sink.on_text(self, self.text_start, upto, cstart, upto, self.text_type)
+        self.text_start = upto
+        return 0
+
+    cdef int emit_tag(self, Py_ssize_t end) except -1:
+        """The tag that began at ``token_start`` ends before ``end``."""
+        self.flush_text(self.token_start)
+        self.tag.end = end
+        self.token_start = -1
+        self.text_start = end
+        self.pos = end
+        self.state = S_DATA
+        self.text_type = DATA
+        if not self.tag.is_end:
+            self.last_start_tag_hash = self.tag.name_hash
+            if self.tag.name_hash == INVALID_HASH:
+                self.last_start_tag_name = PyBytes_FromStringAndSize(
+                    <const char*>self.data + (self.tag.name_start - self.base),
+                    self.tag.name_end - self.tag.name_start).lower()
+        if self.feedback is not None:
+            self.feedback.on_tag(self, &self.tag)
+        if self.sink is not None:
+            self.sink.on_tag(self, &self.tag)
+        return 0
+
+    cdef int emit_comment(self, Py_ssize_t end, Py_ssize_t content_end) except -1:
+        self.flush_text(self.token_start)
+        if content_end < self.content_start:
+            content_end = self.content_start
+        if self.sink is not None:
+            self.sink.on_comment(self, self.token_start, end, self.content_start, content_end)
+        self.token_start = -1
+        self.text_start = end
+        self.pos = end
+        self.state = S_DATA
+        return 0
+
+    cdef int emit_doctype(self, Py_ssize_t end, bint force_quirks) except -1:
+        self.flush_text(self.token_start)
+        self.doctype.start = self.token_start
+        self.doctype.end = end
+        if force_quirks:
+            self.doctype.force_quirks = True
+        if self.sink is not None:
+            self.sink.on_doctype(self, &self.doctype)
+        self.token_start = -1
+        self.text_start = end
+        self.pos = end
+        self.state = S_DATA
+        return 0
+
+    cdef int emit_unparsed(self, Py_ssize_t end) except -1:
+        self.flush_text(self.token_start)
+        if self.sink is not None:
+            self.sink.on_unparsed(self, self.token_start, end)
+        self.token_start = -1
+        self.text_start = end
+        self.pos = end
+        self.state = S_DATA
+        return 0
+
+    cdef bint end_tag_is_appropriate(self, Py_ssize_t name_start, Py_ssize_t name_end,
+                                      uint64_t h) noexcept:
+        cdef Py_ssize_t i, n
+        cdef const unsigned char* p
+        if self.last_start_tag_hash == EMPTY_HASH:
+            return False
+        if h != INVALID_HASH or self.last_start_tag_hash != INVALID_HASH:
+            return h == self.last_start_tag_hash
+        n = name_end - name_start
+        if self.last_start_tag_name is None or len(self.last_start_tag_name) != n:
+            return False
+        p = self.last_start_tag_name
+        for i in range(n):
+            if lower(self.data[name_start - self.base + i]) != p[i]:
+                return False
+        return True
+
+    cdef int text_return_state(self) noexcept:
+        """The text state an abandoned ``</name`` falls back to."""
+        return self.return_state
+
+    # ------------------------------------------------------------------ chunk ends
+
+    cdef Py_ssize_t text_hold_point(self, Py_ssize_t end) noexcept:
+        """Where text must stop at a chunk end so that its decoding cannot depend on later bytes."""
+        cdef Py_ssize_t q = end
+        cdef Py_ssize_t lo = self.text_start
+        cdef Py_ssize_t i, k
+        cdef const unsigned char* d = self.data - self.base   # index by stream offset
+        cdef unsigned char c
+        if q <= lo:
+            return q
+        if self.state == S_CDATA_BRACKET:
+            q = self.pos - 1
+        elif self.state == S_CDATA_END:
+            q = self.pos - 2
+        if q <= lo:
+            return lo
+        # A trailing CR may be the first half of CRLF.
+        if d[q - 1] == 0x0D:
+            q -= 1
+        # A partial character reference (only text types that have them).
+        if self.text_type == DATA or self.text_type == RCDATA:
+            i = q
+            while i > lo and is_hex(d[i - 1]):
+                i -= 1
+            k = i
+            while k > lo and q - k <= 34 and is_alnum(d[k - 1]):
+                k -= 1
+            if k > lo and d[k - 1] == 0x26 and q - k <= 33:       # &name
+                q = k - 1
+            elif i > lo and d[i - 1] == 0x26:                     # & (hex run empty or all letters)
+                q = i - 1
+            elif i > lo and d[i - 1] == 0x23 and i - 1 > lo and d[i - 2] == 0x26:   # &#digits
+                q = i - 2
+            elif (i > lo + 1 and (d[i - 1] | 0x20) == 0x78 and d[i - 2] == 0x23
+                  and i - 2 > lo and d[i - 3] == 0x26):                          # &#xhex
+                q = i - 3
+        # An incomplete UTF-8 sequence.
+        if self.hold_utf8 and q > lo:
+            i = q - 1
+            k = 0
+            while i >= lo and k < 3 and (d[i] & 0xC0) == 0x80:
+                i -= 1
+                k += 1
+            if i >= lo:
+                c = d[i]
+                if c >= 0xC0 and ((c < 0xE0 and k < 1) or (0xE0 <= c < 0xF0 and k < 2)
+                                  or (c >= 0xF0 and k < 3)):
+                    q = i
+        return q
+
+    cdef int carry_over(self) except -1:
+        """At a chunk end: flush the text that is final, keep the unfinished rest."""
+        cdef Py_ssize_t end = self.base + self.data_len
+        cdef Py_ssize_t keep_from, n
+        # Text before a pending token is final; text running to the chunk end may not be.
+        if self.token_start >= 0:
+            self.flush_text(self.token_start)
+        else:
+            self.flush_text(self.text_hold_point(end))
+        keep_from = self.text_start
+        n = end - keep_from
+        if n > self.max_buffer_size:
+            self.buf_len = 0
+            raise BufferLimitExceeded(
+                "max_buffer_size", self.max_buffer_size,
+                _construct_name(self.state, self.tag.is_end), keep_from)
+        if n and self.data != <const unsigned char*>self.buf:
+            self.reserve(n)
+            memcpy(self.buf, self.data + (keep_from - self.base), n)
+        elif n:
+            memmove(self.buf, self.buf + (keep_from - self.base), n)
+        self.buf_len = n
+        self.base = keep_from
+        self.data = self.buf
+        self.data_len = n
+        return 0
+
+    cdef int finish_eof(self) except -1:
+        """Apply the end-of-file rules of the state the input ended in."""
+        cdef Py_ssize_t end = self.base + self.data_len
+        cdef int st = self.state
+        if self.token_start < 0:
+            self.flush_text(end)
+            return 0
+        if st == S_TAG_OPEN or st == S_END_TAG_OPEN or S_TEXT_LT <= st <= S_TEXT_END_TAG_NAME \
+                or st == S_SCRIPT_ESCAPED_LT:
+            # '<', '</' or '</name' that did not become a tag is text.
+            self.token_start = -1
+            self.flush_text(end)
+        elif st == S_TAG_NAME or S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG:
+            self.emit_unparsed(end)
+        elif st == S_BOGUS_COMMENT or st == S_COMMENT_START or st == S_COMMENT:
+            self.emit_comment(end, end)
+        elif st == S_COMMENT_START_DASH:
+            self.emit_comment(end, self.content_start)
+        elif st == S_COMMENT_END_DASH:
+            self.emit_comment(end, end - 1)
+        elif st == S_COMMENT_END:
+            self.emit_comment(end, end - 2)
+        elif st == S_COMMENT_END_BANG:
+            self.emit_comment(end, end - 3)
+        elif S_DOCTYPE <= st <= S_BOGUS_DOCTYPE:
+            if st == S_DOCTYPE_NAME:
+                self.doctype.name_end = end
+            elif st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ:
+                self.doctype.public_end = end
+            elif st == S_DOCTYPE_SYSTEM_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_SQ:
+                self.doctype.system_end = end
+            self.emit_doctype(end, st != S_BOGUS_DOCTYPE)
+        else:
+            # S_MARKUP_DECL_OPEN is decided by run(); nothing else keeps a token open.
+            self.emit_unparsed(end)
+        return 0
+
+    # ------------------------------------------------------------------ the state machine
+
+    cdef int run(self, bint at_eof) except -1:
+        cdef const unsigned char* d = self.data
+        cdef Py_ssize_t base = self.base
+        cdef Py_ssize_t n = self.data_len
+        cdef Py_ssize_t p = self.pos - base
+        cdef const unsigned char* hit
+        cdef unsigned char c
+        cdef int r, r2
+        cdef Py_ssize_t q
+        cdef uint64_t h
+        cdef AttrRec* a
+
+        while True:
+            st = self.state
+
+            # ---------------------------------------------------------- text states
+            if st == S_DATA:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, b'<', n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d
+                self.token_start = base + p
+                self.state = S_TAG_OPEN
+                p += 1
+                continue
+
+            if st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, b'<', n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d
+                self.token_start = base + p
+                self.return_state = st
+                self.state = S_TEXT_LT
+                p += 1
+                continue
+
+            if st == S_PLAINTEXT:
+                p = n
+                break
+
+            if st == S_TEXT_LT:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'/':
+                    self.state = S_TEXT_END_TAG_OPEN
+                    p += 1
+                elif c == b'!' and self.return_state == S_SCRIPT_DATA:
+                    self.token_start = -1
+                    self.state = S_SCRIPT_ESCAPE_START
+                    p += 1
+                else:
+                    self.token_start = -1
+                    self.state = self.return_state
+                continue
+
+            if st == S_TEXT_END_TAG_OPEN:
+                if p >= n:
+                    break
+                if is_alpha(d[p]):
+                    self.temp_hash = EMPTY_HASH
+                    self.state = S_TEXT_END_TAG_NAME
+                else:
+                    self.token_start = -1
+                    self.state = self.text_return_state()
+                continue
+
+            if st == S_TEXT_END_TAG_NAME:
+                h = self.temp_hash
+                while p < n and is_alpha(d[p]):
+                    h = hash_update(h, d[p])
+                    p += 1
+                self.temp_hash = h
+                if p >= n:
+                    break
+                c = d[p]
+                if (is_ws(c) or c == b'/' or c == b'>') and self.end_tag_is_appropriate(
+                        self.token_start + 2, base + p, h):
+                    self.begin_tag(self.token_start, True)
+                    self.tag.name_end = base + p
+                    self.tag.name_hash = h
+                    if c == b'>':
+                        self.emit_tag(base + p + 1)
+                        p += 1
+                    elif c == b'/':
+                        self.state = S_SELF_CLOSING_START_TAG
+                        p += 1
+                    else:
+                        self.state = S_BEFORE_ATTR_NAME
+                        p += 1
+                else:
+                    self.token_start = -1
+                    self.state = self.text_return_state()
+                continue
+
+            if st == S_SCRIPT_ESCAPE_START or st == S_SCRIPT_ESCAPE_START_DASH:
+                if p >= n:
+                    break
+                if d[p] == b'-':
+                    self.state = S_SCRIPT_ESCAPE_START_DASH if st == S_SCRIPT_ESCAPE_START \
+                        else S_SCRIPT_ESCAPED_DASH_DASH
+                    p += 1
+                else:
+                    self.state = S_SCRIPT_DATA
+                continue
+
+            if st == S_SCRIPT_ESCAPED:
+                while p < n and d[p] != b'-' and d[p] != b'<':
+                    p += 1
+                if p >= n:
+                    break
+                if d[p] == b'-':
+                    self.state = S_SCRIPT_ESCAPED_DASH
+                else:
+                    self.token_start = base + p
+                    self.state = S_SCRIPT_ESCAPED_LT
+                p += 1
+                continue
+
+            if st == S_SCRIPT_ESCAPED_DASH or st == S_SCRIPT_ESCAPED_DASH_DASH:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'-':
+                    self.state = S_SCRIPT_ESCAPED_DASH_DASH
+                elif c == b'<':
+                    self.token_start = base + p
+                    self.state = S_SCRIPT_ESCAPED_LT
+                elif c == b'>' and st == S_SCRIPT_ESCAPED_DASH_DASH:
+                    self.state = S_SCRIPT_DATA
+                else:
+                    self.state = S_SCRIPT_ESCAPED
+                p += 1
+                continue
+
+            if st == S_SCRIPT_ESCAPED_LT:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'/':
+                    self.return_state = S_SCRIPT_ESCAPED
+                    self.state = S_TEXT_END_TAG_OPEN
+                    p += 1
+                elif is_alpha(c):
+                    self.token_start = -1
+                    self.temp_hash = EMPTY_HASH
+                    self.state = S_SCRIPT_DOUBLE_ESCAPE_START
+                else:
+                    self.token_start = -1
+                    self.state = S_SCRIPT_ESCAPED
+                continue
+
+            if st == S_SCRIPT_DOUBLE_ESCAPE_START or st == S_SCRIPT_DOUBLE_ESCAPE_END:
+                h = self.temp_hash
+                while p < n and is_alpha(d[p]):
+                    h = hash_update(h, d[p])
+                    p += 1
+                self.temp_hash = h
+                if p >= n:
+                    break
+                c = d[p]
+                if is_ws(c) or c == b'/' or c == b'>':
+                    if st == S_SCRIPT_DOUBLE_ESCAPE_START:
+                        self.state = S_SCRIPT_DOUBLE_ESCAPED if h == SCRIPT_HASH \
+                            else S_SCRIPT_ESCAPED
+                    else:
+                        self.state = S_SCRIPT_ESCAPED if h == SCRIPT_HASH \
+                            else S_SCRIPT_DOUBLE_ESCAPED
+                    p += 1
+                else:
+                    self.state = S_SCRIPT_ESCAPED if st == S_SCRIPT_DOUBLE_ESCAPE_START \
+                        else S_SCRIPT_DOUBLE_ESCAPED
+                continue
+
+            if st == S_SCRIPT_DOUBLE_ESCAPED:
+                while p < n and d[p] != b'-' and d[p] != b'<':
+                    p += 1
+                if p >= n:
+                    break
+                self.state = S_SCRIPT_DOUBLE_ESCAPED_DASH if d[p] == b'-' \
+                    else S_SCRIPT_DOUBLE_ESCAPED_LT
+                p += 1
+                continue
+
+            if st == S_SCRIPT_DOUBLE_ESCAPED_DASH or st == S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'-':
+                    self.state = S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH
+                elif c == b'<':
+                    self.state = S_SCRIPT_DOUBLE_ESCAPED_LT
+                elif c == b'>' and st == S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH:
+                    self.state = S_SCRIPT_DATA
+                else:
+                    self.state = S_SCRIPT_DOUBLE_ESCAPED
+                p += 1
+                continue
+
+            if st == S_SCRIPT_DOUBLE_ESCAPED_LT:
+                if p >= n:
+                    break
+                if d[p] == b'/':
+                    self.temp_hash = EMPTY_HASH
+                    self.state = S_SCRIPT_DOUBLE_ESCAPE_END
+                    p += 1
+                else:
+                    self.state = S_SCRIPT_DOUBLE_ESCAPED
+                continue
+
+            if st == S_CDATA:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, b']', n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d + 1
+                self.state = S_CDATA_BRACKET
+                continue
+
+            if st == S_CDATA_BRACKET:
+                if p >= n:
+                    break
+                if d[p] == b']':
+                    self.state = S_CDATA_END
+                    p += 1
+                else:
+                    self.state = S_CDATA
+                continue
+
+            if st == S_CDATA_END:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b']':
+                    p += 1
+                elif c == b'>':
+                    # The section ends: its last piece carries the ']]>' outside its content.
+                    if self.want_text and self.sink is not None:
+                        q = self.text_start if self.text_start > self.cdata_content_start \
+                            else self.cdata_content_start
+                        self.sink.on_text(self, self.text_start, base + p + 1, q, base + p - 2,
+                                          CDATA_SECTION)
+                    p += 1
+                    self.text_start = base + p
+                    self.state = S_DATA
+                    self.text_type = DATA
+                else:
+                    self.state = S_CDATA
+                continue
+
+            # ---------------------------------------------------------- tags
+            if st == S_TAG_OPEN:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'!':
+                    self.state = S_MARKUP_DECL_OPEN
+                    p += 1
+                elif c == b'/':
+                    self.state = S_END_TAG_OPEN
+                    p += 1
+                elif is_alpha(c):
+                    self.begin_tag(self.token_start, False)
+                    self.state = S_TAG_NAME
+                elif c == b'?':
+                    self.content_start = base + p
+                    self.state = S_BOGUS_COMMENT
+                else:
+                    self.token_start = -1      # '<' was text
+                    self.state = S_DATA
+                continue
+
+            if st == S_END_TAG_OPEN:
+                if p >= n:
+                    break
+                c = d[p]
+                if is_alpha(c):
+                    self.begin_tag(self.token_start, True)
+                    self.state = S_TAG_NAME
+                elif c == b'>':
+                    p += 1
+                    self.emit_unparsed(base + p)      # '</>' is dropped by the spec
+                else:
+                    self.content_start = base + p
+                    self.state = S_BOGUS_COMMENT
+                continue
+
+            if st == S_TAG_NAME:
+                h = self.tag.name_hash
+                while p < n:
+                    c = d[p]
+                    if is_ws(c) or c == b'/' or c == b'>':
+                        break
+                    h = hash_update(h, c)
+                    p += 1
+                self.tag.name_hash = h
+                if p >= n:
+                    break
+                self.tag.name_end = base + p
+                if c == b'>':
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                elif c == b'/':
+                    self.state = S_SELF_CLOSING_START_TAG
+                    p += 1
+                else:
+                    self.state = S_BEFORE_ATTR_NAME
+                    p += 1
+                continue
+
+            if st == S_BEFORE_ATTR_NAME:
+                while p < n and is_ws(d[p]):
+                    p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'/' or c == b'>':
+                    self.state = S_AFTER_ATTR_NAME
+                else:
+                    self.add_attr(base + p)
+                    self.state = S_ATTR_NAME
+                    if c == b'=':
+                        p += 1      # '=' as the first character is part of the name
+                continue
+
+            if st == S_ATTR_NAME:
+                while p < n:
+                    c = d[p]
+                    if is_ws(c) or c == b'/' or c == b'>' or c == b'=':
+                        break
+                    p += 1
+                if p >= n:
+                    break
+                a = &self.attrs[self.tag.n_attrs - 1]
+                a.name_end = base + p
+                a.end = base + p
+                if c == b'=':
+                    self.state = S_BEFORE_ATTR_VALUE
+                    p += 1
+                else:
+                    self.state = S_AFTER_ATTR_NAME
+                continue
+
+            if st == S_AFTER_ATTR_NAME:
+                while p < n and is_ws(d[p]):
+                    p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'/':
+                    self.state = S_SELF_CLOSING_START_TAG
+                    p += 1
+                elif c == b'=':
+                    self.state = S_BEFORE_ATTR_VALUE
+                    p += 1
+                elif c == b'>':
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                else:
+                    self.add_attr(base + p)
+                    self.state = S_ATTR_NAME
+                continue
+
+            if st == S_BEFORE_ATTR_VALUE:
+                while p < n and is_ws(d[p]):
+                    p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                a = &self.attrs[self.tag.n_attrs - 1]
+                if c == b'"' or c == b"'":
+                    a.value_start = base + p + 1
+                    self.state = S_ATTR_VALUE_DQ if c == b'"' else S_ATTR_VALUE_SQ
+                    p += 1
+                elif c == b'>':
+                    a.value_start = base + p
+                    a.value_end = base + p
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                else:
+                    a.value_start = base + p
+                    self.state = S_ATTR_VALUE_UNQ
+                continue
+
+            if st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
+                                                   n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d
+                a = &self.attrs[self.tag.n_attrs - 1]
+                a.value_end = base + p
+                a.end = base + p + 1
+                self.state = S_AFTER_ATTR_VALUE_QUOTED
+                p += 1
+                continue
+
+            if st == S_ATTR_VALUE_UNQ:
+                while p < n:
+                    c = d[p]
+                    if is_ws(c) or c == b'>':
+                        break
+                    p += 1
+                if p >= n:
+                    break
+                a = &self.attrs[self.tag.n_attrs - 1]
+                a.value_end = base + p
+                a.end = base + p
+                if c == b'>':
+                    self.emit_tag(base + p + 1)
+                else:
+                    self.state = S_BEFORE_ATTR_NAME
+                p += 1
+                continue
+
+            if st == S_AFTER_ATTR_VALUE_QUOTED:
+                if p >= n:
+                    break
+                c = d[p]
+                if is_ws(c):
+                    self.state = S_BEFORE_ATTR_NAME
+                    p += 1
+                elif c == b'/':
+                    self.state = S_SELF_CLOSING_START_TAG
+                    p += 1
+                elif c == b'>':
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                else:
+                    self.state = S_BEFORE_ATTR_NAME
+                continue
+
+            if st == S_SELF_CLOSING_START_TAG:
+                if p >= n:
+                    break
+                if d[p] == b'>':
+                    self.tag.self_closing = True
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                else:
+                    self.state = S_BEFORE_ATTR_NAME
+                continue
+
+            # ---------------------------------------------------------- comments
+            if st == S_MARKUP_DECL_OPEN:
+                r = match_ci(d + p, n - p, b"--", 2, True)
+                if r == 1:
+                    p += 2
+                    self.content_start = base + p
+                    self.state = S_COMMENT_START
+                    continue
+                r2 = match_ci(d + p, n - p, b"doctype", 7, False)
+                if r2 == 1:
+                    p += 7
+                    self.doctype.name_start = -1
+                    self.doctype.public_start = -1
+                    self.doctype.system_start = -1
+                    self.doctype.force_quirks = False
+                    self.state = S_DOCTYPE
+                    continue
+                c = 0
+                if self.cdata_allowed:
+                    c = match_ci(d + p, n - p, b"[CDATA[", 7, True) + 1
+                    if c == 2:
+                        p += 7
+                        self.flush_text(self.token_start)
+                        self.text_start = self.token_start
+                        self.token_start = -1
+                        self.cdata_content_start = base + p
+                        self.state = S_CDATA
+                        self.text_type = CDATA_SECTION
+                        continue
+                if not at_eof and (r == 0 or r2 == 0 or c == 1):
+                    break       # wait for the bytes that decide it
+                self.content_start = base + p
+                self.state = S_BOGUS_COMMENT
+                continue
+
+            if st == S_BOGUS_COMMENT:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, b'>', n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d
+                self.emit_comment(base + p + 1, base + p)
+                p += 1
+                continue
+
+            if st == S_COMMENT_START or st == S_COMMENT_START_DASH:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'-':
+                    self.state = S_COMMENT_START_DASH if st == S_COMMENT_START else S_COMMENT_END
+                    p += 1
+                elif c == b'>':
+                    self.emit_comment(base + p + 1, self.content_start)
+                    p += 1
+                else:
+                    self.state = S_COMMENT
+                continue
+
+            if st == S_COMMENT:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, b'-', n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d + 1
+                self.state = S_COMMENT_END_DASH
+                continue
+
+            if st == S_COMMENT_END_DASH:
+                if p >= n:
+                    break
+                if d[p] == b'-':
+                    self.state = S_COMMENT_END
+                    p += 1
+                else:
+                    self.state = S_COMMENT
+                continue
+
+            if st == S_COMMENT_END:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'>':
+                    self.emit_comment(base + p + 1, base + p - 2)
+                    p += 1
+                elif c == b'!':
+                    self.state = S_COMMENT_END_BANG
+                    p += 1
+                elif c == b'-':
+                    p += 1
+                else:
+                    self.state = S_COMMENT
+                continue
+
+            if st == S_COMMENT_END_BANG:
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'-':
+                    self.state = S_COMMENT_END_DASH
+                    p += 1
+                elif c == b'>':
+                    self.emit_comment(base + p + 1, base + p - 3)
+                    p += 1
+                else:
+                    self.state = S_COMMENT
+                continue
+
+            # ---------------------------------------------------------- DOCTYPE
+            if st == S_DOCTYPE:
+                if p >= n:
+                    break
+                if is_ws(d[p]):
+                    p += 1
+                self.state = S_BEFORE_DOCTYPE_NAME
+                continue
+
+            if st == S_BEFORE_DOCTYPE_NAME:
+                while p < n and is_ws(d[p]):
+                    p += 1
+                if p >= n:
+                    break
+                if d[p] == b'>':
+                    self.emit_doctype(base + p + 1, True)
+                    p += 1
+                else:
+                    self.doctype.name_start = base + p
+                    self.state = S_DOCTYPE_NAME
+                continue
+
+            if st == S_DOCTYPE_NAME:
+                while p < n and not is_ws(d[p]) and d[p] != b'>':
+                    p += 1
+                if p >= n:
+                    break
+                self.doctype.name_end = base + p
+                if d[p] == b'>':
+                    self.emit_doctype(base + p + 1, False)
+                else:
+                    self.state = S_AFTER_DOCTYPE_NAME
+                p += 1
+                continue
+
+            if st == S_AFTER_DOCTYPE_NAME:
+                while p < n and is_ws(d[p]):
+                    p += 1
+                if p >= n:
+                    break
+                if d[p] == b'>':
+                    self.emit_doctype(base + p + 1, False)
+                    p += 1
+                    continue
+                r = match_ci(d + p, n - p, b"public", 6, False)
+                r2 = match_ci(d + p, n - p, b"system", 6, False)
+                if r == 1 or r2 == 1:
+                    p += 6
+                    self.state = S_AFTER_DOCTYPE_PUBLIC_KW if r == 1 else S_AFTER_DOCTYPE_SYSTEM_KW
+                elif not at_eof and (r == 0 or r2 == 0):
+                    break
+                else:
+                    self.doctype.force_quirks = True
+                    self.state = S_BOGUS_DOCTYPE
+                continue
+
+            if st == S_AFTER_DOCTYPE_PUBLIC_KW or st == S_AFTER_DOCTYPE_SYSTEM_KW \
+                    or st == S_BEFORE_DOCTYPE_PUBLIC_ID or st == S_BEFORE_DOCTYPE_SYSTEM_ID:
+                if st == S_BEFORE_DOCTYPE_PUBLIC_ID or st == S_BEFORE_DOCTYPE_SYSTEM_ID:
+                    while p < n and is_ws(d[p]):
+                        p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                if is_ws(c):
+                    self.state = S_BEFORE_DOCTYPE_PUBLIC_ID if st == S_AFTER_DOCTYPE_PUBLIC_KW \
+                        else S_BEFORE_DOCTYPE_SYSTEM_ID
+                    p += 1
+                elif c == b'"' or c == b"'":
+                    if st == S_AFTER_DOCTYPE_PUBLIC_KW or st == S_BEFORE_DOCTYPE_PUBLIC_ID:
+                        self.doctype.public_start = base + p + 1
+                        self.state = S_DOCTYPE_PUBLIC_ID_DQ if c == b'"' \
+                            else S_DOCTYPE_PUBLIC_ID_SQ
+                    else:
+                        self.doctype.system_start = base + p + 1
+                        self.state = S_DOCTYPE_SYSTEM_ID_DQ if c == b'"' \
+                            else S_DOCTYPE_SYSTEM_ID_SQ
+                    p += 1
+                elif c == b'>':
+                    self.emit_doctype(base + p + 1, True)
+                    p += 1
+                else:
+                    self.doctype.force_quirks = True
+                    self.state = S_BOGUS_DOCTYPE
+                continue
+
+            if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ \
+                    or st == S_DOCTYPE_SYSTEM_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_SQ:
+                c = 0x22 if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_DQ else 0x27
+                while p < n and d[p] != c and d[p] != b'>':
+                    p += 1
+                if p >= n:
+                    break
+                if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ:
+                    self.doctype.public_end = base + p
+                    self.state = S_AFTER_DOCTYPE_PUBLIC_ID
+                else:
+                    self.doctype.system_end = base + p
+                    self.state = S_AFTER_DOCTYPE_SYSTEM_ID
+                if d[p] == b'>':
+                    self.emit_doctype(base + p + 1, True)
+                p += 1
+                continue
+
+            if st == S_AFTER_DOCTYPE_PUBLIC_ID or st == S_BETWEEN_DOCTYPE_IDS:
+                if st == S_BETWEEN_DOCTYPE_IDS:
+                    while p < n and is_ws(d[p]):
+                        p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                if is_ws(c):
+                    self.state = S_BETWEEN_DOCTYPE_IDS
+                    p += 1
+                elif c == b'>':
+                    self.emit_doctype(base + p + 1, False)
+                    p += 1
+                elif c == b'"' or c == b"'":
+                    self.doctype.system_start = base + p + 1
+                    self.state = S_DOCTYPE_SYSTEM_ID_DQ if c == b'"' else S_DOCTYPE_SYSTEM_ID_SQ
+                    p += 1
+                else:
+                    self.doctype.force_quirks = True
+                    self.state = S_BOGUS_DOCTYPE
+                continue
+
+            if st == S_AFTER_DOCTYPE_SYSTEM_ID:
+                while p < n and is_ws(d[p]):
+                    p += 1
+                if p >= n:
+                    break
+                if d[p] == b'>':
+                    self.emit_doctype(base + p + 1, False)
+                    p += 1
+                else:
+                    self.state = S_BOGUS_DOCTYPE      # no force-quirks here
+                continue
+
+            if st == S_BOGUS_DOCTYPE:
+                if p >= n:
+                    break
+                hit = <const unsigned char*>memchr(d + p, b'>', n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d
+                self.emit_doctype(base + p + 1, False)
+                p += 1
+                continue
+
+            raise AssertionError(f"lexer in unknown state {st}")
+
+        self.pos = base + p
+        return 0

@@ -1,0 +1,166 @@
+"""The token API: a streaming HTML tokenizer for users who want tokens rather than rewriting.
+
+``Tokenizer`` is sans-I/O: ``feed(chunk)`` returns the tokens that chunk completed and ``close()``
+the rest.  ``tokenize(source)`` wraps it for bytes, str, or an iterable of chunks.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable, Iterator
+
+from htmlstream._engine.collector import TokenCollector
+from htmlstream._engine.lexer import DEFAULT_MAX_BUFFER_SIZE, Lexer
+from htmlstream.errors import EncodingError
+from htmlstream.tokens import Text, TextType, Token
+
+__all__ = ["DEFAULT_MAX_BUFFER_SIZE", "Tokenizer", "tokenize"]
+
+_INITIAL_STATES = {
+    "data": TextType.DATA,
+    "rcdata": TextType.RCDATA,
+    "rawtext": TextType.RAWTEXT,
+    "script data": TextType.SCRIPT_DATA,
+    "plaintext": TextType.PLAINTEXT,
+    "cdata section": TextType.CDATA_SECTION,
+}
+
+# Multi-byte encodings other than UTF-8 whose characters the lexer cannot see the boundaries of:
+# their text is decoded with an incremental decoder, in stream order.
+_INCREMENTAL_CODECS = frozenset({
+    "shift_jis", "cp932", "euc_jp", "euc_jis_2004", "euc_jisx0213", "euc_kr", "cp949", "gbk",
+    "gb2312", "gb18030", "big5", "big5hkscs", "cp950", "johab",
+})
+
+_ASCII_PROBE = bytes(range(0x00, 0x80))
+
+
+def resolve_encoding(encoding: str) -> str:
+    """Return the Python codec name for ``encoding`` if the byte-level engine can read it.
+
+    The engine finds markup in raw bytes, so the encoding must be ASCII-compatible: every ASCII
+    byte must mean its ASCII character.
+    """
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        raise EncodingError(f"unknown encoding {encoding!r}") from None
+    try:
+        compatible = _ASCII_PROBE.decode(name) == _ASCII_PROBE.decode("ascii")
+    except UnicodeDecodeError:
+        compatible = False
+    if not compatible:
+        raise EncodingError(
+            f"encoding {encoding!r} is not ASCII-compatible, so markup cannot be found in its "
+            f"bytes; decode the input and feed it as UTF-8 instead"
+        )
+    return name
+
+
+class Tokenizer:
+    """A streaming tokenizer: ``feed(chunk) -> list[Token]``, then ``close() -> list[Token]``.
+
+    Args:
+        encoding: the document's encoding (ASCII-compatible); decoded fields use it and ``str``
+            chunks are encoded with it.
+        initial_state: the tokenizer state to start in: ``"data"`` (default), ``"rcdata"``,
+            ``"rawtext"``, ``"script data"``, ``"plaintext"`` or ``"cdata section"``.
+        last_start_tag: the name of the "last start tag" for the appropriate-end-tag test, as
+            when tokenizing the contents of that element.
+        feedback: apply tree-builder feedback (``<script>``, ``<textarea>``, ``<svg>``... switch
+            states as in a browser).  ``False`` gives the bare WHATWG tokenizer.
+        scripting: with feedback, whether ``<noscript>`` content is raw text (as in a browser
+            with scripting on) or markup.
+        max_buffer_size: the most bytes carried over between chunks (an unfinished token);
+            more raises :class:`~htmlstream.BufferLimitExceeded`.
+    """
+
+    def __init__(
+        self,
+        *,
+        encoding: str = "utf-8",
+        initial_state: str = "data",
+        last_start_tag: str | None = None,
+        feedback: bool = True,
+        scripting: bool = True,
+        max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
+    ) -> None:
+        try:
+            text_type = _INITIAL_STATES[initial_state.lower()]
+        except KeyError:
+            raise ValueError(
+                f"unknown initial_state {initial_state!r}; expected one of "
+                f"{', '.join(map(repr, _INITIAL_STATES))}"
+            ) from None
+        self.encoding = resolve_encoding(encoding)
+        self._collector = TokenCollector(self.encoding)
+        simulator = None
+        if feedback:
+            from htmlstream._engine.treebuilder import TreeBuilderSimulator
+
+            simulator = TreeBuilderSimulator(scripting=scripting)
+        self._lexer = Lexer(
+            self._collector,
+            simulator,
+            initial_text_type=int(text_type),
+            last_start_tag=last_start_tag,
+            max_buffer_size=max_buffer_size,
+            hold_utf8=self.encoding == "utf-8",
+        )
+        self._decoder = (
+            codecs.getincrementaldecoder(self.encoding)("replace")
+            if self.encoding in _INCREMENTAL_CODECS else None
+        )
+
+    @property
+    def offset(self) -> int:
+        """How many bytes have been fed."""
+        return self._lexer.offset
+
+    def feed(self, chunk: bytes | bytearray | memoryview | str) -> list[Token]:
+        """Tokenize the next chunk; return the tokens it completed (text as far as it is known)."""
+        if isinstance(chunk, str):
+            chunk = chunk.encode(self.encoding, "surrogatepass" if self.encoding == "utf-8"
+                                 else "xmlcharrefreplace")
+        self._lexer.feed_bytes(chunk)
+        return self._take()
+
+    def close(self) -> list[Token]:
+        """End of input: return the remaining tokens."""
+        self._lexer.close()
+        tokens = self._take()
+        if self._decoder is not None:
+            self._decoder.reset()
+        return tokens
+
+    def _take(self) -> list[Token]:
+        tokens: list[Token] = self._collector.take()
+        if self._decoder is not None:
+            self._decode_incrementally(tokens)
+        return tokens
+
+    def _decode_incrementally(self, tokens: list[Token]) -> None:
+        # A multi-byte character may be split between two text pieces: decode in stream order.
+        decoder = self._decoder
+        assert decoder is not None
+        for tok in tokens:
+            if isinstance(tok, Text):
+                tok._text = tok.decode_content(decoder.decode(tok.raw_content))
+            else:
+                decoder.reset()
+
+
+def tokenize(
+    source: bytes | bytearray | memoryview | str | Iterable[bytes | str],
+    **options: object,
+) -> Iterator[Token]:
+    """Yield the tokens of ``source`` (bytes, str, or an iterable of bytes/str chunks).
+
+    Options are those of :class:`Tokenizer`.  Tokens are yielded as soon as each chunk is read.
+    """
+    tokenizer = Tokenizer(**options)  # type: ignore[arg-type]
+    if isinstance(source, (bytes, bytearray, memoryview, str)):
+        source = (source,)
+    for chunk in source:
+        yield from tokenizer.feed(chunk)
+    yield from tokenizer.close()

@@ -1,0 +1,184 @@
+"""Property tests of the tokenizer over random HTML-ish byte strings and random chunkings.
+
+(a) the ``.raw`` bytes of the tokens reproduce the input exactly;
+(b) the token stream (text pieces merged per text type, every other token with its raw bytes
+    and offset) is the same for every chunking, in every initial state;
+(c) offsets are contiguous: ``tok.offset + len(tok.raw) == next.offset``, from 0 to the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import htmlstream as hs
+from chunking import feed_all, normalize_tokens
+
+FRAGMENTS = [
+    b"<", b"</", b">", b"/>", b"/", b"<!", b"<!--", b"-->", b"--!>", b"-", b"--", b"<!-->",
+    b"<!DOCTYPE html>", b"<!doctype html PUBLIC \"-//W3C//DTD HTML 4.01//EN\" 'x'>", b"<!DOCTYPE",
+    b"<?xml ?>", b"<![CDATA[", b"]]>", b"]", b"]]", b"&amp;", b"&#x41;", b"&#65;", b"&#0;",
+    b"&#x110000;", b"&notin;", b"&notit;", b"&amp", b"&", b"&#", b"&lt", b"=", b"'", b'"', b"`",
+    b" ", b"\t", b"\n", b"\r", b"\r\n", b"\x0c", b"\x00", b"x", b"hello", b"caf\xc3\xa9",
+    b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xff\xc3",
+    b"<script>", b"</script>", b"<!--<script>", b"</script >", b"<style>", b"</style>",
+    b"<title>", b"</title>", b"<textarea>", b"</textarea>", b"<xmp>", b"</xmp>", b"<plaintext>",
+    b"<svg>", b"</svg>", b"<math>", b"<foreignObject>", b"<noscript>", b"<iframe>", b"</p>",
+]
+
+TAG_NAMES = [
+    b"p", b"a", b"div", b"DiV", b"br", b"script", b"SCRIPT", b"style", b"title", b"textarea",
+    b"xmp", b"plaintext", b"svg", b"math", b"desc", b"img", b"x-y", b"a\x00b", b"h1",
+]
+
+ATTR_NAMES = [b"href", b"class", b"ID", b"data-x", b"x", b"a\x00", b"'", b"<", b"=", b"\xc3\xa9"]
+ATTR_VALUES = [b"", b"a", b"a b", b"&amp;", b"&notin", b"&#x41;", b"\x00", b"\r\n", b">", b"\xff"]
+
+
+@st.composite
+def attribute(draw: st.DrawFn) -> bytes:
+    name = draw(st.sampled_from(ATTR_NAMES))
+    value = draw(st.sampled_from(ATTR_VALUES))
+    form = draw(st.integers(0, 3))
+    if form == 0:
+        return name
+    quote = [b"", b"'", b'"'][form - 1]
+    return name + b"=" + quote + value + quote
+
+
+@st.composite
+def tag(draw: st.DrawFn) -> bytes:
+    end = draw(st.booleans())
+    name = draw(st.sampled_from(TAG_NAMES))
+    attrs = draw(st.lists(attribute(), max_size=3))
+    closer = draw(st.sampled_from([b">", b"/>", b" >", b""]))
+    return b"<" + (b"/" if end else b"") + name + b"".join(b" " + a for a in attrs) + closer
+
+
+documents = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS),
+        tag(),
+        st.binary(max_size=3),
+        st.text(max_size=4).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    ),
+    max_size=25,
+).map(b"".join)
+
+STATES = ["data", "rcdata", "rawtext", "script data", "plaintext", "cdata section"]
+LAST_START_TAGS = [None, "script", "title", "textarea", "style", "xmp", "plaintext"]
+# (initial state, feedback) combinations under test
+MODES = [(state, False) for state in STATES] + [("data", True)]
+
+COMMON = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    """A random chunking of ``data`` (possibly with empty chunks)."""
+    if not data:
+        return draw(st.sampled_from([[], [b""]]))
+    points = draw(st.lists(st.integers(0, len(data)), max_size=min(12, len(data) + 1)))
+    cuts = sorted(points)
+    chunks = []
+    prev = 0
+    for c in cuts:
+        chunks.append(data[prev:c])
+        prev = c
+    chunks.append(data[prev:])
+    return chunks
+
+
+def structure(tokens: list[Any]) -> list[tuple[Any, ...]]:
+    """A chunking-independent view of a token stream: text merged per text type with its raw
+    bytes; every other token with its fields, raw bytes and offset; Unparsed merged."""
+    out: list[tuple[Any, ...]] = []
+    for tok in tokens:
+        if isinstance(tok, hs.Text):
+            if out and out[-1][0] == "Text" and out[-1][1] == tok.text_type:
+                _, tt, text, raw, offset = out[-1]
+                out[-1] = ("Text", tt, text + tok.text, raw + tok.raw, offset)
+            else:
+                out.append(("Text", tok.text_type, tok.text, tok.raw, tok.offset))
+        elif isinstance(tok, hs.Unparsed):
+            if out and out[-1][0] == "Unparsed":
+                out[-1] = ("Unparsed", out[-1][1] + tok.raw, out[-1][2])
+            else:
+                out.append(("Unparsed", tok.raw, tok.offset))
+        else:
+            (fields,) = normalize_tokens([tok])
+            if isinstance(tok, hs.EndTag):
+                fields.append(tok.self_closing)
+            elif isinstance(tok, hs.StartTag):
+                fields.append(list(tok.attributes))  # document order of attribute names
+            out.append((*map(repr, fields), tok.raw, tok.offset))
+    return out
+
+
+def factory(state: str, feedback: bool, last_start_tag: str | None) -> Any:
+    return lambda: hs.Tokenizer(
+        initial_state=state, feedback=feedback, last_start_tag=last_start_tag
+    )
+
+
+def check_offsets(tokens: list[Any], data: bytes) -> None:
+    pos = 0
+    for tok in tokens:
+        assert tok.raw, f"token with empty raw bytes: {tok!r}"
+        assert tok.offset == pos, f"{tok!r} at {tok.offset}, expected {pos}"
+        assert tok.end == tok.offset + len(tok.raw)
+        pos = tok.end
+    assert pos == len(data)
+
+
+@pytest.mark.parametrize(("state", "feedback"), MODES)
+@COMMON
+@given(data=documents, last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
+def test_raw_roundtrip(
+    state: str, feedback: bool, data: bytes, last_start_tag: str | None, chunks: st.DataObject
+) -> None:
+    make = factory(state, feedback, last_start_tag)
+    for cut in [[data], *(chunks.draw(chunked(data)) for _ in range(3))]:
+        tokens = feed_all(make, cut)
+        assert b"".join(t.raw for t in tokens) == data, cut
+
+
+@pytest.mark.parametrize(("state", "feedback"), MODES)
+@COMMON
+@given(data=documents, last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
+def test_same_tokens_for_every_chunking(
+    state: str, feedback: bool, data: bytes, last_start_tag: str | None, chunks: st.DataObject
+) -> None:
+    make = factory(state, feedback, last_start_tag)
+    expected = structure(feed_all(make, [data]))
+    single = [data[i : i + 1] for i in range(len(data))]
+    assert structure(feed_all(make, single)) == expected, "single bytes"
+    for _ in range(3):
+        cut = chunks.draw(chunked(data))
+        assert structure(feed_all(make, cut)) == expected, cut
+
+
+@pytest.mark.parametrize(("state", "feedback"), MODES)
+@COMMON
+@given(data=documents, last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
+def test_offsets_are_contiguous(
+    state: str, feedback: bool, data: bytes, last_start_tag: str | None, chunks: st.DataObject
+) -> None:
+    make = factory(state, feedback, last_start_tag)
+    check_offsets(feed_all(make, [data]), data)
+    check_offsets(feed_all(make, chunks.draw(chunked(data))), data)
+
+
+@COMMON
+@given(data=documents, chunks=st.data())
+def test_tokenize_matches_tokenizer(data: bytes, chunks: st.DataObject) -> None:
+    cut = chunks.draw(chunked(data))
+    assert structure(list(hs.tokenize(cut))) == structure(feed_all(hs.Tokenizer, [data]))
