@@ -194,21 +194,27 @@ class EndTag(_Tag):
 class Text(Token):
     """A piece of text.  Text arrives in pieces: a text node may span several tokens.
 
+    The last piece of every text node has ``last_in_text_node`` set; it is empty (``raw == b""``)
+    when the node's text had all been handed over already at earlier chunk ends.
+
     ``raw`` may include markup around the text itself (the ``<![CDATA[`` and ``]]>`` of a CDATA
     section); ``content_span`` says which part of ``raw`` is the text.
     """
 
-    __slots__ = ("_span", "_text", "text_type")
+    __slots__ = ("_span", "_text", "last_in_text_node", "text_type")
     kind: ClassVar[str] = "text"
 
     text_type: TextType
+    last_in_text_node: bool
 
     def __init__(
         self, raw: bytes, offset: int, encoding: str, text_type: int,
         content_span: tuple[int, int] | None = None, text: str | None = None,
+        *, last_in_text_node: bool = False,
     ) -> None:
         super().__init__(raw, offset, encoding)
         self.text_type = _TEXT_TYPES[text_type]
+        self.last_in_text_node = last_in_text_node
         self._span = content_span
         self._text = text
 

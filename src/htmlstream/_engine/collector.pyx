@@ -32,11 +32,13 @@ cdef class TokenCollector(TokenSink):
         return tokens
 
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
-                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type) except -1:
+                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
+                     bint last) except -1:
         span = None
         if content_start != start or content_end != end:
             span = (content_start - start, content_end - start)
-        self.tokens.append(Text(slice_bytes(lx, start, end), start, self.encoding, text_type, span))
+        self.tokens.append(Text(slice_bytes(lx, start, end), start, self.encoding, text_type, span,
+                                last_in_text_node=last))
         return 0
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:

@@ -52,7 +52,8 @@ cdef struct DoctypeRec:
 cdef class TokenSink:
     """Receives tokens from the lexer.  Every method returns 0, or -1 with an exception set."""
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
-                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type) except -1
+                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
+                     bint last) except -1
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                         Py_ssize_t content_start, Py_ssize_t content_end) except -1
@@ -90,6 +91,7 @@ cdef class Lexer:
     cdef int return_state
     cdef Py_ssize_t pos             # next byte to read (stream offset)
     cdef Py_ssize_t text_start      # start of text not yet emitted
+    cdef bint text_node_open        # pieces of the current text node were emitted, not the last
     cdef Py_ssize_t token_start     # start of the markup token being read, -1 when none
     cdef readonly int text_type     # the TextType the lexer reads now
     cdef Py_ssize_t cdata_content_start
@@ -115,7 +117,7 @@ cdef class Lexer:
     cdef int reserve(self, Py_ssize_t size) except -1
     cdef int add_attr(self, Py_ssize_t name_start) except -1
     cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept
-    cdef int flush_text(self, Py_ssize_t upto) except -1
+    cdef int flush_text(self, Py_ssize_t upto, bint last) except -1
     cdef int emit_tag(self, Py_ssize_t end) except -1
     cdef int emit_comment(self, Py_ssize_t end, Py_ssize_t content_end) except -1
     cdef int emit_doctype(self, Py_ssize_t end, bint force_quirks) except -1

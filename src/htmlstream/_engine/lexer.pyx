@@ -143,7 +143,8 @@ cdef class TokenSink:
     """Receives tokens from the lexer (subclass in Cython; the default does nothing)."""
 
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
-                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type) except -1:
+                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
+                     bint last) except -1:
         return 0
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
@@ -353,10 +354,19 @@ cdef class Lexer:
         self.tag.self_closing = False
         self.tag.n_attrs = 0
 
-    cdef int flush_text(self, Py_ssize_t upto) except -1:
-        """Hand the sink the pending text before ``upto`` (exclusive)."""
+    cdef int flush_text(self, Py_ssize_t upto, bint last) except -1:
+        """Hand the sink the pending text before ``upto`` (exclusive).
+
+        ``last``: the text node ends at ``upto`` (a token or the end of input follows).  Every text
+        node ends with exactly one piece marked last, which is empty when the node's text was
+        already handed over at earlier chunk ends.
+        """
         cdef Py_ssize_t cstart
         if upto <= self.text_start:
+            if last and self.text_node_open:
+                self.text_node_open = False
+                if self.want_text and self.sink is not None:
+                    self.sink.on_text(self, upto, upto, upto, upto, self.text_type, True)
             return 0
         if self.want_text and self.sink is not None:
             cstart = self.text_start
@@ -364,13 +374,14 @@ cdef class Lexer:
                 cstart = self.cdata_content_start
                 if cstart > upto:
                     cstart = upto
-            self.sink.on_text(self, self.text_start, upto, cstart, upto, self.text_type)
+            self.sink.on_text(self, self.text_start, upto, cstart, upto, self.text_type, last)
+        self.text_node_open = not last
         self.text_start = upto
         return 0
 
     cdef int emit_tag(self, Py_ssize_t end) except -1:
         """The tag that began at ``token_start`` ends before ``end``."""
-        self.flush_text(self.token_start)
+        self.flush_text(self.token_start, True)
         self.tag.end = end
         self.token_start = -1
         self.text_start = end
@@ -390,7 +401,7 @@ cdef class Lexer:
         return 0
 
     cdef int emit_comment(self, Py_ssize_t end, Py_ssize_t content_end) except -1:
-        self.flush_text(self.token_start)
+        self.flush_text(self.token_start, True)
         if content_end < self.content_start:
             content_end = self.content_start
         if self.sink is not None:
@@ -402,7 +413,7 @@ cdef class Lexer:
         return 0
 
     cdef int emit_doctype(self, Py_ssize_t end, bint force_quirks) except -1:
-        self.flush_text(self.token_start)
+        self.flush_text(self.token_start, True)
         self.doctype.start = self.token_start
         self.doctype.end = end
         if force_quirks:
@@ -416,7 +427,7 @@ cdef class Lexer:
         return 0
 
     cdef int emit_unparsed(self, Py_ssize_t end) except -1:
-        self.flush_text(self.token_start)
+        self.flush_text(self.token_start, True)
         if self.sink is not None:
             self.sink.on_unparsed(self, self.token_start, end)
         self.token_start = -1
@@ -503,9 +514,9 @@ cdef class Lexer:
         cdef Py_ssize_t keep_from, n
         # Text before a pending token is final; text running to the chunk end may not be.
         if self.token_start >= 0:
-            self.flush_text(self.token_start)
+            self.flush_text(self.token_start, False)
         else:
-            self.flush_text(self.text_hold_point(end))
+            self.flush_text(self.text_hold_point(end), False)
         keep_from = self.text_start
         n = end - keep_from
         if n > self.max_buffer_size:
@@ -529,13 +540,13 @@ cdef class Lexer:
         cdef Py_ssize_t end = self.base + self.data_len
         cdef int st = self.state
         if self.token_start < 0:
-            self.flush_text(end)
+            self.flush_text(end, True)
             return 0
         if st == S_TAG_OPEN or st == S_END_TAG_OPEN or S_TEXT_LT <= st <= S_TEXT_END_TAG_NAME \
                 or st == S_SCRIPT_ESCAPED_LT:
             # '<', '</' or '</name' that did not become a tag is text.
             self.token_start = -1
-            self.flush_text(end)
+            self.flush_text(end, True)
         elif st == S_TAG_NAME or S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG:
             self.emit_unparsed(end)
         elif st == S_BOGUS_COMMENT or st == S_COMMENT_START or st == S_COMMENT:
@@ -813,7 +824,8 @@ cdef class Lexer:
                         q = self.text_start if self.text_start > self.cdata_content_start \
                             else self.cdata_content_start
                         self.sink.on_text(self, self.text_start, base + p + 1, q, base + p - 2,
-                                          CDATA_SECTION)
+                                          CDATA_SECTION, True)
+                    self.text_node_open = False
                     p += 1
                     self.text_start = base + p
                     self.state = S_DATA
@@ -1040,7 +1052,7 @@ cdef class Lexer:
                     c = match_ci(d + p, n - p, b"[CDATA[", 7, True) + 1
                     if c == 2:
                         p += 7
-                        self.flush_text(self.token_start)
+                        self.flush_text(self.token_start, True)
                         self.text_start = self.token_start
                         self.token_start = -1
                         self.cdata_content_start = base + p
