@@ -5,7 +5,9 @@ One process, one run: for every ``*.html`` in the corpus (``../shared/corpus`` f
 root, or ``$HTMLSTREAM_CORPUS``), every chunk size and every registered engine, the document is fed
 as pre-split ``bytes`` chunks and the median throughput (MB/s, 1 MB = 10**6 bytes) over
 ``--repeat`` samples is reported, after a warm-up run.  Each sample times enough back-to-back runs
-to last at least ``--min-time`` seconds, with the garbage collector off (as ``timeit`` does).
+to last at least ``--min-time`` seconds, with the garbage collector off (as ``timeit`` does), by
+process CPU time (``--clock wall`` for wall-clock time); the engines of one (file, chunk size) row
+take their samples in turn, so that changes in machine load touch them all alike.
 
 Engines are entries of :data:`ENGINES`, made with the :func:`engine` decorator: a factory that
 imports what it needs (``ImportError`` = the peer is missing; it is skipped with a note) and returns
@@ -21,13 +23,14 @@ import argparse
 import codecs
 import gc
 import json
+import math
 import os
 import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -207,33 +210,68 @@ def split(data: bytes, chunk_size: int) -> list[bytes]:
     return [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)] or [b""]
 
 
-def measure(run: Runner, chunks: Sequence[bytes], size: int, repeat: int, min_time: float) -> dict:
-    """Median MB/s of ``repeat`` samples, after a warm-up run that also sizes the samples."""
-    started = time.perf_counter()
-    run(chunks)  # warm-up
-    once = max(time.perf_counter() - started, 1e-9)
-    loops = max(1, round(min_time / once))
-    rates = []
-    gc_was_enabled = gc.isenabled()
-    try:
-        for _ in range(repeat):
-            gc.collect()
-            gc.disable()
-            started = time.perf_counter()
-            for _ in range(loops):
-                run(chunks)
-            elapsed = time.perf_counter() - started
+#: The clocks a sample can be timed with.  "cpu" (process CPU time) does not count the time the
+#: process waits for a core, so figures stay comparable on a machine busy with other work.
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+@dataclass
+class Case:
+    """One engine on one (file, chunk size), with its samples."""
+
+    engine: Engine
+    run: Runner
+    chunks: Sequence[bytes]
+    loops: int = 1
+    rates: list[float] = field(default_factory=list)
+
+    def sample(self, size: int, clock: Callable[[], float]) -> float:
+        """Time ``loops`` back-to-back runs with the garbage collector off; returns MB/s."""
+        gc.collect()
+        gc.disable()
+        try:
+            started = clock()
+            for _ in range(self.loops):
+                self.run(self.chunks)
+            elapsed = clock() - started
+        finally:
             gc.enable()
-            rates.append(size * loops / elapsed / 1e6)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return {
-        "mb_s": statistics.median(rates),
-        "min_mb_s": min(rates),
-        "max_mb_s": max(rates),
-        "loops": loops,
-    }
+        return size * self.loops / max(elapsed, 1e-9) / 1e6
+
+
+def measure_row(
+    cases: list[Case],
+    size: int,
+    repeat: int,
+    min_time: float,
+    clock: Callable[[], float],
+    errors: dict[str, str],
+) -> list[Case]:
+    """Take ``repeat`` samples of every case, round-robin, after a warm-up run of each.
+
+    The warm-up also sizes the samples: enough runs to last ``min_time``.  Interleaving the cases
+    exposes them all alike to changes in machine load, which keeps the ratios of a row honest.
+    A case that raises is dropped, with the reason recorded in ``errors``.
+    """
+    ready = []
+    for case in cases:
+        try:
+            started = clock()
+            case.run(case.chunks)
+            once = clock() - started
+        except Exception as exc:
+            errors[case.engine.name] = describe_error(exc)
+            continue
+        case.loops = max(1, math.ceil(min_time / max(once, 1e-6)))
+        ready.append(case)
+    for _ in range(repeat):
+        for case in list(ready):
+            try:
+                case.rates.append(case.sample(size, clock))
+            except Exception as exc:
+                errors[case.engine.name] = describe_error(exc)
+                ready.remove(case)
+    return ready
 
 
 def select_engines(only: list[str] | None) -> list[Engine]:
@@ -244,6 +282,12 @@ def select_engines(only: list[str] | None) -> list[Engine]:
     return [e for e in ENGINES.values() if any(w in e.name.lower() for w in wanted)]
 
 
+def describe_error(exc: BaseException) -> str:
+    """A one-line reason for a skip: the exception type and its first sentence."""
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {message.split('. ')[0]}"[:160]
+
+
 def load_runners(engines: list[Engine]) -> tuple[dict[str, Runner], dict[str, str]]:
     """Build each engine's runner; an engine that cannot be set up is skipped with the reason."""
     runners: dict[str, Runner] = {}
@@ -252,7 +296,7 @@ def load_runners(engines: list[Engine]) -> tuple[dict[str, Runner], dict[str, st
         try:
             runners[eng.name] = eng.factory()
         except Exception as exc:  # ImportError above all: a peer not installed / engine not built
-            skipped[eng.name] = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
+            skipped[eng.name] = describe_error(exc)
     return runners, skipped
 
 
@@ -263,45 +307,38 @@ def run_benchmarks(
     chunk_sizes: Sequence[int],
     repeat: int,
     min_time: float,
+    clock: Callable[[], float],
     skipped: dict[str, str],
 ) -> list[dict]:
     """Measure every (file, chunk size, engine); returns one result dict per measurement."""
     results = []
     for path in files:
         data = path.read_bytes()
-        whole_cache: dict[str, dict] = {}
         for chunk_size in chunk_sizes:
             chunks = split(data, chunk_size)
-            for eng in engines:
-                run = runners.get(eng.name)
-                if run is None:
-                    continue
-                print(f"  {path.name} chunk={chunk_size} {eng.name} ...", file=sys.stderr, end="")
-                try:
-                    if eng.whole_document:
-                        if eng.name not in whole_cache:
-                            whole_cache[eng.name] = measure(
-                                run, [data], len(data), repeat, min_time
-                            )
-                        figures = whole_cache[eng.name]
-                    else:
-                        figures = measure(run, chunks, len(data), repeat, min_time)
-                except Exception as exc:
-                    reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
-                    skipped[f"{eng.name} on {path.name}"] = reason
-                    print(" failed", file=sys.stderr)
-                    continue
-                print(f" {figures['mb_s']:.1f} MB/s", file=sys.stderr)
+            cases = [
+                Case(eng, runners[eng.name], [data] if eng.whole_document else chunks)
+                for eng in engines
+                if eng.name in runners
+            ]
+            print(f"  {path.name}, chunks of {chunk_size} ...", file=sys.stderr)
+            errors: dict[str, str] = {}
+            for case in measure_row(cases, len(data), repeat, min_time, clock, errors):
                 results.append(
                     {
                         "file": path.name,
                         "size": len(data),
-                        "chunk_size": None if eng.whole_document else chunk_size,
+                        "chunk_size": None if case.engine.whole_document else chunk_size,
                         "row_chunk_size": chunk_size,
-                        "engine": eng.name,
-                        **figures,
+                        "engine": case.engine.name,
+                        "mb_s": statistics.median(case.rates),
+                        "min_mb_s": min(case.rates),
+                        "max_mb_s": max(case.rates),
+                        "loops": case.loops,
                     }
                 )
+            for name, reason in errors.items():
+                skipped[f"{name} on {path.name} (chunks of {chunk_size})"] = reason
     return results
 
 
@@ -414,6 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="least duration of one sample; short runs are looped (default: 0.05)",
     )
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="time samples by process CPU time (default; robust on a busy machine) or wall clock",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the results as JSON")
     parser.add_argument("--list-engines", action="store_true", help="list engines and exit")
     return parser
@@ -443,7 +486,14 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     results = run_benchmarks(
-        files, engines, runners, chunk_sizes, args.repeat, args.min_time, skipped
+        files,
+        engines,
+        runners,
+        chunk_sizes,
+        args.repeat,
+        args.min_time,
+        CLOCKS[args.clock],
+        skipped,
     )
     total = time.perf_counter() - started
 
@@ -454,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {reason}")
     print(
         f"\n{len(results)} measurements in {total:.1f} s; repeat={args.repeat}, "
-        f"min sample {args.min_time} s; {platform.python_implementation()} "
+        f"min sample {args.min_time} s, {args.clock} clock; {platform.python_implementation()} "
         f"{sys.version.split()[0]}, {os.cpu_count()} CPUs"
     )
 
@@ -467,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
                 "chunk_sizes": chunk_sizes,
                 "repeat": args.repeat,
                 "min_time": args.min_time,
+                "clock": args.clock,
             },
             "results": [{k: v for k, v in r.items() if k != "row_chunk_size"} for r in results],
             "skipped": skipped,

@@ -7,9 +7,25 @@ from pathlib import Path
 
 import pytest
 
+import htmlstream
 from htmlstream.cli import main
 
 
+def _feedback_unavailable() -> str | None:
+    """Why the tree-builder feedback cannot run (it is built in a later step), or None."""
+    try:
+        htmlstream.Tokenizer()
+    except ImportError as exc:
+        return f"tree-builder feedback not built yet: {exc}"
+    return None
+
+
+needs_feedback = pytest.mark.skipif(
+    _feedback_unavailable() is not None, reason=str(_feedback_unavailable())
+)
+
+
+@needs_feedback
 def test_tokens_summary_on_bundled_sample(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tokens"]) == 0
     out = capsys.readouterr().out
@@ -25,12 +41,22 @@ def test_tokens_summary_on_bundled_sample(capsys: pytest.CaptureFixture[str]) ->
     assert "MB/s" in out
 
 
+def test_tokens_summary_without_feedback(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tokens", "--no-feedback"]) == 0
+    out = capsys.readouterr().out
+    assert "<bundled data/sample.html>" in out
+    # The bare tokenizer never leaves the data state: <script>, <style>, <svg> change nothing.
+    text_types = out.split("text bytes by text type:", 1)[1].split("time:", 1)[0].split()
+    assert text_types[0] == "DATA" and len(text_types) == 2
+
+
+@pytest.mark.parametrize("options", [pytest.param([], marks=needs_feedback), ["--no-feedback"]])
 def test_summary_is_the_default_and_independent_of_chunking(
-    capsys: pytest.CaptureFixture[str],
+    options: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["tokens", "--summary", "--chunk-size", "7"]) == 0
+    assert main(["tokens", "--summary", "--chunk-size", "7", *options]) == 0
     small = capsys.readouterr().out
-    assert main(["tokens"]) == 0
+    assert main(["tokens", *options]) == 0
     default = capsys.readouterr().out
 
     def stable(text: str) -> str:
@@ -45,7 +71,7 @@ def test_summary_is_the_default_and_independent_of_chunking(
 def test_tokens_list_on_small_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "small.html"
     path.write_bytes(b'<!DOCTYPE html><p class="x" id=y>Fish &amp; chips<!-- c --></p><br/>')
-    assert main(["tokens", str(path), "--list"]) == 0
+    assert main(["tokens", str(path), "--list", "--no-feedback"]) == 0
     lines = capsys.readouterr().out.splitlines()
     # Text may come in several pieces: keep the first line of each run of Text lines.
     lines = [
@@ -68,7 +94,7 @@ def test_tokens_list_on_small_file(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_tokens_list_cuts_long_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "long.html"
     path.write_bytes(b"<p>" + b"x" * 500)
-    assert main(["tokens", str(path), "--list"]) == 0
+    assert main(["tokens", str(path), "--list", "--no-feedback"]) == 0
     out = capsys.readouterr().out
     assert "'" + "x" * 60 + "'…" in out
     assert "x" * 61 not in out
@@ -78,7 +104,7 @@ def test_tokens_from_stdin(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"<b>bold</b>")))
-    assert main(["tokens", "-", "--list", "--chunk-size", "2"]) == 0
+    assert main(["tokens", "-", "--list", "--chunk-size", "2", "--no-feedback"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split()[:3] == ["StartTag", "0", "<b>"]
     assert "</b>" in out

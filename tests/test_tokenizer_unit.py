@@ -100,9 +100,18 @@ def test_other_constructs_at_eof_still_produce_tokens(data: bytes, expected: lis
 # --- CDATA -----------------------------------------------------------------------------------
 
 
-def test_cdata_is_a_bogus_comment_in_html_content() -> None:
-    tokens = all_chunkings(b"<![CDATA[foo<b>]]>bar", initial_state="data", feedback=False)
-    assert normalize_tokens(tokens) == [["Comment", "[CDATA[foo<b>]]"], ["Character", "bar"]]
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"<![CDATA[foo]]>bar", [["Comment", "[CDATA[foo]]"], ["Character", "bar"]]),
+        # a bogus comment ends at the first ">"
+        (b"<![CDATA[x<b>]]>", [["Comment", "[CDATA[x<b"], ["Character", "]]>"]]),
+        (b"<![CDATA[x", [["Comment", "[CDATA[x"]]),
+    ],
+)
+def test_cdata_is_a_bogus_comment_in_html_content(data: bytes, expected: list[Any]) -> None:
+    tokens = all_chunkings(data, initial_state="data", feedback=False)
+    assert normalize_tokens(tokens) == expected
 
 
 @pytest.mark.parametrize(
@@ -266,7 +275,7 @@ def test_duplicate_attributes_first_wins_in_document_order() -> None:
 
 
 def test_tag_fields() -> None:
-    tokens = list(hs.tokenize(b'<DiV Title="&quot;A&amp;B&quot;"/></DIV x=1/>'))
+    tokens = list(hs.tokenize(b'<DiV Title="&quot;A&amp;B&quot;"/></DIV x="1"/>'))
     start, end = tokens
     assert isinstance(start, hs.StartTag)
     assert start.name == "div"

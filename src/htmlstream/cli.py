@@ -2,7 +2,8 @@
 
 Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
 
-``htmlstream tokens [INPUT|-] [--encoding ENC] [--chunk-size N] [--summary | --list]``
+``htmlstream tokens [INPUT|-] [--encoding ENC] [--chunk-size N] [--no-feedback]
+                  [--summary | --list]``
     Tokenize a document as a stream (INPUT defaults to the bundled sample page) and print either a
     summary (token counts, tag names, text bytes by text type, time and throughput) or one line per
     token.
@@ -129,6 +130,13 @@ def add_tokens_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         metavar="N",
         help=f"bytes per feed() call (default: {DEFAULT_CHUNK_SIZE})",
     )
+    parser.add_argument(
+        "--no-feedback",
+        dest="feedback",
+        action="store_false",
+        help="bare WHATWG tokenizer: no tree-builder feedback (<script>, <textarea>, <svg>... "
+        "do not switch the tokenizer state)",
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--summary",
@@ -179,7 +187,7 @@ def cmd_tokens(args: argparse.Namespace) -> int:
     total = 0
     elapsed = 0.0
     with open_input(args.input) as (name, stream):
-        tokenizer = htmlstream.Tokenizer(encoding=args.encoding)
+        tokenizer = htmlstream.Tokenizer(encoding=args.encoding, feedback=args.feedback)
         for chunk in read_chunks(stream, args.chunk_size):
             total += len(chunk)
             started = time.perf_counter()

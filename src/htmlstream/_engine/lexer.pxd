@@ -59,12 +59,21 @@ cdef class TokenSink:
                         Py_ssize_t content_start, Py_ssize_t content_end) except -1
     cdef int on_doctype(self, Lexer lx, DoctypeRec* doctype) except -1
     cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1
+    # All input before ``upto`` has been handed over: the window is about to move past it.
+    cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1
 
 
 cdef class Feedback:
     """Tree-builder feedback: told of every tag before the sink, it may switch the lexer's state
-    (``lx.switch_text_state``) and whether CDATA sections are allowed (``lx.cdata_allowed``)."""
+    (``lx.switch_text_state``) and whether CDATA sections are allowed (``lx.cdata_allowed``).
+    It is also told of each DOCTYPE (quirks mode) and, while ``wants_text`` is set, of the content
+    range of each text piece (the tree builder's reaction to text: implied ``<body>``, the
+    frameset-ok flag, re-opened formatting elements), before the sink."""
+    cdef bint wants_text
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1
+    cdef int on_text(self, Lexer lx, Py_ssize_t content_start, Py_ssize_t content_end,
+                     int text_type) except -1
+    cdef int on_doctype(self, Lexer lx, DoctypeRec* doctype) except -1
     cdef int on_eof(self, Lexer lx) except -1
 
 

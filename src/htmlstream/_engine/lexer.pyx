@@ -160,11 +160,21 @@ cdef class TokenSink:
     cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1:
         return 0
 
+    cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
+        return 0
+
 
 cdef class Feedback:
     """Tree-builder feedback hook (see treebuilder.pyx); the default changes nothing."""
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        return 0
+
+    cdef int on_text(self, Lexer lx, Py_ssize_t content_start, Py_ssize_t content_end,
+                     int text_type) except -1:
+        return 0
+
+    cdef int on_doctype(self, Lexer lx, DoctypeRec* doctype) except -1:
         return 0
 
     cdef int on_eof(self, Lexer lx) except -1:
@@ -274,6 +284,8 @@ cdef class Lexer:
         self.finish_eof()
         if self.feedback is not None:
             self.feedback.on_eof(self)
+        if self.sink is not None:
+            self.sink.on_flush(self, self.stream_len)
         self.buf_len = 0
         self.closed = True
         self.failed = False
@@ -368,12 +380,14 @@ cdef class Lexer:
                 if self.want_text and self.sink is not None:
                     self.sink.on_text(self, upto, upto, upto, upto, self.text_type, True)
             return 0
+        cstart = self.text_start
+        if self.text_type == CDATA_SECTION and self.cdata_content_start > cstart:
+            cstart = self.cdata_content_start
+            if cstart > upto:
+                cstart = upto
+        if self.feedback is not None and self.feedback.wants_text:
+            self.feedback.on_text(self, cstart, upto, self.text_type)
         if self.want_text and self.sink is not None:
-            cstart = self.text_start
-            if self.text_type == CDATA_SECTION and self.cdata_content_start > cstart:
-                cstart = self.cdata_content_start
-                if cstart > upto:
-                    cstart = upto
             self.sink.on_text(self, self.text_start, upto, cstart, upto, self.text_type, last)
         self.text_node_open = not last
         self.text_start = upto
@@ -418,6 +432,8 @@ cdef class Lexer:
         self.doctype.end = end
         if force_quirks:
             self.doctype.force_quirks = True
+        if self.feedback is not None:
+            self.feedback.on_doctype(self, &self.doctype)
         if self.sink is not None:
             self.sink.on_doctype(self, &self.doctype)
         self.token_start = -1
@@ -518,6 +534,8 @@ cdef class Lexer:
         else:
             self.flush_text(self.text_hold_point(end), False)
         keep_from = self.text_start
+        if self.sink is not None:
+            self.sink.on_flush(self, keep_from)
         n = end - keep_from
         if n > self.max_buffer_size:
             self.buf_len = 0
@@ -820,9 +838,12 @@ cdef class Lexer:
                     p += 1
                 elif c == b'>':
                     # The section ends: its last piece carries the ']]>' outside its content.
+                    q = self.text_start if self.text_start > self.cdata_content_start \
+                        else self.cdata_content_start
+                    if self.feedback is not None and self.feedback.wants_text \
+                            and base + p - 2 > q:
+                        self.feedback.on_text(self, q, base + p - 2, CDATA_SECTION)
                     if self.want_text and self.sink is not None:
-                        q = self.text_start if self.text_start > self.cdata_content_start \
-                            else self.cdata_content_start
                         self.sink.on_text(self, self.text_start, base + p + 1, q, base + p - 2,
                                           CDATA_SECTION, True)
                     self.text_node_open = False
@@ -1048,6 +1069,10 @@ cdef class Lexer:
                     self.state = S_DOCTYPE
                     continue
                 c = 0
+                if self.feedback is not None and self.feedback.wants_text:
+                    # '<!' always ends the text before it.  The tree builder's reaction to that
+                    # text can change whether CDATA sections are allowed: let it see it first.
+                    self.flush_text(self.token_start, True)
                 if self.cdata_allowed:
                     c = match_ci(d + p, n - p, b"[CDATA[", 7, True) + 1
                     if c == 2:

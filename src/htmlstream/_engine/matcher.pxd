@@ -1,0 +1,77 @@
+# The compiled selector matcher: decides, when a start tag arrives, which rules match the element,
+# from the open elements and the siblings that came before it, never from what comes after.
+from libc.stdint cimport uint64_t
+
+from htmlstream._engine.lexer cimport Lexer, TagRec
+
+
+cdef class Compound:
+    cdef uint64_t tag_hash              # EMPTY_HASH: any tag
+    cdef bytes tag_name                 # lower-cased, when the name does not hash
+    cdef list attr_tests                # [(name, op, value, lower value, case mode)]
+    cdef list pseudos                   # [(kind, a, b, flag)]
+    cdef bint never                     # can never match (e.g. [a^=""])
+
+
+cdef class State:
+    cdef public int id
+    cdef Compound compound
+    cdef int next_state                 # -1: last compound of its chain
+    cdef int combinator                 # how next_state is reached
+    cdef int target                     # >= 0: rule id; < 0: sets flag (-target - 1)
+    cdef int level
+
+
+cdef class Program:
+    cdef public list states             # State objects, by id
+    cdef public list compounds
+    cdef public list levels             # nesting level of each state
+    cdef public dict entry_by_hash      # tag hash -> [state id]: first compounds naming a tag
+    cdef public list entry_by_name      # [(lower name bytes, state id)]: tags that do not hash
+    cdef public list entry_any          # first compounds that accept any tag
+    cdef public int n_states
+    cdef public int n_flags
+    cdef public int n_rules
+    cdef public bint nested             # some state has a nesting level > 0
+    cdef public bint uses_nth_of_type
+    cdef public str encoding
+
+
+cdef class Frame:
+    cdef uint64_t name_hash
+    cdef int ns
+    cdef Py_ssize_t child_count
+    cdef dict type_counts               # name hash -> count of element children of that type
+    cdef dict of_counts                 # flag -> count of element children matching it
+    cdef list desc                      # states its descendants continue from
+    cdef list child                     # states its children continue from
+    cdef list adj                       # states the next element child continues from
+    cdef list gen                       # states every later element child continues from
+
+
+cdef class Matcher:
+    cdef Program program
+    cdef list frames                    # Frame per open element; frames[0] is the document
+    cdef list desc_frames               # the frames that have a non-empty desc list
+    cdef int[::1] stamp                 # per state: the element serial it was last queued for
+    cdef int[::1] flag_stamp            # per flag: the element serial it was last set for
+    cdef int serial
+    cdef list pending_desc
+    cdef list pending_child
+    # the element being matched
+    cdef Lexer lx
+    cdef TagRec* tag
+    cdef list attrs                     # [(lower name bytes, value bytes)] or None until needed
+
+    cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
+                               bytes name)
+    cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns)
+    cdef void _queue(self, list cands, list states)
+    cdef void _set_flag(self, int flag, Frame parent)
+    cdef bint _flag(self, int flag)
+    cdef bint _test(self, Compound c, uint64_t name_hash, bytes name, int ns, Frame parent)
+    cdef bint _attr_matches(self, bytes aname, int op, bytes value, bytes lower_value, int case,
+                            int ns)
+    cdef list _read_attrs(self)
+    cpdef push(self, uint64_t name_hash, int ns)
+    cpdef pop(self)

@@ -1,0 +1,502 @@
+# cython: language_level=3
+"""Selector matching on the open-element stack, in one forward pass.
+
+A complex selector ``A > B C + D`` is a chain of states, one per compound, read left to right.
+When an element matches a state's compound, the next state becomes *pending* where the
+combinator says the next compound must be found: for the element's descendants (`` ``), its
+children (``>``), its next element sibling (``+``) or all its later siblings (``~``).  Those
+pending states live on the frames of the open-element stack, so an element is only ever tested
+against the first compounds (indexed by tag name) and the states its ancestors and earlier
+siblings left pending: the cost does not grow with selectors that cannot match the tag.
+
+Arguments of ``:not()``, ``:is()``, ``:where()`` and ``:nth-child(An+B of S)`` are compiled as
+further chains whose last state sets a *flag* on the element instead of matching a rule; they
+sit one nesting level deeper and are decided first, so the compound that reads the flag knows it.
+"""
+
+from libc.stdint cimport uint64_t
+
+from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
+from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
+
+from htmlstream import selectors as _sel
+from htmlstream.charrefs import decode_charrefs
+
+# Kinds of a pending state's combinator.
+cdef enum:
+    C_DESC = 0
+    C_CHILD = 1
+    C_ADJ = 2
+    C_GEN = 3
+
+# Attribute operators.
+cdef enum:
+    A_EXISTS = 0
+    A_EQUALS = 1
+    A_INCLUDES = 2
+    A_DASH = 3
+    A_PREFIX = 4
+    A_SUFFIX = 5
+    A_SUBSTRING = 6
+
+# Case modes of attribute value comparison.
+cdef enum:
+    CASE_SENSITIVE = 0
+    CASE_INSENSITIVE = 1
+    CASE_HTML = 2           # insensitive on HTML elements (HTML's list of such attributes)
+
+# Pseudo-class kinds.
+cdef enum:
+    P_NTH_CHILD = 0
+    P_NTH_OF_TYPE = 1
+    P_ROOT = 2
+    P_NOT = 3
+    P_IS = 4
+
+# Attributes whose values HTML compares ASCII case-insensitively in selectors (HTML §4.16.2).
+HTML_CASE_INSENSITIVE_ATTRIBUTES = frozenset("""
+accept accept-charset align alink axis bgcolor charset checked clear codetype color compact
+declare defer dir direction disabled enctype face frame hreflang http-equiv lang language link
+media method multiple nohref noresize noshade nowrap readonly rel rev rules scope scrolling
+selected shape target text type valign valuetype vlink""".split())
+
+_COMBINATORS = {
+    _sel.Combinator.DESCENDANT: C_DESC,
+    _sel.Combinator.CHILD: C_CHILD,
+    _sel.Combinator.ADJACENT: C_ADJ,
+    _sel.Combinator.GENERAL_SIBLING: C_GEN,
+}
+_OPS = {
+    _sel.AttrOp.EXISTS: A_EXISTS,
+    _sel.AttrOp.EQUALS: A_EQUALS,
+    _sel.AttrOp.INCLUDES: A_INCLUDES,
+    _sel.AttrOp.DASH_MATCH: A_DASH,
+    _sel.AttrOp.PREFIX: A_PREFIX,
+    _sel.AttrOp.SUFFIX: A_SUFFIX,
+    _sel.AttrOp.SUBSTRING: A_SUBSTRING,
+}
+
+cdef bytes _WS = b" \t\n\f\r"
+
+
+cdef class Compound:
+    pass
+
+
+cdef class State:
+    pass
+
+
+cdef class Program:
+    """Selectors compiled for matching; built once per Rewriter and shared by its streams."""
+
+    def __init__(self, list rules, str encoding="utf-8"):
+        """``rules``: one parsed ``SelectorList`` per rule, in registration order."""
+        self.states = []
+        self.compounds = []
+        self.entry_by_hash = {}
+        self.entry_by_name = []
+        self.entry_any = []
+        self.n_flags = 0
+        self.n_rules = len(rules)
+        self.nested = False
+        self.uses_nth_of_type = False
+        self.encoding = encoding
+        for rule_id, selector_list in enumerate(rules):
+            self._add_list(selector_list, rule_id, 0)
+        self.n_states = len(self.states)
+        self.levels = [(<State>st).level for st in self.states]
+
+    def _add_list(self, selector_list, int target, int level):
+        for complex_sel in selector_list.selectors:
+            self._add_complex(complex_sel, target, level)
+
+    def _new_flag(self, selector_list, int level):
+        flag = self.n_flags
+        self.n_flags += 1
+        self.nested = True
+        self._add_list(selector_list, -flag - 1, level + 1)
+        return flag
+
+    def _add_complex(self, complex_sel, int target, int level):
+        compounds = complex_sel.compounds
+        combinators = complex_sel.combinators
+        first_id = len(self.states)
+        n = len(compounds)
+        for i in range(n):
+            st = State()
+            st.id = first_id + i
+            st.compound = self._compile_compound(compounds[i], level)
+            st.level = level
+            if i + 1 < n:
+                st.next_state = first_id + i + 1
+                st.combinator = _COMBINATORS[combinators[i]]
+                st.target = 0
+            else:
+                st.next_state = -1
+                st.combinator = C_DESC
+                st.target = target
+            self.states.append(st)
+        first = self.states[first_id]
+        comp = (<State>first).compound
+        if comp.tag_hash == EMPTY_HASH and comp.tag_name is None:
+            self.entry_any.append(first_id)
+        elif comp.tag_name is not None:
+            self.entry_by_name.append((comp.tag_name, first_id))
+        else:
+            self.entry_by_hash.setdefault(comp.tag_hash, []).append(first_id)
+
+    def _encode(self, str value):
+        try:
+            return value.encode(self.encoding)
+        except UnicodeEncodeError:
+            return None     # cannot occur in this document's bytes
+
+    def _compile_compound(self, compound, int level):
+        cdef Compound c = Compound()
+        cdef bytes name
+        c.tag_hash = EMPTY_HASH
+        c.tag_name = None
+        c.attr_tests = []
+        c.pseudos = []
+        c.never = False
+        if compound.tag is not None:
+            name = compound.tag.lower().encode("utf-8")
+            h = hash_bytes(name, len(name))
+            if h == INVALID_HASH:
+                c.tag_name = name
+            else:
+                c.tag_hash = h
+        for ident in compound.ids:
+            self._attr_test(c, "id", A_EQUALS, ident, CASE_SENSITIVE)
+        for cls in compound.classes:
+            self._attr_test(c, "class", A_INCLUDES, cls, CASE_SENSITIVE)
+        for attr in compound.attributes:
+            op = _OPS[attr.op]
+            if attr.case is _sel.CaseFlag.INSENSITIVE:
+                case = CASE_INSENSITIVE
+            elif attr.case is _sel.CaseFlag.SENSITIVE:
+                case = CASE_SENSITIVE
+            elif attr.name.lower() in HTML_CASE_INSENSITIVE_ATTRIBUTES:
+                case = CASE_HTML
+            else:
+                case = CASE_SENSITIVE
+            self._attr_test(c, attr.name, op, attr.value, case)
+        for pseudo in compound.pseudos:
+            if isinstance(pseudo, _sel.NthChild):
+                flag = -1 if pseudo.of is None else self._new_flag(pseudo.of, level)
+                c.pseudos.append((P_NTH_CHILD, pseudo.a, pseudo.b, flag))
+            elif isinstance(pseudo, _sel.NthOfType):
+                self.uses_nth_of_type = True
+                c.pseudos.append((P_NTH_OF_TYPE, pseudo.a, pseudo.b, -1))
+            elif isinstance(pseudo, _sel.Root):
+                c.pseudos.append((P_ROOT, 0, 0, -1))
+            elif isinstance(pseudo, _sel.Not):
+                c.pseudos.append((P_NOT, 0, 0, self._new_flag(pseudo.arg, level)))
+            elif isinstance(pseudo, (_sel.Is, _sel.Where)):
+                c.pseudos.append((P_IS, 0, 0, self._new_flag(pseudo.arg, level)))
+            else:
+                raise TypeError(f"unsupported pseudo-class {pseudo!r}")
+        self.compounds.append(c)
+        return c
+
+    def _attr_test(self, Compound c, str name, int op, value, int case):
+        cdef bytes vbytes = None
+        if op != A_EXISTS:
+            vbytes = self._encode(value)
+            if vbytes is None:
+                c.never = True
+                return
+            # CSS: an empty operand of ^= $= *= matches nothing; ~= never matches "" or spaces.
+            if op in (A_PREFIX, A_SUFFIX, A_SUBSTRING) and not vbytes:
+                c.never = True
+            if op == A_INCLUDES and (not vbytes or any(ch in _WS for ch in vbytes)):
+                c.never = True
+        c.attr_tests.append((name.lower().encode("utf-8"), op, vbytes,
+                             None if vbytes is None else vbytes.lower(), case))
+
+
+cdef class Frame:
+    pass
+
+
+cdef inline bint nth_matches(long a, long b, long index) noexcept:
+    """Whether index (1-based) is a*n + b for some n >= 0."""
+    cdef long diff = index - b
+    if a == 0:
+        return diff == 0
+    if (diff > 0 and a < 0) or (diff < 0 and a > 0):
+        return False
+    return diff % a == 0
+
+
+cdef bint value_matches(int op, bytes actual, bytes wanted):
+    cdef Py_ssize_t n, i, j, m
+    if op == A_EQUALS:
+        return actual == wanted
+    if op == A_PREFIX:
+        return actual.startswith(wanted)
+    if op == A_SUFFIX:
+        return actual.endswith(wanted)
+    if op == A_SUBSTRING:
+        return wanted in actual
+    if op == A_DASH:
+        return actual == wanted or actual.startswith(wanted + b"-")
+    if op == A_INCLUDES:
+        for token in actual.replace(b"\t", b" ").replace(b"\n", b" ").replace(
+                b"\f", b" ").replace(b"\r", b" ").split(b" "):
+            if token == wanted:
+                return True
+        return False
+    return True
+
+
+cdef class Matcher:
+    """Per-document matching state: a frame per open element."""
+
+    def __init__(self, Program program):
+        self.program = program
+        doc = Frame()
+        doc.name_hash = EMPTY_HASH
+        doc.ns = 0
+        self.frames = [doc]
+        self.desc_frames = []
+        self.stamp = _zeros(max(program.n_states, 1))
+        self.flag_stamp = _zeros(max(program.n_flags, 1))
+        self.serial = 0
+        self.pending_desc = None
+        self.pending_child = None
+        self.attrs = None
+
+    @property
+    def depth(self):
+        """Number of open elements."""
+        return len(self.frames) - 1
+
+    cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
+                               bytes name):
+        """Match the element of the lexer's current tag (``implied``: an element with no tag)."""
+        return self.match(lx, NULL if implied else &lx.tag, name_hash, name, ns)
+
+    cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns):
+        """The rule ids the element matches (sorted), or None.  Call push() next if it opens."""
+        cdef Program prog = self.program
+        cdef Frame parent = <Frame>self.frames[len(self.frames) - 1]
+        cdef list cands
+        cdef list matched = None
+        cdef list desc_new = None, child_new = None, adj_new = None, gen_new = None
+        cdef State st
+        cdef int s, i, lvl
+        cdef Frame f
+        self.serial += 1
+        self.lx = lx
+        self.tag = tag
+        self.attrs = None
+        parent.child_count += 1
+        if prog.uses_nth_of_type:
+            if parent.type_counts is None:
+                parent.type_counts = {}
+            parent.type_counts[name_hash if name_hash != INVALID_HASH else name] = \
+                parent.type_counts.get(name_hash if name_hash != INVALID_HASH else name, 0) + 1
+        if prog.n_states == 0:
+            self.pending_desc = None
+            self.pending_child = None
+            parent.adj = None
+            return None
+
+        # Candidate states: first compounds for this tag, and what the stack left pending.
+        cands = []
+        if name_hash != INVALID_HASH:
+            entries = prog.entry_by_hash.get(name_hash)
+            if entries is not None:
+                self._queue(cands, entries)
+        elif prog.entry_by_name:
+            for ename, sid in prog.entry_by_name:
+                if ename == name:
+                    self._queue(cands, [sid])
+        if prog.entry_any:
+            self._queue(cands, prog.entry_any)
+        if parent.child is not None:
+            self._queue(cands, parent.child)
+        if parent.adj is not None:
+            self._queue(cands, parent.adj)
+        if parent.gen is not None:
+            self._queue(cands, parent.gen)
+        for f in self.desc_frames:
+            self._queue(cands, f.desc)
+        if prog.nested and len(cands) > 1:
+            cands.sort(key=prog.levels.__getitem__, reverse=True)
+
+        for s in cands:
+            st = <State>prog.states[s]
+            if not self._test(st.compound, name_hash, name, ns, parent):
+                continue
+            if st.next_state < 0:
+                if st.target >= 0:
+                    if matched is None:
+                        matched = [st.target]
+                    elif st.target not in matched:
+                        matched.append(st.target)
+                else:
+                    self._set_flag(-st.target - 1, parent)
+                continue
+            if st.combinator == C_DESC:
+                if desc_new is None:
+                    desc_new = []
+                desc_new.append(st.next_state)
+            elif st.combinator == C_CHILD:
+                if child_new is None:
+                    child_new = []
+                child_new.append(st.next_state)
+            elif st.combinator == C_ADJ:
+                if adj_new is None:
+                    adj_new = []
+                adj_new.append(st.next_state)
+            else:
+                if gen_new is None:
+                    gen_new = []
+                gen_new.append(st.next_state)
+
+        parent.adj = adj_new
+        if gen_new is not None:
+            if parent.gen is None:
+                parent.gen = gen_new
+            else:
+                for s in gen_new:
+                    if s not in parent.gen:
+                        parent.gen.append(s)
+        self.pending_desc = desc_new
+        self.pending_child = child_new
+        self.tag = NULL
+        if matched is not None and len(matched) > 1:
+            matched.sort()
+        return matched
+
+    cdef void _queue(self, list cands, list states):
+        cdef int s
+        cdef int serial = self.serial
+        for s in states:
+            if self.stamp[s] != serial:
+                self.stamp[s] = serial
+                cands.append(s)
+
+    cdef void _set_flag(self, int flag, Frame parent):
+        if self.flag_stamp[flag] == self.serial:
+            return
+        self.flag_stamp[flag] = self.serial
+        # :nth-child(An+B of S) counts the siblings that match S, this element included.
+        if parent.of_counts is None:
+            parent.of_counts = {}
+        parent.of_counts[flag] = parent.of_counts.get(flag, 0) + 1
+
+    cdef bint _flag(self, int flag):
+        return self.flag_stamp[flag] == self.serial
+
+    cdef bint _test(self, Compound c, uint64_t name_hash, bytes name, int ns, Frame parent):
+        cdef int kind, flag
+        cdef long a, b
+        if c.never:
+            return False
+        if c.tag_hash != EMPTY_HASH:
+            if c.tag_hash != name_hash:
+                return False
+        elif c.tag_name is not None:
+            if name_hash != INVALID_HASH or c.tag_name != name:
+                return False
+        if c.attr_tests:
+            if self.tag == NULL:
+                return False        # an implied element has no attributes
+            if self.attrs is None:
+                self.attrs = self._read_attrs()
+            for aname, op, value, lower_value, case in c.attr_tests:
+                if not self._attr_matches(aname, op, value, lower_value, case, ns):
+                    return False
+        for kind, a, b, flag in c.pseudos:
+            if kind == P_NTH_CHILD:
+                if flag >= 0:
+                    if not self._flag(flag):
+                        return False
+                    if not nth_matches(a, b, parent.of_counts.get(flag, 0)):
+                        return False
+                elif not nth_matches(a, b, parent.child_count):
+                    return False
+            elif kind == P_NTH_OF_TYPE:
+                key = name_hash if name_hash != INVALID_HASH else name
+                if not nth_matches(a, b, parent.type_counts.get(key, 0)):
+                    return False
+            elif kind == P_ROOT:
+                if len(self.frames) != 1:
+                    return False
+            elif kind == P_NOT:
+                if self._flag(flag):
+                    return False
+            else:
+                if not self._flag(flag):
+                    return False
+        return True
+
+    cdef bint _attr_matches(self, bytes aname, int op, bytes value, bytes lower_value, int case,
+                            int ns):
+        for name, actual in self.attrs:
+            if name == aname:
+                if op == A_EXISTS:
+                    return True
+                if case == CASE_INSENSITIVE or (case == CASE_HTML and ns == 0):
+                    return value_matches(op, (<bytes>actual).lower(), lower_value)
+                return value_matches(op, actual, value)
+        return False
+
+    cdef list _read_attrs(self):
+        """The current tag's attributes as [(lower name, decoded value bytes)], first wins."""
+        cdef TagRec* tag = self.tag
+        cdef Lexer lx = self.lx
+        cdef AttrRec* a
+        cdef Py_ssize_t i
+        cdef bytes name, value
+        cdef list result = []
+        cdef set seen = set()
+        cdef str enc = self.program.encoding
+        cdef const unsigned char* d = lx.data - lx.base
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            name = (<const char*>d + a.name_start)[:a.name_end - a.name_start].lower()
+            if name in seen:
+                continue
+            seen.add(name)
+            if a.value_start < 0:
+                value = b""
+            else:
+                value = (<const char*>d + a.value_start)[:a.value_end - a.value_start]
+                if b"&" in value or b"\r" in value or b"\0" in value:
+                    text = value.decode(enc, "replace").replace("\r\n", "\n").replace("\r", "\n")
+                    value = decode_charrefs(text, in_attribute=True).replace(
+                        "\0", "\ufffd").encode(enc, "xmlcharrefreplace")
+            result.append((name, value))
+        return result
+
+    cpdef push(self, uint64_t name_hash, int ns):
+        """Open a frame for the element just matched."""
+        cdef Frame f = Frame()
+        f.name_hash = name_hash
+        f.ns = ns
+        f.desc = self.pending_desc
+        f.child = self.pending_child
+        self.pending_desc = None
+        self.pending_child = None
+        self.frames.append(f)
+        if f.desc is not None:
+            self.desc_frames.append(f)
+
+    cpdef pop(self):
+        """Close the innermost frame."""
+        cdef Frame f
+        if len(self.frames) <= 1:
+            return
+        f = <Frame>self.frames.pop()
+        if f.desc is not None and self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
+            self.desc_frames.pop()
+
+
+cdef object _zeros(Py_ssize_t n):
+    import array
+    return array.array("i", bytes(4 * n))

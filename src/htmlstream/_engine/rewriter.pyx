@@ -1,0 +1,453 @@
+# cython: language_level=3
+"""Output assembly and handler dispatch: the token sink of the rewriter.
+
+Input bytes reach the output untouched unless a handler changed the unit they belong to: the sink
+remembers how far the input has been written (``out_pos``) and copies everything up to the next
+changed unit as one slice, at the latest at the end of each chunk.  A unit a handler changed is
+written from its recorded mutations instead, and content an element removal covers is skipped.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy
+
+from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
+from htmlstream._engine.matcher cimport Matcher, Program
+from htmlstream._engine.taghash cimport INVALID_HASH
+from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
+from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
+
+from htmlstream.tokens import TextType as _TextType
+from htmlstream.units import (
+    Comment as _Comment,
+    Doctype as _Doctype,
+    Element as _Element,
+    EndTag as _EndTag,
+    TextChunk as _TextChunk,
+)
+
+_TEXT_TYPES = tuple(_TextType)
+
+
+cdef class Rules:
+    """What a Rewriter compiled: the selector program and the handlers, shared by its streams."""
+
+    cdef public Program program
+    cdef public list element_handlers   # per rule: [(seq, fn)]
+    cdef public list text_handlers      # per rule: [(seq, fn)]
+    cdef public list comment_handlers   # per rule: [(seq, fn)]
+    cdef public list doc_text           # [(seq, fn)]
+    cdef public list doc_comments
+    cdef public list doc_doctype
+    cdef public list doc_end            # [fn]
+    cdef public bint any_text
+    cdef public bint any_element
+
+    def __init__(self, Program program, list element_handlers, list text_handlers,
+                 list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
+                 list doc_end):
+        self.program = program
+        self.element_handlers = element_handlers
+        self.text_handlers = text_handlers
+        self.comment_handlers = comment_handlers
+        self.doc_text = doc_text
+        self.doc_comments = doc_comments
+        self.doc_doctype = doc_doctype
+        self.doc_end = doc_end
+        self.any_text = bool(doc_text) or any(text_handlers)
+        self.any_element = program.n_rules > 0
+
+
+cdef class OpenElement:
+    """Rewriter state of an open element that has work left for its end."""
+    cdef object element                 # the Element unit, or None
+    cdef list scoped_rules              # rules whose text/comment handlers it activated
+    cdef bint removes_content
+
+
+cdef class RewriteSink(TokenSink):
+    """Runs the handlers on the lexer's tokens and assembles the output."""
+
+    cdef Rules rules
+    cdef Lexer lx
+    cdef TreeBuilderSimulator sim
+    cdef Matcher matcher
+    cdef str encoding
+    cdef unsigned char* out
+    cdef Py_ssize_t out_len
+    cdef Py_ssize_t out_cap
+    cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
+    cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
+    cdef list open_elements             # OpenElement or None, one per open element
+    cdef list mirror                    # ids of the open elements, as last synchronised
+    cdef list mirror_names              # their name hashes
+    cdef list active_counts             # per rule: open elements matching it
+    cdef list active_text               # [(seq, fn)] text handlers in force now
+    cdef list active_comments
+    cdef bint in_handler
+
+    def __cinit__(self):
+        self.out = NULL
+
+    def __init__(self, Rules rules, str encoding):
+        self.rules = rules
+        self.encoding = encoding
+        self.matcher = Matcher(rules.program) if rules.any_element else None
+        self.out_len = 0
+        self.out_cap = 0
+        self.out_pos = 0
+        self.removing_depth = -1
+        self.open_elements = []
+        self.mirror = []
+        self.mirror_names = []
+        self.active_counts = [0] * rules.program.n_rules
+        self.active_text = list(rules.doc_text)
+        self.active_comments = list(rules.doc_comments)
+        self.in_handler = False
+
+    def attach(self, Lexer lx, TreeBuilderSimulator sim):
+        """Connect the lexer and simulator this sink works with."""
+        self.lx = lx
+        self.sim = sim
+        lx.want_text = self.rules.any_text
+
+    def __dealloc__(self):
+        if self.out != NULL:
+            free(self.out)
+
+    # ------------------------------------------------------------------ output
+
+    cdef int write(self, const unsigned char* p, Py_ssize_t n) except -1:
+        cdef Py_ssize_t cap
+        cdef unsigned char* nb
+        if n <= 0:
+            return 0
+        if self.out_len + n > self.out_cap:
+            cap = self.out_cap * 2 if self.out_cap else 65536
+            while cap < self.out_len + n:
+                cap *= 2
+            nb = <unsigned char*>realloc(self.out, cap)
+            if nb == NULL:
+                raise MemoryError()
+            self.out = nb
+            self.out_cap = cap
+        memcpy(self.out + self.out_len, p, n)
+        self.out_len += n
+        return 0
+
+    cdef int write_bytes(self, bytes b) except -1:
+        return self.write(<const unsigned char*><const char*>b, len(b))
+
+    cdef int write_all(self, list parts) except -1:
+        for b in parts:
+            self.write_bytes(b)
+        return 0
+
+    cdef int copy_input(self, Py_ssize_t upto) except -1:
+        """Write the input from out_pos to upto (skip it while content is being removed)."""
+        if upto <= self.out_pos:
+            return 0
+        if self.removing_depth < 0:
+            self.write(self.lx.data + (self.out_pos - self.lx.base), upto - self.out_pos)
+        self.out_pos = upto
+        return 0
+
+    cdef bytes input_slice(self, Py_ssize_t start, Py_ssize_t end):
+        return PyBytes_FromStringAndSize(<const char*>self.lx.data + (start - self.lx.base),
+                                         end - start)
+
+    def take(self):
+        """The output assembled so far (and forget it)."""
+        out = PyBytes_FromStringAndSize(<const char*>self.out, self.out_len)
+        self.out_len = 0
+        return out
+
+    # ------------------------------------------------------------------ tokens
+
+    cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
+        return self.copy_input(upto)
+
+    cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                     Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
+                     bint last) except -1:
+        cdef list handlers = self.active_text
+        if not handlers or self.removing_depth >= 0:
+            return 0
+        chunk = _TextChunk(self.input_slice(content_start, content_end), None,
+                           _TEXT_TYPES[text_type], last, content_start, self.encoding)
+        self.call_all(handlers, chunk)
+        if chunk.modified:
+            self.copy_input(content_start)
+            self.write_all(chunk._before)
+            if chunk._removed:
+                if chunk._replacement is not None:
+                    self.write_bytes(chunk._replacement)
+            else:
+                self.copy_input(content_end)
+            self.out_pos = content_end
+            self.write_all(chunk._after)
+        return 0
+
+    cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                        Py_ssize_t content_start, Py_ssize_t content_end) except -1:
+        cdef list handlers = self.active_comments
+        if not handlers or self.removing_depth >= 0:
+            return 0
+        comment = _Comment(self.input_slice(start, end),
+                           self.input_slice(content_start, content_end), start, self.encoding)
+        self.call_all(handlers, comment)
+        if comment.modified:
+            self.copy_input(start)
+            self.write_all(comment._before)
+            if comment._removed:
+                if comment._replacement is not None:
+                    self.write_bytes(comment._replacement)
+            else:
+                self.write_bytes(comment.serialize())
+            self.out_pos = end
+            self.write_all(comment._after)
+        return 0
+
+    cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
+        cdef list handlers = self.rules.doc_doctype
+        if not handlers or self.removing_depth >= 0:
+            return 0
+        from htmlstream.tokens import Doctype as _DoctypeToken
+        s = d.start
+        token = _DoctypeToken(
+            self.input_slice(d.start, d.end), s, self.encoding,
+            (None if d.name_start < 0 else (d.name_start - s, d.name_end - s),
+             None if d.public_start < 0 else (d.public_start - s, d.public_end - s),
+             None if d.system_start < 0 else (d.system_start - s, d.system_end - s)),
+            bool(d.force_quirks))
+        doctype = _Doctype(token.raw, token.name, token.public_id, token.system_id,
+                           token.force_quirks, s)
+        for _, fn in handlers:
+            self.call(fn, doctype)
+        doctype._live = False
+        if doctype.removed:
+            self.copy_input(d.start)
+            self.out_pos = d.end
+        return 0
+
+    cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1:
+        return 0
+
+    cdef int call(self, fn, unit) except -1:
+        if self.in_handler:
+            raise RuntimeError("a handler may not feed the stream it is handling")
+        self.in_handler = True
+        try:
+            fn(unit)
+        finally:
+            self.in_handler = False
+        return 0
+
+    cdef int call_all(self, list handlers, unit) except -1:
+        for _, fn in handlers:
+            self.call(fn, unit)
+        unit._live = False
+        return 0
+
+    # ------------------------------------------------------------------ tags
+
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        self.sync_stack(tag)
+        return 0
+
+    cdef int sync_stack(self, TagRec* tag) except -1:
+        """Replay what the simulator did to the open-element stack for this tag (or, with no
+        tag, at the end of input): close the elements it popped, open the ones it pushed."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef list mirror = self.mirror
+        cdef Py_ssize_t k = sim.changed_from
+        cdef Py_ssize_t n_new = sim.depth
+        cdef Py_ssize_t j, explicit = -1
+        cdef OpenElement_* e
+        cdef bint handled = tag == NULL or tag.is_end
+        if k > len(mirror):
+            k = len(mirror)
+        if k > n_new:
+            k = n_new
+        while k < len(mirror) and k < n_new and mirror[k] == sim.stack[k].id:
+            k += 1
+        if len(mirror) > k:
+            if tag != NULL and tag.is_end:
+                # The end tag itself belongs to the outermost popped element of its name.
+                for j in range(k, len(mirror)):
+                    if self.mirror_names[j] == tag.name_hash:
+                        explicit = j
+                        break
+            while len(mirror) > k:
+                self.close_element(tag, len(mirror) - 1 == explicit)
+        for j in range(k, n_new):
+            e = &sim.stack[j]
+            mirror.append(e.id)
+            self.mirror_names.append(e.name)
+            if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
+                self.start_element(tag, e.ns, True, j)
+                handled = True
+            else:
+                if self.matcher is not None:
+                    self.matcher.match(self.lx, NULL, e.name, None, e.ns)
+                    self.matcher.push(e.name, e.ns)
+                self.open_elements.append(None)
+        if not handled:
+            self.start_element(tag, sim.last_namespace, False, n_new)
+        return 0
+
+    cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
+        cdef list matched = None
+        cdef bytes name = None
+        cdef OpenElement state = None
+        cdef list scoped = None
+        if self.matcher is not None:
+            if tag.name_hash == INVALID_HASH:
+                name = self.input_slice(tag.name_start, tag.name_end).lower()
+            matched = self.matcher.match(self.lx, tag, tag.name_hash, name, ns)
+            if pushed:
+                self.matcher.push(tag.name_hash, ns)
+        if matched is not None and self.removing_depth < 0:
+            handlers = []
+            for r in matched:
+                handlers.extend(self.rules.element_handlers[r])
+                if pushed and (self.rules.text_handlers[r] or self.rules.comment_handlers[r]):
+                    if scoped is None:
+                        scoped = []
+                    scoped.append(r)
+            if handlers:
+                if len(matched) > 1:
+                    handlers.sort(key=_seq)
+                state = self.run_element_handlers(tag, ns, pushed, depth, handlers)
+            if scoped is not None:
+                if state is None:
+                    state = OpenElement()
+                state.scoped_rules = scoped
+                for r in scoped:
+                    self.active_counts[r] += 1
+                    if self.active_counts[r] == 1:
+                        self.refresh_active()
+        if pushed:
+            self.open_elements.append(state)
+        return 0
+
+    cdef OpenElement run_element_handlers(self, TagRec* tag, int ns, bint pushed,
+                                          Py_ssize_t depth, list handlers):
+        cdef Py_ssize_t s = tag.start
+        cdef AttrRec* a
+        cdef Py_ssize_t i
+        cdef OpenElement state = None
+        spans = []
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            spans.append((a.name_start - s, a.name_end - s,
+                          -1 if a.value_start < 0 else a.value_start - s,
+                          -1 if a.value_start < 0 else a.value_end - s, a.end - s))
+        el = _Element(self.input_slice(tag.start, tag.end), (tag.name_start - s, tag.name_end - s),
+                      spans, bool(tag.self_closing), ns, pushed, _TEXT_TYPES[self.lx.text_type],
+                      s, self.encoding)
+        for _, fn in handlers:
+            self.call(fn, el)
+        el._live = False
+        if not el.modified:
+            return None
+        self.copy_input(tag.start)
+        self.write_all(el._before)
+        if el._removed:
+            if el._replacement is not None:
+                self.write_bytes(el._replacement)
+        else:
+            self.write_bytes(el.serialize_start_tag())
+            self.write_all(el._prepend)
+            if el._inner is not None:
+                self.write_bytes(el._inner)
+        self.out_pos = tag.end
+        if not pushed:
+            self.write_all(el._after)
+            return None
+        state = OpenElement()
+        state.element = el
+        if el._remove_content:
+            state.removes_content = True
+            self.removing_depth = depth
+        return state
+
+    cdef int close_element(self, TagRec* tag, bint explicit) except -1:
+        """The innermost open element ends: at this end tag (explicit), or just before this
+        tag, or at the end of input (no tag)."""
+        cdef OpenElement state
+        cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
+        cdef Py_ssize_t depth = len(self.mirror) - 1
+        self.mirror.pop()
+        self.mirror_names.pop()
+        if self.matcher is not None:
+            self.matcher.pop()
+        state = self.open_elements.pop()
+        if state is None:
+            return 0
+        if state.scoped_rules is not None:
+            for r in state.scoped_rules:
+                self.active_counts[r] -= 1
+                if self.active_counts[r] == 0:
+                    self.refresh_active()
+        if state.element is None:
+            return 0
+        el = state.element
+        if state.removes_content and self.removing_depth == depth:
+            self.copy_input(at)         # skipped: the content is still being removed
+            self.removing_depth = -1
+        if self.removing_depth >= 0:
+            return 0
+        self.copy_input(at)
+        raw = self.input_slice(tag.start, tag.end) if explicit else b""
+        end_tag = _EndTag(raw, el.tag_name, not explicit, at, self.encoding)
+        end_tag._before = list(el._append)
+        end_tag._after = list(el._after)
+        for fn in el._end_handlers:
+            self.call(fn, end_tag)
+        end_tag._live = False
+        self.write_all(end_tag._before)
+        if explicit:
+            if end_tag._removed:
+                if end_tag._replacement is not None:
+                    self.write_bytes(end_tag._replacement)
+            elif not el._removed:
+                if end_tag._new_name is not None:
+                    self.write_bytes(end_tag.serialize())
+                elif el._name_changed:
+                    self.write_bytes(b"</" + el.tag_name.encode(self.encoding) + b">")
+                else:
+                    self.write_bytes(raw)
+            self.out_pos = tag.end
+        self.write_all(end_tag._after)
+        return 0
+
+    cdef int refresh_active(self) except -1:
+        text = list(self.rules.doc_text)
+        comments = list(self.rules.doc_comments)
+        for r, count in enumerate(self.active_counts):
+            if count:
+                text.extend(self.rules.text_handlers[r])
+                comments.extend(self.rules.comment_handlers[r])
+        text.sort(key=_seq)
+        comments.sort(key=_seq)
+        self.active_text = text
+        self.active_comments = comments
+        return 0
+
+    # ------------------------------------------------------------------ the end
+
+    def finish(self):
+        """After the lexer is closed: close what is still open, at the end of the input."""
+        self.sync_stack(NULL)
+        while self.mirror:
+            self.close_element(NULL, False)
+
+    def write_end(self, list parts):
+        """Write the document end handlers' content."""
+        self.write_all(parts)
+
+
+def _seq(item):
+    return item[0]

@@ -1,0 +1,97 @@
+# The tree-builder simulator (see treebuilder.pyx and docs/tree-builder-feedback.md).
+#
+# It follows the WHATWG tree-construction rules far enough to give the lexer the feedback a
+# browser's tree builder gives (text states, CDATA sections) and to know the namespace of every
+# element and the stack of open elements as a browser has it.  It builds no tree: its whole state
+# is the fixed-size arrays below and a few flags.
+from libc.stdint cimport uint8_t, uint16_t, uint64_t
+
+from htmlstream._engine.lexer cimport DoctypeRec, Feedback, Lexer, TagRec
+
+
+cpdef enum Namespace:
+    NS_HTML = 0
+    NS_SVG = 1
+    NS_MATHML = 2
+
+
+# OpenElement.flags
+cpdef enum ElementFlag:
+    E_SPECIAL = 1           # in the parser's "special" category (namespace-aware)
+    E_SCOPE = 2             # ends the default "has an element in scope" search
+    E_HTML_IP = 4           # an HTML integration point (SVG foreignObject/desc/title, annotation-xml)
+    E_MATHML_TEXT_IP = 8    # a MathML text integration point (mi mo mn ms mtext)
+    E_IMPLIED = 16          # created by the parser with no start tag of its own (html, head, body,
+                            # tbody, tr, colgroup)
+    E_CLONE = 32            # a re-created formatting element (reconstruction / adoption agency):
+                            # its start tag is the one at ``offset``, which opened an earlier element
+
+
+cdef struct OpenElement:
+    uint64_t name           # taghash of the lower-cased local name; INVALID_HASH when it does not fit
+    uint64_t xname          # when name == INVALID_HASH: 64-bit FNV-1a of the lower-cased name bytes
+    uint64_t id             # unique per element (never 0)
+    Py_ssize_t offset       # stream offset of the start tag's '<' (-1 for E_IMPLIED elements)
+    uint16_t tid            # the tree builder's tag id (0 for names it has no rule for)
+    uint8_t ns              # Namespace
+    uint8_t flags           # ElementFlag bits
+
+
+cdef struct FormattingEntry:
+    uint64_t id             # the element's id; 0 for a marker
+    uint64_t attrs_hash     # for the "Noah's Ark" clause (raw attribute bytes, order-independent)
+    OpenElement elem        # what to re-create the element from
+
+
+cdef class TreeBuilderSimulator(Feedback):
+    # --- settings ---
+    cdef readonly bint scripting
+    cdef readonly bint strict
+    cdef readonly Py_ssize_t max_depth
+
+    # --- the stack of open elements: stack[0 : depth]; stack[depth - 1] is the current node ---
+    # Beyond max_depth elements are not recorded, only counted in ``overflow``.
+    cdef OpenElement* stack
+    cdef readonly Py_ssize_t depth      # recorded open elements
+    cdef readonly Py_ssize_t overflow   # open elements beyond max_depth (counted only)
+    cdef uint64_t next_id
+    # Lowest stack index changed since the previous tag was handled, i.e. by the text before
+    # the last tag and by the last tag itself (entries below it are the same elements as then).
+    cdef readonly Py_ssize_t changed_from
+    cdef bint changed_reset       # changed_from starts afresh at the next event
+
+    # --- the list of active formatting elements ---
+    cdef FormattingEntry* afe
+    cdef Py_ssize_t afe_len
+    cdef bint afe_pending       # its last entry is an element that is not open (text re-opens it)
+
+    # --- insertion modes ---
+    cdef int mode
+    cdef int orig_mode
+    cdef uint8_t* template_modes
+    cdef Py_ssize_t template_modes_len
+    cdef readonly bint frameset_ok
+    cdef readonly bint quirks
+    cdef bint head_seen
+    cdef OpenElement head_elem
+    cdef uint64_t form_id
+    cdef bint frameset_seen     # a <frameset> start tag was processed (strict mode)
+
+    # --- the last start tag ---
+    cdef readonly int last_namespace        # Namespace the element of the last start tag has
+    cdef readonly bint last_pushed          # whether that element was pushed (has content)
+
+    # --- the tag being handled ---
+    cdef TagRec* t_tag
+    cdef const unsigned char* t_data
+    cdef Py_ssize_t t_base
+    cdef int t_tid
+    cdef uint64_t t_name
+    cdef uint64_t t_xname
+    cdef Py_ssize_t t_offset
+    cdef bint t_self_closing
+    cdef bint t_no_attrs          # synthetic token without attributes (</br> as <br>)
+    cdef int pending_text_type
+
+    cdef dict long_names          # xname -> name, for open_elements() (bounded)
+    cdef uint64_t long_seen[64]   # xnames already in long_names (a cache)

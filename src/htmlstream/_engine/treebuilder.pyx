@@ -1,0 +1,2412 @@
+# cython: language_level=3
+"""The tree-builder simulator: the feedback a browser's tree builder gives its tokenizer.
+
+The WHATWG tokenizer cannot run on its own: which state it reads text in (RCDATA after
+``<title>``, RAWTEXT after ``<style>``, script data, PLAINTEXT) and whether ``<![CDATA[`` opens a
+CDATA section depend on the tree builder.  This module follows the tree-construction rules of the
+current HTML standard (including the 2025 ``<select>`` parsing) closely enough to give exactly that
+feedback, without building a tree: it keeps the stack of open elements (names as integers, with
+their namespace), the list of active formatting elements, the insertion mode, the stack of template
+insertion modes and the flags that decide how later tokens are read (frameset-ok, quirks mode,
+scripting, the head and form element pointers).  Everything is fixed-size C arrays; handling a tag
+costs a few integer comparisons, and nothing here runs per byte of text.
+
+See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the strict mode.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memchr, memmove, memset
+
+from htmlstream._engine.lexer cimport (
+    CDATA_SECTION,
+    DATA,
+    PLAINTEXT,
+    RAWTEXT,
+    RCDATA,
+    SCRIPT_DATA,
+    DoctypeRec,
+    Feedback,
+    Lexer,
+    TagRec,
+)
+from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
+
+from htmlstream.errors import ParsingAmbiguityError
+
+#: Default bound of the recorded stack of open elements (see docs/tree-builder-feedback.md).
+DEFAULT_MAX_DEPTH = 1024
+
+NAMESPACE_URIS = (
+    "http://www.w3.org/1999/xhtml",
+    "http://www.w3.org/2000/svg",
+    "http://www.w3.org/1998/Math/MathML",
+)
+_NS_SHORT = ("html", "svg", "math")
+
+
+# ---------------------------------------------------------------------------------- tag ids
+
+cdef enum Tid:
+    T_OTHER
+    T_A
+    T_ADDRESS
+    T_ANNOTATION_XML
+    T_APPLET
+    T_AREA
+    T_ARTICLE
+    T_ASIDE
+    T_B
+    T_BASE
+    T_BASEFONT
+    T_BGSOUND
+    T_BIG
+    T_BLOCKQUOTE
+    T_BODY
+    T_BR
+    T_BUTTON
+    T_CAPTION
+    T_CENTER
+    T_CODE
+    T_COL
+    T_COLGROUP
+    T_DD
+    T_DESC
+    T_DETAILS
+    T_DIALOG
+    T_DIR
+    T_DIV
+    T_DL
+    T_DT
+    T_EM
+    T_EMBED
+    T_FIELDSET
+    T_FIGCAPTION
+    T_FIGURE
+    T_FONT
+    T_FOOTER
+    T_FOREIGNOBJECT
+    T_FORM
+    T_FRAME
+    T_FRAMESET
+    T_H1
+    T_H2
+    T_H3
+    T_H4
+    T_H5
+    T_H6
+    T_HEAD
+    T_HEADER
+    T_HGROUP
+    T_HR
+    T_HTML
+    T_I
+    T_IFRAME
+    T_IMAGE
+    T_IMG
+    T_INPUT
+    T_KEYGEN
+    T_LI
+    T_LINK
+    T_LISTING
+    T_MAIN
+    T_MALIGNMARK
+    T_MARQUEE
+    T_MATH
+    T_MENU
+    T_META
+    T_MGLYPH
+    T_MI
+    T_MN
+    T_MO
+    T_MS
+    T_MTEXT
+    T_NAV
+    T_NOBR
+    T_NOEMBED
+    T_NOFRAMES
+    T_NOSCRIPT
+    T_OBJECT
+    T_OL
+    T_OPTGROUP
+    T_OPTION
+    T_P
+    T_PARAM
+    T_PLAINTEXT
+    T_PRE
+    T_RB
+    T_RP
+    T_RT
+    T_RTC
+    T_RUBY
+    T_S
+    T_SCRIPT
+    T_SEARCH
+    T_SECTION
+    T_SELECT
+    T_SMALL
+    T_SOURCE
+    T_SPAN
+    T_STRIKE
+    T_STRONG
+    T_STYLE
+    T_SUB
+    T_SUMMARY
+    T_SUP
+    T_SVG
+    T_TABLE
+    T_TBODY
+    T_TD
+    T_TEMPLATE
+    T_TEXTAREA
+    T_TFOOT
+    T_TH
+    T_THEAD
+    T_TITLE
+    T_TR
+    T_TRACK
+    T_TT
+    T_U
+    T_UL
+    T_VAR
+    T_WBR
+    T_XMP
+    T_COUNT
+
+# In Tid order (index = tid).
+_TAG_NAMES = (
+    "", "a", "address", "annotation-xml", "applet", "area", "article", "aside", "b", "base",
+    "basefont", "bgsound", "big", "blockquote", "body", "br", "button", "caption", "center",
+    "code", "col", "colgroup", "dd", "desc", "details", "dialog", "dir", "div", "dl", "dt", "em",
+    "embed", "fieldset", "figcaption", "figure", "font", "footer", "foreignobject", "form",
+    "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hgroup", "hr",
+    "html", "i", "iframe", "image", "img", "input", "keygen", "li", "link", "listing", "main",
+    "malignmark", "marquee", "math", "menu", "meta", "mglyph", "mi", "mn", "mo", "ms", "mtext",
+    "nav", "nobr", "noembed", "noframes", "noscript", "object", "ol", "optgroup", "option", "p",
+    "param", "plaintext", "pre", "rb", "rp", "rt", "rtc", "ruby", "s", "script", "search",
+    "section", "select", "small", "source", "span", "strike", "strong", "style", "sub", "summary",
+    "sup", "svg", "table", "tbody", "td", "template", "textarea", "tfoot", "th", "thead", "title",
+    "tr", "track", "tt", "u", "ul", "var", "wbr", "xmp",
+)
+
+# Tag flags (HTML-namespace meaning of a name).
+cdef enum TagFlag:
+    F_SPECIAL = 1 << 0
+    F_SCOPE = 1 << 1            # default-scope boundary
+    F_IMPLIED_END = 1 << 2      # "generate implied end tags"
+    F_THOROUGH_END = 1 << 3     # ... "thoroughly" adds these
+    F_FORMATTING = 1 << 4
+    F_VOID = 1 << 5             # inserted and immediately popped
+    F_BREAKOUT = 1 << 6         # a start tag that leaves foreign content
+    F_CLOSES_P = 1 << 7         # "address, article, ...": close a p, insert
+    F_BLOCK_END = 1 << 8        # "</address>, </article>, ...": in scope -> pop until
+    F_HEADING = 1 << 9
+    F_GUARDED = 1 << 10         # text-content tags (strict mode)
+
+cdef uint64_t TAG_HASH[<int>T_COUNT]
+cdef uint32_t TAG_FLAGS[<int>T_COUNT]
+# Open-addressing table from name hash to tid (TID_SLOTS entries, linear probing).
+cdef enum:
+    TID_SLOTS = 1024
+cdef uint64_t SLOT_HASH[TID_SLOTS]
+cdef uint16_t SLOT_TID[TID_SLOTS]
+
+_FLAG_LISTS = (
+    (F_SPECIAL, "address applet area article aside base basefont bgsound blockquote body br "
+                "button caption center col colgroup dd details dir div dl dt embed fieldset "
+                "figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup "
+                "hr html iframe img input keygen li link listing main marquee menu meta nav "
+                "noembed noframes noscript object ol p param plaintext pre script search section "
+                "select source style summary table tbody td template textarea tfoot th thead "
+                "title tr track ul wbr xmp"),
+    (F_SCOPE, "applet caption html table td th marquee object select template"),
+    (F_IMPLIED_END, "dd dt li optgroup option p rb rp rt rtc"),
+    (F_THOROUGH_END, "caption colgroup tbody td tfoot th thead tr"),
+    (F_FORMATTING, "a b big code em font i nobr s small strike strong tt u"),
+    (F_VOID, "area base basefont bgsound br col embed frame hr image img input keygen link meta "
+             "param source track wbr"),
+    (F_BREAKOUT, "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 "
+                 "head hr i img li listing menu meta nobr ol p pre ruby s small span strong "
+                 "strike sub sup table tt u ul var"),
+    (F_CLOSES_P, "address article aside blockquote center details dialog dir div dl fieldset "
+                 "figcaption figure footer header hgroup main menu nav ol p search section "
+                 "summary ul"),
+    (F_BLOCK_END, "address article aside blockquote button center details dialog dir div dl "
+                  "fieldset figcaption figure footer header hgroup listing main menu nav ol pre "
+                  "search section select summary ul"),
+    (F_HEADING, "h1 h2 h3 h4 h5 h6"),
+    (F_GUARDED, "textarea title plaintext script style iframe xmp noembed noframes noscript"),
+)
+
+
+cdef inline Py_ssize_t slot_of(uint64_t h) noexcept nogil:
+    return <Py_ssize_t>(((h * <uint64_t>0x9E3779B97F4A7C15ULL) >> 54) & (TID_SLOTS - 1))
+
+
+cdef void _init_tables() except *:
+    cdef int tid, i
+    cdef bytes b
+    cdef uint64_t h
+    cdef Py_ssize_t k
+    assert len(_TAG_NAMES) == <int>T_COUNT, "tag table out of step with Tid"
+    for k in range(TID_SLOTS):
+        SLOT_HASH[k] = INVALID_HASH
+        SLOT_TID[k] = T_OTHER
+    for tid in range(<int>T_COUNT):
+        TAG_FLAGS[tid] = 0
+        b = _TAG_NAMES[tid].encode("ascii")
+        h = hash_bytes(<const unsigned char*>b, len(b)) if tid else INVALID_HASH
+        TAG_HASH[tid] = h
+        if tid and h != INVALID_HASH:
+            k = slot_of(h)
+            while SLOT_HASH[k] != INVALID_HASH:
+                k = (k + 1) & (TID_SLOTS - 1)
+            SLOT_HASH[k] = h
+            SLOT_TID[k] = tid
+    index = {name: i for i, name in enumerate(_TAG_NAMES)}
+    for flag, names in _FLAG_LISTS:
+        for name in names.split():
+            TAG_FLAGS[<int>index[name]] |= flag
+
+
+_init_tables()
+
+
+cdef inline int tid_of_hash(uint64_t h) noexcept nogil:
+    cdef Py_ssize_t k = slot_of(h)
+    cdef uint64_t v
+    while True:
+        v = SLOT_HASH[k]
+        if v == h:
+            return SLOT_TID[k]
+        if v == INVALID_HASH:
+            return T_OTHER
+        k = (k + 1) & (TID_SLOTS - 1)
+
+
+cdef inline unsigned char lower(unsigned char c) noexcept nogil:
+    if c >= 0x41 and c <= 0x5A:
+        return c | 0x20
+    return c
+
+
+cdef inline bint is_ws(unsigned char c) noexcept nogil:
+    return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D
+
+
+cdef inline uint64_t fnv_step(uint64_t h, unsigned char c) noexcept nogil:
+    return (h ^ c) * <uint64_t>1099511628211ULL
+
+
+cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a of a tag or attribute name as the tokenizer gives it (ASCII-lower-cased, NUL as
+    U+FFFD), for names the 5-bit hash cannot hold."""
+    cdef uint64_t h = <uint64_t>14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] == 0:
+            h = fnv_step(fnv_step(fnv_step(h, 0xEF), 0xBF), 0xBD)
+        else:
+            h = fnv_step(h, lower(p[i]))
+    return h
+
+
+cdef uint64_t fnv_raw(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = fnv_step(h, p[i])
+    return h
+
+
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline bint eq_ci(const unsigned char* p, Py_ssize_t n, const char* lit, Py_ssize_t m) noexcept:
+    cdef Py_ssize_t i
+    if n != m:
+        return False
+    for i in range(n):
+        if lower(p[i]) != <unsigned char>lit[i]:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------- modes
+
+cdef enum Mode:
+    M_INITIAL
+    M_BEFORE_HTML
+    M_BEFORE_HEAD
+    M_IN_HEAD
+    M_IN_HEAD_NOSCRIPT
+    M_AFTER_HEAD
+    M_IN_BODY
+    M_TEXT
+    M_IN_TABLE
+    M_IN_CAPTION
+    M_IN_COLUMN_GROUP
+    M_IN_TABLE_BODY
+    M_IN_ROW
+    M_IN_CELL
+    M_IN_TEMPLATE
+    M_AFTER_BODY
+    M_IN_FRAMESET
+    M_AFTER_FRAMESET
+    M_AFTER_AFTER_BODY
+    M_AFTER_AFTER_FRAMESET
+
+_MODE_NAMES = (
+    "initial", "before html", "before head", "in head", "in head noscript", "after head",
+    "in body", "text", "in table", "in caption", "in column group", "in table body", "in row",
+    "in cell", "in template", "after body", "in frameset", "after frameset", "after after body",
+    "after after frameset",
+)
+
+cdef enum Scope:
+    SC_DEFAULT
+    SC_LIST
+    SC_BUTTON
+    SC_TABLE
+
+# Return values of the mode handlers.
+cdef enum:
+    DONE = 0
+    REPROCESS = 1
+
+
+# ---------------------------------------------------------------------------------- quirks
+
+_QUIRKS_PUBLIC_EXACT = (
+    "-//w3o//dtd w3 html strict 3.0//en//", "-/w3c/dtd html 4.0 transitional/en", "html",
+)
+_QUIRKS_SYSTEM_EXACT = "http://www.ibm.com/data/dtd/v11/ibmxhtml1-transitional.dtd"
+_QUIRKS_PUBLIC_PREFIXES = tuple(p.lower() for p in (
+    "+//Silmaril//dtd html Pro v0r11 19970101//",
+    "-//AS//DTD HTML 3.0 asWedit + extensions//",
+    "-//AdvaSoft Ltd//DTD HTML 3.0 asWedit + extensions//",
+    "-//IETF//DTD HTML 2.0 Level 1//",
+    "-//IETF//DTD HTML 2.0 Level 2//",
+    "-//IETF//DTD HTML 2.0 Strict Level 1//",
+    "-//IETF//DTD HTML 2.0 Strict Level 2//",
+    "-//IETF//DTD HTML 2.0 Strict//",
+    "-//IETF//DTD HTML 2.0//",
+    "-//IETF//DTD HTML 2.1E//",
+    "-//IETF//DTD HTML 3.0//",
+    "-//IETF//DTD HTML 3.2 Final//",
+    "-//IETF//DTD HTML 3.2//",
+    "-//IETF//DTD HTML 3//",
+    "-//IETF//DTD HTML Level 0//",
+    "-//IETF//DTD HTML Level 1//",
+    "-//IETF//DTD HTML Level 2//",
+    "-//IETF//DTD HTML Level 3//",
+    "-//IETF//DTD HTML Strict Level 0//",
+    "-//IETF//DTD HTML Strict Level 1//",
+    "-//IETF//DTD HTML Strict Level 2//",
+    "-//IETF//DTD HTML Strict Level 3//",
+    "-//IETF//DTD HTML Strict//",
+    "-//IETF//DTD HTML//",
+    "-//Metrius//DTD Metrius Presentational//",
+    "-//Microsoft//DTD Internet Explorer 2.0 HTML Strict//",
+    "-//Microsoft//DTD Internet Explorer 2.0 HTML//",
+    "-//Microsoft//DTD Internet Explorer 2.0 Tables//",
+    "-//Microsoft//DTD Internet Explorer 3.0 HTML Strict//",
+    "-//Microsoft//DTD Internet Explorer 3.0 HTML//",
+    "-//Microsoft//DTD Internet Explorer 3.0 Tables//",
+    "-//Netscape Comm. Corp.//DTD HTML//",
+    "-//Netscape Comm. Corp.//DTD Strict HTML//",
+    "-//O'Reilly and Associates//DTD HTML 2.0//",
+    "-//O'Reilly and Associates//DTD HTML Extended 1.0//",
+    "-//O'Reilly and Associates//DTD HTML Extended Relaxed 1.0//",
+    "-//SQ//DTD HTML 2.0 HoTMetaL + extensions//",
+    "-//SoftQuad Software//DTD HoTMetaL PRO 6.0::19990601::extensions to HTML 4.0//",
+    "-//SoftQuad//DTD HoTMetaL PRO 4.0::19970916::extensions to HTML 4.0//",
+    "-//Spyglass//DTD HTML 2.0 Extended//",
+    "-//Sun Microsystems Corp.//DTD HotJava HTML//",
+    "-//Sun Microsystems Corp.//DTD HotJava Strict HTML//",
+    "-//W3C//DTD HTML 3 1995-03-24//",
+    "-//W3C//DTD HTML 3.2 Draft//",
+    "-//W3C//DTD HTML 3.2 Final//",
+    "-//W3C//DTD HTML 3.2//",
+    "-//W3C//DTD HTML 3.2S Draft//",
+    "-//W3C//DTD HTML 4.0 Frameset//",
+    "-//W3C//DTD HTML 4.0 Transitional//",
+    "-//W3C//DTD HTML Experimental 19960712//",
+    "-//W3C//DTD HTML Experimental 970421//",
+    "-//W3C//DTD W3 HTML//",
+    "-//W3O//DTD W3 HTML 3.0//",
+    "-//WebTechs//DTD Mozilla HTML 2.0//",
+    "-//WebTechs//DTD Mozilla HTML//",
+))
+_QUIRKS_PUBLIC_PREFIXES_NO_SYSTEM = (
+    "-//w3c//dtd html 4.01 frameset//", "-//w3c//dtd html 4.01 transitional//",
+)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def doctype_is_quirky(name, public_id, system_id, force_quirks):
+    """Whether a DOCTYPE puts the document in quirks mode (the "initial" insertion mode's test).
+
+    ``name``, ``public_id``, ``system_id`` are decoded strings or ``None`` when missing.
+    """
+    if force_quirks or name is None or name.translate(_ASCII_LOWER) != "html":
+        return True
+    pub = None if public_id is None else public_id.translate(_ASCII_LOWER)
+    sysid = None if system_id is None else system_id.translate(_ASCII_LOWER)
+    if pub is not None:
+        if pub in _QUIRKS_PUBLIC_EXACT or pub.startswith(_QUIRKS_PUBLIC_PREFIXES):
+            return True
+        if sysid is None and pub.startswith(_QUIRKS_PUBLIC_PREFIXES_NO_SYSTEM):
+            return True
+    return sysid == _QUIRKS_SYSTEM_EXACT
+
+
+cdef object _slice_str(Lexer lx, Py_ssize_t start, Py_ssize_t end):
+    if start < 0:
+        return None
+    raw = PyBytes_FromStringAndSize(<const char*>lx.data + (start - lx.base), end - start)
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\0", "\ufffd")
+
+
+# ---------------------------------------------------------------------------------- stack
+
+cdef inline bint is_html(OpenElement* e, int tid) noexcept:
+    return e.ns == NS_HTML and e.tid == tid
+
+
+cdef inline OpenElement* top(TreeBuilderSimulator s) noexcept:
+    """The current node, or NULL when it is not known (empty, or beyond max_depth)."""
+    if s.overflow > 0 or s.depth == 0:
+        return NULL
+    return &s.stack[s.depth - 1]
+
+
+cdef inline bint cur_is(TreeBuilderSimulator s, int tid) noexcept:
+    cdef OpenElement* e = top(s)
+    return e != NULL and e.ns == NS_HTML and e.tid == tid
+
+
+cdef inline uint8_t html_flags(int tid) noexcept:
+    cdef uint32_t f = TAG_FLAGS[tid]
+    cdef uint8_t r = 0
+    if f & F_SPECIAL:
+        r |= E_SPECIAL
+    if f & F_SCOPE:
+        r |= E_SCOPE
+    return r
+
+
+cdef inline void lower_changed(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
+    if i < s.changed_from:
+        s.changed_from = i
+
+
+cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
+    """Push ``e`` (its id already set); beyond max_depth it is only counted."""
+    if s.overflow > 0 or s.depth >= s.max_depth:
+        s.overflow += 1
+        return
+    s.stack[s.depth] = e[0]
+    lower_changed(s, s.depth)
+    s.depth += 1
+
+
+cdef inline void push_new(TreeBuilderSimulator s, OpenElement* e) noexcept:
+    s.next_id += 1
+    e.id = s.next_id
+    push_entry(s, e)
+
+
+cdef inline void pop(TreeBuilderSimulator s) noexcept:
+    if s.overflow > 0:
+        s.overflow -= 1
+    elif s.depth > 0:
+        s.depth -= 1
+        lower_changed(s, s.depth)
+
+
+cdef inline void truncate(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
+    """Pop elements until the one at index ``i`` has been popped."""
+    s.overflow = 0
+    if i < s.depth:
+        s.depth = i
+        lower_changed(s, i)
+
+
+cdef void remove_at(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
+    if i < 0 or i >= s.depth:
+        return
+    memmove(&s.stack[i], &s.stack[i + 1], (s.depth - i - 1) * sizeof(OpenElement))
+    s.depth -= 1
+    lower_changed(s, i)
+
+
+cdef void insert_at(TreeBuilderSimulator s, Py_ssize_t i, OpenElement* e) noexcept:
+    if s.depth >= s.max_depth:
+        # Full: the current node goes beyond the recorded part.
+        s.depth -= 1
+        s.overflow += 1
+        if i > s.depth:
+            s.overflow += 1
+            return
+    memmove(&s.stack[i + 1], &s.stack[i], (s.depth - i) * sizeof(OpenElement))
+    s.stack[i] = e[0]
+    s.depth += 1
+    lower_changed(s, i)
+
+
+cdef inline Py_ssize_t index_of_id(TreeBuilderSimulator s, uint64_t id) noexcept:
+    cdef Py_ssize_t i = s.depth - 1
+    while i >= 0:
+        if s.stack[i].id == id:
+            return i
+        i -= 1
+    return -1
+
+
+cdef inline bint is_boundary(OpenElement* e, int kind) noexcept:
+    if kind == SC_TABLE:
+        return e.ns == NS_HTML and (e.tid == T_HTML or e.tid == T_TABLE or e.tid == T_TEMPLATE)
+    if e.flags & E_SCOPE:
+        return True
+    if kind == SC_LIST:
+        return e.ns == NS_HTML and (e.tid == T_OL or e.tid == T_UL)
+    if kind == SC_BUTTON:
+        return e.ns == NS_HTML and e.tid == T_BUTTON
+    return False
+
+
+cdef Py_ssize_t find_in_scope(TreeBuilderSimulator s, int tid, int kind) noexcept:
+    """Index of the topmost HTML ``tid`` element if it is in the given scope, else -1."""
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e
+    while i >= 0:
+        e = &s.stack[i]
+        if e.ns == NS_HTML and e.tid == tid:
+            return i
+        if is_boundary(e, kind):
+            return -1
+        i -= 1
+    return -1
+
+
+cdef Py_ssize_t find_in_table_scope3(TreeBuilderSimulator s, int a, int b, int c) noexcept:
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e
+    while i >= 0:
+        e = &s.stack[i]
+        if e.ns == NS_HTML and (e.tid == a or e.tid == b or e.tid == c):
+            return i
+        if is_boundary(e, SC_TABLE):
+            return -1
+        i -= 1
+    return -1
+
+
+cdef Py_ssize_t find_heading_in_scope(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e
+    while i >= 0:
+        e = &s.stack[i]
+        if e.ns == NS_HTML and TAG_FLAGS[e.tid] & F_HEADING:
+            return i
+        if is_boundary(e, SC_DEFAULT):
+            return -1
+        i -= 1
+    return -1
+
+
+cdef bint node_in_scope(TreeBuilderSimulator s, Py_ssize_t k) noexcept:
+    """Whether the element at index ``k`` is in (default) scope."""
+    cdef Py_ssize_t i = s.depth - 1
+    while i > k:
+        if s.stack[i].flags & E_SCOPE:
+            return False
+        i -= 1
+    return k >= 0
+
+
+cdef Py_ssize_t template_index(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t i = s.depth - 1
+    while i >= 0:
+        if is_html(&s.stack[i], T_TEMPLATE):
+            return i
+        i -= 1
+    return -1
+
+
+cdef inline bint same_name(OpenElement* e, TreeBuilderSimulator s) noexcept:
+    return e.name == s.t_name and (e.name != INVALID_HASH or e.xname == s.t_xname)
+
+
+cdef void gen_implied(TreeBuilderSimulator s, int except_tid, bint thorough) noexcept:
+    cdef OpenElement* e
+    cdef uint32_t f
+    while True:
+        e = top(s)
+        if e == NULL or e.ns != NS_HTML or e.tid == except_tid:
+            return
+        f = TAG_FLAGS[e.tid]
+        if not (f & F_IMPLIED_END or (thorough and f & F_THOROUGH_END)):
+            return
+        pop(s)
+
+
+cdef inline void close_p_in_button_scope(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t i = find_in_scope(s, T_P, SC_BUTTON)
+    if i >= 0:
+        truncate(s, i)
+
+
+cdef void clear_to_context(TreeBuilderSimulator s, int a, int b, int c) noexcept:
+    """Pop until the current node is an HTML a, b, c, template or html element."""
+    cdef OpenElement* e
+    while s.depth > 0 or s.overflow > 0:
+        e = top(s)
+        if e != NULL and e.ns == NS_HTML and (e.tid == a or e.tid == b or e.tid == c
+                                              or e.tid == T_TEMPLATE or e.tid == T_HTML):
+            return
+        pop(s)
+
+
+cdef void reset_mode(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e
+    cdef bint last
+    cdef int t
+    while i >= 0:
+        last = i == 0
+        e = &s.stack[i]
+        if e.ns == NS_HTML:
+            t = e.tid
+            if (t == T_TD or t == T_TH) and not last:
+                s.mode = M_IN_CELL
+                return
+            if t == T_TR:
+                s.mode = M_IN_ROW
+                return
+            if t == T_TBODY or t == T_THEAD or t == T_TFOOT:
+                s.mode = M_IN_TABLE_BODY
+                return
+            if t == T_CAPTION:
+                s.mode = M_IN_CAPTION
+                return
+            if t == T_COLGROUP:
+                s.mode = M_IN_COLUMN_GROUP
+                return
+            if t == T_TABLE:
+                s.mode = M_IN_TABLE
+                return
+            if t == T_TEMPLATE:
+                s.mode = s.template_modes[s.template_modes_len - 1] if s.template_modes_len \
+                    else M_IN_BODY
+                return
+            if t == T_HEAD and not last:
+                s.mode = M_IN_HEAD
+                return
+            if t == T_BODY:
+                s.mode = M_IN_BODY
+                return
+            if t == T_FRAMESET:
+                s.mode = M_IN_FRAMESET
+                return
+            if t == T_HTML:
+                s.mode = M_AFTER_HEAD if s.head_seen else M_BEFORE_HEAD
+                return
+        if last:
+            s.mode = M_IN_BODY
+            return
+        i -= 1
+    s.mode = M_IN_BODY
+
+
+cdef inline void push_template_mode(TreeBuilderSimulator s, int mode) noexcept:
+    if s.template_modes_len < s.max_depth:
+        s.template_modes[s.template_modes_len] = <uint8_t>mode
+        s.template_modes_len += 1
+
+
+cdef inline void set_template_mode(TreeBuilderSimulator s, int mode) noexcept:
+    if s.template_modes_len:
+        s.template_modes[s.template_modes_len - 1] = <uint8_t>mode
+    else:
+        push_template_mode(s, mode)
+
+
+# ---------------------------------------------------------------------------------- insertion
+
+cdef inline void note_start(TreeBuilderSimulator s, int ns, bint pushed) noexcept:
+    s.last_namespace = ns
+    s.last_pushed = pushed
+
+
+cdef void insert_html(TreeBuilderSimulator s) noexcept:
+    """Insert an HTML element for the current start tag."""
+    cdef OpenElement e
+    e.name = s.t_name
+    e.xname = s.t_xname
+    e.offset = s.t_offset
+    e.tid = <uint16_t>s.t_tid
+    e.ns = NS_HTML
+    e.flags = html_flags(s.t_tid)
+    push_new(s, &e)
+    note_start(s, NS_HTML, True)
+    if e.name == INVALID_HASH:
+        _remember_long_name(s)
+
+
+cdef void insert_void(TreeBuilderSimulator s) noexcept:
+    """Insert an HTML element for the current start tag and pop it at once."""
+    note_start(s, NS_HTML, False)
+
+
+cdef void insert_implied(TreeBuilderSimulator s, int tid) noexcept:
+    cdef OpenElement e
+    e.name = TAG_HASH[tid]
+    e.xname = 0
+    e.offset = -1
+    e.tid = <uint16_t>tid
+    e.ns = NS_HTML
+    e.flags = html_flags(tid) | E_IMPLIED
+    push_new(s, &e)
+
+
+cdef object _remember_long_name(TreeBuilderSimulator s):
+    # Names the 5-bit hash cannot hold: keep the name for open_elements() (a small C cache
+    # keeps the dictionary out of the way for names seen recently).
+    cdef TagRec* t = s.t_tag
+    cdef Py_ssize_t slot = <Py_ssize_t>(s.t_xname & 63)
+    if t == NULL or s.long_seen[slot] == s.t_xname:
+        return None
+    s.long_seen[slot] = s.t_xname
+    key = s.t_xname
+    if key not in s.long_names and len(s.long_names) < 256:
+        raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
+                                        t.name_end - t.name_start)
+        s.long_names[key] = raw.decode("utf-8", "replace").translate(_ASCII_LOWER) \
+            .replace("\0", "\ufffd")
+    return None
+
+
+cdef Py_ssize_t find_attr(TreeBuilderSimulator s, const char* name, Py_ssize_t m) noexcept:
+    cdef TagRec* t = s.t_tag
+    cdef Py_ssize_t i
+    if t == NULL or s.t_no_attrs:
+        return -1
+    for i in range(t.n_attrs):
+        if eq_ci(s.t_data + (t.attrs[i].name_start - s.t_base),
+                 t.attrs[i].name_end - t.attrs[i].name_start, name, m):
+            return i
+    return -1
+
+
+cdef bint attr_value_is(TreeBuilderSimulator s, Py_ssize_t i, str lit) except -1:
+    """Whether attribute ``i``'s value is ``lit`` (ASCII case-insensitively, references resolved)."""
+    cdef TagRec* t = s.t_tag
+    cdef const unsigned char* p
+    cdef Py_ssize_t n
+    cdef bytes b
+    if t.attrs[i].value_start < 0:
+        return len(lit) == 0
+    p = s.t_data + (t.attrs[i].value_start - s.t_base)
+    n = t.attrs[i].value_end - t.attrs[i].value_start
+    if memchr(p, b'&', n) == NULL and memchr(p, 0, n) == NULL and memchr(p, 13, n) == NULL:
+        b = lit.encode("ascii")
+        return eq_ci(p, n, b, len(b))
+    # Rare: character references (or NUL / CR) in the value.
+    from htmlstream.charrefs import decode_charrefs
+    value = PyBytes_FromStringAndSize(<const char*>p, n).decode("utf-8", "replace")
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    value = decode_charrefs(value, in_attribute=True).replace("\0", "\ufffd")
+    return value.translate(_ASCII_LOWER) == lit
+
+
+cdef uint64_t attrs_hash(TreeBuilderSimulator s) noexcept:
+    """An order-independent hash of the current tag's attributes (duplicates dropped)."""
+    cdef TagRec* t = s.t_tag
+    cdef Py_ssize_t i, j, ni, nj
+    cdef const unsigned char* pi
+    cdef const unsigned char* pj
+    cdef uint64_t total = 0, count = 0, hv
+    cdef bint dup
+    if t == NULL or s.t_no_attrs:
+        return 0
+    for i in range(t.n_attrs):
+        pi = s.t_data + (t.attrs[i].name_start - s.t_base)
+        ni = t.attrs[i].name_end - t.attrs[i].name_start
+        dup = False
+        for j in range(i):
+            pj = s.t_data + (t.attrs[j].name_start - s.t_base)
+            nj = t.attrs[j].name_end - t.attrs[j].name_start
+            if ni == nj and fnv_name(pi, ni) == fnv_name(pj, nj):
+                dup = True
+                break
+        if dup:
+            continue
+        if t.attrs[i].value_start >= 0:
+            hv = fnv_raw(s.t_data + (t.attrs[i].value_start - s.t_base),
+                         t.attrs[i].value_end - t.attrs[i].value_start)
+        else:
+            hv = fnv_raw(NULL, 0)
+        total += mix64(fnv_name(pi, ni) * <uint64_t>31 + hv)
+        count += 1
+    return total ^ mix64(count)
+
+
+cdef int insert_foreign(TreeBuilderSimulator s, int ns) except -1:
+    """Insert a foreign element for the current start tag (not pushed when self-closing)."""
+    cdef OpenElement e
+    cdef int tid = s.t_tid
+    cdef uint8_t flags = 0
+    cdef Py_ssize_t i
+    if ns == NS_MATHML:
+        if tid == T_MI or tid == T_MO or tid == T_MN or tid == T_MS or tid == T_MTEXT:
+            flags = E_SPECIAL | E_SCOPE | E_MATHML_TEXT_IP
+        elif tid == T_ANNOTATION_XML:
+            flags = E_SPECIAL | E_SCOPE
+            i = find_attr(s, b"encoding", 8)
+            if i >= 0 and (attr_value_is(s, i, "text/html")
+                           or attr_value_is(s, i, "application/xhtml+xml")):
+                flags |= E_HTML_IP
+    elif ns == NS_SVG:
+        if tid == T_FOREIGNOBJECT or tid == T_DESC or tid == T_TITLE:
+            flags = E_SPECIAL | E_SCOPE | E_HTML_IP
+    if s.t_self_closing:
+        note_start(s, ns, False)
+        return 0
+    e.name = s.t_name
+    e.xname = s.t_xname
+    e.offset = s.t_offset
+    e.tid = <uint16_t>tid
+    e.ns = <uint8_t>ns
+    e.flags = flags
+    push_new(s, &e)
+    note_start(s, ns, True)
+    if e.name == INVALID_HASH:
+        _remember_long_name(s)
+    return 0
+
+
+cdef inline void switch_text(TreeBuilderSimulator s, int text_type) noexcept:
+    """The generic RCDATA / raw text element parsing algorithm (the element is inserted)."""
+    s.pending_text_type = text_type
+    s.orig_mode = s.mode
+    s.mode = M_TEXT
+
+
+# ---------------------------------------------------------------------------------- formatting
+
+cdef void afe_remove_at(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
+    if i < 0 or i >= s.afe_len:
+        return
+    memmove(&s.afe[i], &s.afe[i + 1], (s.afe_len - i - 1) * sizeof(FormattingEntry))
+    s.afe_len -= 1
+
+
+cdef void afe_insert_at(TreeBuilderSimulator s, Py_ssize_t i, FormattingEntry* entry) noexcept:
+    if s.afe_len >= s.max_depth:
+        afe_remove_at(s, 0)       # bounded: the oldest entry is forgotten
+        i -= 1
+        if i < 0:
+            i = 0
+    memmove(&s.afe[i + 1], &s.afe[i], (s.afe_len - i) * sizeof(FormattingEntry))
+    s.afe[i] = entry[0]
+    s.afe_len += 1
+
+
+cdef inline Py_ssize_t afe_index_of_id(TreeBuilderSimulator s, uint64_t id) noexcept:
+    cdef Py_ssize_t i = s.afe_len - 1
+    while i >= 0:
+        if s.afe[i].id == id:
+            return i
+        i -= 1
+    return -1
+
+
+cdef void afe_push_marker(TreeBuilderSimulator s) noexcept:
+    cdef FormattingEntry entry
+    entry.id = 0
+    entry.attrs_hash = 0
+    entry.elem.id = 0
+    afe_insert_at(s, s.afe_len, &entry)
+
+
+cdef void afe_clear_to_marker(TreeBuilderSimulator s) noexcept:
+    while s.afe_len > 0:
+        s.afe_len -= 1
+        if s.afe[s.afe_len].id == 0:
+            return
+
+
+cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
+    """Push the element just inserted for the current tag onto the list (Noah's Ark clause)."""
+    cdef FormattingEntry entry
+    cdef Py_ssize_t i, earliest = -1
+    cdef int same = 0
+    cdef OpenElement* e = top(s)
+    if e == NULL:
+        return      # beyond max_depth: not tracked
+    entry.id = e.id
+    entry.elem = e[0]
+    # <a> never has a twin in the list (a new <a> first closes the old one), so only the other
+    # formatting elements need their attributes compared.
+    entry.attrs_hash = 0 if e.tid == T_A or s.t_tag == NULL or s.t_tag.n_attrs == 0 \
+        else attrs_hash(s)
+    i = s.afe_len - 1
+    while i >= 0 and s.afe[i].id != 0:
+        if s.afe[i].elem.tid == e.tid and s.afe[i].elem.name == e.name \
+                and s.afe[i].attrs_hash == entry.attrs_hash:
+            same += 1
+            earliest = i
+        i -= 1
+    if same >= 3:
+        afe_remove_at(s, earliest)
+    afe_insert_at(s, s.afe_len, &entry)
+
+
+cdef void reconstruct(TreeBuilderSimulator s) noexcept:
+    """Reconstruct the active formatting elements."""
+    cdef Py_ssize_t last = s.afe_len - 1, i
+    cdef OpenElement e
+    if last < 0 or s.afe[last].id == 0 or index_of_id(s, s.afe[last].id) >= 0:
+        return
+    i = last
+    while i > 0 and s.afe[i - 1].id != 0 and index_of_id(s, s.afe[i - 1].id) < 0:
+        i -= 1
+    while i <= last:
+        e = s.afe[i].elem
+        e.flags |= E_CLONE
+        push_new(s, &e)
+        s.afe[i].id = e.id
+        i += 1
+    s.afe_pending = False
+
+
+cdef int adoption_agency(TreeBuilderSimulator s, int subject) except -1:
+    """The adoption agency algorithm, on the stack only.  Returns 1 when the caller must act as
+    for "any other end tag"."""
+    cdef OpenElement* cur = top(s)
+    cdef Py_ssize_t fe_afe, fe_i, fb_i, node_i, node_afe, j, k, pos
+    cdef uint64_t fe_id, fb_id, bookmark_after
+    cdef int outer, inner
+    cdef bint last_is_fb
+    cdef FormattingEntry entry
+    cdef OpenElement clone
+    if cur != NULL and cur.ns == NS_HTML and cur.tid == subject \
+            and afe_index_of_id(s, cur.id) < 0:
+        pop(s)
+        return 0
+    for outer in range(8):
+        fe_afe = -1
+        j = s.afe_len - 1
+        while j >= 0 and s.afe[j].id != 0:
+            if s.afe[j].elem.ns == NS_HTML and s.afe[j].elem.tid == subject:
+                fe_afe = j
+                break
+            j -= 1
+        if fe_afe < 0:
+            return 1
+        fe_id = s.afe[fe_afe].id
+        fe_i = index_of_id(s, fe_id)
+        if fe_i < 0:
+            afe_remove_at(s, fe_afe)
+            return 0
+        if not node_in_scope(s, fe_i):
+            return 0
+        fb_i = -1
+        for k in range(fe_i + 1, s.depth):
+            if s.stack[k].flags & E_SPECIAL:
+                fb_i = k
+                break
+        if fb_i < 0:
+            truncate(s, fe_i)
+            afe_remove_at(s, fe_afe)
+            return 0
+        fb_id = s.stack[fb_i].id
+        bookmark_after = 0
+        last_is_fb = True
+        node_i = fb_i
+        inner = 0
+        while True:
+            inner += 1
+            node_i -= 1
+            if node_i <= fe_i:
+                break
+            node_afe = afe_index_of_id(s, s.stack[node_i].id)
+            if inner > 3 and node_afe >= 0:
+                afe_remove_at(s, node_afe)
+                node_afe = -1
+            if node_afe < 0:
+                remove_at(s, node_i)
+                continue
+            s.next_id += 1
+            s.stack[node_i].id = s.next_id
+            s.stack[node_i].flags |= E_CLONE
+            s.afe[node_afe].id = s.next_id
+            lower_changed(s, node_i)
+            if last_is_fb:
+                bookmark_after = s.next_id
+            last_is_fb = False
+        # A new element for the formatting element's token, below the furthest block.
+        j = afe_index_of_id(s, fe_id)
+        entry = s.afe[j]
+        afe_remove_at(s, j)
+        s.next_id += 1
+        entry.id = s.next_id
+        entry.elem.id = s.next_id
+        entry.elem.flags |= E_CLONE
+        pos = j
+        if bookmark_after:
+            pos = afe_index_of_id(s, bookmark_after) + 1
+        afe_insert_at(s, pos, &entry)
+        remove_at(s, index_of_id(s, fe_id))
+        clone = entry.elem
+        insert_at(s, index_of_id(s, fb_id) + 1, &clone)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- in head
+
+cdef int head_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_HTML:
+        return body_start(s)
+    if tid == T_BASE or tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK or tid == T_META:
+        insert_void(s)
+        return DONE
+    if tid == T_TITLE:
+        insert_html(s)
+        switch_text(s, RCDATA)
+        return DONE
+    if (tid == T_NOSCRIPT and s.scripting) or tid == T_NOFRAMES or tid == T_STYLE:
+        insert_html(s)
+        switch_text(s, RAWTEXT)
+        return DONE
+    if tid == T_NOSCRIPT:
+        insert_html(s)
+        s.mode = M_IN_HEAD_NOSCRIPT
+        return DONE
+    if tid == T_SCRIPT:
+        insert_html(s)
+        switch_text(s, SCRIPT_DATA)
+        return DONE
+    if tid == T_TEMPLATE:
+        insert_html(s)
+        afe_push_marker(s)
+        s.frameset_ok = False
+        s.mode = M_IN_TEMPLATE
+        push_template_mode(s, M_IN_TEMPLATE)
+        return DONE
+    if tid == T_HEAD:
+        return DONE
+    pop(s)
+    s.mode = M_AFTER_HEAD
+    return REPROCESS
+
+
+cdef int head_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    if tid == T_HEAD:
+        pop(s)
+        s.mode = M_AFTER_HEAD
+        return DONE
+    if tid == T_BODY or tid == T_HTML or tid == T_BR:
+        pop(s)
+        s.mode = M_AFTER_HEAD
+        return REPROCESS
+    if tid == T_TEMPLATE:
+        i = template_index(s)
+        if i < 0:
+            return DONE
+        truncate(s, i)
+        afe_clear_to_marker(s)
+        if s.template_modes_len:
+            s.template_modes_len -= 1
+        reset_mode(s)
+        return DONE
+    return DONE
+
+
+# ---------------------------------------------------------------------------------- in body
+
+cdef int body_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef uint32_t f = TAG_FLAGS[tid]
+    cdef Py_ssize_t i
+    cdef OpenElement* e
+    cdef uint64_t a_id
+
+    if tid == T_HTML:
+        return DONE
+    if tid == T_BASE or tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK or tid == T_META \
+            or tid == T_NOFRAMES or tid == T_SCRIPT or tid == T_STYLE or tid == T_TEMPLATE \
+            or tid == T_TITLE:
+        return head_start(s)
+    if tid == T_BODY:
+        if s.depth >= 2 and is_html(&s.stack[1], T_BODY) and template_index(s) < 0:
+            s.frameset_ok = False
+        return DONE
+    if tid == T_FRAMESET:
+        if s.depth < 2 or not is_html(&s.stack[1], T_BODY) or not s.frameset_ok:
+            return DONE
+        truncate(s, 1)
+        insert_html(s)
+        s.mode = M_IN_FRAMESET
+        return DONE
+    if f & F_CLOSES_P:
+        close_p_in_button_scope(s)
+        insert_html(s)
+        return DONE
+    if f & F_HEADING:
+        close_p_in_button_scope(s)
+        e = top(s)
+        if e != NULL and e.ns == NS_HTML and TAG_FLAGS[e.tid] & F_HEADING:
+            pop(s)
+        insert_html(s)
+        return DONE
+    if tid == T_PRE or tid == T_LISTING:
+        close_p_in_button_scope(s)
+        insert_html(s)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_FORM:
+        i = template_index(s)
+        if s.form_id != 0 and i < 0:
+            return DONE
+        close_p_in_button_scope(s)
+        insert_html(s)
+        if i < 0:
+            e = top(s)
+            s.form_id = e.id if e != NULL else <uint64_t>-1
+        return DONE
+    if tid == T_LI or tid == T_DD or tid == T_DT:
+        s.frameset_ok = False
+        i = s.depth - 1
+        while i >= 0:
+            e = &s.stack[i]
+            if e.ns == NS_HTML and ((tid == T_LI and e.tid == T_LI)
+                                    or (tid != T_LI and (e.tid == T_DD or e.tid == T_DT))):
+                truncate(s, i)
+                break
+            if e.flags & E_SPECIAL and not (e.ns == NS_HTML and (
+                    e.tid == T_ADDRESS or e.tid == T_DIV or e.tid == T_P)):
+                break
+            i -= 1
+        close_p_in_button_scope(s)
+        insert_html(s)
+        return DONE
+    if tid == T_PLAINTEXT:
+        close_p_in_button_scope(s)
+        insert_html(s)
+        switch_text(s, PLAINTEXT)
+        return DONE
+    if tid == T_BUTTON:
+        i = find_in_scope(s, T_BUTTON, SC_DEFAULT)
+        if i >= 0:
+            truncate(s, i)
+        reconstruct(s)
+        insert_html(s)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_A:
+        i = s.afe_len - 1
+        while i >= 0 and s.afe[i].id != 0:
+            if s.afe[i].elem.ns == NS_HTML and s.afe[i].elem.tid == T_A:
+                a_id = s.afe[i].id
+                adoption_agency(s, T_A)
+                afe_remove_at(s, afe_index_of_id(s, a_id))
+                remove_at(s, index_of_id(s, a_id))
+                break
+            i -= 1
+        reconstruct(s)
+        insert_html(s)
+        afe_push_current(s)
+        return DONE
+    if tid == T_NOBR:
+        reconstruct(s)
+        if find_in_scope(s, T_NOBR, SC_DEFAULT) >= 0:
+            adoption_agency(s, T_NOBR)
+            reconstruct(s)
+        insert_html(s)
+        afe_push_current(s)
+        return DONE
+    if f & F_FORMATTING:
+        reconstruct(s)
+        insert_html(s)
+        afe_push_current(s)
+        return DONE
+    if tid == T_APPLET or tid == T_MARQUEE or tid == T_OBJECT:
+        reconstruct(s)
+        insert_html(s)
+        afe_push_marker(s)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_TABLE:
+        if not s.quirks:
+            close_p_in_button_scope(s)
+        insert_html(s)
+        s.frameset_ok = False
+        s.mode = M_IN_TABLE
+        return DONE
+    if tid == T_AREA or tid == T_BR or tid == T_EMBED or tid == T_IMG or tid == T_KEYGEN \
+            or tid == T_WBR or tid == T_IMAGE:
+        reconstruct(s)
+        insert_void(s)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_INPUT:
+        i = find_in_scope(s, T_SELECT, SC_DEFAULT)
+        if i >= 0:
+            truncate(s, i)
+        reconstruct(s)
+        insert_void(s)
+        i = find_attr(s, b"type", 4)
+        if i < 0 or not attr_value_is(s, i, "hidden"):
+            s.frameset_ok = False
+        return DONE
+    if tid == T_PARAM or tid == T_SOURCE or tid == T_TRACK:
+        insert_void(s)
+        return DONE
+    if tid == T_HR:
+        close_p_in_button_scope(s)
+        if find_in_scope(s, T_SELECT, SC_DEFAULT) >= 0:
+            gen_implied(s, -1, False)
+        insert_void(s)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_TEXTAREA:
+        insert_html(s)
+        switch_text(s, RCDATA)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_XMP:
+        close_p_in_button_scope(s)
+        reconstruct(s)
+        s.frameset_ok = False
+        insert_html(s)
+        switch_text(s, RAWTEXT)
+        return DONE
+    if tid == T_IFRAME:
+        s.frameset_ok = False
+        insert_html(s)
+        switch_text(s, RAWTEXT)
+        return DONE
+    if tid == T_NOEMBED or (tid == T_NOSCRIPT and s.scripting):
+        insert_html(s)
+        switch_text(s, RAWTEXT)
+        return DONE
+    if tid == T_SELECT:
+        i = find_in_scope(s, T_SELECT, SC_DEFAULT)
+        if i >= 0:
+            truncate(s, i)
+            return DONE
+        reconstruct(s)
+        insert_html(s)
+        s.frameset_ok = False
+        return DONE
+    if tid == T_OPTION or tid == T_OPTGROUP:
+        if find_in_scope(s, T_SELECT, SC_DEFAULT) >= 0:
+            gen_implied(s, T_OPTGROUP if tid == T_OPTION else -1, False)
+        elif cur_is(s, T_OPTION):
+            pop(s)
+        reconstruct(s)
+        insert_html(s)
+        return DONE
+    if tid == T_RB or tid == T_RTC:
+        if find_in_scope(s, T_RUBY, SC_DEFAULT) >= 0:
+            gen_implied(s, -1, False)
+        insert_html(s)
+        return DONE
+    if tid == T_RP or tid == T_RT:
+        if find_in_scope(s, T_RUBY, SC_DEFAULT) >= 0:
+            gen_implied(s, T_RTC, False)
+        insert_html(s)
+        return DONE
+    if tid == T_MATH or tid == T_SVG:
+        reconstruct(s)
+        insert_foreign(s, NS_MATHML if tid == T_MATH else NS_SVG)
+        return DONE
+    if tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_FRAME \
+            or tid == T_HEAD or tid == T_TBODY or tid == T_TD or tid == T_TFOOT \
+            or tid == T_TH or tid == T_THEAD or tid == T_TR:
+        return DONE
+    reconstruct(s)
+    insert_html(s)
+    return DONE
+
+
+cdef int any_other_end(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e
+    while i >= 0:
+        e = &s.stack[i]
+        if e.ns == NS_HTML and same_name(e, s):
+            truncate(s, i)
+            return DONE
+        if e.flags & E_SPECIAL:
+            return DONE
+        i -= 1
+    return DONE
+
+
+cdef int body_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef uint32_t f = TAG_FLAGS[tid]
+    cdef Py_ssize_t i
+    cdef uint64_t fid
+    if tid == T_TEMPLATE:
+        return head_end(s)
+    if tid == T_BODY or tid == T_HTML:
+        if find_in_scope(s, T_BODY, SC_DEFAULT) < 0:
+            return DONE
+        s.mode = M_AFTER_BODY
+        return REPROCESS if tid == T_HTML else DONE
+    if f & F_BLOCK_END:
+        i = find_in_scope(s, tid, SC_DEFAULT)
+        if i >= 0:
+            truncate(s, i)
+        return DONE
+    if tid == T_FORM:
+        if template_index(s) < 0:
+            fid = s.form_id
+            s.form_id = 0
+            i = index_of_id(s, fid) if fid else -1
+            if i < 0 or not node_in_scope(s, i):
+                return DONE
+            gen_implied(s, -1, False)
+            remove_at(s, index_of_id(s, fid))
+        else:
+            i = find_in_scope(s, T_FORM, SC_DEFAULT)
+            if i >= 0:
+                truncate(s, i)
+        return DONE
+    if tid == T_P:
+        i = find_in_scope(s, T_P, SC_BUTTON)
+        if i >= 0:
+            truncate(s, i)
+        return DONE
+    if tid == T_LI:
+        i = find_in_scope(s, T_LI, SC_LIST)
+        if i >= 0:
+            truncate(s, i)
+        return DONE
+    if tid == T_DD or tid == T_DT:
+        i = find_in_scope(s, tid, SC_DEFAULT)
+        if i >= 0:
+            truncate(s, i)
+        return DONE
+    if f & F_HEADING:
+        i = find_heading_in_scope(s)
+        if i >= 0:
+            truncate(s, i)
+        return DONE
+    if f & F_FORMATTING:
+        if adoption_agency(s, tid):
+            return any_other_end(s)
+        return DONE
+    if tid == T_APPLET or tid == T_MARQUEE or tid == T_OBJECT:
+        i = find_in_scope(s, tid, SC_DEFAULT)
+        if i >= 0:
+            truncate(s, i)
+            afe_clear_to_marker(s)
+        return DONE
+    if tid == T_BR:
+        # Treated as <br> without attributes.
+        reconstruct(s)
+        s.frameset_ok = False
+        return DONE
+    return any_other_end(s)
+
+
+# ---------------------------------------------------------------------------------- tables
+
+cdef bint input_is_hidden(TreeBuilderSimulator s) except -1:
+    cdef Py_ssize_t i = find_attr(s, b"type", 4)
+    return i >= 0 and attr_value_is(s, i, "hidden")
+
+
+cdef int table_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    if tid == T_CAPTION:
+        clear_to_context(s, T_TABLE, T_TABLE, T_TABLE)
+        afe_push_marker(s)
+        insert_html(s)
+        s.mode = M_IN_CAPTION
+        return DONE
+    if tid == T_COLGROUP:
+        clear_to_context(s, T_TABLE, T_TABLE, T_TABLE)
+        insert_html(s)
+        s.mode = M_IN_COLUMN_GROUP
+        return DONE
+    if tid == T_COL:
+        clear_to_context(s, T_TABLE, T_TABLE, T_TABLE)
+        insert_implied(s, T_COLGROUP)
+        s.mode = M_IN_COLUMN_GROUP
+        return REPROCESS
+    if tid == T_TBODY or tid == T_TFOOT or tid == T_THEAD:
+        clear_to_context(s, T_TABLE, T_TABLE, T_TABLE)
+        insert_html(s)
+        s.mode = M_IN_TABLE_BODY
+        return DONE
+    if tid == T_TD or tid == T_TH or tid == T_TR:
+        clear_to_context(s, T_TABLE, T_TABLE, T_TABLE)
+        insert_implied(s, T_TBODY)
+        s.mode = M_IN_TABLE_BODY
+        return REPROCESS
+    if tid == T_TABLE:
+        i = find_in_scope(s, T_TABLE, SC_TABLE)
+        if i < 0:
+            return DONE
+        truncate(s, i)
+        reset_mode(s)
+        return REPROCESS
+    if tid == T_STYLE or tid == T_SCRIPT or tid == T_TEMPLATE:
+        return head_start(s)
+    if tid == T_INPUT and input_is_hidden(s):
+        insert_void(s)
+        return DONE
+    if tid == T_FORM:
+        if template_index(s) >= 0 or s.form_id != 0:
+            return DONE
+        s.next_id += 1
+        s.form_id = s.next_id     # inserted and popped at once: the pointer stays set
+        insert_void(s)
+        return DONE
+    return body_start(s)          # foster parenting changes where, not what, is inserted
+
+
+cdef int table_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    if tid == T_TABLE:
+        i = find_in_scope(s, T_TABLE, SC_TABLE)
+        if i >= 0:
+            truncate(s, i)
+            reset_mode(s)
+        return DONE
+    if tid == T_BODY or tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_HTML \
+            or tid == T_TBODY or tid == T_TD or tid == T_TFOOT or tid == T_TH or tid == T_THEAD \
+            or tid == T_TR:
+        return DONE
+    if tid == T_TEMPLATE:
+        return head_end(s)
+    return body_end(s)
+
+
+cdef int caption_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    if tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_TBODY or tid == T_TD \
+            or tid == T_TFOOT or tid == T_TH or tid == T_THEAD or tid == T_TR:
+        i = find_in_scope(s, T_CAPTION, SC_TABLE)
+        if i < 0:
+            return DONE
+        truncate(s, i)
+        afe_clear_to_marker(s)
+        s.mode = M_IN_TABLE
+        return REPROCESS
+    return body_start(s)
+
+
+cdef int caption_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    if tid == T_CAPTION or tid == T_TABLE:
+        i = find_in_scope(s, T_CAPTION, SC_TABLE)
+        if i < 0:
+            return DONE
+        truncate(s, i)
+        afe_clear_to_marker(s)
+        s.mode = M_IN_TABLE
+        return REPROCESS if tid == T_TABLE else DONE
+    if tid == T_BODY or tid == T_COL or tid == T_COLGROUP or tid == T_HTML or tid == T_TBODY \
+            or tid == T_TD or tid == T_TFOOT or tid == T_TH or tid == T_THEAD or tid == T_TR:
+        return DONE
+    return body_end(s)
+
+
+cdef int colgroup_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_HTML:
+        return body_start(s)
+    if tid == T_COL:
+        insert_void(s)
+        return DONE
+    if tid == T_TEMPLATE:
+        return head_start(s)
+    if not cur_is(s, T_COLGROUP):
+        return DONE
+    pop(s)
+    s.mode = M_IN_TABLE
+    return REPROCESS
+
+
+cdef int colgroup_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_COLGROUP:
+        if cur_is(s, T_COLGROUP):
+            pop(s)
+            s.mode = M_IN_TABLE
+        return DONE
+    if tid == T_COL:
+        return DONE
+    if tid == T_TEMPLATE:
+        return head_end(s)
+    if not cur_is(s, T_COLGROUP):
+        return DONE
+    pop(s)
+    s.mode = M_IN_TABLE
+    return REPROCESS
+
+
+cdef int tbody_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_TR:
+        clear_to_context(s, T_TBODY, T_TFOOT, T_THEAD)
+        insert_html(s)
+        s.mode = M_IN_ROW
+        return DONE
+    if tid == T_TH or tid == T_TD:
+        clear_to_context(s, T_TBODY, T_TFOOT, T_THEAD)
+        insert_implied(s, T_TR)
+        s.mode = M_IN_ROW
+        return REPROCESS
+    if tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_TBODY \
+            or tid == T_TFOOT or tid == T_THEAD:
+        if find_in_table_scope3(s, T_TBODY, T_THEAD, T_TFOOT) < 0:
+            return DONE
+        clear_to_context(s, T_TBODY, T_TFOOT, T_THEAD)
+        pop(s)
+        s.mode = M_IN_TABLE
+        return REPROCESS
+    return table_start(s)
+
+
+cdef int tbody_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_TBODY or tid == T_TFOOT or tid == T_THEAD:
+        if find_in_scope(s, tid, SC_TABLE) < 0:
+            return DONE
+        clear_to_context(s, T_TBODY, T_TFOOT, T_THEAD)
+        pop(s)
+        s.mode = M_IN_TABLE
+        return DONE
+    if tid == T_TABLE:
+        if find_in_table_scope3(s, T_TBODY, T_THEAD, T_TFOOT) < 0:
+            return DONE
+        clear_to_context(s, T_TBODY, T_TFOOT, T_THEAD)
+        pop(s)
+        s.mode = M_IN_TABLE
+        return REPROCESS
+    if tid == T_BODY or tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_HTML \
+            or tid == T_TD or tid == T_TH or tid == T_TR:
+        return DONE
+    return table_end(s)
+
+
+cdef int row_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_TH or tid == T_TD:
+        clear_to_context(s, T_TR, T_TR, T_TR)
+        insert_html(s)
+        s.mode = M_IN_CELL
+        afe_push_marker(s)
+        return DONE
+    if tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_TBODY \
+            or tid == T_TFOOT or tid == T_THEAD or tid == T_TR:
+        if find_in_scope(s, T_TR, SC_TABLE) < 0:
+            return DONE
+        clear_to_context(s, T_TR, T_TR, T_TR)
+        pop(s)
+        s.mode = M_IN_TABLE_BODY
+        return REPROCESS
+    return table_start(s)
+
+
+cdef int row_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_TR or tid == T_TABLE:
+        if find_in_scope(s, T_TR, SC_TABLE) < 0:
+            return DONE
+        clear_to_context(s, T_TR, T_TR, T_TR)
+        pop(s)
+        s.mode = M_IN_TABLE_BODY
+        return REPROCESS if tid == T_TABLE else DONE
+    if tid == T_TBODY or tid == T_TFOOT or tid == T_THEAD:
+        if find_in_scope(s, tid, SC_TABLE) < 0 or find_in_scope(s, T_TR, SC_TABLE) < 0:
+            return DONE
+        clear_to_context(s, T_TR, T_TR, T_TR)
+        pop(s)
+        s.mode = M_IN_TABLE_BODY
+        return REPROCESS
+    if tid == T_BODY or tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_HTML \
+            or tid == T_TD or tid == T_TH:
+        return DONE
+    return table_end(s)
+
+
+cdef void close_cell(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t i = find_in_table_scope3(s, T_TD, T_TH, T_TH)
+    if i >= 0:
+        truncate(s, i)
+    afe_clear_to_marker(s)
+    s.mode = M_IN_ROW
+
+
+cdef int cell_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    if tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_TBODY or tid == T_TD \
+            or tid == T_TFOOT or tid == T_TH or tid == T_THEAD or tid == T_TR:
+        if find_in_table_scope3(s, T_TD, T_TH, T_TH) < 0:
+            return DONE
+        close_cell(s)
+        return REPROCESS
+    return body_start(s)
+
+
+cdef int cell_end(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    if tid == T_TD or tid == T_TH:
+        i = find_in_scope(s, tid, SC_TABLE)
+        if i < 0:
+            return DONE
+        truncate(s, i)
+        afe_clear_to_marker(s)
+        s.mode = M_IN_ROW
+        return DONE
+    if tid == T_BODY or tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_HTML:
+        return DONE
+    if tid == T_TABLE or tid == T_TBODY or tid == T_TFOOT or tid == T_THEAD or tid == T_TR:
+        if find_in_scope(s, tid, SC_TABLE) < 0:
+            return DONE
+        close_cell(s)
+        return REPROCESS
+    return body_end(s)
+
+
+# ---------------------------------------------------------------------------------- dispatch
+
+cdef int mode_start(TreeBuilderSimulator s) except -1:
+    """Process the current start tag with the rules of the current insertion mode."""
+    cdef int m = s.mode
+    cdef int tid = s.t_tid
+    if m == M_IN_BODY:
+        return body_start(s)
+    if m == M_INITIAL:
+        s.quirks = True
+        s.mode = M_BEFORE_HTML
+        return REPROCESS
+    if m == M_BEFORE_HTML:
+        if tid == T_HTML:
+            insert_html(s)
+            s.mode = M_BEFORE_HEAD
+            return DONE
+        insert_implied(s, T_HTML)
+        s.mode = M_BEFORE_HEAD
+        return REPROCESS
+    if m == M_BEFORE_HEAD:
+        if tid == T_HTML:
+            return body_start(s)
+        if tid == T_HEAD:
+            insert_html(s)
+        else:
+            insert_implied(s, T_HEAD)
+        s.head_seen = True
+        if top(s) != NULL:
+            s.head_elem = top(s)[0]
+        s.mode = M_IN_HEAD
+        return DONE if tid == T_HEAD else REPROCESS
+    if m == M_IN_HEAD:
+        return head_start(s)
+    if m == M_IN_HEAD_NOSCRIPT:
+        if tid == T_HTML:
+            return body_start(s)
+        if tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK or tid == T_META \
+                or tid == T_NOFRAMES or tid == T_STYLE:
+            return head_start(s)
+        if tid == T_HEAD or tid == T_NOSCRIPT:
+            return DONE
+        pop(s)
+        s.mode = M_IN_HEAD
+        return REPROCESS
+    if m == M_AFTER_HEAD:
+        return after_head_start(s)
+    if m == M_TEXT:
+        # Cannot happen with a lexer driven by this simulator; recover as for an end tag.
+        pop(s)
+        s.mode = s.orig_mode
+        return REPROCESS
+    if m == M_IN_TABLE:
+        return table_start(s)
+    if m == M_IN_CAPTION:
+        return caption_start(s)
+    if m == M_IN_COLUMN_GROUP:
+        return colgroup_start(s)
+    if m == M_IN_TABLE_BODY:
+        return tbody_start(s)
+    if m == M_IN_ROW:
+        return row_start(s)
+    if m == M_IN_CELL:
+        return cell_start(s)
+    if m == M_IN_TEMPLATE:
+        if tid == T_BASE or tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK \
+                or tid == T_META or tid == T_NOFRAMES or tid == T_SCRIPT or tid == T_STYLE \
+                or tid == T_TEMPLATE or tid == T_TITLE:
+            return head_start(s)
+        if tid == T_CAPTION or tid == T_COLGROUP or tid == T_TBODY or tid == T_TFOOT \
+                or tid == T_THEAD:
+            m = M_IN_TABLE
+        elif tid == T_COL:
+            m = M_IN_COLUMN_GROUP
+        elif tid == T_TR:
+            m = M_IN_TABLE_BODY
+        elif tid == T_TD or tid == T_TH:
+            m = M_IN_ROW
+        else:
+            m = M_IN_BODY
+        set_template_mode(s, m)
+        s.mode = m
+        return REPROCESS
+    if m == M_AFTER_BODY or m == M_AFTER_AFTER_BODY:
+        if tid == T_HTML:
+            return body_start(s)
+        s.mode = M_IN_BODY
+        return REPROCESS
+    if m == M_IN_FRAMESET:
+        if tid == T_HTML:
+            return body_start(s)
+        if tid == T_FRAMESET:
+            insert_html(s)
+        elif tid == T_FRAME:
+            insert_void(s)
+        elif tid == T_NOFRAMES:
+            return head_start(s)
+        return DONE
+    # M_AFTER_FRAMESET, M_AFTER_AFTER_FRAMESET
+    if tid == T_HTML:
+        return body_start(s)
+    if tid == T_NOFRAMES:
+        return head_start(s)
+    return DONE
+
+
+cdef int after_head_start(TreeBuilderSimulator s) except -1:
+    cdef int tid = s.t_tid
+    cdef int r
+    cdef OpenElement head
+    if tid == T_HTML:
+        return body_start(s)
+    if tid == T_BODY:
+        insert_html(s)
+        s.frameset_ok = False
+        s.mode = M_IN_BODY
+        return DONE
+    if tid == T_FRAMESET:
+        insert_html(s)
+        s.mode = M_IN_FRAMESET
+        return DONE
+    if tid == T_BASE or tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK or tid == T_META \
+            or tid == T_NOFRAMES or tid == T_SCRIPT or tid == T_STYLE or tid == T_TEMPLATE \
+            or tid == T_TITLE:
+        head = s.head_elem
+        push_entry(s, &head)
+        r = head_start(s)
+        remove_at(s, index_of_id(s, head.id))
+        return r
+    if tid == T_HEAD:
+        return DONE
+    insert_implied(s, T_BODY)
+    s.mode = M_IN_BODY
+    return REPROCESS
+
+
+cdef int mode_end(TreeBuilderSimulator s) except -1:
+    """Process the current end tag with the rules of the current insertion mode."""
+    cdef int m = s.mode
+    cdef int tid = s.t_tid
+    if m == M_IN_BODY:
+        return body_end(s)
+    if m == M_INITIAL:
+        s.quirks = True
+        s.mode = M_BEFORE_HTML
+        return REPROCESS
+    if m == M_BEFORE_HTML:
+        if tid == T_HEAD or tid == T_BODY or tid == T_HTML or tid == T_BR:
+            insert_implied(s, T_HTML)
+            s.mode = M_BEFORE_HEAD
+            return REPROCESS
+        return DONE
+    if m == M_BEFORE_HEAD:
+        if tid == T_HEAD or tid == T_BODY or tid == T_HTML or tid == T_BR:
+            insert_implied(s, T_HEAD)
+            s.head_seen = True
+            if top(s) != NULL:
+                s.head_elem = top(s)[0]
+            s.mode = M_IN_HEAD
+            return REPROCESS
+        return DONE
+    if m == M_IN_HEAD:
+        return head_end(s)
+    if m == M_IN_HEAD_NOSCRIPT:
+        if tid == T_NOSCRIPT:
+            pop(s)
+            s.mode = M_IN_HEAD
+            return DONE
+        if tid == T_BR:
+            pop(s)
+            s.mode = M_IN_HEAD
+            return REPROCESS
+        return DONE
+    if m == M_AFTER_HEAD:
+        if tid == T_TEMPLATE:
+            return head_end(s)
+        if tid == T_BODY or tid == T_HTML or tid == T_BR:
+            insert_implied(s, T_BODY)
+            s.mode = M_IN_BODY
+            return REPROCESS
+        return DONE
+    if m == M_TEXT:
+        pop(s)
+        s.mode = s.orig_mode
+        return DONE
+    if m == M_IN_TABLE:
+        return table_end(s)
+    if m == M_IN_CAPTION:
+        return caption_end(s)
+    if m == M_IN_COLUMN_GROUP:
+        return colgroup_end(s)
+    if m == M_IN_TABLE_BODY:
+        return tbody_end(s)
+    if m == M_IN_ROW:
+        return row_end(s)
+    if m == M_IN_CELL:
+        return cell_end(s)
+    if m == M_IN_TEMPLATE:
+        if tid == T_TEMPLATE:
+            return head_end(s)
+        return DONE
+    if m == M_AFTER_BODY:
+        if tid == T_HTML:
+            s.mode = M_AFTER_AFTER_BODY
+            return DONE
+        s.mode = M_IN_BODY
+        return REPROCESS
+    if m == M_AFTER_AFTER_BODY:
+        s.mode = M_IN_BODY
+        return REPROCESS
+    if m == M_IN_FRAMESET:
+        if tid == T_FRAMESET and s.depth > 1:
+            pop(s)
+            if not cur_is(s, T_FRAMESET):
+                s.mode = M_AFTER_FRAMESET
+        return DONE
+    if m == M_AFTER_FRAMESET:
+        if tid == T_HTML:
+            s.mode = M_AFTER_AFTER_FRAMESET
+        return DONE
+    return DONE
+
+
+cdef int html_start(TreeBuilderSimulator s) except -1:
+    while mode_start(s) == REPROCESS:
+        pass
+    return 0
+
+
+cdef int html_end(TreeBuilderSimulator s) except -1:
+    while mode_end(s) == REPROCESS:
+        pass
+    return 0
+
+
+cdef inline bint breaks_out(TreeBuilderSimulator s) except -1:
+    """Whether the current start tag leaves foreign content."""
+    if TAG_FLAGS[s.t_tid] & F_BREAKOUT:
+        return True
+    if s.t_tid == T_FONT:
+        return find_attr(s, b"color", 5) >= 0 or find_attr(s, b"face", 4) >= 0 \
+            or find_attr(s, b"size", 4) >= 0
+    return False
+
+
+cdef void pop_to_html_or_integration_point(TreeBuilderSimulator s) noexcept:
+    cdef OpenElement* e
+    while True:
+        e = top(s)
+        if e == NULL or e.ns == NS_HTML or e.flags & (E_MATHML_TEXT_IP | E_HTML_IP):
+            return
+        pop(s)
+
+
+cdef bint uses_html_rules_for_start(TreeBuilderSimulator s) noexcept:
+    """The tree construction dispatcher, for a start tag."""
+    cdef OpenElement* e = top(s)
+    cdef int tid = s.t_tid
+    if e == NULL or e.ns == NS_HTML:
+        return True
+    if e.flags & E_MATHML_TEXT_IP and tid != T_MGLYPH and tid != T_MALIGNMARK:
+        return True
+    if e.ns == NS_MATHML and e.tid == T_ANNOTATION_XML and tid == T_SVG:
+        return True
+    return (e.flags & E_HTML_IP) != 0
+
+
+cdef bint uses_html_rules_for_text(TreeBuilderSimulator s) noexcept:
+    cdef OpenElement* e = top(s)
+    return e == NULL or e.ns == NS_HTML or (e.flags & (E_MATHML_TEXT_IP | E_HTML_IP)) != 0
+
+
+cdef int foreign_end(TreeBuilderSimulator s) except -1:
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e = &s.stack[i]
+    if s.t_tid == T_SCRIPT and e.ns == NS_SVG and e.tid == T_SCRIPT:
+        pop(s)
+        return 0
+    while True:
+        if i == 0:
+            return 0
+        if same_name(&s.stack[i], s):
+            truncate(s, i)
+            return 0
+        i -= 1
+        if s.stack[i].ns == NS_HTML:
+            return html_end(s)
+
+
+# ---------------------------------------------------------------------------------- strict mode
+
+cdef object _tag_name(TreeBuilderSimulator s):
+    cdef TagRec* t = s.t_tag
+    raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
+                                    t.name_end - t.name_start)
+    return raw.decode("utf-8", "replace").translate(_ASCII_LOWER).replace("\0", "\ufffd")
+
+
+cdef int check_ambiguity(TreeBuilderSimulator s) except -1:
+    """Strict mode: raise where browsers may read what follows differently (before any change)."""
+    cdef int tid = s.t_tid
+    cdef Py_ssize_t i
+    cdef bint template_above = False
+    cdef bint guarded = (TAG_FLAGS[tid] & F_GUARDED) != 0
+    if not guarded and tid != T_SVG and tid != T_MATH:
+        return 0
+    if guarded and tid != T_NOFRAMES and s.frameset_seen:
+        raise ParsingAmbiguityError(
+            _tag_name(s), s.t_offset,
+            "after <frameset> a text-content tag is read or ignored depending on the frameset-ok "
+            "flag, i.e. on everything before it")
+    i = s.depth - 1
+    while i >= 0:
+        if s.stack[i].ns == NS_HTML:
+            if s.stack[i].tid == T_TEMPLATE:
+                template_above = True
+            elif s.stack[i].tid == T_SELECT:
+                break
+        i -= 1
+    if i < 0:
+        return 0
+    if not guarded:
+        raise ParsingAmbiguityError(
+            _tag_name(s), s.t_offset,
+            "inside <select> browsers before the 2025 parser change ignore <svg> and <math>, so "
+            "CDATA sections and the namespace of what follows differ")
+    if (tid == T_SCRIPT or tid == T_TEXTAREA) and not template_above:
+        return 0
+    raise ParsingAmbiguityError(
+        _tag_name(s), s.t_offset,
+        "inside <select> browsers before the 2025 parser change ignore this tag (its content "
+        "is then markup); current ones read its content as text")
+
+
+# ---------------------------------------------------------------------------------- the simulator
+
+cdef int overflow_tag(TreeBuilderSimulator s) except -1:
+    """Beyond max_depth: count elements, switch text states for HTML text-content tags."""
+    cdef int tid = s.t_tid
+    cdef OpenElement* e
+    cdef int ns = NS_HTML
+    if s.t_tag.is_end:
+        if s.overflow > 0:
+            s.overflow -= 1
+        return 0
+    if s.depth > 0:
+        e = &s.stack[s.depth - 1]
+        if e.ns != NS_HTML and not (e.flags & (E_HTML_IP | E_MATHML_TEXT_IP)):
+            ns = e.ns
+    s.last_namespace = ns
+    s.last_pushed = False
+    if ns != NS_HTML:
+        if not s.t_self_closing:
+            s.overflow += 1
+            s.last_pushed = True
+        return 0
+    if tid == T_TITLE or tid == T_TEXTAREA:
+        s.pending_text_type = RCDATA
+    elif tid == T_STYLE or tid == T_XMP or tid == T_IFRAME or tid == T_NOEMBED \
+            or tid == T_NOFRAMES or (tid == T_NOSCRIPT and s.scripting):
+        s.pending_text_type = RAWTEXT
+    elif tid == T_SCRIPT:
+        s.pending_text_type = SCRIPT_DATA
+    elif tid == T_PLAINTEXT:
+        s.pending_text_type = PLAINTEXT
+    elif TAG_FLAGS[tid] & F_VOID:
+        return 0
+    s.overflow += 1
+    s.last_pushed = True
+    return 0
+
+
+cdef void update_after(TreeBuilderSimulator s) noexcept:
+    cdef Py_ssize_t last = s.afe_len - 1
+    s.afe_pending = last >= 0 and s.afe[last].id != 0 and index_of_id(s, s.afe[last].id) < 0
+    s.wants_text = s.overflow == 0 and s.mode != M_TEXT and (
+        s.mode <= M_AFTER_HEAD or s.mode == M_IN_COLUMN_GROUP or s.frameset_ok or s.afe_pending)
+
+
+cdef class TreeBuilderSimulator(Feedback):
+    """Tree-builder feedback for the lexer: ``Lexer(sink, TreeBuilderSimulator())``.
+
+    ``TreeBuilderSimulator(*, scripting=True, strict=False, max_depth=DEFAULT_MAX_DEPTH)``
+
+    * ``scripting``: whether ``<noscript>`` content is raw text (scripting on, as in browsers) or
+      markup.
+    * ``strict``: raise :class:`~htmlstream.ParsingAmbiguityError` (before the tag is handed on)
+      where browsers may read the rest differently; by default the current HTML standard's
+      reading is taken.
+    * ``max_depth``: how many open elements are recorded; deeper ones are only counted (see
+      docs/tree-builder-feedback.md).  In strict mode going deeper raises.
+    """
+
+    def __cinit__(self):
+        self.stack = NULL
+        self.afe = NULL
+        self.template_modes = NULL
+
+    def __init__(self, *, bint scripting=True, bint strict=False,
+                 Py_ssize_t max_depth=DEFAULT_MAX_DEPTH):
+        if max_depth < 4:
+            raise ValueError("max_depth must be at least 4")
+        _free_arrays(self)
+        self.stack = <OpenElement*>malloc(max_depth * sizeof(OpenElement))
+        self.afe = <FormattingEntry*>malloc(max_depth * sizeof(FormattingEntry))
+        self.template_modes = <uint8_t*>malloc(max_depth)
+        if self.stack == NULL or self.afe == NULL or self.template_modes == NULL:
+            _free_arrays(self)
+            raise MemoryError()
+        self.scripting = scripting
+        self.strict = strict
+        self.max_depth = max_depth
+        self.depth = 0
+        self.overflow = 0
+        self.next_id = 0
+        self.changed_from = 0
+        self.changed_reset = False
+        self.afe_len = 0
+        self.afe_pending = False
+        self.mode = M_INITIAL
+        self.orig_mode = M_INITIAL
+        self.template_modes_len = 0
+        self.frameset_ok = True
+        self.quirks = False
+        self.head_seen = False
+        self.head_elem.id = 0
+        self.form_id = 0
+        self.frameset_seen = False
+        self.last_namespace = NS_HTML
+        self.last_pushed = False
+        self.t_tag = NULL
+        self.pending_text_type = -1
+        self.long_names = {}
+        memset(self.long_seen, 0, sizeof(self.long_seen))
+        self.wants_text = True
+
+    def __dealloc__(self):
+        _free_arrays(self)
+
+    # ------------------------------------------------------------------ Feedback
+
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        cdef uint64_t h = tag.name_hash
+        cdef const unsigned char* name
+        cdef Py_ssize_t n
+        cdef int tid
+        cdef OpenElement* e
+        self.t_tag = tag
+        self.t_data = lx.data
+        self.t_base = lx.base
+        self.t_offset = tag.start
+        self.t_self_closing = tag.self_closing
+        self.t_no_attrs = False
+        self.t_name = h
+        if h != INVALID_HASH:
+            self.t_xname = 0
+            tid = tid_of_hash(h)
+        else:
+            name = lx.data + (tag.name_start - lx.base)
+            n = tag.name_end - tag.name_start
+            self.t_xname = fnv_name(name, n)
+            tid = T_ANNOTATION_XML if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
+        self.t_tid = tid
+        self.pending_text_type = -1
+        if self.changed_reset:
+            self.changed_from = self.depth
+        if self.overflow > 0:
+            overflow_tag(self)
+        elif tag.is_end:
+            e = top(self)
+            if e != NULL and e.ns != NS_HTML:
+                if tid == T_P or tid == T_BR:
+                    pop_to_html_or_integration_point(self)
+                    html_end(self)
+                else:
+                    foreign_end(self)
+            else:
+                html_end(self)
+        else:
+            self.last_namespace = NS_HTML
+            self.last_pushed = False
+            if uses_html_rules_for_start(self):
+                if self.strict:
+                    check_ambiguity(self)
+                if tid == T_FRAMESET:
+                    self.frameset_seen = True
+                html_start(self)
+            elif breaks_out(self):
+                pop_to_html_or_integration_point(self)
+                html_start(self)
+            else:
+                insert_foreign(self, top(self).ns)
+        if self.overflow > 0 and self.strict:
+            raise ParsingAmbiguityError(
+                _tag_name(self), tag.start,
+                f"more than max_depth={self.max_depth} open elements: the rest cannot be followed")
+        if self.pending_text_type >= 0:
+            lx.switch_text_state(self.pending_text_type)
+        e = top(self)
+        if e != NULL:
+            lx.cdata_allowed = e.ns != NS_HTML
+        elif self.depth == 0:
+            lx.cdata_allowed = False
+        update_after(self)
+        self.t_tag = NULL
+        self.changed_reset = True
+        return 0
+
+    cdef int on_text(self, Lexer lx, Py_ssize_t content_start, Py_ssize_t content_end,
+                     int text_type) except -1:
+        cdef const unsigned char* p
+        cdef Py_ssize_t n, i
+        cdef bint non_ws = False, non_nul = False, amp = False
+        cdef unsigned char c
+        cdef int m
+        cdef OpenElement* e
+        if text_type != DATA and text_type != CDATA_SECTION:
+            return 0
+        if self.overflow > 0 or content_end <= content_start:
+            return 0
+        p = lx.data + (content_start - lx.base)
+        n = content_end - content_start
+        for i in range(n):
+            c = p[i]
+            if c == 0:
+                continue
+            non_nul = True
+            if is_ws(c):
+                continue
+            if c == b'&' and text_type == DATA:
+                amp = True
+                continue
+            non_ws = True
+            break
+        if not non_nul:
+            return 0
+        if amp and not non_ws:
+            non_ws = _decoded_has_non_ws(PyBytes_FromStringAndSize(<const char*>p, n))
+        if self.changed_reset:
+            self.changed_from = self.depth
+            self.changed_reset = False
+        while True:
+            if not uses_html_rules_for_text(self):
+                if non_ws:
+                    self.frameset_ok = False
+                break
+            m = self.mode
+            if m == M_IN_BODY or m == M_IN_CAPTION or m == M_IN_CELL or m == M_IN_TEMPLATE:
+                body_text(self, non_ws)
+                break
+            if m == M_INITIAL:
+                if not non_ws:
+                    break
+                self.quirks = True
+                self.mode = M_BEFORE_HTML
+                continue
+            if m == M_BEFORE_HTML:
+                if not non_ws:
+                    break
+                insert_implied(self, T_HTML)
+                self.mode = M_BEFORE_HEAD
+                continue
+            if m == M_BEFORE_HEAD:
+                if not non_ws:
+                    break
+                insert_implied(self, T_HEAD)
+                self.head_seen = True
+                if top(self) != NULL:
+                    self.head_elem = top(self)[0]
+                self.mode = M_IN_HEAD
+                continue
+            if m == M_IN_HEAD or m == M_IN_HEAD_NOSCRIPT:
+                if not non_ws:
+                    break
+                pop(self)
+                self.mode = M_AFTER_HEAD if m == M_IN_HEAD else M_IN_HEAD
+                continue
+            if m == M_AFTER_HEAD:
+                if not non_ws:
+                    break
+                insert_implied(self, T_BODY)
+                self.mode = M_IN_BODY
+                continue
+            if m == M_AFTER_BODY or m == M_AFTER_AFTER_BODY:
+                if non_ws:
+                    self.mode = M_IN_BODY
+                body_text(self, non_ws)
+                break
+            if m == M_IN_TABLE or m == M_IN_TABLE_BODY or m == M_IN_ROW:
+                e = top(self)
+                if e != NULL and e.ns == NS_HTML and (
+                        e.tid == T_TABLE or e.tid == T_TBODY or e.tid == T_TEMPLATE
+                        or e.tid == T_TFOOT or e.tid == T_THEAD or e.tid == T_TR):
+                    if non_ws:
+                        body_text(self, True)      # foster-parented with the in-body rules
+                else:
+                    body_text(self, non_ws)
+                break
+            if m == M_IN_COLUMN_GROUP:
+                if non_ws and cur_is(self, T_COLGROUP):
+                    pop(self)
+                    self.mode = M_IN_TABLE
+                    continue
+                break
+            if m == M_AFTER_AFTER_FRAMESET:
+                body_text(self, False)
+                break
+            break       # text mode, in frameset, after frameset
+        e = top(self)
+        if e != NULL:
+            lx.cdata_allowed = e.ns != NS_HTML
+        update_after(self)
+        return 0
+
+    cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
+        if self.mode != M_INITIAL:
+            return 0
+        self.quirks = bool(doctype_is_quirky(
+            _slice_str(lx, d.name_start, d.name_end),
+            _slice_str(lx, d.public_start, d.public_end),
+            _slice_str(lx, d.system_start, d.system_end),
+            d.force_quirks))
+        self.mode = M_BEFORE_HTML
+        update_after(self)
+        return 0
+
+    cdef int on_eof(self, Lexer lx) except -1:
+        return 0
+
+    # ------------------------------------------------------------------ Python surface
+
+    def open_elements(self, *, bint detail=False):
+        """The recorded stack of open elements, outermost first.
+
+        Each item is ``(name, namespace)`` with the lower-cased local name and ``"html"``,
+        ``"svg"`` or ``"math"``; with ``detail=True`` also the start tag's stream offset (-1 for
+        elements the parser implied) and flags (``"implied"``, ``"clone"``).
+        """
+        cdef Py_ssize_t i
+        cdef OpenElement* e
+        out = []
+        for i in range(self.depth):
+            e = &self.stack[i]
+            if e.name != INVALID_HASH:
+                name = _TAG_NAMES[e.tid] if e.tid else _unhash(e.name)
+            else:
+                name = self.long_names.get(e.xname, "?")
+            ns = _NS_SHORT[e.ns]
+            if detail:
+                flags = []
+                if e.flags & E_IMPLIED:
+                    flags.append("implied")
+                if e.flags & E_CLONE:
+                    flags.append("clone")
+                out.append((name, ns, e.offset, tuple(flags)))
+            else:
+                out.append((name, ns))
+        return out
+
+    @property
+    def insertion_mode(self):
+        """The current insertion mode, as the HTML standard names it."""
+        return _MODE_NAMES[self.mode]
+
+    @property
+    def last_start_tag_namespace(self):
+        """The namespace URI of the element the last start tag created."""
+        return NAMESPACE_URIS[self.last_namespace]
+
+    @property
+    def last_start_tag_pushed(self):
+        """Whether the last start tag's element was pushed (it can have content)."""
+        return bool(self.last_pushed)
+
+    @property
+    def active_formatting_elements(self):
+        """Names of the list of active formatting elements (``None`` for a marker)."""
+        cdef Py_ssize_t i
+        return [None if self.afe[i].id == 0 else _TAG_NAMES[self.afe[i].elem.tid]
+                for i in range(self.afe_len)]
+
+
+cdef void _free_arrays(TreeBuilderSimulator s) noexcept:
+    if s.stack != NULL:
+        free(s.stack)
+        s.stack = NULL
+    if s.afe != NULL:
+        free(s.afe)
+        s.afe = NULL
+    if s.template_modes != NULL:
+        free(s.template_modes)
+        s.template_modes = NULL
+
+
+cdef void body_text(TreeBuilderSimulator s, bint non_ws) noexcept:
+    reconstruct(s)
+    if non_ws:
+        s.frameset_ok = False
+
+
+cdef bint _decoded_has_non_ws(bytes raw) except -1:
+    from htmlstream.charrefs import decode_charrefs
+    text = decode_charrefs(raw.decode("utf-8", "replace"))
+    for ch in text:
+        if ch not in "\t\n\x0c\r \x00":
+            return True
+    return False
+
+
+def _unhash(uint64_t h):
+    """The name a valid taghash stands for."""
+    chars = []
+    cdef int c
+    while h:
+        c = h & 31
+        chars.append("123456"[c] if c < 6 else chr(ord("a") + c - 6))
+        h >>= 5
+    return "".join(reversed(chars))

@@ -1,0 +1,1248 @@
+"""Unit tests of the rewriter API: Rewriter, RewriterStream and the rewritable units.
+
+Every test that feeds input runs it under many chunkings (``chunking.chunkings``: whole, byte by
+byte, every 2-way split of short inputs, random cuts) through :func:`rewrite_all`, which also
+checks that the output returned by each ``feed`` is final (a prefix of the whole output).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chunking import chunkings
+from htmlstream.errors import BufferLimitExceeded, HtmlStreamError, SelectorError
+from htmlstream.tokens import TextType
+
+rewriter_mod = pytest.importorskip("htmlstream.rewriter")
+units = pytest.importorskip("htmlstream.units")
+Rewriter = rewriter_mod.Rewriter
+UnitExpired = units.UnitExpired
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def as_bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def run_cut(rw: Any, cut: list[bytes]) -> bytes:
+    """Feed one chunking; check every piece returned is final; return the whole output."""
+    stream = rw.stream()
+    parts = [stream.feed(c) for c in cut]
+    parts.append(stream.close())
+    return b"".join(parts)
+
+
+def rewrite_all(rw: Any, data: bytes | str, *, seed: int | str = 0) -> bytes:
+    """The output of ``rw`` for ``data``, which must be the same for every chunking (and for
+    ``rw.rewrite``)."""
+    data = as_bytes(data)
+    expected = rw.rewrite(data)
+    for cut in chunkings(data, seed=seed, random_splits=6):
+        got = run_cut(rw, cut)
+        assert got == expected, f"chunking {[len(c) for c in cut]}: {got!r} != {expected!r}"
+    return expected
+
+
+def runs(factory: Callable[[], tuple[Any, list[Any]]], data: bytes | str
+         ) -> tuple[bytes, list[Any]]:
+    """``factory()`` gives a fresh (rewriter, log); the output and the log must be the same for
+    every chunking.  Returns them."""
+    data = as_bytes(data)
+    rw, log = factory()
+    expected = rw.rewrite(data)
+    expected_log = list(log)
+    for cut in chunkings(data, random_splits=6):
+        rw, log = factory()
+        got = run_cut(rw, cut)
+        assert got == expected, f"chunking {[len(c) for c in cut]}: {got!r} != {expected!r}"
+        assert log == expected_log, f"chunking {[len(c) for c in cut]}"
+    return expected, expected_log
+
+
+def on_element(selector: str, fn: Callable[[Any], Any], **kwargs: Any) -> Any:
+    rw = Rewriter(**kwargs)
+    rw.on(selector, element=fn)
+    return rw
+
+
+def check(selector: str, fn: Callable[[Any], Any], data: bytes | str, expected: bytes | str
+          ) -> None:
+    assert rewrite_all(on_element(selector, fn), data) == as_bytes(expected)
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def test_no_rules_is_identity() -> None:
+    data = b"<!DOCTYPE html><p class=x>a &amp; b<!--c--><script>x</script>"
+    assert rewrite_all(Rewriter(), data) == data
+
+
+def test_on_returns_rewriter_and_chains() -> None:
+    rw = Rewriter()
+    assert rw.on("b", element=lambda e: None) is rw
+    assert rw.on_document(end=lambda e: None) is rw
+    rw.on("a", element=lambda e: e.set_attribute("x", "1")).on(
+        "b", element=lambda e: e.set_attribute("y", "2"))
+    assert rewrite_all(rw, "<a></a><b></b>") == b'<a x="1"></a><b y="2"></b>'
+
+
+def test_on_with_all_keyword_handlers() -> None:
+    log: list[str] = []
+    rw = Rewriter()
+    rw.on("div", element=lambda e: log.append("el:" + e.tag_name),
+          text=lambda t: log.append("text:" + t.text) if t.text else None,
+          comments=lambda c: log.append("comment:" + c.text))
+    rw.rewrite(b"x<div>a<!--b--></div>y<!--z-->")
+    assert log == ["el:div", "text:a", "comment:b"]
+
+
+def test_handler_object() -> None:
+    class Handler:
+        def __init__(self) -> None:
+            self.log: list[str] = []
+
+        def element(self, el: Any) -> None:
+            self.log.append(el.tag_name)
+            el.set_attribute("seen", "1")
+
+        def text(self, chunk: Any) -> None:
+            if chunk.text:
+                chunk.replace(chunk.text.upper())
+
+        def comments(self, comment: Any) -> None:
+            comment.remove()
+
+    def factory() -> tuple[Any, list[Any]]:
+        h = Handler()
+        rw = Rewriter()
+        rw.on("p", h)
+        return rw, h.log
+
+    out, log = runs(factory, "<p>ab<!--c--><i>d</i></p>e")
+    assert out == b'<p seen="1">AB<i>D</i></p>e'
+    assert log == ["p"]
+
+
+def test_handler_object_with_only_some_methods() -> None:
+    class OnlyText:
+        def text(self, chunk: Any) -> None:
+            chunk.replace(chunk.text.replace("a", "b"))
+
+    rw = Rewriter()
+    rw.on("p", OnlyText())
+    assert rewrite_all(rw, "<p>aaa</p>a") == b"<p>bbb</p>a"
+
+
+def test_handler_object_keyword_added() -> None:
+    class OnlyText:
+        def text(self, chunk: Any) -> None:
+            chunk.replace(chunk.text.upper())
+
+    rw = Rewriter()
+    rw.on("p", OnlyText(), element=lambda e: e.set_attribute("k", "v"))
+    assert rewrite_all(rw, "<p>ab</p>") == b'<p k="v">AB</p>'
+
+
+def test_handler_object_without_methods_is_refused() -> None:
+    with pytest.raises(TypeError):
+        Rewriter().on("p", object())
+
+
+def test_non_callable_handler_is_refused() -> None:
+    with pytest.raises(TypeError):
+        Rewriter().on("p", element="not callable")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Rewriter().on_document(end=42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("selector", ["p:hover", "div >", "", "a[", "p:last-child", "::before"])
+def test_bad_selector(selector: str) -> None:
+    with pytest.raises(SelectorError) as info:
+        Rewriter().on(selector, element=lambda e: None)
+    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, HtmlStreamError)
+
+
+def test_decorators() -> None:
+    rw = Rewriter()
+
+    @rw.element("img")
+    def lazy(el: Any) -> None:
+        el.set_attribute("loading", "lazy")
+
+    @rw.text("p")
+    def upper(chunk: Any) -> None:
+        chunk.replace(chunk.text.upper())
+
+    @rw.comments("div")
+    def drop(comment: Any) -> None:
+        comment.remove()
+
+    assert callable(lazy) and lazy.__name__ == "lazy"
+    assert upper.__name__ == "upper" and drop.__name__ == "drop"
+    out = rewrite_all(rw, "<div><!--x--><p>ab<img src=i></p></div><!--y-->")
+    assert out == b'<div><p>AB<img src=i loading="lazy"></p></div><!--y-->'
+
+
+def test_on_document_keywords_and_object() -> None:
+    class Doc:
+        def __init__(self) -> None:
+            self.log: list[Any] = []
+
+        def doctype(self, d: Any) -> None:
+            self.log.append(("doctype", d.name))
+
+        def comments(self, c: Any) -> None:
+            self.log.append(("comment", c.text))
+
+        def text(self, t: Any) -> None:
+            if t.last_in_text_node:
+                self.log.append(("text-end",))
+
+        def end(self, e: Any) -> None:
+            self.log.append(("end",))
+            e.append("<!--E-->", html=True)
+
+    def factory() -> tuple[Any, list[Any]]:
+        d = Doc()
+        rw = Rewriter()
+        rw.on_document(d)
+        return rw, d.log
+
+    out, log = runs(factory, "<!DOCTYPE html><p>a<!--c-->b</p>")
+    assert out == b"<!DOCTYPE html><p>a<!--c-->b</p><!--E-->"
+    assert log == [("doctype", "html"), ("text-end",), ("comment", "c"), ("text-end",), ("end",)]
+
+    seen: list[str] = []
+    rw = Rewriter()
+    rw.on_document(doctype=lambda d: seen.append("d"), comments=lambda c: seen.append("c"),
+                   text=lambda t: None, end=lambda e: seen.append("e"))
+    rw.rewrite(b"<!doctype html><!--x-->")
+    assert seen == ["d", "c", "e"]
+
+
+def test_handlers_run_in_registration_order() -> None:
+    log: list[str] = []
+    rw = Rewriter()
+    rw.on("div", element=lambda e: log.append("1"))
+    rw.on("*", element=lambda e: log.append("2") if e.tag_name == "div" else None)
+    rw.on("div.x", element=lambda e: log.append("3"))
+    rw.rewrite(b"<div class=x></div>")
+    assert log == ["1", "2", "3"]
+
+
+def test_document_end_handlers_in_registration_order() -> None:
+    rw = Rewriter()
+    rw.on_document(end=lambda e: e.append("1"))
+    rw.on_document(end=lambda e: e.append("2"))
+    rw.on_document(end=lambda e: e.append("<3>", html=True))
+    assert rewrite_all(rw, "<p>x") == b"<p>x12<3>"
+
+
+# --------------------------------------------------------------------------- Element: reading
+
+
+def test_tag_name_and_namespace() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen = []
+        rw = on_element("*", lambda e: seen.append((e.tag_name, e.namespace_uri)))
+        return rw, seen
+
+    _, seen = runs(factory, "<DIV><svg><Circle/><foreignObject><P>x</P></foreignObject></svg>"
+                            "<math><mi>y</mi></math></DIV>")
+    html = "http://www.w3.org/1999/xhtml"
+    svg = "http://www.w3.org/2000/svg"
+    mathml = "http://www.w3.org/1998/Math/MathML"
+    assert seen == [("div", html), ("svg", svg), ("circle", svg), ("foreignobject", svg),
+                    ("p", html), ("math", mathml), ("mi", mathml)]
+
+
+def test_attributes_are_decoded() -> None:
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def el(e: Any) -> None:
+            seen.append(e.attributes)
+            seen.append((e.get_attribute("HREF"), e.get_attribute("title"),
+                         e.get_attribute("missing"), e.has_attribute("data-x"),
+                         e.has_attribute("nope"), e.get_attribute("data-x")))
+        return on_element("a", el), seen
+
+    _, seen = runs(factory, "<a HREF='/x?a=1&amp;b=2' title=\"caf&eacute; &lt;&#x41;&#66;\" "
+                            "data-x href=dup>l</a>")
+    assert seen[0] == [("href", "/x?a=1&b=2"), ("title", "caf\u00e9 <AB"), ("data-x", "")]
+    assert seen[1] == ("/x?a=1&b=2", "caf\u00e9 <AB", None, True, False, "")
+
+
+def test_attribute_newlines_and_unicode() -> None:
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+        return on_element("p", lambda e: seen.append(e.get_attribute("t"))), seen
+
+    _, seen = runs(factory, b"<p t='a\r\nb\rc \xe2\x82\xac'>")
+    assert seen == ["a\nb\nc \u20ac"]
+
+
+def test_flags_and_offset() -> None:
+    data = "<p>ab<br/><img src=x><svg><path/><g></g></svg><span/></p>"
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+        return on_element("*", lambda e: seen.append(
+            (e.tag_name, e.is_self_closing, e.can_have_content, e.offset))), seen
+
+    _, seen = runs(factory, data)
+    assert seen == [
+        ("p", False, True, 0), ("br", True, False, data.index("<br")),
+        ("img", False, False, data.index("<img")), ("svg", False, True, data.index("<svg")),
+        ("path", True, False, data.index("<path")), ("g", False, True, data.index("<g")),
+        ("span", True, True, data.index("<span")),
+    ]
+
+
+# --------------------------------------------------------------------------- Element: changing
+
+
+def test_set_tag_name_renames_start_and_end_tags() -> None:
+    def rename(e: Any) -> None:
+        e.tag_name = "section"
+        assert e.tag_name == "section"
+
+    check("div", rename, "<div class=a>x</DIV >y", '<section class=a>x</section>y')
+
+
+def test_set_tag_name_unclosed_element() -> None:
+    def rename(e: Any) -> None:
+        e.tag_name = "span"
+
+    check("b", rename, "<b>x", "<span>x")
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "a>", "1a", "a/b", "a\0"])
+def test_set_tag_name_invalid(bad: str) -> None:
+    def rename(e: Any) -> None:
+        with pytest.raises(ValueError):
+            e.tag_name = bad
+
+    check("div", rename, "<div>x</div>", "<div>x</div>")
+
+
+def test_set_attribute_new_and_existing() -> None:
+    def el(e: Any) -> None:
+        e.set_attribute("href", "/new")
+        e.set_attribute("rel", "nofollow")
+
+    check("a", el, "<a href='/old' class=c>l</a>", '<a href="/new" class=c rel="nofollow">l</a>')
+
+
+def test_set_attribute_escapes_amp_and_quote() -> None:
+    def el(e: Any) -> None:
+        e.set_attribute("title", "a&b \"q\" 'r' <t>")
+
+    check("p", el, "<p>", "<p title=\"a&amp;b &quot;q&quot; 'r' <t>\">")
+
+
+def test_set_attribute_roundtrip_keeps_meaning() -> None:
+    data = "<a href='/x?a=1&amp;b=2' title=\"&quot;q&quot; &amp;amp;\">l</a>"
+
+    def el(e: Any) -> None:
+        for name, value in e.attributes:
+            e.set_attribute(name, value)
+
+    out = rewrite_all(on_element("a", el), data)
+    before: list[Any] = []
+    after: list[Any] = []
+    Rewriter().on("a", element=lambda e: before.append(e.attributes)).rewrite(data.encode())
+    Rewriter().on("a", element=lambda e: after.append(e.attributes)).rewrite(out)
+    assert before == after == [[("href", "/x?a=1&b=2"), ("title", '"q" &amp;')]]
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "a=b", "a>", 'a"', "a/", "a\0"])
+def test_set_attribute_invalid_name(bad: str) -> None:
+    def el(e: Any) -> None:
+        with pytest.raises(ValueError):
+            e.set_attribute(bad, "v")
+
+    check("p", el, "<p>", "<p>")
+
+
+def test_remove_attribute() -> None:
+    def el(e: Any) -> None:
+        e.remove_attribute("CLASS")
+        assert not e.has_attribute("class")
+
+    check("p", el, "<p id=i class='c' title=t>x</p>", "<p id=i title=t>x</p>")
+
+
+def test_remove_absent_attribute_changes_nothing() -> None:
+    check("p", lambda e: e.remove_attribute("nope"), "<P  id=i\n>x</P>", "<P  id=i\n>x</P>")
+
+
+def test_insertion_order() -> None:
+    def el(e: Any) -> None:
+        e.before("1")
+        e.before("2")
+        e.after("3")
+        e.after("4")
+        e.prepend("5")
+        e.prepend("6")
+        e.append("7")
+        e.append("8")
+
+    check("div", el, "<div>x</div>", "12<div>65x78</div>43")
+
+
+def test_insertion_text_is_escaped_html_is_not() -> None:
+    def el(e: Any) -> None:
+        e.before("<b>&amp;\"'</b>")
+        e.before("<b>&amp;</b>", html=True)
+        e.append("a<b>c")
+        e.append("<i>c</i>", html=True)
+
+    check("div", el, "<div>x</div>",
+          "&lt;b&gt;&amp;amp;\"'&lt;/b&gt;<b>&amp;</b><div>xa&lt;b&gt;c<i>c</i></div>")
+
+
+def test_insertion_into_rcdata_is_escaped() -> None:
+    check("title", lambda e: e.append("a</title>&"), "<title>t</title>",
+          "<title>ta&lt;/title&gt;&amp;</title>")
+
+
+@pytest.mark.parametrize(
+    ("tag", "content"),
+    [("script", "if (a < b && c > d) {}"), ("style", "a > b { content: '&amp;' }")],
+)
+def test_text_in_script_and_style_not_escaped(tag: str, content: str) -> None:
+    def el(e: Any) -> None:
+        e.prepend(content)
+        e.append(content)
+
+    check(tag, el, f"<{tag}>x</{tag}>", f"<{tag}>{content}x{content}</{tag}>")
+
+
+@pytest.mark.parametrize(
+    ("tag", "content"),
+    [("script", "</script>"), ("script", "a</SCRIPT >"), ("script", "x<!--y"),
+     ("style", "</style>"), ("style", "</b>")],
+)
+def test_text_closing_raw_text_is_refused(tag: str, content: str) -> None:
+    def el(e: Any) -> None:
+        for method in (e.prepend, e.append, e.set_inner_content):
+            with pytest.raises(ValueError):
+                method(content)
+        e.append(content, html=True)    # deliberate markup is allowed
+
+    check(tag, el, f"<{tag}>x</{tag}>", f"<{tag}>x{content}</{tag}>")
+
+
+def test_set_inner_content() -> None:
+    check("div", lambda e: e.set_inner_content("<new>"), "<div>a<b>c</b>d</div>e",
+          "<div>&lt;new&gt;</div>e")
+    check("div", lambda e: e.set_inner_content("<i>n</i>", html=True),
+          "<div>a<!--c--><div>d</div></div>e", "<div><i>n</i></div>e")
+
+
+def test_set_inner_content_after_prepend_append() -> None:
+    def el(e: Any) -> None:
+        e.prepend("P")
+        e.append("A")
+        e.set_inner_content("I")
+
+    check("div", el, "<div>x</div>", "<div>I</div>")
+
+
+def test_set_inner_content_unclosed() -> None:
+    check("div", lambda e: e.set_inner_content("I"), "<div>abc<p>def", "<div>I")
+
+
+def test_replace() -> None:
+    check("div", lambda e: e.replace("<R>"), "a<div>b<i>c</i></div>d", "a&lt;R&gt;d")
+    check("div", lambda e: e.replace("<R>", html=True), "a<div>b</div>d", "a<R>d")
+
+
+def test_remove() -> None:
+    def el(e: Any) -> None:
+        e.remove()
+        assert e.removed
+
+    check("div", el, "a<div>b<i>c</i><!--x--></div>d", "ad")
+
+
+def test_remove_keeps_before_after() -> None:
+    def el(e: Any) -> None:
+        e.before("B")
+        e.after("A")
+        e.remove()
+
+    check("div", el, "a<div>b</div>d", "aBAd")
+
+
+def test_remove_and_keep_content() -> None:
+    def el(e: Any) -> None:
+        e.remove_and_keep_content()
+        assert e.removed
+
+    check("div", el, "a<div class=x>b<i>c</i></div>d", "ab<i>c</i>d")
+
+
+def test_remove_and_keep_content_with_insertions() -> None:
+    def el(e: Any) -> None:
+        e.remove_and_keep_content()
+        e.before("1")
+        e.prepend("2")
+        e.append("3")
+        e.after("4")
+
+    check("div", el, "<div>x</div>", "12x34")
+
+
+def test_removed_flag_initially_false() -> None:
+    seen: list[bool] = []
+    on_element("p", lambda e: seen.append(e.removed)).rewrite(b"<p>")
+    assert seen == [False]
+
+
+@pytest.mark.parametrize("tag", ["img", "br", "input", "hr", "meta", "source"])
+def test_void_elements(tag: str) -> None:
+    check(tag, lambda e: e.replace("R"), f"a<{tag} x=y>b", "aRb")
+    check(tag, lambda e: e.remove(), f"a<{tag}/>b", "ab")
+    check(tag, lambda e: e.remove_and_keep_content(), f"a<{tag}>b", "ab")
+
+    def content(e: Any) -> None:
+        assert not e.can_have_content
+        e.before("[")
+        e.after("]")
+        e.prepend("no")
+        e.append("no")
+        e.set_inner_content("no")
+        with pytest.raises(ValueError):
+            e.on_end_tag(lambda end: None)
+
+    check(tag, content, f"a<{tag}>b", f"a[<{tag}>]b")
+
+
+def test_void_element_does_not_swallow_following() -> None:
+    check("img", lambda e: e.set_inner_content("X"), "<img><p>x</p>", "<img><p>x</p>")
+    check("br", lambda e: e.remove(), "<div><br>x</div>", "<div>x</div>")
+
+
+def test_self_closing_foreign_element() -> None:
+    check("circle", lambda e: e.remove(), "<svg><circle r=1/><g>x</g></svg>", "<svg><g>x</g></svg>")
+    check("g", lambda e: e.set_inner_content("I"), "<svg><g/>x</svg>", "<svg><g/>x</svg>")
+
+
+def test_nested_removals() -> None:
+    check("div", lambda e: e.remove(), "<div>a<div>b</div>c</div>d<div>e</div>f", "df")
+    check("div", lambda e: e.set_inner_content("I"), "<div>a<div>b</div>c</div>d",
+          "<div>I</div>d")
+
+    def outer_keep_inner_remove(e: Any) -> None:
+        if e.get_attribute("id") == "o":
+            e.remove_and_keep_content()
+        else:
+            e.remove()
+
+    check("div", outer_keep_inner_remove, "<div id=o>a<div>b</div>c</div>d", "acd")
+
+    def inner_remove_outer_append(e: Any) -> None:
+        if e.get_attribute("id") == "o":
+            e.append("Z")
+        else:
+            e.remove()
+
+    check("div", inner_remove_outer_append, "<div id=o>a<div>b</div>c</div>d",
+          "<div id=o>acZ</div>d")
+
+
+def test_handlers_inside_removed_content_change_nothing() -> None:
+    rw = Rewriter()
+    rw.on("div", element=lambda e: e.remove())
+    rw.on("span", element=lambda e: e.after("S"))
+    assert rewrite_all(rw, "<div><span>x</span></div><span>y</span>") == b"<span>y</span>S"
+
+
+def test_element_content_handlers_scope() -> None:
+    rw = Rewriter()
+    rw.on("p", text=lambda t: t.replace(t.text.upper()), comments=lambda c: c.remove())
+    data = "a<p>b<i>c<!--d-->e</i>f</p>g<!--h-->"
+    assert rewrite_all(rw, data) == b"a<p>B<i>CE</i>F</p>g<!--h-->"
+
+
+# --------------------------------------------------------------------------- EndTag
+
+
+def test_end_tag_handler_explicit() -> None:
+    def factory() -> tuple[Any, list[Any]]:
+        log: list[Any] = []
+
+        def end(t: Any) -> None:
+            log.append((t.name, t.implicit))
+            t.before("B")
+            t.after("A")
+
+        return on_element("div", lambda e: e.on_end_tag(end)), log
+
+    out, log = runs(factory, "<div>a</DIV>b")
+    assert out == b"<div>aB</DIV>Ab"
+    assert log == [("div", False)]
+
+
+def test_end_tag_rename_and_remove() -> None:
+    def rename(t: Any) -> None:
+        t.name = "span"
+        assert t.name == "span"
+
+    check("div", lambda e: e.on_end_tag(rename), "<div>a</div >b", "<div>a</span>b")
+    check("div", lambda e: e.on_end_tag(lambda t: t.remove()), "<div>a</div>b", "<div>ab")
+
+
+def test_end_tag_handlers_order() -> None:
+    def el(e: Any) -> None:
+        e.on_end_tag(lambda t: t.before("1"))
+        e.on_end_tag(lambda t: t.before("2"))
+        e.on_end_tag(lambda t: t.after("3"))
+        e.on_end_tag(lambda t: t.after("4"))
+
+    check("div", el, "<div>x</div>", "<div>x12</div>43")
+
+
+def test_end_tag_after_element_after() -> None:
+    def el(e: Any) -> None:
+        e.after("E")
+        e.on_end_tag(lambda t: t.after("T"))
+
+    check("div", el, "<div>x</div>y", "<div>x</div>TEy")
+
+
+IMPLICIT_CASES = [
+    # (input, output with end.before("[") and end.after("]"), implicit flags)
+    ("<div><p>a</div>", "<div><p>a[]</div>", [True]),
+    ("<p>a<p>b", "<p>a[]<p>b[]", [True, True]),
+    ("<p>a<div>b</div>", "<p>a[]<div>b</div>", [True]),
+    ("<p>a", "<p>a[]", [True]),
+    ("<p>a</p>", "<p>a[</p>]", [False]),
+    ("<ul><li>a<li>b</ul>", "<ul><li>a[]<li>b[]</ul>", [True, True]),
+]
+
+
+@pytest.mark.parametrize(("data", "expected", "flags"), IMPLICIT_CASES)
+def test_end_tag_handler_implicit(data: str, expected: str, flags: list[bool]) -> None:
+    def factory() -> tuple[Any, list[Any]]:
+        log: list[Any] = []
+
+        def end(t: Any) -> None:
+            log.append(t.implicit)
+            t.before("[")
+            t.after("]")
+
+        return on_element("p, li", lambda e: e.on_end_tag(end)), log
+
+    out, log = runs(factory, data)
+    assert out == expected.encode()
+    assert log == flags
+
+
+def test_end_tag_implicit_rename_and_remove_do_nothing() -> None:
+    def rename(t: Any) -> None:
+        assert t.implicit
+        t.name = "x"
+        t.remove()
+
+    check("p", lambda e: e.on_end_tag(rename), "<div><p>a</div>", "<div><p>a</div>")
+
+
+def test_implicit_end_closes_removed_content() -> None:
+    check("p", lambda e: e.set_inner_content("I"), "<p>a<div>b</div>", "<p>I<div>b</div>")
+    check("p", lambda e: e.remove(), "<p>a<p>b", "")
+    check("p", lambda e: e.remove(), "<div><p>a</div>c", "<div></div>c")
+
+
+def test_end_tag_expired() -> None:
+    kept: list[Any] = []
+    on_element("div", lambda e: e.on_end_tag(kept.append)).rewrite(b"<div></div>")
+    with pytest.raises(UnitExpired):
+        kept[0].before("x")
+
+
+# --------------------------------------------------------------------------- TextChunk
+
+
+def text_log(selector: str | None, data: bytes | str) -> list[list[Any]]:
+    """For every chunking: the merged text pieces per node, as (text, raw, type)."""
+    data = as_bytes(data)
+    results = []
+    for cut in chunkings(data, random_splits=6):
+        nodes: list[Any] = []
+        current: list[Any] = []
+
+        def text(t: Any, nodes: list[Any] = nodes, current: list[Any] = current) -> None:
+            current.append((t.text, t.raw, t.text_type))
+            if t.last_in_text_node:
+                nodes.append(("".join(c[0] for c in current), b"".join(c[1] for c in current),
+                              {c[2] for c in current}))
+                current.clear()
+
+        rw = Rewriter()
+        if selector is None:
+            rw.on_document(text=text)
+        else:
+            rw.on(selector, text=text)
+        assert run_cut(rw, cut) == data
+        assert current == [], "text node without a last chunk"
+        results.append(nodes)
+    for r in results[1:]:
+        assert r == results[0]
+    return results[0]
+
+
+def test_text_decoded_raw_and_type() -> None:
+    nodes = text_log(None, "a &amp; b&lt;<title>t&amp;</title><script>s&amp;</script>"
+                           "<style>c&amp;</style><textarea>x&#65;</textarea>\r\nz")
+    assert nodes == [
+        ("a & b<", b"a &amp; b&lt;", {TextType.DATA}),
+        ("t&", b"t&amp;", {TextType.RCDATA}),
+        ("s&amp;", b"s&amp;", {TextType.SCRIPT_DATA}),
+        ("c&amp;", b"c&amp;", {TextType.RAWTEXT}),
+        ("xA", b"x&#65;", {TextType.RCDATA}),
+        ("\nz", b"\r\nz", {TextType.DATA}),
+    ]
+
+
+def test_text_nodes_split_by_tags_and_comments() -> None:
+    nodes = text_log(None, "a<b>b</b>c<!--x-->d")
+    assert [n[0] for n in nodes] == ["a", "b", "c", "d"]
+
+
+def test_text_selector_scope() -> None:
+    nodes = text_log("p", "x<p>a<i>b</i>c</p>y")
+    assert [n[0] for n in nodes] == ["a", "b", "c"]
+
+
+def test_text_cdata_type() -> None:
+    nodes = text_log(None, "<svg><![CDATA[a<b]]></svg>")
+    assert [(n[0], n[2]) for n in nodes] == [("a<b", {TextType.CDATA_SECTION})]
+
+
+def test_text_replace_remove_before_after() -> None:
+    def factory(fn: Callable[[Any], None]) -> Any:
+        rw = Rewriter()
+        rw.on("p", text=fn)
+        return rw
+
+    def last_only(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+        def handler(t: Any) -> None:
+            if t.last_in_text_node:
+                fn(t)
+            else:
+                t.remove()
+        return handler
+
+    data = "<p>hello &amp; bye</p>"
+    assert rewrite_all(factory(last_only(lambda t: t.replace("<x>"))), data) == \
+        b"<p>&lt;x&gt;</p>"
+    assert rewrite_all(factory(last_only(lambda t: t.replace("<x>", html=True))), data) == \
+        b"<p><x></p>"
+    assert rewrite_all(factory(lambda t: t.remove()), data) == b"<p></p>"
+
+    def around(t: Any) -> None:
+        if t.last_in_text_node:
+            t.after("<]>")
+            t.after("[", html=True)
+
+    assert rewrite_all(factory(around), "<p>ab</p>") == b"<p>ab[&lt;]&gt;</p>"
+
+
+def test_text_replace_in_script() -> None:
+    def handler(t: Any) -> None:
+        if t.last_in_text_node:
+            t.replace("a < b && c")
+            with pytest.raises(ValueError):
+                t.after("</script>")
+        else:
+            t.remove()
+
+    rw = Rewriter()
+    rw.on("script", text=handler)
+    assert rewrite_all(rw, "<script>x</script>") == b"<script>a < b && c</script>"
+
+
+def test_text_only_reading_keeps_invalid_bytes() -> None:
+    data = b"<p>\xff\xfe a&amp \x00 \r\n \xe2\x82 &#0; \xed\xa0\x80</p>"
+    rw = Rewriter()
+    rw.on_document(text=lambda t: (t.text, t.raw, t.removed))
+    assert rewrite_all(rw, data) == data
+
+
+def test_text_removed_flag() -> None:
+    seen: list[bool] = []
+
+    def handler(t: Any) -> None:
+        seen.append(t.removed)
+        t.replace("")
+        seen.append(t.removed)
+
+    rw = Rewriter()
+    rw.on_document(text=handler)
+    rw.rewrite(b"a")
+    assert seen[:2] == [False, True]
+
+
+# --------------------------------------------------------------------------- Comment
+
+
+def comments_rw(fn: Callable[[Any], None]) -> Any:
+    rw = Rewriter()
+    rw.on_document(comments=fn)
+    return rw
+
+
+def test_comment_text() -> None:
+    seen: list[Any] = []
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen = []
+        return comments_rw(lambda c: seen.append(c.text)), seen
+
+    _, seen = runs(factory, "<!-- a &amp; b --><!----><!--x\r\ny-->")
+    assert seen == [" a &amp; b ", "", "x\ny"]
+
+
+def test_comment_set_text() -> None:
+    def fn(c: Any) -> None:
+        c.text = "new"
+        assert c.text == "new"
+
+    assert rewrite_all(comments_rw(fn), "a<!-- old -->b") == b"a<!--new-->b"
+
+
+@pytest.mark.parametrize("bad", ["a-->b", "x--!>", "-", ">x"])
+def test_comment_set_text_invalid(bad: str) -> None:
+    def fn(c: Any) -> None:
+        with pytest.raises(ValueError):
+            c.text = bad
+
+    assert rewrite_all(comments_rw(fn), "<!--c-->") == b"<!--c-->"
+
+
+def test_comment_before_after_replace_remove() -> None:
+    def around(c: Any) -> None:
+        c.before("1")
+        c.before("<2>", html=True)
+        c.after("3")
+        c.after("<4>")
+
+    assert rewrite_all(comments_rw(around), "<!--c-->") == b"1<2><!--c-->&lt;4&gt;3"
+
+    def replace(c: Any) -> None:
+        c.replace("<r>")
+        assert c.removed
+
+    assert rewrite_all(comments_rw(replace), "a<!--c-->b") == b"a&lt;r&gt;b"
+    assert rewrite_all(comments_rw(lambda c: c.replace("<r>", html=True)), "<!--c-->") == b"<r>"
+    assert rewrite_all(comments_rw(lambda c: c.remove()), "a<!--c-->b<!---->") == b"ab"
+
+
+# --------------------------------------------------------------------------- Doctype, DocumentEnd
+
+
+def test_doctype() -> None:
+    data = ('<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" '
+            '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd"><p>x')
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+        rw = Rewriter()
+        rw.on_document(doctype=lambda d: seen.append((d.name, d.public_id, d.system_id)))
+        return rw, seen
+
+    _, seen = runs(factory, data)
+    assert seen == [("html", "-//W3C//DTD XHTML 1.0 Strict//EN",
+                     "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd")]
+    _, seen = runs(factory, "<!doctype HTML>")
+    assert seen == [("html", None, None)]
+
+
+def test_doctype_remove() -> None:
+    rw = Rewriter()
+    rw.on_document(doctype=lambda d: d.remove())
+    assert rewrite_all(rw, "<!DOCTYPE html>\n<p>x") == b"\n<p>x"
+
+
+def test_document_end_append() -> None:
+    rw = Rewriter()
+    rw.on_document(end=lambda e: (e.append("<a&b>"), e.append("<i>x</i>", html=True)))
+    assert rewrite_all(rw, "<p>x") == b"<p>x&lt;a&amp;b&gt;<i>x</i>"
+    assert rewrite_all(rw, "") == b"&lt;a&amp;b&gt;<i>x</i>"
+
+
+# --------------------------------------------------------------------------- UnitExpired
+
+
+def test_units_expire_after_their_handler() -> None:
+    kept: dict[str, Any] = {}
+    rw = Rewriter()
+    rw.on("p", element=lambda e: kept.setdefault("element", e),
+          text=lambda t: kept.setdefault("text", t),
+          comments=lambda c: kept.setdefault("comment", c))
+    rw.on_document(doctype=lambda d: kept.setdefault("doctype", d),
+                   end=lambda e: kept.setdefault("end", e))
+    out = rw.rewrite(b"<!DOCTYPE html><p>a<!--c--></p>")
+    assert out == b"<!DOCTYPE html><p>a<!--c--></p>"
+    calls: list[Callable[[], Any]] = [
+        lambda: kept["element"].set_attribute("a", "b"),
+        lambda: kept["element"].remove_attribute("a"),
+        lambda: kept["element"].before("x"),
+        lambda: kept["element"].after("x"),
+        lambda: kept["element"].prepend("x"),
+        lambda: kept["element"].append("x"),
+        lambda: kept["element"].set_inner_content("x"),
+        lambda: kept["element"].replace("x"),
+        lambda: kept["element"].remove(),
+        lambda: kept["element"].remove_and_keep_content(),
+        lambda: kept["element"].on_end_tag(lambda t: None),
+        lambda: setattr(kept["element"], "tag_name", "x"),
+        lambda: kept["text"].replace("x"),
+        lambda: kept["text"].before("x"),
+        lambda: kept["text"].after("x"),
+        lambda: kept["text"].remove(),
+        lambda: kept["comment"].replace("x"),
+        lambda: kept["comment"].before("x"),
+        lambda: kept["comment"].remove(),
+        lambda: setattr(kept["comment"], "text", "x"),
+        lambda: kept["doctype"].remove(),
+        lambda: kept["end"].append("x"),
+    ]
+    for call in calls:
+        with pytest.raises(UnitExpired):
+            call()
+    assert issubclass(UnitExpired, HtmlStreamError)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class Boom(Exception):
+    pass
+
+
+def failing_cases() -> list[tuple[str, Callable[[Any, Exception], None], bytes]]:
+    def raise_(exc: Exception) -> None:
+        raise exc
+
+    return [
+        ("element", lambda rw, exc: rw.on("b", element=lambda e: raise_(exc)),
+         b"<p>a</p><b>x</b><i>y</i>"),
+        ("text", lambda rw, exc: rw.on("b", text=lambda t: raise_(exc)),
+         b"<p>a</p><b>x</b>"),
+        ("comment", lambda rw, exc: rw.on_document(comments=lambda c: raise_(exc)),
+         b"<p>a</p><!--x-->"),
+        ("doctype", lambda rw, exc: rw.on_document(doctype=lambda d: raise_(exc)),
+         b"<!DOCTYPE html><p>a</p>"),
+        ("end tag", lambda rw, exc: rw.on("b", element=lambda e: e.on_end_tag(
+            lambda t: raise_(exc))), b"<p>a</p><b>x</b>y"),
+        ("implicit end tag", lambda rw, exc: rw.on("b", element=lambda e: e.on_end_tag(
+            lambda t: raise_(exc))), b"<p>a</p><b>x"),
+        ("document end", lambda rw, exc: rw.on_document(end=lambda e: raise_(exc)),
+         b"<p>a</p>"),
+    ]
+
+
+@pytest.mark.parametrize("kind", [c[0] for c in failing_cases()])
+def test_handler_exception_propagates_and_fails_stream(kind: str) -> None:
+    (setup, data), = [(s, d) for k, s, d in failing_cases() if k == kind]
+    exc = Boom(kind)
+    rw = Rewriter()
+    setup(rw, exc)
+
+    with pytest.raises(Boom) as info:
+        rw.rewrite(data)
+    assert info.value is exc
+
+    for cut in chunkings(data, random_splits=4):
+        stream = rw.stream()
+        out = b""
+        with pytest.raises(Boom) as info:
+            for chunk in cut:
+                out += stream.feed(chunk)
+            out += stream.close()
+        assert info.value is exc
+        assert data.startswith(out), "bytes returned before the error must be final"
+        with pytest.raises(HtmlStreamError):
+            stream.feed(b"more")
+        with pytest.raises(HtmlStreamError):
+            stream.close()
+
+
+def test_base_exception_propagates() -> None:
+    rw = Rewriter()
+
+    def stop(e: Any) -> None:
+        raise KeyboardInterrupt
+
+    rw.on("p", element=stop)
+    stream = rw.stream()
+    with pytest.raises(KeyboardInterrupt):
+        stream.feed(b"<p>")
+    with pytest.raises(HtmlStreamError):
+        stream.feed(b"x")
+
+
+def test_rewriter_usable_after_failed_stream() -> None:
+    calls = []
+
+    def maybe_fail(e: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise Boom
+        e.set_attribute("ok", "1")
+
+    rw = on_element("p", maybe_fail)
+    with pytest.raises(Boom):
+        rw.rewrite(b"<p>")
+    assert rw.rewrite(b"<p>") == b'<p ok="1">'
+
+
+def test_feed_after_close() -> None:
+    stream = Rewriter().stream()
+    assert stream.feed(b"<p>") + stream.close() == b"<p>"
+    with pytest.raises(HtmlStreamError):
+        stream.feed(b"x")
+    with pytest.raises(HtmlStreamError):
+        stream.close()
+
+
+def test_feed_str_is_refused() -> None:
+    stream = Rewriter().stream()
+    with pytest.raises(TypeError):
+        stream.feed("<p>")  # type: ignore[arg-type]
+
+
+def test_buffer_limit() -> None:
+    rw = Rewriter(max_buffer_size=256)
+    stream = rw.stream()
+    with pytest.raises(BufferLimitExceeded):
+        stream.feed(b"<div ")
+        for _ in range(100):
+            stream.feed(b"a" * 10)
+    with pytest.raises(HtmlStreamError):
+        stream.feed(b">")
+
+
+# --------------------------------------------------------------------------- inputs and outputs
+
+
+def test_rewrite_str_gives_str() -> None:
+    rw = on_element("p", lambda e: e.set_attribute("t", "caf\u00e9"))
+    out = rw.rewrite("<p>\u20ac \U0001F600</p>")
+    assert isinstance(out, str)
+    assert out == '<p t="caf\u00e9">\u20ac \U0001F600</p>'
+
+
+def test_rewrite_bytes_like() -> None:
+    rw = on_element("p", lambda e: e.append("!"))
+    assert rw.rewrite(bytearray(b"<p>a</p>")) == b"<p>a!</p>"
+    assert rw.rewrite(memoryview(b"<p>a</p>")) == b"<p>a!</p>"
+    stream = rw.stream()
+    assert stream.feed(bytearray(b"<p>a")) + stream.feed(memoryview(b"</p>")) + \
+        stream.close() == b"<p>a!</p>"
+
+
+def test_rewrite_iter() -> None:
+    rw = on_element("p", lambda e: e.append("!"))
+    chunks = [b"<p>a", b"", b"</p", b"><p>b</p>"]
+    parts = list(rw.rewrite_iter(chunks))
+    assert b"".join(parts) == b"<p>a!</p><p>b!</p>"
+    assert all(parts)
+    assert b"".join(rw.rewrite_iter(iter([]))) == b""
+
+
+def test_rewrite_aiter() -> None:
+    rw = on_element("p", lambda e: e.append("!"))
+
+    async def source() -> AsyncIterator[bytes]:
+        for chunk in [b"<p>a", b"", b"</p", b"><p>b</p>"]:
+            await asyncio.sleep(0)
+            yield chunk
+
+    async def main() -> list[bytes]:
+        return [part async for part in rw.rewrite_aiter(source())]
+
+    parts = asyncio.run(main())
+    assert b"".join(parts) == b"<p>a!</p><p>b!</p>"
+    assert all(parts)
+
+
+def test_rewrite_file_paths(tmp_path: Path) -> None:
+    src = tmp_path / "in.html"
+    dst = tmp_path / "out.html"
+    body = b"<p>x</p>" * 5000
+    src.write_bytes(body)
+    rw = on_element("p", lambda e: e.set_attribute("a", "1"))
+    rw.rewrite_file(src, dst)
+    assert dst.read_bytes() == b'<p a="1">x</p>' * 5000
+    rw.rewrite_file(str(src), str(dst), chunk_size=7)
+    assert dst.read_bytes() == b'<p a="1">x</p>' * 5000
+
+
+def test_rewrite_file_objects() -> None:
+    src = io.BytesIO(b"<p>x</p><p>y</p>")
+    dst = io.BytesIO()
+    on_element("p", lambda e: e.remove()).rewrite_file(src, dst, chunk_size=3)
+    assert dst.getvalue() == b""
+    assert not dst.closed and not src.closed
+
+
+def test_windows_1252_encoding() -> None:
+    seen: list[Any] = []
+
+    def el(e: Any) -> None:
+        seen.append(e.get_attribute("t"))
+        e.set_attribute("u", "\u20ac\u00e9\u4e00")
+        e.append("\u00e9")
+
+    rw = on_element("p", el, encoding="windows-1252")
+    out = rewrite_all(rw, b"<p t='\x80\xe9'>\xe9</p>")
+    assert seen[0] == "\u20ac\u00e9"
+    assert out == b"<p t='\x80\xe9' u=\"\x80\xe9&#19968;\">\xe9\xe9</p>"
+
+
+def test_scripting_flag() -> None:
+    data = "<noscript><p>x</p></noscript>"
+    on = on_element("p", lambda e: e.remove())
+    off = on_element("p", lambda e: e.remove(), scripting=False)
+    assert rewrite_all(on, data) == data.encode()
+    assert rewrite_all(off, data) == b"<noscript></noscript>"
+
+
+def test_strict_flag_on_plain_document() -> None:
+    rw = on_element("p", lambda e: e.append("!"), strict=True)
+    assert rewrite_all(rw, "<!DOCTYPE html><p>a</p>") == b"<!DOCTYPE html><p>a!</p>"
+
+
+# --------------------------------------------------------------------------- latency
+
+
+@pytest.mark.parametrize("with_handlers", [False, True])
+def test_output_latency(with_handlers: bool) -> None:
+    """Each feed returns all its input except, at most, the unfinished token at its end."""
+    rw = Rewriter()
+    if with_handlers:
+        rw.on("p", element=lambda e: e.get_attribute("x"), text=lambda t: t.text)
+        rw.on_document(text=lambda t: t.text, comments=lambda c: c.text)
+    steps = [  # (chunk, how many bytes of the input so far may still be held back)
+        (b"<p>hello", 0),
+        (b" world<b", 2),           # an unfinished tag
+        (b">x<!-", 3),              # an unfinished comment
+        (b"- c -->y &am", 3),       # a possible character reference
+        (b"p; z\r", 1),             # a CR that may start a CRLF
+        (b"\n", 0),
+    ]
+    stream = rw.stream()
+    fed = total = b""
+    for chunk, held in steps:
+        fed += chunk
+        total += stream.feed(chunk)
+        assert fed.startswith(total)
+        assert len(total) >= len(fed) - held, (fed, total)
+    assert total + stream.close() == fed
+
+
+def test_output_latency_with_changes() -> None:
+    rw = Rewriter()
+    rw.on("div", element=lambda e: (e.prepend("P"), e.set_attribute("a", "1")))
+    stream = rw.stream()
+    assert stream.feed(b"<div>hello") == b'<div a="1">Phello'
+    assert stream.feed(b"</div") == b""
+    assert stream.feed(b">x") == b"</div>x"
+
+
+def test_output_latency_progress() -> None:
+    """Feeding a long document one line at a time: each feed returns everything but at most
+    the last unfinished token."""
+    rw = on_element("a", lambda e: e.set_attribute("href", "#"))
+    lines = [b"<ul>\n"] + [b'<li><a href="/%d">item %d</a></li>\n' % (i, i) for i in range(50)]
+    stream = rw.stream()
+    total = b""
+    for line in lines:
+        total += stream.feed(line)
+        assert total.endswith(b"</li>\n") or total == b"<ul>\n"
+    assert stream.close() == b""
+
+
+# --------------------------------------------------------------------------- reuse and threads
+
+
+def busy_rewriter() -> Any:
+    rw = Rewriter()
+    rw.on("a[href]", element=lambda e: e.set_attribute("href", e.get_attribute("href") + "#x"))
+    rw.on("p", text=lambda t: t.replace(t.text.upper()))
+    rw.on("div", element=lambda e: e.on_end_tag(lambda t: t.before("<!--/div-->", html=True)))
+    rw.on_document(comments=lambda c: c.remove(), end=lambda e: e.append("END"))
+    return rw
+
+
+DOCS = [
+    b"<div><p>para <a href=/a>link</a></p><!--c--></div>",
+    b"<p>one<p>two<div>three",
+    b"<!DOCTYPE html><title>t</title><div><div>nested</div></div>",
+] + [b"<div>" + b"<p>x %d <a href='/%d'>y</a>" % (i, i) * 40 + b"</div>" for i in range(5)]
+
+
+def test_reused_for_several_documents() -> None:
+    expected = [busy_rewriter().rewrite(d) for d in DOCS]
+    rw = busy_rewriter()
+    assert [rw.rewrite(d) for d in DOCS] == expected
+    assert [rw.rewrite(d) for d in reversed(DOCS)] == expected[::-1]
+    # interleaved streams of one rewriter
+    streams = [rw.stream() for _ in DOCS]
+    outs = [b""] * len(DOCS)
+    pos = [0] * len(DOCS)
+    while any(p < len(d) for p, d in zip(pos, DOCS, strict=True)):
+        for i, d in enumerate(DOCS):
+            if pos[i] < len(d):
+                outs[i] += streams[i].feed(d[pos[i] : pos[i] + 7])
+                pos[i] += 7
+    outs = [o + s.close() for o, s in zip(outs, streams, strict=True)]
+    assert outs == expected
+
+
+def test_threads() -> None:
+    rw = busy_rewriter()
+    expected = [rw.rewrite(d) for d in DOCS]
+    results: dict[int, list[bytes]] = {}
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def work(n: int) -> None:
+        try:
+            barrier.wait()
+            got = []
+            for _ in range(20):
+                for d in DOCS:
+                    stream = rw.stream()
+                    out = b"".join(stream.feed(d[i : i + 13]) for i in range(0, len(d), 13))
+                    got.append(out + stream.close())
+            results[n] = got
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for n in range(4):
+        assert results[n] == expected * 20

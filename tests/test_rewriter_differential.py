@@ -1,0 +1,493 @@
+"""Differential tests: htmlstream's Rewriter against python-lolhtml (native lol-html).
+
+The same handler object (written once, against a small adapter for the two APIs) is registered
+with both rewriters; the outputs must be identical bytes.  Inputs: the corpus files
+(``../shared/corpus/*.html``, whole and in random chunks for htmlstream) and generated documents
+(hypothesis; well-formed trees with no element a browser would close implicitly, so that
+lol-html's open-element stack and a browser's agree).
+
+Operations: attribute set and remove, before/after/prepend/append (as HTML and as text),
+set_inner_content, replace, remove, remove_and_keep_content, tag rename, text replace (upper-cased
+source text; one marker per text node), comment text set, comment remove and replace.
+
+Where a documented difference applies, the operation avoids it:
+
+* values given to ``set_attribute`` contain no ``&`` (htmlstream escapes it, lol-html does not);
+* text (``html=False``) is not inserted into ``<script>``/``<style>`` (htmlstream does not
+  entity-escape it there, lol-html does);
+* text handlers never read ``TextChunk.text`` to write it back (htmlstream decodes character
+  references; lol-html gives the source): the text replacement upper-cases the source
+  (``raw`` for htmlstream, ``text`` for lol-html);
+* python-lolhtml has no ``Element.replace``/``Comment.replace``: there they are ``before(c)``
+  followed by ``remove()``, which is what lol-html's own ``replace`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunking import feed_bytes, random_chunking
+
+lolhtml = pytest.importorskip("lolhtml")
+
+
+# --------------------------------------------------------------------------- the two APIs
+
+
+class OursApi:
+    """Adapter for htmlstream units."""
+
+    name = "htmlstream"
+
+    @staticmethod
+    def ins(unit: Any, method: str, content: str, html: bool) -> None:
+        getattr(unit, method)(content, html=html)
+
+    @staticmethod
+    def replace(unit: Any, content: str, html: bool) -> None:
+        unit.replace(content, html=html)
+
+    @staticmethod
+    def inner(el: Any, content: str, html: bool) -> None:
+        el.set_inner_content(content, html=html)
+
+    @staticmethod
+    def source(chunk: Any) -> str:
+        return chunk.raw.decode("utf-8")
+
+
+class LolApi:
+    """Adapter for python-lolhtml units."""
+
+    name = "lol-html"
+
+    @staticmethod
+    def ins(unit: Any, method: str, content: str, html: bool) -> None:
+        ct = lolhtml.ContentType.HTML if html else lolhtml.ContentType.TEXT
+        getattr(unit, method)(content, ct)
+
+    @staticmethod
+    def replace(unit: Any, content: str, html: bool) -> None:
+        LolApi.ins(unit, "before", content, html)
+        unit.remove()
+
+    @staticmethod
+    def inner(el: Any, content: str, html: bool) -> None:
+        ct = lolhtml.ContentType.HTML if html else lolhtml.ContentType.TEXT
+        el.set_inner_content(content, ct)
+
+    @staticmethod
+    def source(chunk: Any) -> str:
+        return chunk.text
+
+
+# --------------------------------------------------------------------------- operations
+#
+# An operation is a list of rules: (selector or None for the document, handler factory).  A
+# factory takes the API adapter and returns an object with element/text/comments (or
+# doctype/comments/text/end for the document) methods.
+
+
+class H:
+    """A handler object built from keyword functions (each taking the unit)."""
+
+    def __init__(self, **methods: Callable[[Any], None]) -> None:
+        for name, fn in methods.items():
+            setattr(self, name, fn)
+
+
+Rule = tuple[str | None, Callable[[Any], H]]
+
+TEXT = 'a<b>&"c\' d'
+
+
+def op_set_attribute(api: Any) -> H:
+    def element(el: Any) -> None:
+        if el.tag_name == "a":
+            el.set_attribute("href", "https://example.com/?q=1#x")
+        else:
+            el.set_attribute("loading", "lazy")
+            el.set_attribute("data-new", "x y")
+    return H(element=element)
+
+
+def op_set_existing_attribute(api: Any) -> H:
+    def element(el: Any) -> None:
+        el.set_attribute("class", "replaced")
+    return H(element=element)
+
+
+def op_remove_attribute(api: Any) -> H:
+    def element(el: Any) -> None:
+        el.remove_attribute("class")
+        el.remove_attribute("id")
+    return H(element=element)
+
+
+def insertion(method: str, html: bool) -> Callable[[Any], H]:
+    def factory(api: Any) -> H:
+        contents = ["<!--1-->", "<i>2</i>", "3"] if html else [TEXT, "x&amp;y", ">"]
+
+        def element(el: Any) -> None:
+            for c in contents:
+                api.ins(el, method, c, html)
+        return H(element=element)
+    factory.__name__ = f"op_{method}_{'html' if html else 'text'}"
+    return factory
+
+
+def op_all_insertions(api: Any) -> H:
+    def element(el: Any) -> None:
+        for i, method in enumerate(("before", "after", "prepend", "append") * 2):
+            api.ins(el, method, f"<{method[0]}{i}>", True)
+            api.ins(el, method, f"[{method}{i}&]", False)
+    return H(element=element)
+
+
+def op_set_inner_html(api: Any) -> H:
+    def element(el: Any) -> None:
+        api.inner(el, "<em>new</em>", True)
+    return H(element=element)
+
+
+def op_set_inner_text(api: Any) -> H:
+    def element(el: Any) -> None:
+        api.inner(el, TEXT, False)
+    return H(element=element)
+
+
+def op_replace_html(api: Any) -> H:
+    def element(el: Any) -> None:
+        api.replace(el, "<b>R</b>", True)
+    return H(element=element)
+
+
+def op_replace_text(api: Any) -> H:
+    def element(el: Any) -> None:
+        api.replace(el, TEXT, False)
+    return H(element=element)
+
+
+def op_remove(api: Any) -> H:
+    def element(el: Any) -> None:
+        el.remove()
+    return H(element=element)
+
+
+def op_unwrap(api: Any) -> H:
+    def element(el: Any) -> None:
+        el.remove_and_keep_content()
+    return H(element=element)
+
+
+def op_rename(api: Any) -> H:
+    def element(el: Any) -> None:
+        el.tag_name = {"b": "strong", "div": "section", "span": "x-span"}.get(el.tag_name, "q")
+    return H(element=element)
+
+
+def op_text_upper(api: Any) -> H:
+    def text(chunk: Any) -> None:
+        api.replace(chunk, api.source(chunk).upper(), True)
+    return H(text=text)
+
+
+def op_text_marker(api: Any) -> H:
+    def text(chunk: Any) -> None:
+        if chunk.last_in_text_node:
+            api.replace(chunk, "[T]", False)
+        else:
+            chunk.remove()
+    return H(text=text)
+
+
+def op_text_around(api: Any) -> H:
+    def text(chunk: Any) -> None:
+        if chunk.last_in_text_node:
+            api.ins(chunk, "after", "<!--end-->", True)
+    return H(text=text)
+
+
+def op_comment_remove(api: Any) -> H:
+    def comments(c: Any) -> None:
+        c.remove()
+    return H(comments=comments)
+
+
+def op_comment_replace(api: Any) -> H:
+    def comments(c: Any) -> None:
+        api.replace(c, "<ins>comment</ins>", True)
+    return H(comments=comments)
+
+
+def op_comment_set_text(api: Any) -> H:
+    def comments(c: Any) -> None:
+        c.text = " new text "
+        api.ins(c, "before", "[", False)
+        api.ins(c, "after", "]", False)
+    return H(comments=comments)
+
+
+def op_document_end(api: Any) -> H:
+    def end(e: Any) -> None:
+        api.ins(e, "append", "<!--the end-->", True)
+        api.ins(e, "append", TEXT, False)
+    return H(end=end)
+
+
+#: name -> rules.  Selectors avoid elements that a browser closes implicitly (``p``, ``li``)
+#: where the operation depends on where the element ends.
+OPERATIONS: dict[str, list[Rule]] = {
+    "set_attribute": [("a[href], img", op_set_attribute)],
+    "set_existing_attribute": [("[class]", op_set_existing_attribute)],
+    "remove_attribute": [("[class], [id]", op_remove_attribute)],
+    "before_html": [("div, img, h2", insertion("before", True))],
+    "after_html": [("div, img, h2", insertion("after", True))],
+    "prepend_html": [("div, h2, span", insertion("prepend", True))],
+    "append_html": [("div, h2, span", insertion("append", True))],
+    "before_text": [("div, img, h2", insertion("before", False))],
+    "after_text": [("div, img, h2", insertion("after", False))],
+    "prepend_text": [("div, h2, title", insertion("prepend", False))],
+    "append_text": [("div, h2, title", insertion("append", False))],
+    "all_insertions": [("h2, span, a", op_all_insertions)],
+    "set_inner_content_html": [("h2, span, ul, title", op_set_inner_html)],
+    "set_inner_content_text": [("h2, span, code, title", op_set_inner_text)],
+    "replace_html": [("img, code, h3", op_replace_html)],
+    "replace_text": [("em, h3", op_replace_text)],
+    "remove": [("script, style, svg, h3, img", op_remove)],
+    "remove_nested": [("div, span", op_remove)],
+    "remove_and_keep_content": [("a, span, b, section", op_unwrap)],
+    "rename": [("b, div, span", op_rename)],
+    "text_upper_document": [(None, op_text_upper)],
+    "text_upper_selector": [("h2, a, title, code, script", op_text_upper)],
+    "text_marker": [("h1, h2, span, title", op_text_marker)],
+    "text_after_last_chunk": [(None, op_text_around)],
+    "comment_remove": [(None, op_comment_remove)],
+    "comment_replace": [("body, div", op_comment_replace)],
+    "comment_set_text": [(None, op_comment_set_text)],
+    "document_end": [(None, op_document_end)],
+    "several": [
+        ("a[href]", op_set_attribute),
+        ("h2", insertion("prepend", True)),
+        ("span", op_unwrap),
+        (None, op_comment_remove),
+        ("code", op_text_upper),
+    ],
+}
+
+
+def run_ours(rules: list[Rule], chunks: list[bytes]) -> bytes:
+    from htmlstream.rewriter import Rewriter
+
+    rw = Rewriter()
+    for selector, factory in rules:
+        handler = factory(OursApi)
+        if selector is None:
+            rw.on_document(handler)
+        else:
+            rw.on(selector, handler)
+    return feed_bytes(rw.stream, chunks)
+
+
+def run_lol(rules: list[Rule], data: bytes) -> bytes:
+    out: list[bytes] = []
+    rw = lolhtml.HTMLRewriter(out.append)
+    for selector, factory in rules:
+        handler = factory(LolApi)
+        if selector is None:
+            rw.on_document(handler)
+        else:
+            rw.on(selector, handler)
+    rw.write(data)
+    rw.end()
+    return b"".join(bytes(o) for o in out)
+
+
+def first_difference(got: bytes, expected: bytes) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b),
+              min(len(got), len(expected)))
+    lo = max(0, at - 60)
+    return (f"first difference at byte {at} (lengths {len(got)} / {len(expected)}):\n"
+            f"  htmlstream: {got[lo : at + 60]!r}\n"
+            f"  lol-html:   {expected[lo : at + 60]!r}")
+
+
+def compare(rules: list[Rule], data: bytes, cuts: list[list[bytes]]) -> None:
+    expected = run_lol(rules, data)
+    for cut in cuts:
+        got = run_ours(rules, cut)
+        if got != expected:
+            pytest.fail(f"{len(cut)} chunks: " + first_difference(got, expected))
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def _corpus() -> list[Path]:
+    env = os.environ.get("HTMLSTREAM_CORPUS")
+    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    return sorted(root.glob("*.html"))
+
+
+CORPUS = _corpus()
+#: (corpus file name, operation) -> reason for an expected difference.
+CORPUS_DIFFERENCES: dict[tuple[str, str], str] = {}
+
+
+def _corpus_params() -> list[Any]:
+    out = []
+    for path in CORPUS:
+        for op in OPERATIONS:
+            reason = CORPUS_DIFFERENCES.get((path.name, op))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            out.append(pytest.param(path, op, id=f"{path.stem}-{op}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("path", "op"), _corpus_params())
+def test_corpus(path: Path, op: str) -> None:
+    data = path.read_bytes()
+    rng = random.Random(f"{path.name}:{op}")
+    compare(OPERATIONS[op], data, [[data], random_chunking(data, rng, max_pieces=300)])
+
+
+# --------------------------------------------------------------------------- generated documents
+
+WORDS = ["hello", "a &amp; b", "x &lt; y", "1 < 2", "caf\u00e9", "\u20ac5", "&nbsp;", "&copy;",
+         "it's", 'say "hi"', " ", "\n", "  two  words ", "&#169;", "&#x1F600;", "q > p"]
+ATTRS = [
+    ' class="c1"', " class='c2 c3'", " class=c4", ' id="i1"', " title='t &amp; u'",
+    ' data-x="1"', " hidden", ' lang="en"', ' style="color: red"', " title=\"it's\"",
+]
+INLINE_TAGS = ["span", "em", "b", "i", "code", "small", "abbr"]
+BLOCK_TAGS = ["div", "section", "article", "h2", "h3", "blockquote", "nav", "footer"]
+
+
+def attrs() -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(ATTRS), max_size=3, unique=True).map("".join)
+
+
+def text() -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map("".join)
+
+
+leaf = st.one_of(
+    text(),
+    text(),
+    st.sampled_from(["<!-- note -->", "<!---->", "<!-- a <b> & c -->"]),
+    st.builds(lambda a: f"<img src=\"i.png\"{a}>", attrs()),
+    st.sampled_from(["<br>", "<br/>", "<hr>", '<input type="text" value="v">', "<wbr>"]),
+)
+
+
+def element(tag: str, a: str, children: list[str]) -> str:
+    return f"<{tag}{a}>{''.join(children)}</{tag}>"
+
+
+inline = st.recursive(
+    leaf,
+    lambda kids: st.builds(element, st.sampled_from(INLINE_TAGS), attrs(),
+                           st.lists(kids, max_size=3)),
+    max_leaves=8,
+)
+link = st.builds(lambda a, kids: f'<a href="/x?a=1&amp;b=2"{a}>{"".join(kids)}</a>',
+                 attrs(), st.lists(inline, max_size=2))
+phrasing = st.one_of(inline, inline, link)
+paragraph = st.builds(element, st.just("p"), attrs(), st.lists(phrasing, max_size=4))
+listing = st.builds(
+    lambda a, items: f"<ul{a}>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>",
+    attrs(), st.lists(st.lists(phrasing, max_size=3).map("".join), max_size=3),
+)
+raw_text = st.sampled_from([
+    "<script>if (a < b && c > d) { x = '</p>'; }</script>",
+    "<script type=\"module\">let s = \"<!-- \" + '<b>';</script>",
+    "<style>p > a { content: \"&amp;\" }</style>",
+    "<textarea>a &amp; <b>b</b></textarea>",
+    '<svg viewBox="0 0 1 1"><circle r="1"/><text x="1">t &amp; u</text></svg>',
+    "<svg><foreignObject><p>in svg</p></foreignObject></svg>",
+    "<math><mi>x</mi></math>",
+    "<pre>\nline\n</pre>",
+])
+block = st.recursive(
+    st.one_of(paragraph, listing, raw_text, phrasing),
+    lambda kids: st.builds(element, st.sampled_from(BLOCK_TAGS), attrs(),
+                           st.lists(kids, max_size=4)),
+    max_leaves=10,
+)
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> bytes:
+    doctype = draw(st.sampled_from(["<!DOCTYPE html>", "<!doctype html>\n", ""]))
+    title = draw(text())
+    body = "".join(draw(st.lists(block, min_size=1, max_size=5)))
+    form = draw(st.integers(0, 2))
+    if form == 0:
+        doc = (f"{doctype}<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}"
+               f"</title></head>\n<body class=\"page\">{body}</body></html>\n")
+    elif form == 1:
+        doc = f"{doctype}<title>{title}</title>{body}"
+    else:
+        doc = body
+    return doc.encode("utf-8")
+
+
+@st.composite
+def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    points = draw(st.lists(st.integers(0, len(data)), max_size=10))
+    chunks, prev = [], 0
+    for c in sorted(points):
+        chunks.append(data[prev:c])
+        prev = c
+    chunks.append(data[prev:])
+    return chunks
+
+
+GENERATED = settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@pytest.mark.parametrize("op", list(OPERATIONS))
+@GENERATED
+@given(data=documents(), cuts=st.data())
+def test_generated(op: str, data: bytes, cuts: st.DataObject) -> None:
+    compare(OPERATIONS[op], data, [[data], cuts.draw(chunked(data))])
+
+
+# --------------------------------------------------------------------------- small fixed cases
+
+FIXED = [
+    b"<div>a<span>b</span>c</div>",
+    b"<div><img src=x><br/></div>",
+    b"<DIV CLASS=X ID='y'>t</DIV>",
+    b'<a href="x" class="c" id=i>l</a>',
+    b"<div><!--c1--><div><!--c2--></div></div>",
+    b"<title>a &amp; b</title><h2>x</h2>",
+    b"<script>var x = 1;</script><style>a{}</style>",
+    b"<div>unclosed <span>at the end",
+    b"<!DOCTYPE html><html><head></head><body></body></html>",
+    b"<svg><circle r=1 /></svg><math><mi>x</mi></math>",
+    b"<div a=1 a=2 class='c'>dup</div>",
+    b"<div\tclass=c\n>ws</div>",
+    b"<h2>\xe2\x82\xac caf\xc3\xa9 &eacute;</h2>",
+    b"",
+]
+
+
+@pytest.mark.parametrize("op", list(OPERATIONS))
+@pytest.mark.parametrize("data", FIXED, ids=[str(i) for i in range(len(FIXED))])
+def test_fixed(op: str, data: bytes) -> None:
+    cuts = [[data], [data[i : i + 1] for i in range(len(data))]]
+    compare(OPERATIONS[op], data, cuts)

@@ -1,0 +1,238 @@
+"""A rewriter whose handlers read everything and change nothing returns its input byte for byte.
+
+Every handler kind is registered: an element handler on ``*`` that reads the tag name, the
+namespace, every attribute (through ``attributes``, ``get_attribute`` and ``has_attribute``),
+the flags and the offset, and registers an end-tag handler that reads the end tag; text and
+comment handlers on ``*``; and document handlers for the doctype, comments, text and the end.
+The output must equal the input for random HTML-ish byte strings (tags, attributes with every
+kind of quoting, comments, doctypes, raw text and RCDATA elements, SVG and MathML with CDATA
+sections, character references, NUL, CR and CRLF, non-ASCII and invalid UTF-8) under random
+chunkings, and for the corpus files (``../shared/corpus/*.html``) fed in 1 KiB and in random
+chunks.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunking import feed_bytes, random_chunking
+
+FRAGMENTS = [
+    b"<", b"</", b">", b"/>", b"/", b"<!", b"<!--", b"-->", b"--!>", b"-", b"--", b"<!-->",
+    b"<!--x-->", b"<!-- a -- b -->", b"<!---->",
+    b"<!DOCTYPE html>", b"<!doctype html PUBLIC \"-//W3C//DTD HTML 4.01//EN\" 'x'>", b"<!DOCTYPE",
+    b"<!DOCTYPE html SYSTEM 'about:legacy-compat'>", b"<?xml version='1.0'?>", b"<![CDATA[",
+    b"]]>", b"]", b"]]", b"<![CDATA[x<y]]>", b"&amp;", b"&#x41;", b"&#65;", b"&#0;",
+    b"&#x110000;", b"&notin;", b"&notit;", b"&amp", b"&", b"&#", b"&lt", b"&nbsp", b"=", b"'",
+    b'"', b"`", b" ", b"\t", b"\n", b"\r", b"\r\n", b"\x0c", b"\x00", b"x", b"hello",
+    b"caf\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\xed\xa0\x80",
+    b"\xff\xc3", b"\xe2\x82",
+    b"<script>", b"</script>", b"<!--<script>", b"</script >", b"<script type=module>",
+    b"<style>", b"</style>", b"<title>", b"</title>", b"<textarea>", b"</textarea>", b"<xmp>",
+    b"</xmp>", b"<plaintext>", b"<svg>", b"</svg>", b"<math>", b"</math>", b"<mi>",
+    b"<annotation-xml encoding='text/html'>", b"<foreignObject>", b"</foreignObject>",
+    b"<desc>", b"<svg:path/>", b"<circle r=1/>", b"<noscript>", b"</noscript>", b"<iframe>",
+    b"</iframe>", b"<noembed>", b"<noframes>", b"<template>", b"</template>", b"<table>",
+    b"<tr>", b"<td>", b"</table>", b"<select>", b"<option>", b"</select>", b"<p>", b"</p>",
+    b"<li>", b"<dd>", b"<a href=x>", b"</a>", b"<b>", b"</b>", b"<i>", b"</i>", b"<br/>",
+    b"</br>", b"<img src=a.png>", b"<html>", b"</html>", b"<head>", b"<body>", b"</body>",
+    b"<frameset>", b"<image>", b"<font color=red>",
+]
+
+TAG_NAMES = [
+    b"p", b"a", b"div", b"DiV", b"br", b"script", b"SCRIPT", b"style", b"title", b"textarea",
+    b"xmp", b"plaintext", b"svg", b"math", b"desc", b"img", b"x-y", b"a\x00b", b"h1", b"li",
+    b"span", b"table", b"td", b"template", b"foreignobject", b"mtext", b"caf\xc3\xa9", b"b",
+]
+
+ATTR_NAMES = [
+    b"href", b"class", b"ID", b"data-x", b"x", b"a\x00", b"'", b"<", b"=", b"\xc3\xa9",
+    b"encoding", b"type", b"xlink:href", b"HREF",
+]
+ATTR_VALUES = [
+    b"", b"a", b"a b", b"&amp;", b"&notin", b"&notin;", b"&#x41;", b"&#0;", b"\x00", b"\r\n",
+    b"\r", b">", b"\xff", b"\xc3\xa9", b"text/html", b"&lt;&gt", b"a&b=c", b"'", b'"', b"`",
+]
+
+SETTINGS = settings(
+    max_examples=120,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@st.composite
+def attribute(draw: st.DrawFn) -> bytes:
+    name = draw(st.sampled_from(ATTR_NAMES))
+    value = draw(st.sampled_from(ATTR_VALUES))
+    form = draw(st.integers(0, 3))
+    if form == 0:
+        return name
+    quote = [b"", b"'", b'"'][form - 1]
+    space = draw(st.sampled_from([b"", b" ", b"\n"]))
+    return name + space + b"=" + space + quote + value + quote
+
+
+@st.composite
+def tag(draw: st.DrawFn) -> bytes:
+    end = draw(st.integers(0, 3)) == 0
+    name = draw(st.sampled_from(TAG_NAMES))
+    attrs = draw(st.lists(attribute(), max_size=4))
+    sep = draw(st.sampled_from([b" ", b"\t", b"\r\n", b"/"]))
+    closer = draw(st.sampled_from([b">", b">", b"/>", b" >", b" / >", b""]))
+    return b"<" + (b"/" if end else b"") + name + b"".join(sep + a for a in attrs) + closer
+
+
+documents = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS),
+        tag(),
+        st.binary(max_size=3),
+        st.text(max_size=4).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    ),
+    max_size=30,
+).map(b"".join)
+
+
+@st.composite
+def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    """A random chunking of ``data`` (possibly with empty chunks)."""
+    if not data:
+        return draw(st.sampled_from([[], [b""]]))
+    points = draw(st.lists(st.integers(0, len(data)), max_size=min(12, len(data) + 1)))
+    chunks = []
+    prev = 0
+    for c in sorted(points):
+        chunks.append(data[prev:c])
+        prev = c
+    chunks.append(data[prev:])
+    return chunks
+
+
+class Reader:
+    """Handlers that read every member of every unit and change nothing."""
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    def _end_tag(self, end: Any) -> None:
+        self.seen.append((end.name, end.implicit))
+
+    def element(self, el: Any) -> None:
+        self.seen.append((el.tag_name, el.namespace_uri, el.is_self_closing,
+                          el.can_have_content, el.removed, el.offset))
+        attrs = el.attributes
+        for name, value in attrs:
+            assert el.has_attribute(name)
+            assert el.get_attribute(name) == value
+            assert el.get_attribute(name.upper()) == value
+        assert not el.has_attribute("no-such-attribute")
+        assert el.get_attribute("no-such-attribute") is None
+        self.seen.append(attrs)
+        if el.can_have_content:
+            el.on_end_tag(self._end_tag)
+
+    def text(self, chunk: Any) -> None:
+        self.seen.append((chunk.text, chunk.raw, chunk.text_type, chunk.last_in_text_node,
+                          chunk.removed))
+
+    def comments(self, comment: Any) -> None:
+        self.seen.append((comment.text, comment.removed))
+
+    def doctype(self, doctype: Any) -> None:
+        self.seen.append((doctype.name, doctype.public_id, doctype.system_id))
+
+    def end(self, end: Any) -> None:
+        self.seen.append("end")
+
+
+def make_rewriter(**kwargs: Any) -> Any:
+    from htmlstream.rewriter import Rewriter
+
+    reader = Reader()
+    rw = Rewriter(**kwargs)
+    rw.on("*", reader)
+    rw.on_document(reader)
+    # A second, narrower rule too, so that several rules match some elements.
+    rw.on("p, div > span, svg *, [class]", element=reader.element, text=reader.text)
+    return rw
+
+
+@pytest.mark.parametrize("scripting", [True, False])
+@SETTINGS
+@given(data=documents, cuts=st.data())
+def test_identity_random_documents(scripting: bool, data: bytes, cuts: st.DataObject) -> None:
+    rw = make_rewriter(scripting=scripting)
+    assert rw.rewrite(data) == data
+    single = [data[i : i + 1] for i in range(len(data))]
+    assert feed_bytes(rw.stream, single) == data, "single bytes"
+    for _ in range(3):
+        cut = cuts.draw(chunked(data))
+        assert feed_bytes(rw.stream, cut) == data, cut
+
+
+@SETTINGS
+@given(data=documents, cuts=st.data())
+def test_identity_handlers_see_same_units_for_every_chunking(
+    data: bytes, cuts: st.DataObject
+) -> None:
+    """Element, comment and doctype handlers see the same things however the input is cut."""
+    from htmlstream.rewriter import Rewriter
+
+    def run(chunks: list[bytes]) -> list[Any]:
+        reader = Reader()
+        rw = Rewriter()
+        rw.on("*", element=reader.element, comments=reader.comments)
+        rw.on_document(doctype=reader.doctype)
+        assert feed_bytes(rw.stream, chunks) == data
+        return reader.seen
+
+    expected = run([data])
+    cut = cuts.draw(chunked(data))
+    assert run(cut) == expected, cut
+
+
+def _corpus() -> list[Path]:
+    env = os.environ.get("HTMLSTREAM_CORPUS")
+    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    return sorted(root.glob("*.html"))
+
+
+CORPUS = _corpus()
+
+
+def test_corpus_present() -> None:
+    assert CORPUS, "no corpus files under ../shared/corpus"
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_identity_corpus(path: Path) -> None:
+    data = path.read_bytes()
+    rw = make_rewriter()
+    kib = [data[i : i + 1024] for i in range(0, len(data), 1024)]
+    assert feed_bytes(rw.stream, kib) == data, "1 KiB chunks"
+    rng = random.Random(path.name)
+    cut = random_chunking(data, rng, max_pieces=len(data) // 500)
+    got = feed_bytes(rw.stream, cut)
+    if got != data:
+        at = next(i for i, (a, b) in enumerate(zip(got, data, strict=False)) if a != b)
+        pytest.fail(f"random chunks: first difference at byte {at}: "
+                    f"got {got[at - 40 : at + 40]!r}, expected {data[at - 40 : at + 40]!r}")
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_identity_corpus_crlf_and_latin1(path: Path) -> None:
+    """The same corpus file with CRLF line ends, through a windows-1252 rewriter."""
+    data = path.read_bytes().replace(b"\n", b"\r\n")
+    rw = make_rewriter(encoding="windows-1252")
+    rng = random.Random(path.name + "crlf")
+    cut = random_chunking(data, rng, max_pieces=200)
+    assert feed_bytes(rw.stream, cut) == data

@@ -1,0 +1,137 @@
+"""lol-html's element content replacement fixtures, run against :class:`htmlstream.Rewriter`.
+
+Every case of ``lol-html/element_content_replacement`` (``NAME-info.json``:
+``{"selectors": {selector: expected_file}, "src": src_file}``) is run once per selector: the
+inner content of every element the selector matches is replaced with
+``<!--Replaced (SELECTOR) -->`` as HTML, and the output must equal the expected file byte for
+byte.  The data is read from ``../shared/testdata`` next to the repository, or from the
+directory named by ``HTMLSTREAM_TESTDATA`` (the directory that holds ``lol-html``).
+
+Each case runs on the whole input, on a few random chunkings, and byte by byte when the input
+is shorter than 2 KiB.
+
+Of the 784 (case, selector) pairs, 400 use selectors htmlstream refuses with a
+:class:`~htmlstream.errors.SelectorError`, and are skipped:
+
+* 273 use CSS namespace prefixes (``*|p``, ``[*|title]``, ``|testA``): htmlstream has no
+  ``@namespace`` rules, so a prefix could only mean "any namespace" and is refused;
+* 127 use selectors a stream cannot decide or that do not describe markup: pseudo-elements
+  (``::before``, ``:first-line``...), user-action and browser-state pseudo-classes (``:hover``,
+  ``:link``, ``:target``, ``:enabled``, ``:checked``...), ``:lang()``, and everything that needs
+  the element's content or later siblings (``:empty``, ``:last-child``, ``:only-child``,
+  ``:nth-last-child()``, ``:last-of-type``, ``:only-of-type``, ``:nth-last-of-type()``).
+
+Expected differences (``EXPECTED_DIFFERENCES`` below; strict xfails with the reason): cases
+where lol-html's open-element stack, which closes elements only at their own end tags, differs
+from a browser's, which htmlstream follows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chunking import chunkings, feed_bytes, random_chunking
+from htmlstream.errors import SelectorError
+
+
+def _root() -> Path:
+    env = os.environ.get("HTMLSTREAM_TESTDATA")
+    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/testdata"
+    return root / "lol-html" / "element_content_replacement"
+
+
+ROOT = _root()
+
+#: Inputs shorter than this are also fed one byte at a time.
+SINGLE_BYTE_LIMIT = 2048
+
+#: (case name, selector) -> why htmlstream's output differs from lol-html's there.
+EXPECTED_DIFFERENCES: dict[tuple[str, str], str] = {}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    selector: str
+    src: Path
+    expected: Path
+
+
+def _cases() -> list[Case]:
+    if not ROOT.is_dir():
+        return []
+    cases = []
+    for info in sorted(ROOT.glob("*-info.json")):
+        data = json.loads(info.read_text(encoding="utf-8"))
+        name = info.name[: -len("-info.json")]
+        for selector, expected in data["selectors"].items():
+            cases.append(Case(name, selector, ROOT / data["src"], ROOT / expected))
+    return cases
+
+
+CASES = _cases()
+
+
+def _id(case: Case) -> str:
+    sel = case.selector if len(case.selector) <= 40 else case.selector[:37] + "..."
+    return f"{case.name}[{sel}]"
+
+
+def _params() -> list[object]:
+    out = []
+    for case in CASES:
+        marks = []
+        reason = EXPECTED_DIFFERENCES.get((case.name, case.selector))
+        if reason:
+            marks.append(pytest.mark.xfail(strict=True, reason=reason))
+        out.append(pytest.param(case, id=_id(case), marks=marks))
+    return out
+
+
+def make_rewriter(selector: str) -> Any:
+    from htmlstream.rewriter import Rewriter
+
+    replacement = f"<!--Replaced ({selector}) -->"
+
+    def replace(el: Any) -> None:
+        el.set_inner_content(replacement, html=True)
+
+    rw = Rewriter()
+    rw.on(selector, element=replace)
+    return rw
+
+
+def test_fixtures_present() -> None:
+    assert CASES, f"no lol-html fixtures under {ROOT} (set HTMLSTREAM_TESTDATA)"
+    assert len(CASES) == 784
+
+
+@pytest.mark.parametrize("case", _params())
+def test_element_content_replacement(case: Case) -> None:
+    try:
+        rw = make_rewriter(case.selector)
+    except SelectorError as exc:
+        pytest.skip(f"selector refused: {exc}")
+    src = case.src.read_bytes()
+    expected = case.expected.read_bytes()
+
+    assert rw.rewrite(src) == expected, "whole input"
+
+    if len(src) < SINGLE_BYTE_LIMIT:
+        cuts = chunkings(src, seed=case.name, random_splits=4, split_samples=4)
+    else:
+        rng = random.Random(f"{case.name}:{case.selector}")
+        cuts = [random_chunking(src, rng, max_pieces=n) for n in (3, 12, 60)]
+    for cut in cuts:
+        got = feed_bytes(rw.stream, cut)
+        if got != expected:
+            sizes = [len(c) for c in cut]
+            pytest.fail(f"chunking {sizes[:20]}{'...' if len(sizes) > 20 else ''} differs:\n"
+                        f"got:      {got!r}\nexpected: {expected!r}")
