@@ -20,7 +20,7 @@ build: $(STAMP) $(PYX)
 	$(PY) setup.py --quiet build_ext --inplace -j 2
 
 run: build
-	$(VENV)/bin/htmlstream tokens --summary
+	$(VENV)/bin/htmlstream rewrite --demo
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

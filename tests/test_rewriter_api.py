@@ -539,7 +539,8 @@ def test_void_element_does_not_swallow_following() -> None:
 
 
 def test_self_closing_foreign_element() -> None:
-    check("circle", lambda e: e.remove(), "<svg><circle r=1/><g>x</g></svg>", "<svg><g>x</g></svg>")
+    check("circle", lambda e: e.remove(), "<svg><circle r=1 /><g>x</g></svg>",
+          "<svg><g>x</g></svg>")
     check("g", lambda e: e.set_inner_content("I"), "<svg><g/>x</svg>", "<svg><g/>x</svg>")
 
 

@@ -8,7 +8,22 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     summary (token counts, tag names, text bytes by text type, time and throughput) or one line per
     token.
 
-To add a subcommand (``rewrite`` is next): write ``add_<name>_parser(subparsers)`` that sets
+``htmlstream rewrite [INPUT|-] [-o OUT] [--encoding ENC] [--chunk-size N]
+                   (--on SELECTOR ACTION... [--on SELECTOR ACTION...] | --demo)``
+    Rewrite a document as a stream: INPUT (a file, ``-`` for standard input, an ``http://`` or
+    ``https://`` URL, or by default the bundled sample page) is read in chunks, and each output
+    chunk goes to standard output (or ``-o OUT``) as soon as the rewriter returns it.  Each
+    ``--on SELECTOR`` starts a group of actions applied, in the order given, to the elements the
+    selector matches: ``--set-attr NAME=VALUE``, ``--remove-attr NAME``, ``--remove``,
+    ``--unwrap``, ``--before/--after/--prepend/--append/--replace/--inner CONTENT`` (text,
+    escaped; ``--html`` in the group inserts it as markup) and ``--rename TAG``.  Groups run in
+    order.  ``--demo`` (the default when no ``--on`` is given, and what ``make run`` runs) is the
+    Cloudflare showcase: ``http://`` URLs in ``a[href]``, ``img[src]``, ``script[src]``,
+    ``link[href]`` and ``form[action]`` become ``https://``, ``<img>`` without a ``loading``
+    attribute gets ``loading="lazy"``, and a one-line summary (bytes in and out, elements
+    changed, MB/s) goes to standard error.
+
+To add a subcommand: write ``add_<name>_parser(subparsers)`` that sets
 ``func=cmd_<name>``, write ``cmd_<name>(args) -> int``, and call the former in
 :func:`build_parser`. Commands raise :class:`CliError` for user errors; :func:`main` prints them.
 """
@@ -18,15 +33,22 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import dataclasses
 import importlib.resources
 import os
+import stat
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 import htmlstream
+from htmlstream.tokenizer import resolve_encoding
+
+if TYPE_CHECKING:
+    from htmlstream.rewriter import Rewriter
+    from htmlstream.units import Element
 
 PROG = "htmlstream"
 DEFAULT_CHUNK_SIZE = 65536
@@ -270,6 +292,484 @@ def _print_summary(
 
 
 # --------------------------------------------------------------------------------------------
+# rewrite
+# --------------------------------------------------------------------------------------------
+
+#: Seconds ``rewrite`` waits for a URL to connect or to send more bytes.
+URL_TIMEOUT = 30
+_URL_PREFIXES = ("http://", "https://")
+
+#: The ``--demo`` rules: the attribute holding a URL, by tag name, and the selector list that
+#: finds them (with every ``<img>``, for ``loading="lazy"``).
+DEMO_URL_ATTRIBUTES = {
+    "a": "href",
+    "img": "src",
+    "script": "src",
+    "link": "href",
+    "form": "action",
+}
+DEMO_SELECTOR = "a[href], img, script[src], link[href], form[action]"
+
+#: Actions that insert CONTENT (text, or markup with ``--html``), by option kind.
+_CONTENT_ACTIONS = ("before", "after", "prepend", "append", "replace", "inner")
+
+
+def is_url(value: str | None) -> bool:
+    """Whether INPUT names an ``http://`` or ``https://`` URL rather than a file."""
+    return value is not None and value[:8].lower().startswith(_URL_PREFIXES)
+
+
+class _UrlStream:
+    """An HTTP response read ``read1``-style; read errors become :class:`CliError`."""
+
+    def __init__(self, url: str, response: Any, errors: tuple[type[BaseException], ...]) -> None:
+        self.url = url
+        self.response = response
+        self.errors = errors
+
+    def read1(self, size: int) -> bytes:
+        """Up to ``size`` bytes, as soon as some are there; ``b""`` at the end."""
+        try:
+            return self.response.read1(size)
+        except TimeoutError as exc:
+            raise CliError(
+                f"reading {self.url}: no data for {URL_TIMEOUT} s (timed out)"
+            ) from exc
+        except self.errors as exc:
+            raise CliError(f"reading {self.url}: {type(exc).__name__}: {exc}") from exc
+
+    read = read1
+
+
+@contextlib.contextmanager
+def open_source(path: str | None) -> Iterator[tuple[str, BinaryIO, str | None]]:
+    """Like :func:`open_input`, and URLs too; yields ``(display_name, stream, charset)``.
+
+    ``charset`` is the one an HTTP response declares in its ``Content-Type``, else ``None``.
+    A URL is fetched with a timeout of :data:`URL_TIMEOUT` seconds (to connect, and for each
+    read) and its connection is closed when the block ends, however it ends.
+    """
+    if not is_url(path):
+        with open_input(path) as (name, stream):
+            yield name, stream, None
+        return
+    assert path is not None
+    # Imported here: they cost more start-up time than the rest of the command line.
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    agent = f"{PROG}/{htmlstream.__version__}"
+    request = urllib.request.Request(path, headers={"User-Agent": agent})
+    try:
+        response = urllib.request.urlopen(request, timeout=URL_TIMEOUT)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        raise CliError(f"cannot fetch {path}: HTTP {exc.code} {exc.reason}") from exc
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            reason = f"timed out after {URL_TIMEOUT} s"
+        raise CliError(f"cannot fetch {path}: {reason}") from exc
+    except TimeoutError as exc:
+        raise CliError(f"cannot fetch {path}: timed out after {URL_TIMEOUT} s") from exc
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise CliError(f"cannot fetch {path}: {type(exc).__name__}: {exc}") from exc
+    with response:
+        stream = _UrlStream(path, response, (OSError, http.client.HTTPException))
+        yield path, cast(BinaryIO, stream), response.headers.get_content_charset()
+
+
+def read_chunks_eagerly(stream: BinaryIO, chunk_size: int, name: str) -> Iterator[bytes]:
+    """Yield the stream's bytes in chunks of at most ``chunk_size`` bytes, each as soon as it
+    is there (``read1``: a pipe or a slow server is not waited on to fill a whole chunk).
+
+    A read error is a :class:`CliError`.
+    """
+    read = getattr(stream, "read1", None) or stream.read
+    while True:
+        try:
+            chunk = read(chunk_size)
+        except OSError as exc:
+            raise CliError(f"reading {name}: {exc.strerror or exc}") from exc
+        if not chunk:
+            return
+        yield chunk
+
+
+def rewriter_encoding(value: str) -> str:
+    """``argparse`` type: an encoding the rewriter can read (ASCII-compatible)."""
+    try:
+        return resolve_encoding(value)
+    except htmlstream.EncodingError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def attribute_assignment(value: str) -> tuple[str, str]:
+    """``argparse`` type of ``--set-attr``: ``NAME=VALUE`` (VALUE may be empty or hold ``=``)."""
+    from htmlstream.units import validate_attribute_name
+
+    name, sep, attr_value = value.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {value!r}")
+    try:
+        validate_attribute_name(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (in {value!r})") from None
+    return name, attr_value
+
+
+def attribute_name(value: str) -> str:
+    """``argparse`` type: a valid attribute name."""
+    from htmlstream.units import validate_attribute_name
+
+    try:
+        return validate_attribute_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def tag_name(value: str) -> str:
+    """``argparse`` type: a valid tag name."""
+    from htmlstream.units import validate_tag_name
+
+    try:
+        return validate_tag_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@dataclasses.dataclass
+class RewriteGroup:
+    """One ``--on SELECTOR`` and the actions that follow it, in command-line order.
+
+    ``actions`` holds ``(option, kind, value)``: ``("--set-attr", "set_attr", ("id", "x"))``.
+    """
+
+    selector: str
+    actions: list[tuple[str, str, Any]] = dataclasses.field(default_factory=list)
+    html: bool = False
+
+
+class _OnAction(argparse.Action):
+    """``--on SELECTOR``: start a new group in ``namespace.groups``."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        groups = getattr(namespace, self.dest, None) or []
+        groups.append(RewriteGroup(values))
+        setattr(namespace, self.dest, groups)
+
+
+class _GroupAction(argparse.Action):
+    """An action option: add ``(option, kind, value)`` to the group of the latest ``--on``."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, kind: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.kind = kind
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        groups = getattr(namespace, self.dest, None)
+        if not groups:
+            parser.error(
+                f"{option_string} must come after --on SELECTOR (it applies to the elements "
+                f"of the preceding --on)"
+            )
+        if self.kind == "html":
+            groups[-1].html = True
+        else:
+            groups[-1].actions.append((option_string, self.kind, values))
+
+
+_REWRITE_EPILOG = """\
+Each --on SELECTOR starts a group: the actions after it (up to the next --on) apply, in the
+order given, to every element SELECTOR matches. Groups apply in order. CONTENT is inserted as
+text (escaped for where it lands) unless --html is given in its group; CONTENT that starts
+with '-' is written --append=-CONTENT.
+
+Without --on, --demo runs: the Cloudflare showcase. http:// URLs in a[href], img[src],
+script[src], link[href] and form[action] become https://, every <img> without a loading
+attribute gets loading="lazy", and a one-line summary (bytes in, bytes out, elements changed,
+MB/s) goes to standard error.
+
+exit status: 0 success, 1 the document could not be rewritten (nothing more is written; an
+-o FILE is removed), 2 usage or input error (bad option or selector, unreadable input).
+
+examples:
+  htmlstream rewrite page.html --on 'a[href^="http:"]' --set-attr rel=noopener -o out.html
+  curl -s https://example.org/ | htmlstream rewrite - --on script --remove \\
+      --on 'img:not([alt])' --set-attr alt= --on main --prepend '<p>Hi</p>' --html
+  htmlstream rewrite https://example.org/ --demo > /dev/null
+"""
+
+
+def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``htmlstream rewrite``."""
+    parser = subparsers.add_parser(
+        "rewrite",
+        help="rewrite a document as it streams: --on SELECTOR ACTION... (or --demo)",
+        usage=(
+            "%(prog)s [-h] [INPUT|-|URL] [-o OUT] [--encoding ENC] [--chunk-size N]\n"
+            "                          (--on SELECTOR ACTION... [--on SELECTOR ACTION...] | --demo)"
+        ),
+        description=(
+            "Rewrite INPUT as a stream: read it in chunks, apply the actions of each --on\n"
+            "group to the elements its selector matches, and write every output chunk as soon\n"
+            "as it is decided."
+        ),
+        epilog=_REWRITE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "input",
+        nargs="?",
+        metavar="INPUT",
+        help="HTML file to read, '-' for standard input, or an http:// or https:// URL "
+        f"(fetched with a {URL_TIMEOUT} s timeout) (default: the bundled sample page)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="file to write (default: standard output)",
+    )
+    parser.add_argument(
+        "--encoding",
+        type=rewriter_encoding,
+        metavar="ENC",
+        help="document encoding, ASCII-compatible (default: the charset a URL's server "
+        "declares, else utf-8)",
+    )
+    parser.add_argument(
+        "--chunk-size",
+        type=positive_int,
+        default=DEFAULT_CHUNK_SIZE,
+        metavar="N",
+        help=f"read and feed at most N bytes at a time (default: {DEFAULT_CHUNK_SIZE})",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="the Cloudflare showcase: upgrade http:// links to https://, lazy-load images, "
+        "print a summary to standard error (the default without --on)",
+    )
+    parser.add_argument(
+        "--on",
+        action=_OnAction,
+        dest="groups",
+        metavar="SELECTOR",
+        help="start a group: the actions that follow apply to the elements SELECTOR matches",
+    )
+    actions = parser.add_argument_group(
+        "actions", "each applies to the elements of the preceding --on, in the order given"
+    )
+
+    def action(option: str, kind: str, text: str, **kwargs: Any) -> None:
+        actions.add_argument(
+            option, action=_GroupAction, dest="groups", kind=kind, help=text, **kwargs
+        )
+
+    action("--set-attr", "set_attr", "set (or add) an attribute; repeatable",
+           metavar="NAME=VALUE", type=attribute_assignment)
+    action("--remove-attr", "remove_attr", "remove an attribute; repeatable",
+           metavar="NAME", type=attribute_name)
+    action("--remove", "remove", "remove the element and its content", nargs=0)
+    action("--unwrap", "unwrap", "remove the element's tags, keep its content", nargs=0)
+    action("--before", "before", "insert CONTENT before the element", metavar="CONTENT")
+    action("--after", "after", "insert CONTENT after the element", metavar="CONTENT")
+    action("--prepend", "prepend", "insert CONTENT at the start of the element's content",
+           metavar="CONTENT")
+    action("--append", "append", "insert CONTENT at the end of the element's content",
+           metavar="CONTENT")
+    action("--replace", "replace", "replace the whole element with CONTENT", metavar="CONTENT")
+    action("--inner", "inner", "replace the element's content with CONTENT", metavar="CONTENT")
+    action("--html", "html", "insert this group's CONTENT as HTML, not as text", nargs=0)
+    action("--rename", "rename", "change the tag name (start and end tags)", metavar="TAG")
+    parser.set_defaults(func=cmd_rewrite, groups=None)
+
+
+def _group_handler(group: RewriteGroup) -> Callable[[Element], None]:
+    """The element handler that applies a group's actions in order."""
+    html = group.html
+    steps: list[tuple[str, Callable[[Element], None]]] = []
+    for option, kind, value in group.actions:
+        step: Callable[[Element], None]
+        if kind == "set_attr":
+            step = lambda el, nv=value: el.set_attribute(*nv)  # noqa: E731
+        elif kind == "remove_attr":
+            step = lambda el, n=value: el.remove_attribute(n)  # noqa: E731
+        elif kind == "remove":
+            step = lambda el: el.remove()  # noqa: E731
+        elif kind == "unwrap":
+            step = lambda el: el.remove_and_keep_content()  # noqa: E731
+        elif kind == "rename":
+            step = lambda el, n=value: setattr(el, "tag_name", n)  # noqa: E731
+        else:
+            method = {"inner": "set_inner_content"}.get(kind, kind)
+            step = lambda el, m=method, c=value: getattr(el, m)(c, html=html)  # noqa: E731
+        steps.append((option, step))
+
+    def handler(element: Element) -> None:
+        for option, step in steps:
+            try:
+                step(element)
+            except (ValueError, TypeError, htmlstream.HtmlStreamError) as exc:
+                raise CliError(
+                    f"--on {group.selector!r}: {option} failed on <{element.tag_name}> at byte "
+                    f"offset {element.offset}: {exc}",
+                    status=1,
+                ) from exc
+
+    return handler
+
+
+class DemoStats:
+    """What ``--demo`` changed."""
+
+    def __init__(self) -> None:
+        self.elements = 0
+        self.upgraded = 0
+        self.lazy = 0
+
+    def element(self, element: Element) -> None:
+        """The ``--demo`` element handler."""
+        changed = False
+        name = element.tag_name
+        attr = DEMO_URL_ATTRIBUTES.get(name)
+        if attr is not None:
+            value = element.get_attribute(attr)
+            # Browsers strip leading and trailing ASCII whitespace from URL attributes.
+            url = value.strip(" \t\n\f\r") if value is not None else ""
+            if url[:7].lower() == "http://":
+                element.set_attribute(attr, "https://" + url[7:])
+                self.upgraded += 1
+                changed = True
+        if name == "img" and not element.has_attribute("loading"):
+            element.set_attribute("loading", "lazy")
+            self.lazy += 1
+            changed = True
+        self.elements += changed
+
+
+def _build_rewriter(
+    groups: list[RewriteGroup], demo: DemoStats | None, encoding: str
+) -> Rewriter:
+    """A :class:`~htmlstream.rewriter.Rewriter` with the groups (or the demo) as rules."""
+    # The rewriter engine is loaded only when needed: ``tokens`` does not depend on it.
+    from htmlstream.rewriter import Rewriter
+
+    rewriter = Rewriter(encoding=encoding)
+    if demo is not None:
+        rewriter.on(DEMO_SELECTOR, element=demo.element)
+    for group in groups:
+        rewriter.on(group.selector, element=_group_handler(group))
+    return rewriter
+
+
+def _check_groups(groups: list[RewriteGroup]) -> None:
+    """Usage errors the parser cannot see: a group without action, a bad selector."""
+    from htmlstream.selectors import parse_selector
+
+    for group in groups:
+        if not group.actions:
+            raise CliError(
+                f"--on {group.selector!r} has no action (--set-attr, --remove-attr, --remove, "
+                f"--unwrap, --before, --after, --prepend, --append, --replace, --inner, --rename)"
+            )
+        try:
+            parse_selector(group.selector)
+        except htmlstream.SelectorError as exc:
+            raise CliError(f"invalid selector {group.selector!r}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def open_output(path: str | None, input_path: str | None) -> Iterator[BinaryIO]:
+    """Open OUT (``None``: standard output) for binary writing.
+
+    A regular file is removed again if the block fails, so that a failed rewrite leaves no
+    truncated document behind.
+    """
+    if path is None or path == "-":
+        sys.stdout.flush()
+        yield sys.stdout.buffer
+        return
+    if input_path is not None and input_path != "-" and not is_url(input_path):
+        with contextlib.suppress(OSError):
+            if os.path.samefile(path, input_path):
+                raise CliError(f"-o {path!r} is the input file: it would be overwritten")
+    try:
+        stream = open(path, "wb")  # noqa: SIM115 - closed below, errors mapped to CliError
+    except OSError as exc:
+        raise CliError(f"cannot write {path!r}: {exc.strerror or exc}") from exc
+    try:
+        with stream:
+            yield stream
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.stat(path).st_mode):
+                os.unlink(path)
+        raise
+
+
+def cmd_rewrite(args: argparse.Namespace) -> int:
+    """Run ``htmlstream rewrite``."""
+    groups: list[RewriteGroup] = args.groups or []
+    if args.demo and groups:
+        raise CliError("--demo cannot be combined with --on")
+    _check_groups(groups)
+    demo = DemoStats() if not groups else None
+
+    total_in = total_out = 0
+    elapsed = 0.0
+    with open_source(args.input) as (name, source, charset):
+        encoding = args.encoding
+        if encoding is None and charset:
+            with contextlib.suppress(htmlstream.EncodingError):
+                encoding = resolve_encoding(charset)
+        rewriter = _build_rewriter(groups, demo, encoding or "utf-8")
+        with open_output(args.output, args.input) as out:
+            started = time.perf_counter()
+            stream = rewriter.stream()
+            elapsed += time.perf_counter() - started
+            for chunk in read_chunks_eagerly(source, args.chunk_size, name):
+                total_in += len(chunk)
+                started = time.perf_counter()
+                data = stream.feed(chunk)
+                elapsed += time.perf_counter() - started
+                if data:
+                    out.write(data)
+                    out.flush()
+                    total_out += len(data)
+            started = time.perf_counter()
+            data = stream.close()
+            elapsed += time.perf_counter() - started
+            out.write(data)
+            out.flush()
+            total_out += len(data)
+
+    if demo is not None:
+        rate = f"{total_in / elapsed / 1e6:.1f} MB/s" if elapsed > 0 else "n/a MB/s"
+        print(
+            f"{PROG}: demo on {name}: {total_in:,} bytes in, {total_out:,} bytes out, "
+            f"{demo.elements:,} elements changed ({demo.upgraded:,} http:// URLs upgraded to "
+            f"https://, {demo.lazy:,} <img> given loading=lazy), {rate}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------
 
@@ -281,6 +781,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_tokens_parser(subparsers)
+    add_rewrite_parser(subparsers)
     return parser
 
 

@@ -311,12 +311,7 @@ class RewriterStream:
         try:
             self._lexer.close()
             self._sink.finish()
-            if self._rules.doc_end:
-                end = DocumentEnd(self.encoding)
-                for fn in self._rules.doc_end:
-                    fn(end)
-                end._live = False
-                self._sink.write_end(end._parts)
+            self._sink.run_end_handlers()
         except BaseException as exc:
             self._error = exc
             raise

@@ -71,6 +71,9 @@ class Tokenizer:
             states as in a browser).  ``False`` gives the bare WHATWG tokenizer.
         scripting: with feedback, whether ``<noscript>`` content is raw text (as in a browser
             with scripting on) or markup.
+        strict: with feedback, raise :class:`~htmlstream.ParsingAmbiguityError` (before the tag
+            is returned) where browsers may read the rest of the page differently, instead of
+            taking the current HTML standard's reading (see docs/tree-builder-feedback.md).
         max_buffer_size: the most bytes carried over between chunks (an unfinished token);
             more raises :class:`~htmlstream.BufferLimitExceeded`.
     """
@@ -83,6 +86,7 @@ class Tokenizer:
         last_start_tag: str | None = None,
         feedback: bool = True,
         scripting: bool = True,
+        strict: bool = False,
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
     ) -> None:
         try:
@@ -98,7 +102,7 @@ class Tokenizer:
         if feedback:
             from htmlstream._engine.treebuilder import TreeBuilderSimulator
 
-            simulator = TreeBuilderSimulator(scripting=scripting)
+            simulator = TreeBuilderSimulator(scripting=scripting, strict=strict)
         self._lexer = Lexer(
             self._collector,
             simulator,

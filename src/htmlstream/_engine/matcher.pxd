@@ -11,6 +11,8 @@ cdef class Compound:
     cdef list attr_tests                # [(name, op, value, lower value, case mode)]
     cdef list pseudos                   # [(kind, a, b, flag)]
     cdef bint never                     # can never match (e.g. [a^=""])
+    cdef bint svg_ok                    # the type selector's case fits SVG element names
+    cdef bint math_ok                   # ... and MathML element names
 
 
 cdef class State:

@@ -60,6 +60,17 @@ declare defer dir direction disabled enctype face frame hreflang http-equiv lang
 media method multiple nohref noresize noshade nowrap readonly rel rev rules scope scrolling
 selected shape target text type valign valuetype vlink""".split())
 
+# SVG element names the HTML parser gives mixed case (tree construction, "adjust SVG tag names").
+SVG_TAG_NAMES = {name.lower(): name for name in """
+altGlyph altGlyphDef altGlyphItem animateColor animateMotion animateTransform clipPath feBlend
+feColorMatrix feComponentTransfer feComposite feConvolveMatrix feDiffuseLighting
+feDisplacementMap feDistantLight feDropShadow feFlood feFuncA feFuncB feFuncG feFuncR
+feGaussianBlur feImage feMerge feMergeNode feMorphology feOffset fePointLight
+feSpecularLighting feSpotLight feTile feTurbulence foreignObject glyphRef linearGradient
+radialGradient textPath""".split()}
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
 _COMBINATORS = {
     _sel.Combinator.DESCENDANT: C_DESC,
     _sel.Combinator.CHILD: C_CHILD,
@@ -160,8 +171,15 @@ cdef class Program:
         c.attr_tests = []
         c.pseudos = []
         c.never = False
+        c.svg_ok = True
+        c.math_ok = True
         if compound.tag is not None:
-            name = compound.tag.lower().encode("utf-8")
+            # Type selectors: ASCII case-insensitive on HTML elements, exact on SVG and MathML
+            # elements, whose names the parser gives in their canonical case.
+            lower = compound.tag.translate(_ASCII_LOWER)
+            c.svg_ok = compound.tag == SVG_TAG_NAMES.get(lower, lower)
+            c.math_ok = compound.tag == lower
+            name = lower.encode("utf-8")
             h = hash_bytes(name, len(name))
             if h == INVALID_HASH:
                 c.tag_name = name
@@ -177,7 +195,7 @@ cdef class Program:
                 case = CASE_INSENSITIVE
             elif attr.case is _sel.CaseFlag.SENSITIVE:
                 case = CASE_SENSITIVE
-            elif attr.name.lower() in HTML_CASE_INSENSITIVE_ATTRIBUTES:
+            elif attr.name.translate(_ASCII_LOWER) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
                 case = CASE_HTML
             else:
                 case = CASE_SENSITIVE
@@ -212,7 +230,7 @@ cdef class Program:
                 c.never = True
             if op == A_INCLUDES and (not vbytes or any(ch in _WS for ch in vbytes)):
                 c.never = True
-        c.attr_tests.append((name.lower().encode("utf-8"), op, vbytes,
+        c.attr_tests.append((name.translate(_ASCII_LOWER).encode("utf-8"), op, vbytes,
                              None if vbytes is None else vbytes.lower(), case))
 
 
@@ -396,6 +414,8 @@ cdef class Matcher:
         cdef int kind, flag
         cdef long a, b
         if c.never:
+            return False
+        if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
             return False
         if c.tag_hash != EMPTY_HASH:
             if c.tag_hash != name_hash:

@@ -18,16 +18,18 @@ from htmlstream._engine.taghash cimport INVALID_HASH
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
-from htmlstream.tokens import TextType as _TextType
-from htmlstream.units import (
-    Comment as _Comment,
-    Doctype as _Doctype,
-    Element as _Element,
-    EndTag as _EndTag,
-    TextChunk as _TextChunk,
+from htmlstream._engine.units cimport (
+    Comment,
+    Doctype,
+    DocumentEnd,
+    Element,
+    EndTag,
+    TextChunk,
+    make_comment,
+    make_element,
+    make_end_tag,
+    make_text_chunk,
 )
-
-_TEXT_TYPES = tuple(_TextType)
 
 
 cdef class Rules:
@@ -140,8 +142,9 @@ cdef class RewriteSink(TokenSink):
         return self.write(<const unsigned char*><const char*>b, len(b))
 
     cdef int write_all(self, list parts) except -1:
-        for b in parts:
-            self.write_bytes(b)
+        if parts is not None:
+            for b in parts:
+                self.write_bytes(b)
         return 0
 
     cdef int copy_input(self, Py_ssize_t upto) except -1:
@@ -172,45 +175,50 @@ cdef class RewriteSink(TokenSink):
                      Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
                      bint last) except -1:
         cdef list handlers = self.active_text
+        cdef TextChunk chunk
         if not handlers or self.removing_depth >= 0:
             return 0
-        chunk = _TextChunk(self.input_slice(content_start, content_end), None,
-                           _TEXT_TYPES[text_type], last, content_start, self.encoding)
+        chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
+                                content_start, self.encoding)
         self.call_all(handlers, chunk)
-        if chunk.modified:
+        chunk.live = False
+        if chunk.is_modified():
             self.copy_input(content_start)
-            self.write_all(chunk._before)
-            if chunk._removed:
-                if chunk._replacement is not None:
-                    self.write_bytes(chunk._replacement)
+            self.write_all(chunk.before_parts)
+            if chunk.removed_:
+                if chunk.replacement is not None:
+                    self.write_bytes(chunk.replacement)
             else:
                 self.copy_input(content_end)
             self.out_pos = content_end
-            self.write_all(chunk._after)
+            self.write_all(chunk.after_parts)
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                         Py_ssize_t content_start, Py_ssize_t content_end) except -1:
         cdef list handlers = self.active_comments
+        cdef Comment comment
         if not handlers or self.removing_depth >= 0:
             return 0
-        comment = _Comment(self.input_slice(start, end),
-                           self.input_slice(content_start, content_end), start, self.encoding)
+        comment = make_comment(self.input_slice(start, end),
+                               self.input_slice(content_start, content_end), start, self.encoding)
         self.call_all(handlers, comment)
-        if comment.modified:
+        comment.live = False
+        if comment.is_modified():
             self.copy_input(start)
-            self.write_all(comment._before)
-            if comment._removed:
-                if comment._replacement is not None:
-                    self.write_bytes(comment._replacement)
+            self.write_all(comment.before_parts)
+            if comment.removed_:
+                if comment.replacement is not None:
+                    self.write_bytes(comment.replacement)
             else:
                 self.write_bytes(comment.serialize())
             self.out_pos = end
-            self.write_all(comment._after)
+            self.write_all(comment.after_parts)
         return 0
 
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
         cdef list handlers = self.rules.doc_doctype
+        cdef Doctype doctype
         if not handlers or self.removing_depth >= 0:
             return 0
         from htmlstream.tokens import Doctype as _DoctypeToken
@@ -221,11 +229,10 @@ cdef class RewriteSink(TokenSink):
              None if d.public_start < 0 else (d.public_start - s, d.public_end - s),
              None if d.system_start < 0 else (d.system_start - s, d.system_end - s)),
             bool(d.force_quirks))
-        doctype = _Doctype(token.raw, token.name, token.public_id, token.system_id,
-                           token.force_quirks, s)
-        for _, fn in handlers:
-            self.call(fn, doctype)
-        doctype._live = False
+        doctype = Doctype(token.raw, token.name, token.public_id, token.system_id,
+                          token.force_quirks, s)
+        self.call_all(handlers, doctype)
+        doctype.live = False
         if doctype.removed:
             self.copy_input(d.start)
             self.out_pos = d.end
@@ -247,7 +254,6 @@ cdef class RewriteSink(TokenSink):
     cdef int call_all(self, list handlers, unit) except -1:
         for _, fn in handlers:
             self.call(fn, unit)
-        unit._live = False
         return 0
 
     # ------------------------------------------------------------------ tags
@@ -334,41 +340,30 @@ cdef class RewriteSink(TokenSink):
 
     cdef OpenElement run_element_handlers(self, TagRec* tag, int ns, bint pushed,
                                           Py_ssize_t depth, list handlers):
-        cdef Py_ssize_t s = tag.start
-        cdef AttrRec* a
-        cdef Py_ssize_t i
-        cdef OpenElement state = None
-        spans = []
-        for i in range(tag.n_attrs):
-            a = &tag.attrs[i]
-            spans.append((a.name_start - s, a.name_end - s,
-                          -1 if a.value_start < 0 else a.value_start - s,
-                          -1 if a.value_start < 0 else a.value_end - s, a.end - s))
-        el = _Element(self.input_slice(tag.start, tag.end), (tag.name_start - s, tag.name_end - s),
-                      spans, bool(tag.self_closing), ns, pushed, _TEXT_TYPES[self.lx.text_type],
-                      s, self.encoding)
-        for _, fn in handlers:
-            self.call(fn, el)
-        el._live = False
-        if not el.modified:
+        cdef OpenElement state
+        cdef Element el = make_element(self.input_slice(tag.start, tag.end), tag, ns, pushed,
+                                       self.lx.text_type, self.encoding)
+        self.call_all(handlers, el)
+        el.live = False
+        if not el.is_modified():
             return None
         self.copy_input(tag.start)
-        self.write_all(el._before)
-        if el._removed:
-            if el._replacement is not None:
-                self.write_bytes(el._replacement)
-        else:
+        self.write_all(el.before_parts)
+        if not el.removed_:
             self.write_bytes(el.serialize_start_tag())
-            self.write_all(el._prepend)
-            if el._inner is not None:
-                self.write_bytes(el._inner)
+        elif el.replacement is not None:
+            self.write_bytes(el.replacement)
+        if not (el.removed_ and el.remove_content):     # the content stays (or is replaced)
+            self.write_all(el.prepend_parts)
+            if el.inner is not None:
+                self.write_bytes(el.inner)
         self.out_pos = tag.end
         if not pushed:
-            self.write_all(el._after)
+            self.write_all(el.after_parts)
             return None
         state = OpenElement()
         state.element = el
-        if el._remove_content:
+        if el.remove_content:
             state.removes_content = True
             self.removing_depth = depth
         return state
@@ -377,6 +372,8 @@ cdef class RewriteSink(TokenSink):
         """The innermost open element ends: at this end tag (explicit), or just before this
         tag, or at the end of input (no tag)."""
         cdef OpenElement state
+        cdef Element el
+        cdef EndTag end_tag
         cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
         cdef Py_ssize_t depth = len(self.mirror) - 1
         self.mirror.pop()
@@ -393,7 +390,7 @@ cdef class RewriteSink(TokenSink):
                     self.refresh_active()
         if state.element is None:
             return 0
-        el = state.element
+        el = <Element>state.element
         if state.removes_content and self.removing_depth == depth:
             self.copy_input(at)         # skipped: the content is still being removed
             self.removing_depth = -1
@@ -401,26 +398,29 @@ cdef class RewriteSink(TokenSink):
             return 0
         self.copy_input(at)
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
-        end_tag = _EndTag(raw, el.tag_name, not explicit, at, self.encoding)
-        end_tag._before = list(el._append)
-        end_tag._after = list(el._after)
-        for fn in el._end_handlers:
-            self.call(fn, end_tag)
-        end_tag._live = False
-        self.write_all(end_tag._before)
+        end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding)
+        if el.append_parts is not None:
+            end_tag.before_parts = list(el.append_parts)
+        if el.after_parts is not None:
+            end_tag.after_parts = list(el.after_parts)
+        if el.end_handlers is not None:
+            for fn in el.end_handlers:
+                self.call(fn, end_tag)
+        end_tag.live = False
+        self.write_all(end_tag.before_parts)
         if explicit:
-            if end_tag._removed:
-                if end_tag._replacement is not None:
-                    self.write_bytes(end_tag._replacement)
-            elif not el._removed:
-                if end_tag._new_name is not None:
+            if end_tag.removed_:
+                if end_tag.replacement is not None:
+                    self.write_bytes(end_tag.replacement)
+            elif not el.removed_:
+                if end_tag.new_name is not None:
                     self.write_bytes(end_tag.serialize())
-                elif el._name_changed:
-                    self.write_bytes(b"</" + el.tag_name.encode(self.encoding) + b">")
+                elif el.new_name is not None:
+                    self.write_bytes(b"</" + el.new_name + b">")
                 else:
                     self.write_bytes(raw)
             self.out_pos = tag.end
-        self.write_all(end_tag._after)
+        self.write_all(end_tag.after_parts)
         return 0
 
     cdef int refresh_active(self) except -1:
@@ -444,9 +444,16 @@ cdef class RewriteSink(TokenSink):
         while self.mirror:
             self.close_element(NULL, False)
 
-    def write_end(self, list parts):
-        """Write the document end handlers' content."""
-        self.write_all(parts)
+    def run_end_handlers(self):
+        """Run the document end handlers (registration order) and write what they append."""
+        cdef DocumentEnd end
+        if not self.rules.doc_end:
+            return
+        end = DocumentEnd(self.encoding)
+        for fn in self.rules.doc_end:
+            self.call(fn, end)
+        end.live = False
+        self.write_all(end.parts)
 
 
 def _seq(item):

@@ -1054,6 +1054,8 @@ cdef int adoption_agency(TreeBuilderSimulator s, int subject) except -1:
             last_is_fb = False
         # A new element for the formatting element's token, below the furthest block.
         j = afe_index_of_id(s, fe_id)
+        if j < 0:
+            return 0
         entry = s.afe[j]
         afe_remove_at(s, j)
         s.next_id += 1
@@ -2222,13 +2224,13 @@ cdef class TreeBuilderSimulator(Feedback):
             if is_ws(c):
                 continue
             if c == b'&' and text_type == DATA:
-                amp = True
-                continue
+                amp = True      # a character reference may stand for white space: decode
+                break
             non_ws = True
             break
         if not non_nul:
             return 0
-        if amp and not non_ws:
+        if amp:
             non_ws = _decoded_has_non_ws(PyBytes_FromStringAndSize(<const char*>p, n))
         if self.changed_reset:
             self.changed_from = self.depth

@@ -1,0 +1,64 @@
+# Type stub for the compiled WHATWG tokenizer state machine (lexer.pyx).
+#
+# Only the Python-visible surface is described here; sinks and feedback hooks are Cython classes
+# (TokenSink, Feedback) whose methods are C-level and cannot be overridden from Python.
+
+import enum
+
+# Default bound of the bytes carried over between chunks (an unfinished token): 4 MiB.
+DEFAULT_MAX_BUFFER_SIZE: int
+
+# The tokenizer state a piece of text is read in.
+class TextType(enum.IntEnum):
+    DATA = 0
+    RCDATA = 1
+    RAWTEXT = 2
+    SCRIPT_DATA = 3
+    PLAINTEXT = 4
+    CDATA_SECTION = 5
+
+# Receives the lexer's tokens (subclass in Cython; the base class does nothing).
+class TokenSink: ...
+
+# Tree-builder feedback hook (subclass in Cython; see treebuilder.TreeBuilderSimulator).
+class Feedback: ...
+
+# The tokenizer state machine over bytes, resumable at any byte.  With no sink it only scans
+# (the passthrough speed of the engine); ``feedback`` is told of every tag (and DOCTYPE, and of
+# text while it asks for it) before the sink.
+class Lexer:
+    sink: TokenSink | None
+    feedback: Feedback | None
+    # Whether "<![CDATA[" starts a CDATA section (the adjusted current node is foreign).
+    cdata_allowed: bool
+    # Whether the sink is handed text (it is always handed every other token).
+    want_text: bool
+    def __init__(
+        self,
+        sink: TokenSink | None = None,
+        feedback: Feedback | None = None,
+        *,
+        initial_text_type: int = 0,
+        last_start_tag: str | bytes | None = None,
+        max_buffer_size: int = ...,
+        hold_utf8: bool = True,
+    ) -> None: ...
+    @property
+    def max_buffer_size(self) -> int: ...
+    # The TextType the lexer reads text in now.
+    @property
+    def text_type(self) -> int: ...
+    # Number of input bytes fed so far.
+    @property
+    def offset(self) -> int: ...
+    # Number of input bytes carried over to the next chunk.
+    @property
+    def buffered(self) -> int: ...
+    # Tokenize the next chunk (BufferLimitExceeded past max_buffer_size).
+    def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> int: ...
+    # End of input: finish (or give up on) the pending token.
+    def close(self) -> None: ...
+    # Set the "last start tag" used by the appropriate-end-tag test.
+    def set_last_start_tag_name(self, name: bytes) -> None: ...
+    # Switch the lexer into the state that reads the given text type.
+    def set_text_type(self, text_type: int) -> None: ...

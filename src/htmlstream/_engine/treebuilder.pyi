@@ -1,0 +1,77 @@
+# Type stub for the compiled tree-builder simulator (treebuilder.pyx); see
+# docs/tree-builder-feedback.md.  The C-level surface (the OpenElement array, depth,
+# changed_from, last_namespace) is declared in treebuilder.pxd for Cython users.
+
+import enum
+
+from htmlstream._engine.lexer import Feedback
+
+# Default bound of the recorded stack of open elements.
+DEFAULT_MAX_DEPTH: int
+# Namespace URIs, indexed by Namespace.
+NAMESPACE_URIS: tuple[str, str, str]
+
+class Namespace(enum.IntEnum):
+    NS_HTML = 0
+    NS_SVG = 1
+    NS_MATHML = 2
+
+class ElementFlag(enum.IntEnum):
+    E_SPECIAL = 1
+    E_SCOPE = 2
+    E_HTML_IP = 4
+    E_MATHML_TEXT_IP = 8
+    E_IMPLIED = 16
+    E_CLONE = 32
+
+# Whether a DOCTYPE puts the document in quirks mode.
+def doctype_is_quirky(
+    name: str | None, public_id: str | None, system_id: str | None, force_quirks: bool
+) -> bool: ...
+
+# Tree-builder feedback for a Lexer: Lexer(sink, TreeBuilderSimulator()).
+class TreeBuilderSimulator(Feedback):
+    def __init__(
+        self, *, scripting: bool = True, strict: bool = False, max_depth: int = ...
+    ) -> None: ...
+    @property
+    def scripting(self) -> bool: ...
+    @property
+    def strict(self) -> bool: ...
+    @property
+    def max_depth(self) -> int: ...
+    # How many open elements are recorded (at most max_depth).
+    @property
+    def depth(self) -> int: ...
+    # How many open elements lie beyond max_depth (counted, not recorded).
+    @property
+    def overflow(self) -> int: ...
+    # Lowest stack index changed by the last tag (and by the text before it).
+    @property
+    def changed_from(self) -> int: ...
+    @property
+    def frameset_ok(self) -> bool: ...
+    @property
+    def quirks(self) -> bool: ...
+    # Namespace of the element the last start tag created, and whether it was pushed.
+    @property
+    def last_namespace(self) -> int: ...
+    @property
+    def last_pushed(self) -> bool: ...
+    # The same as a namespace URI / bool.
+    @property
+    def last_start_tag_namespace(self) -> str: ...
+    @property
+    def last_start_tag_pushed(self) -> bool: ...
+    # The current insertion mode, as the HTML standard names it.
+    @property
+    def insertion_mode(self) -> str: ...
+    # Names in the list of active formatting elements (None for a marker).
+    @property
+    def active_formatting_elements(self) -> list[str | None]: ...
+    # The recorded stack of open elements, outermost first: (name, namespace) with namespace
+    # "html", "svg" or "math"; with detail=True also the start tag's offset (-1 when implied)
+    # and flags ("implied", "clone").
+    def open_elements(
+        self, *, detail: bool = False
+    ) -> list[tuple[str, str]] | list[tuple[str, str, int, tuple[str, ...]]]: ...

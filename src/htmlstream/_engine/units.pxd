@@ -1,0 +1,107 @@
+# Rewritable units (see units.pyx; documented for users in htmlstream/units.py).
+from htmlstream._engine.lexer cimport TagRec
+
+
+cdef struct AttrSpan:           # offsets in the start tag's raw bytes
+    Py_ssize_t name_start
+    Py_ssize_t name_end
+    Py_ssize_t value_start      # -1: no value
+    Py_ssize_t value_end
+    Py_ssize_t end
+
+
+cpdef bytes encode_content(content, bint html, int text_type, str encoding)
+cpdef str validate_tag_name(name)
+cpdef str validate_attribute_name(name)
+
+
+cdef class Unit:
+    cdef str encoding
+    cdef bint live
+    cdef list before_parts          # None until used
+    cdef list after_parts
+    cdef bytes replacement
+    cdef bint removed_
+    cdef int check(self) except -1
+    cdef int context(self)
+    cdef bint is_modified(self)
+
+
+cdef class TextChunk(Unit):
+    cdef bytes raw_
+    cdef str text_
+    cdef int text_type_
+    cdef bint last
+    cdef Py_ssize_t offset_
+
+
+cdef class Comment(Unit):
+    cdef bytes raw_
+    cdef bytes content
+    cdef str text_
+    cdef bytes new_text
+    cdef Py_ssize_t offset_
+    cdef bytes serialize(self)
+
+
+cdef class Doctype:
+    cdef readonly object raw
+    cdef readonly object name
+    cdef readonly object public_id
+    cdef readonly object system_id
+    cdef readonly bint force_quirks
+    cdef readonly Py_ssize_t offset
+    cdef readonly bint removed
+    cdef bint live
+
+
+cdef class DocumentEnd:
+    cdef str encoding
+    cdef bint live
+    cdef list parts
+
+
+cdef class EndTag(Unit):
+    cdef bytes raw_
+    cdef str name_
+    cdef bytes new_name
+    cdef bint implicit_
+    cdef Py_ssize_t offset_
+    cdef bytes serialize(self)
+
+
+cdef class Element(Unit):
+    cdef bytes raw_
+    cdef Py_ssize_t offset_
+    cdef Py_ssize_t name_start
+    cdef Py_ssize_t name_end
+    cdef AttrSpan* spans
+    cdef Py_ssize_t n_spans
+    cdef bint self_closing
+    cdef bint can_have_content_
+    cdef int ns
+    cdef int content_text_type
+    cdef str name_
+    cdef bytes new_name
+    cdef list overrides             # [[lower name bytes, new value or None (removed)]]
+    cdef bint tag_modified
+    cdef list prepend_parts
+    cdef list append_parts
+    cdef bytes inner
+    cdef bint remove_content
+    cdef list end_handlers
+    cdef bint span_named(self, Py_ssize_t i, bytes lname)
+    cdef Py_ssize_t span_index(self, bytes lname)
+    cdef object override(self, bytes lname)
+    cdef bytes lname(self, str name)
+    cdef str decode_value(self, Py_ssize_t i)
+    cdef str attr_name(self, Py_ssize_t i)
+    cdef bytes serialize_start_tag(self)
+
+
+cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t offset,
+                               str encoding)
+cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encoding)
+cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding)
+cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
+                          int content_text_type, str encoding)

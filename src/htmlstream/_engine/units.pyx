@@ -1,0 +1,732 @@
+# cython: language_level=3
+"""Rewritable units: what handlers receive, read and change while the document streams past.
+
+(Compiled because one is made for every matched element and every handled text chunk; the public
+names and their documentation are in :mod:`htmlstream.units`.)
+
+A unit is valid only while its handler runs (an element's end-tag handlers and ``after`` and
+``append`` content are kept until its end).  Changes are recorded, not applied: the engine writes
+the unit once every handler has returned, from its raw bytes if nothing changed, rebuilt
+otherwise, with the inserted content around it.
+"""
+
+from libc.stdlib cimport free, malloc
+
+from htmlstream.charrefs import decode_charrefs
+from htmlstream.errors import EncodingError, HtmlStreamError
+from htmlstream.tokens import TextType
+
+import re
+
+HTML_NS = "http://www.w3.org/1999/xhtml"
+SVG_NS = "http://www.w3.org/2000/svg"
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+NAMESPACE_URIS = (HTML_NS, SVG_NS, MATHML_NS)
+
+_TEXT_TYPES = tuple(TextType)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;"})
+
+# Sequences that text inserted into raw-text content must not contain (they would end it).
+_RAW_CLOSERS = {
+    3: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),   # script data
+    2: re.compile(r"</[a-zA-Z]"),                                             # RAWTEXT
+    5: re.compile(r"]]>"),                                                    # CDATA
+}
+
+
+class UnitExpired(HtmlStreamError):
+    """A unit was used after its handler returned."""
+
+
+cdef inline str ascii_lower(str text):
+    """ASCII-only lower-casing (str.lower would also fold non-ASCII letters)."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(_ASCII_LOWER)
+
+
+cdef str _escape_text(str text):
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+cdef str _escape_attr(str text):
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    return text
+
+
+cdef str _newlines(str text):
+    if "\r" in text:
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+cpdef bytes encode_content(content, bint html, int text_type, str encoding):
+    """Encode inserted content for a place whose text is read as ``text_type``."""
+    if not isinstance(content, str):
+        raise TypeError(f"content must be str, not {type(content).__name__}")
+    if html:
+        return (<str>content).encode(encoding, "xmlcharrefreplace")
+    if text_type == 0 or text_type == 1:        # DATA, RCDATA: character references work
+        return _escape_text(content).encode(encoding, "xmlcharrefreplace")
+    closer = _RAW_CLOSERS.get(text_type)
+    if closer is not None:
+        found = closer.search(content)
+        if found is not None:
+            raise ValueError(
+                f"text inserted into {_TEXT_TYPES[text_type].name} content must not contain "
+                f"{found.group()!r}, which would end it; pass html=True to insert markup "
+                f"deliberately")
+    try:
+        return (<str>content).encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise EncodingError(
+            f"{content[exc.start:exc.end]!r} cannot be written in {encoding} inside "
+            f"{_TEXT_TYPES[text_type].name} content, where character references are not decoded"
+        ) from None
+
+
+cdef bytes _encode_name(str name, str encoding, str what):
+    try:
+        return name.encode(encoding)
+    except UnicodeEncodeError:
+        raise EncodingError(f"{what} {name!r} cannot be written in {encoding}") from None
+
+
+cpdef str validate_tag_name(name):
+    """Check a tag name given by a handler; return it."""
+    cdef Py_UCS4 ch
+    if not isinstance(name, str) or not name:
+        raise ValueError("a tag name must be a non-empty str")
+    ch = (<str>name)[0]
+    if not (("a" <= ch <= "z") or ("A" <= ch <= "Z")):
+        raise ValueError(f"a tag name must start with an ASCII letter: {name!r}")
+    for ch in <str>name:
+        if ch in "\t\n\f\r />\0":
+            raise ValueError(f"a tag name must not contain {ch!r}: {name!r}")
+    return name
+
+
+cpdef str validate_attribute_name(name):
+    """Check an attribute name given by a handler; return it."""
+    cdef Py_UCS4 ch
+    if not isinstance(name, str) or not name:
+        raise ValueError("an attribute name must be a non-empty str")
+    for ch in <str>name:
+        if ch in "\t\n\f\r />=\"'<\0":
+            raise ValueError(f"an attribute name must not contain {ch!r}: {name!r}")
+    return name
+
+
+cdef class Unit:
+    """What every unit has: content before and after it, replacement and removal."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} objects are made by the rewriter")
+
+    cdef int check(self) except -1:
+        if not self.live:
+            raise UnitExpired(
+                f"this {type(self).__name__} can no longer be changed: its handler has returned")
+        return 0
+
+    cdef int context(self):
+        return 0
+
+    cdef bint is_modified(self):
+        return self.before_parts is not None or self.after_parts is not None or self.removed_
+
+    @property
+    def modified(self):
+        """Whether a handler changed or added anything."""
+        return self.is_modified()
+
+    @property
+    def removed(self):
+        """Whether the unit was removed or replaced."""
+        return self.removed_
+
+    def before(self, content, *, bint html=False):
+        """Insert ``content`` just before the unit."""
+        self.check()
+        if self.before_parts is None:
+            self.before_parts = []
+        self.before_parts.append(encode_content(content, html, self.context(), self.encoding))
+
+    def after(self, content, *, bint html=False):
+        """Insert ``content`` just after the unit (successive calls: the last comes first)."""
+        self.check()
+        if self.after_parts is None:
+            self.after_parts = []
+        self.after_parts.insert(0, encode_content(content, html, self.context(), self.encoding))
+
+    def replace(self, content, *, bint html=False):
+        """Replace the unit with ``content``."""
+        self.check()
+        self.replacement = encode_content(content, html, self.context(), self.encoding)
+        self.removed_ = True
+
+    def remove(self):
+        """Remove the unit."""
+        self.check()
+        self.replacement = None
+        self.removed_ = True
+
+
+cdef class TextChunk(Unit):
+    """A piece of a text node (text arrives in pieces as the input does).
+
+    ``text`` is decoded (character references resolved where the text type has them); ``raw``
+    is the undecoded source.  A handler that only reads never changes the bytes.
+    """
+
+    cdef int context(self):
+        return self.text_type_
+
+    @property
+    def raw(self):
+        """The undecoded bytes of this piece."""
+        return self.raw_
+
+    @property
+    def offset(self):
+        """Stream offset of the piece's first byte."""
+        return self.offset_
+
+    @property
+    def text_type(self):
+        """How the text is read (a :class:`htmlstream.TextType`)."""
+        return _TEXT_TYPES[self.text_type_]
+
+    @property
+    def last_in_text_node(self):
+        """Whether this is the text node's last piece (it may be empty)."""
+        return self.last
+
+    @property
+    def text(self):
+        """The decoded text of this piece."""
+        cdef str text
+        cdef int tt = self.text_type_
+        if self.text_ is None:
+            text = _newlines(self.raw_.decode(self.encoding, "replace"))
+            if tt == 0 or tt == 1:
+                text = decode_charrefs(text)
+            if tt != 0 and tt != 5:
+                text = text.replace("\0", "\ufffd")
+            self.text_ = text
+        return self.text_
+
+    def __repr__(self):
+        return f"<TextChunk {self.text[:40]!r} last={self.last}>"
+
+
+cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t offset,
+                               str encoding):
+    cdef TextChunk c = TextChunk.__new__(TextChunk)
+    c.encoding = encoding
+    c.live = True
+    c.raw_ = raw
+    c.text_type_ = text_type
+    c.last = last
+    c.offset_ = offset
+    return c
+
+
+cdef class Comment(Unit):
+    """A comment.  ``text`` can be read and set."""
+
+    cdef bint is_modified(self):
+        return Unit.is_modified(self) or self.new_text is not None
+
+    @property
+    def raw(self):
+        """The comment as written."""
+        return self.raw_
+
+    @property
+    def offset(self):
+        """Stream offset of the comment's first byte."""
+        return self.offset_
+
+    @property
+    def text(self):
+        """The comment's text."""
+        if self.text_ is None:
+            self.text_ = _newlines(self.content.decode(self.encoding, "replace")).replace(
+                "\0", "\ufffd")
+        return self.text_
+
+    @text.setter
+    def text(self, value):
+        self.check()
+        if not isinstance(value, str):
+            raise TypeError("comment text must be str")
+        if ("-->" in value or "--!>" in value or value.startswith((">", "->"))
+                or value.endswith(("-", "<!-"))):
+            raise ValueError(f"comment text {value!r} would end the comment early or late")
+        self.new_text = _encode_name(value, self.encoding, "comment text")
+        self.text_ = value
+
+    cdef bytes serialize(self):
+        if self.new_text is None:
+            return self.raw_
+        return b"<!--" + self.new_text + b"-->"
+
+    def __repr__(self):
+        return f"<Comment {self.text[:40]!r}>"
+
+
+cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encoding):
+    cdef Comment c = Comment.__new__(Comment)
+    c.encoding = encoding
+    c.live = True
+    c.raw_ = raw
+    c.content = content
+    c.offset_ = offset
+    return c
+
+
+cdef class Doctype:
+    """The DOCTYPE.  It can be read and removed, not changed."""
+
+    def __init__(self, raw, name, public_id, system_id, force_quirks, offset):
+        self.raw = raw
+        self.name = name
+        self.public_id = public_id
+        self.system_id = system_id
+        self.force_quirks = force_quirks
+        self.offset = offset
+        self.removed = False
+        self.live = True
+
+    def remove(self):
+        """Remove the DOCTYPE from the output."""
+        if not self.live:
+            raise UnitExpired("this Doctype can no longer be changed: its handler has returned")
+        self.removed = True
+
+    def __repr__(self):
+        return f"<Doctype {self.name!r}>"
+
+
+cdef class DocumentEnd:
+    """The end of the document: content can be appended after everything else."""
+
+    def __init__(self, str encoding):
+        self.encoding = encoding
+        self.live = True
+        self.parts = []
+
+    def append(self, content, *, bint html=False):
+        """Write ``content`` at the very end of the output."""
+        if not self.live:
+            raise UnitExpired("this DocumentEnd can no longer be changed")
+        self.parts.append(encode_content(content, html, 0, self.encoding))
+
+
+cdef class EndTag(Unit):
+    """An element's end tag, as seen by the handlers given to ``Element.on_end_tag``.
+
+    For an element closed implicitly (``<p>`` closed by ``<div>``, or by the end of input)
+    ``implicit`` is true and ``raw`` is empty: ``before``/``after`` still insert content where
+    the element ends; renaming or removing it does nothing.
+    """
+
+    @property
+    def raw(self):
+        """The end tag as written (empty when implicit)."""
+        return self.raw_
+
+    @property
+    def offset(self):
+        """Stream offset where the element ends."""
+        return self.offset_
+
+    @property
+    def implicit(self):
+        """Whether the element was closed without an end tag of its own."""
+        return self.implicit_
+
+    @property
+    def name(self):
+        """The tag name (ASCII-lower-cased)."""
+        return self.name_
+
+    @name.setter
+    def name(self, value):
+        self.check()
+        validate_tag_name(value)
+        self.new_name = _encode_name(value, self.encoding, "tag name")
+        self.name_ = value
+
+    cdef bint is_modified(self):
+        return Unit.is_modified(self) or self.new_name is not None
+
+    cdef bytes serialize(self):
+        if self.new_name is None or self.implicit_:
+            return self.raw_
+        return b"</" + self.new_name + b">"
+
+    def __repr__(self):
+        return f"<EndTag {self.name_!r}{' implicit' if self.implicit_ else ''}>"
+
+
+cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding):
+    cdef EndTag t = EndTag.__new__(EndTag)
+    t.encoding = encoding
+    t.live = True
+    t.raw_ = raw
+    t.name_ = name
+    t.implicit_ = implicit
+    t.offset_ = offset
+    return t
+
+
+cdef class Element(Unit):
+    """An element, seen at its start tag.  Its content is still to come.
+
+    Changes to the start tag (name, attributes) rebuild it; ``before``/``after`` insert around
+    the whole element, ``prepend``/``append`` inside it, and ``set_inner_content``, ``replace``,
+    ``remove`` and ``remove_and_keep_content`` drop parts of the markup as it streams past.
+    """
+
+    def __dealloc__(self):
+        if self.spans != NULL:
+            free(self.spans)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def raw(self):
+        """The start tag as written."""
+        return self.raw_
+
+    @property
+    def offset(self):
+        """Stream offset of the start tag's ``<``."""
+        return self.offset_
+
+    @property
+    def namespace_uri(self):
+        """The element's namespace: HTML, SVG or MathML."""
+        return NAMESPACE_URIS[self.ns]
+
+    @property
+    def is_self_closing(self):
+        """Whether the start tag ended with ``/>`` (meaningful only in SVG and MathML)."""
+        return self.self_closing
+
+    @property
+    def can_have_content(self):
+        """False for void elements (``<img>``, ``<br>``...) and self-closing foreign elements."""
+        return self.can_have_content_
+
+    @property
+    def tag_name(self):
+        """The tag name, ASCII-lower-cased.  Setting it renames the start and end tags."""
+        if self.name_ is None:
+            self.name_ = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
+                self.encoding, "replace"))
+        return self.name_
+
+    @tag_name.setter
+    def tag_name(self, value):
+        self.check()
+        validate_tag_name(value)
+        self.new_name = _encode_name(value, self.encoding, "tag name")
+        self.name_ = value
+        self.tag_modified = True
+
+    cdef bint span_named(self, Py_ssize_t i, bytes lname):
+        """Whether attribute span i is called ``lname`` (lower-case bytes), ASCII-insensitively."""
+        cdef AttrSpan* a = &self.spans[i]
+        cdef Py_ssize_t n = a.name_end - a.name_start
+        cdef Py_ssize_t k
+        cdef const unsigned char* p
+        cdef const unsigned char* q
+        cdef unsigned char c
+        if n != len(lname):
+            return False
+        p = (<const unsigned char*><const char*>self.raw_) + a.name_start
+        q = <const unsigned char*><const char*>lname
+        for k in range(n):
+            c = p[k]
+            if 0x41 <= c <= 0x5A:
+                c |= 0x20
+            if c != q[k]:
+                return False
+        return True
+
+    cdef Py_ssize_t span_index(self, bytes lname):
+        """The first attribute span called ``lname``, or -1."""
+        cdef Py_ssize_t i
+        for i in range(self.n_spans):
+            if self.span_named(i, lname):
+                return i
+        return -1
+
+    cdef object override(self, bytes lname):
+        """The override entry [name, value or None] for ``lname``, or None."""
+        if self.overrides is not None:
+            for entry in self.overrides:
+                if entry[0] == lname:
+                    return entry
+        return None
+
+    cdef bytes lname(self, str name):
+        try:
+            return ascii_lower(name).encode(self.encoding)
+        except UnicodeEncodeError:
+            return None
+
+    cdef str decode_value(self, Py_ssize_t i):
+        cdef AttrSpan* a = &self.spans[i]
+        cdef str value
+        if a.value_start < 0:
+            return ""
+        value = _newlines(self.raw_[a.value_start:a.value_end].decode(self.encoding, "replace"))
+        if "&" in value:
+            value = decode_charrefs(value, in_attribute=True)
+        if "\0" in value:
+            value = value.replace("\0", "\ufffd")
+        return value
+
+    cdef str attr_name(self, Py_ssize_t i):
+        cdef AttrSpan* a = &self.spans[i]
+        return ascii_lower(self.raw_[a.name_start:a.name_end].decode(
+            self.encoding, "replace")).replace("\0", "\ufffd")
+
+    @property
+    def attributes(self):
+        """``(name, decoded value)`` pairs in document order (duplicates dropped)."""
+        cdef list result = []
+        cdef Py_ssize_t i
+        seen = set()
+        for i in range(self.n_spans):
+            name = self.attr_name(i)
+            if name in seen:
+                continue
+            seen.add(name)
+            entry = self.override(name.encode(self.encoding, "replace"))
+            if entry is None:
+                result.append((name, self.decode_value(i)))
+            elif entry[1] is not None:
+                result.append((name, entry[1]))
+        if self.overrides is not None:
+            for entry in self.overrides:
+                if entry[1] is not None and self.span_index(entry[0]) < 0:
+                    result.append(((<bytes>entry[0]).decode(self.encoding), entry[1]))
+        return result
+
+    def __iter__(self):
+        return iter(self.attributes)
+
+    def get_attribute(self, str name):
+        """The decoded value of attribute ``name`` (ASCII case-insensitive), or None."""
+        cdef bytes lname = self.lname(name)
+        cdef Py_ssize_t i
+        if lname is None:
+            return None
+        entry = self.override(lname)
+        if entry is not None:
+            return entry[1]
+        i = self.span_index(lname)
+        return None if i < 0 else self.decode_value(i)
+
+    def has_attribute(self, str name):
+        """Whether the element has attribute ``name``."""
+        return self.get_attribute(name) is not None
+
+    # ------------------------------------------------------------------ the start tag
+
+    def set_attribute(self, name, value):
+        """Set (or add) an attribute; the value is escaped so that it reads back unchanged."""
+        self.check()
+        validate_attribute_name(name)
+        if not isinstance(value, str):
+            raise TypeError("an attribute value must be str")
+        lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
+        entry = self.override(lname)
+        if entry is not None:
+            entry[1] = value
+        else:
+            if self.overrides is None:
+                self.overrides = []
+            self.overrides.append([lname, value])
+        self.tag_modified = True
+
+    def remove_attribute(self, str name):
+        """Remove attribute ``name`` if present."""
+        self.check()
+        lname = self.lname(name)
+        if lname is None:
+            return
+        entry = self.override(lname)
+        if entry is not None:
+            entry[1] = None
+        elif self.span_index(lname) >= 0:
+            if self.overrides is None:
+                self.overrides = []
+            self.overrides.append([lname, None])
+        else:
+            return
+        self.tag_modified = True
+
+    cdef bytes serialize_start_tag(self):
+        cdef list parts
+        cdef Py_ssize_t i
+        cdef AttrSpan* a
+        cdef bytes raw = self.raw_
+        if not self.tag_modified:
+            return raw
+        parts = [b"<", self.new_name if self.new_name is not None
+                 else raw[self.name_start:self.name_end]]
+        written = None
+        for i in range(self.n_spans):
+            a = &self.spans[i]
+            entry = None
+            if self.overrides is not None:
+                for e in self.overrides:
+                    if self.span_named(i, e[0]):
+                        entry = e
+                        break
+            if entry is None:
+                parts.append(b" ")
+                parts.append(raw[a.name_start:a.end])
+                continue
+            # a changed attribute: written once, where it first stood; duplicates dropped
+            if written is None:
+                written = set()
+            if entry[0] in written:
+                continue
+            written.add(entry[0])
+            if entry[1] is not None:
+                parts.append(b" ")
+                parts.append(entry[0])
+                parts.append(b'="')
+                parts.append(_escape_attr(entry[1]).encode(self.encoding, "xmlcharrefreplace"))
+                parts.append(b'"')
+        if self.overrides is not None:
+            for e in self.overrides:
+                if e[1] is not None and (written is None or e[0] not in written) \
+                        and self.span_index(e[0]) < 0:
+                    parts.append(b" ")
+                    parts.append(e[0])
+                    parts.append(b'="')
+                    parts.append(_escape_attr(e[1]).encode(self.encoding, "xmlcharrefreplace"))
+                    parts.append(b'"')
+        if self.self_closing:
+            parts.append(b" /")
+        parts.append(b">")
+        return b"".join(parts)
+
+    # ------------------------------------------------------------------ content
+
+    def prepend(self, content, *, bint html=False):
+        """Insert ``content`` at the start of the element's content (no-op on void elements)."""
+        self.check()
+        if self.can_have_content_:
+            if self.prepend_parts is None:
+                self.prepend_parts = []
+            self.prepend_parts.insert(
+                0, encode_content(content, html, self.content_text_type, self.encoding))
+
+    def append(self, content, *, bint html=False):
+        """Insert ``content`` at the end of the element's content (no-op on void elements)."""
+        self.check()
+        if self.can_have_content_:
+            if self.append_parts is None:
+                self.append_parts = []
+            self.append_parts.append(
+                encode_content(content, html, self.content_text_type, self.encoding))
+
+    def set_inner_content(self, content, *, bint html=False):
+        """Replace the element's content (no-op on void elements)."""
+        self.check()
+        if self.can_have_content_:
+            self.inner = encode_content(content, html, self.content_text_type, self.encoding)
+            self.prepend_parts = None
+            self.append_parts = None
+            self.remove_content = True
+
+    def replace(self, content, *, bint html=False):
+        """Replace the whole element (tags and content) with ``content``."""
+        Unit.replace(self, content, html=html)
+        self.remove_content = True
+        self.inner = None
+
+    def remove(self):
+        """Remove the whole element (tags and content)."""
+        Unit.remove(self)
+        self.remove_content = True
+        self.inner = None
+
+    def remove_and_keep_content(self):
+        """Remove the start and end tags, keeping the content."""
+        self.check()
+        self.removed_ = True
+        self.replacement = None
+        self.remove_content = False
+
+    def on_end_tag(self, handler):
+        """Call ``handler(end_tag)`` where the element ends (also when closed implicitly)."""
+        self.check()
+        if not self.can_have_content_:
+            raise ValueError(f"<{self.tag_name}> cannot have content, so it has no end tag")
+        if not callable(handler):
+            raise TypeError("the end-tag handler must be callable")
+        if self.end_handlers is None:
+            self.end_handlers = []
+        self.end_handlers.append(handler)
+
+    cdef bint is_modified(self):
+        return (Unit.is_modified(self) or self.tag_modified or self.prepend_parts is not None
+                or self.append_parts is not None or self.remove_content
+                or self.end_handlers is not None)
+
+    def __repr__(self):
+        return f"<Element {self.tag_name!r} at {self.offset_}>"
+
+
+cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
+                          int content_text_type, str encoding):
+    cdef Element el = Element.__new__(Element)
+    cdef Py_ssize_t s = tag.start
+    cdef Py_ssize_t i
+    el.encoding = encoding
+    el.live = True
+    el.raw_ = raw
+    el.offset_ = s
+    el.name_start = tag.name_start - s
+    el.name_end = tag.name_end - s
+    el.self_closing = tag.self_closing
+    el.can_have_content_ = can_have_content
+    el.ns = ns
+    el.content_text_type = content_text_type
+    el.n_spans = tag.n_attrs
+    if tag.n_attrs:
+        el.spans = <AttrSpan*>malloc(tag.n_attrs * sizeof(AttrSpan))
+        if el.spans == NULL:
+            raise MemoryError()
+        for i in range(tag.n_attrs):
+            el.spans[i].name_start = tag.attrs[i].name_start - s
+            el.spans[i].name_end = tag.attrs[i].name_end - s
+            if tag.attrs[i].value_start < 0:
+                el.spans[i].value_start = -1
+                el.spans[i].value_end = -1
+            else:
+                el.spans[i].value_start = tag.attrs[i].value_start - s
+                el.spans[i].value_end = tag.attrs[i].value_end - s
+            el.spans[i].end = tag.attrs[i].end - s
+    return el
