@@ -235,12 +235,14 @@ def html5lib_stacks(data: str, scripting: bool) -> list[list[tuple[str, str]]]:
 
 
 def our_stacks(data: bytes, scripting: bool) -> list[list[tuple[str, str]]]:
-    """Our stack after every tag (fed byte by byte, so nothing after the tag is seen yet)."""
+    """Our stack after every tag.  The input is fed in chunks that end at each ``>``: a tag
+    ends there, so nothing after it has been seen when its stack is read."""
     tokenizer = hs.Tokenizer(feedback=True, scripting=scripting)
     simulator = tokenizer._lexer.feedback
     stacks = []
-    for i in range(len(data)):
-        for token in tokenizer.feed(data[i:i + 1]):
+    cuts = [i + 1 for i, byte in enumerate(data) if byte == 0x3E]
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        for token in tokenizer.feed(data[start:end]):
             if token.kind in ("start_tag", "end_tag"):
                 stacks.append(simulator.open_elements())
     tokenizer.close()

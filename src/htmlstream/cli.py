@@ -310,9 +310,6 @@ DEMO_URL_ATTRIBUTES = {
 }
 DEMO_SELECTOR = "a[href], img, script[src], link[href], form[action]"
 
-#: Actions that insert CONTENT (text, or markup with ``--html``), by option kind.
-_CONTENT_ACTIONS = ("before", "after", "prepend", "append", "replace", "inner")
-
 
 def is_url(value: str | None) -> bool:
     """Whether INPUT names an ``http://`` or ``https://`` URL rather than a file."""
@@ -330,13 +327,19 @@ class _UrlStream:
     def read1(self, size: int) -> bytes:
         """Up to ``size`` bytes, as soon as some are there; ``b""`` at the end."""
         try:
-            return self.response.read1(size)
+            data = self.response.read1(size)
         except TimeoutError as exc:
-            raise CliError(
-                f"reading {self.url}: no data for {URL_TIMEOUT} s (timed out)"
-            ) from exc
+            raise CliError(f"reading {self.url}: no data for {URL_TIMEOUT} s (timed out)") from exc
         except self.errors as exc:
             raise CliError(f"reading {self.url}: {type(exc).__name__}: {exc}") from exc
+        # ``read1`` (unlike ``read``) ends quietly when the server closes the connection early.
+        missing = self.response.length
+        if not data and size and missing:
+            raise CliError(
+                f"reading {self.url}: the connection was closed with {missing:,} bytes of the "
+                f"declared Content-Length still to come (IncompleteRead)"
+            )
+        return data
 
     read = read1
 
@@ -580,22 +583,46 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             option, action=_GroupAction, dest="groups", kind=kind, help=text, **kwargs
         )
 
-    action("--set-attr", "set_attr", "set (or add) an attribute; repeatable",
-           metavar="NAME=VALUE", type=attribute_assignment)
-    action("--remove-attr", "remove_attr", "remove an attribute; repeatable",
-           metavar="NAME", type=attribute_name)
+    action(
+        "--set-attr",
+        "set_attr",
+        "set (or add) an attribute; repeatable",
+        metavar="NAME=VALUE",
+        type=attribute_assignment,
+    )
+    action(
+        "--remove-attr",
+        "remove_attr",
+        "remove an attribute; repeatable",
+        metavar="NAME",
+        type=attribute_name,
+    )
     action("--remove", "remove", "remove the element and its content", nargs=0)
     action("--unwrap", "unwrap", "remove the element's tags, keep its content", nargs=0)
     action("--before", "before", "insert CONTENT before the element", metavar="CONTENT")
     action("--after", "after", "insert CONTENT after the element", metavar="CONTENT")
-    action("--prepend", "prepend", "insert CONTENT at the start of the element's content",
-           metavar="CONTENT")
-    action("--append", "append", "insert CONTENT at the end of the element's content",
-           metavar="CONTENT")
+    action(
+        "--prepend",
+        "prepend",
+        "insert CONTENT at the start of the element's content",
+        metavar="CONTENT",
+    )
+    action(
+        "--append",
+        "append",
+        "insert CONTENT at the end of the element's content",
+        metavar="CONTENT",
+    )
     action("--replace", "replace", "replace the whole element with CONTENT", metavar="CONTENT")
     action("--inner", "inner", "replace the element's content with CONTENT", metavar="CONTENT")
     action("--html", "html", "insert this group's CONTENT as HTML, not as text", nargs=0)
-    action("--rename", "rename", "change the tag name (start and end tags)", metavar="TAG")
+    action(
+        "--rename",
+        "rename",
+        "change the tag name (start and end tags)",
+        metavar="TAG",
+        type=tag_name,
+    )
     parser.set_defaults(func=cmd_rewrite, groups=None)
 
 
@@ -662,9 +689,7 @@ class DemoStats:
         self.elements += changed
 
 
-def _build_rewriter(
-    groups: list[RewriteGroup], demo: DemoStats | None, encoding: str
-) -> Rewriter:
+def _build_rewriter(groups: list[RewriteGroup], demo: DemoStats | None, encoding: str) -> Rewriter:
     """A :class:`~htmlstream.rewriter.Rewriter` with the groups (or the demo) as rules."""
     # The rewriter engine is loaded only when needed: ``tokens`` does not depend on it.
     from htmlstream.rewriter import Rewriter

@@ -2,7 +2,7 @@
 # from the open elements and the siblings that came before it, never from what comes after.
 from libc.stdint cimport uint64_t
 
-from htmlstream._engine.lexer cimport Lexer, TagRec
+from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 
 
 cdef class Compound:
@@ -54,6 +54,8 @@ cdef class Frame:
 cdef class Matcher:
     cdef Program program
     cdef list frames                    # Frame per open element; frames[0] is the document
+    cdef Py_ssize_t n_frames
+    cdef list cands                     # scratch list of candidate states
     cdef list desc_frames               # the frames that have a non-empty desc list
     cdef int[::1] stamp                 # per state: the element serial it was last queued for
     cdef int[::1] flag_stamp            # per flag: the element serial it was last set for
@@ -63,7 +65,6 @@ cdef class Matcher:
     # the element being matched
     cdef Lexer lx
     cdef TagRec* tag
-    cdef list attrs                     # [(lower name bytes, value bytes)] or None until needed
 
     cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
                                bytes name)
@@ -74,6 +75,6 @@ cdef class Matcher:
     cdef bint _test(self, Compound c, uint64_t name_hash, bytes name, int ns, Frame parent)
     cdef bint _attr_matches(self, bytes aname, int op, bytes value, bytes lower_value, int case,
                             int ns)
-    cdef list _read_attrs(self)
+    cdef bytes _value(self, AttrRec* a)
     cpdef push(self, uint64_t name_hash, int ns)
     cpdef pop(self)

@@ -277,19 +277,20 @@ cdef class Matcher:
         doc = Frame()
         doc.name_hash = EMPTY_HASH
         doc.ns = 0
-        self.frames = [doc]
+        self.frames = [doc]         # a pool: frames[0 : n_frames] are open, the rest reusable
+        self.n_frames = 1
+        self.cands = []
         self.desc_frames = []
         self.stamp = _zeros(max(program.n_states, 1))
         self.flag_stamp = _zeros(max(program.n_flags, 1))
         self.serial = 0
         self.pending_desc = None
         self.pending_child = None
-        self.attrs = None
 
     @property
     def depth(self):
         """Number of open elements."""
-        return len(self.frames) - 1
+        return self.n_frames - 1
 
     cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
                                bytes name):
@@ -299,7 +300,7 @@ cdef class Matcher:
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns):
         """The rule ids the element matches (sorted), or None.  Call push() next if it opens."""
         cdef Program prog = self.program
-        cdef Frame parent = <Frame>self.frames[len(self.frames) - 1]
+        cdef Frame parent = <Frame>self.frames[self.n_frames - 1]
         cdef list cands
         cdef list matched = None
         cdef list desc_new = None, child_new = None, adj_new = None, gen_new = None
@@ -309,7 +310,6 @@ cdef class Matcher:
         self.serial += 1
         self.lx = lx
         self.tag = tag
-        self.attrs = None
         parent.child_count += 1
         if prog.uses_nth_of_type:
             if parent.type_counts is None:
@@ -323,7 +323,9 @@ cdef class Matcher:
             return None
 
         # Candidate states: first compounds for this tag, and what the stack left pending.
-        cands = []
+        cands = self.cands
+        if cands:
+            del cands[:]
         if name_hash != INVALID_HASH:
             entries = prog.entry_by_hash.get(name_hash)
             if entries is not None:
@@ -426,8 +428,6 @@ cdef class Matcher:
         if c.attr_tests:
             if self.tag == NULL:
                 return False        # an implied element has no attributes
-            if self.attrs is None:
-                self.attrs = self._read_attrs()
             for aname, op, value, lower_value, case in c.attr_tests:
                 if not self._attr_matches(aname, op, value, lower_value, case, ns):
                     return False
@@ -445,7 +445,7 @@ cdef class Matcher:
                 if not nth_matches(a, b, parent.type_counts.get(key, 0)):
                     return False
             elif kind == P_ROOT:
-                if len(self.frames) != 1:
+                if self.n_frames != 1:
                     return False
             elif kind == P_NOT:
                 if self._flag(flag):
@@ -457,64 +457,85 @@ cdef class Matcher:
 
     cdef bint _attr_matches(self, bytes aname, int op, bytes value, bytes lower_value, int case,
                             int ns):
-        for name, actual in self.attrs:
-            if name == aname:
+        """Test the current tag's first attribute called ``aname`` (lower-case bytes)."""
+        cdef TagRec* tag = self.tag
+        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* q = <const unsigned char*><const char*>aname
+        cdef Py_ssize_t n = len(aname)
+        cdef Py_ssize_t i, k
+        cdef AttrRec* a
+        cdef unsigned char c
+        cdef bytes actual
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            if a.name_end - a.name_start != n:
+                continue
+            for k in range(n):
+                c = d[a.name_start + k]
+                if 0x41 <= c <= 0x5A:
+                    c |= 0x20
+                if c != q[k]:
+                    break
+            else:
                 if op == A_EXISTS:
                     return True
+                actual = self._value(a)
                 if case == CASE_INSENSITIVE or (case == CASE_HTML and ns == 0):
-                    return value_matches(op, (<bytes>actual).lower(), lower_value)
+                    return value_matches(op, actual.lower(), lower_value)
                 return value_matches(op, actual, value)
         return False
 
-    cdef list _read_attrs(self):
-        """The current tag's attributes as [(lower name, decoded value bytes)], first wins."""
-        cdef TagRec* tag = self.tag
-        cdef Lexer lx = self.lx
-        cdef AttrRec* a
-        cdef Py_ssize_t i
-        cdef bytes name, value
-        cdef list result = []
-        cdef set seen = set()
-        cdef str enc = self.program.encoding
-        cdef const unsigned char* d = lx.data - lx.base
-        for i in range(tag.n_attrs):
-            a = &tag.attrs[i]
-            name = (<const char*>d + a.name_start)[:a.name_end - a.name_start].lower()
-            if name in seen:
-                continue
-            seen.add(name)
-            if a.value_start < 0:
-                value = b""
-            else:
-                value = (<const char*>d + a.value_start)[:a.value_end - a.value_start]
-                if b"&" in value or b"\r" in value or b"\0" in value:
-                    text = value.decode(enc, "replace").replace("\r\n", "\n").replace("\r", "\n")
-                    value = decode_charrefs(text, in_attribute=True).replace(
-                        "\0", "\ufffd").encode(enc, "xmlcharrefreplace")
-            result.append((name, value))
-        return result
+    cdef bytes _value(self, AttrRec* a):
+        """An attribute's value, decoded (character references, newlines, NUL) and encoded back
+        in the document's encoding, so that it compares with the selector's bytes."""
+        cdef bytes value
+        cdef str enc
+        if a.value_start < 0:
+            return b""
+        value = (<const char*>self.lx.data + (a.value_start - self.lx.base))[
+            :a.value_end - a.value_start]
+        if b"&" in value or b"\r" in value or b"\0" in value:
+            enc = self.program.encoding
+            text = value.decode(enc, "replace").replace("\r\n", "\n").replace("\r", "\n")
+            value = decode_charrefs(text, in_attribute=True).replace(
+                "\0", "\ufffd").encode(enc, "xmlcharrefreplace")
+        return value
+
 
     cpdef push(self, uint64_t name_hash, int ns):
         """Open a frame for the element just matched."""
-        cdef Frame f = Frame()
+        cdef Frame f
+        if self.n_frames < len(self.frames):
+            f = <Frame>self.frames[self.n_frames]
+            f.child_count = 0
+            f.type_counts = None
+            f.of_counts = None
+            f.adj = None
+            f.gen = None
+        else:
+            f = Frame()
+            self.frames.append(f)
+        self.n_frames += 1
         f.name_hash = name_hash
         f.ns = ns
         f.desc = self.pending_desc
         f.child = self.pending_child
         self.pending_desc = None
         self.pending_child = None
-        self.frames.append(f)
         if f.desc is not None:
             self.desc_frames.append(f)
 
     cpdef pop(self):
         """Close the innermost frame."""
         cdef Frame f
-        if len(self.frames) <= 1:
+        if self.n_frames <= 1:
             return
-        f = <Frame>self.frames.pop()
-        if f.desc is not None and self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
-            self.desc_frames.pop()
+        self.n_frames -= 1
+        f = <Frame>self.frames[self.n_frames]
+        if f.desc is not None:
+            if self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
+                self.desc_frames.pop()
+            f.desc = None
 
 
 cdef object _zeros(Py_ssize_t n):

@@ -45,6 +45,7 @@ cdef class Rules:
     cdef public list doc_end            # [fn]
     cdef public bint any_text
     cdef public bint any_element
+    cdef public bint any_scoped         # some rule has text or comment handlers
 
     def __init__(self, Program program, list element_handlers, list text_handlers,
                  list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
@@ -59,6 +60,7 @@ cdef class Rules:
         self.doc_end = doc_end
         self.any_text = bool(doc_text) or any(text_handlers)
         self.any_element = program.n_rules > 0
+        self.any_scoped = any(text_handlers) or any(comment_handlers)
 
 
 cdef class OpenElement:
@@ -81,9 +83,11 @@ cdef class RewriteSink(TokenSink):
     cdef Py_ssize_t out_cap
     cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
     cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
-    cdef list open_elements             # OpenElement or None, one per open element
-    cdef list mirror                    # ids of the open elements, as last synchronised
-    cdef list mirror_names              # their name hashes
+    cdef dict states                    # depth -> OpenElement, for open elements with work left
+    cdef uint64_t* mirror               # ids of the open elements, as last synchronised
+    cdef uint64_t* mirror_names         # their name hashes
+    cdef Py_ssize_t depth               # how many there are
+    cdef Py_ssize_t mirror_cap
     cdef list active_counts             # per rule: open elements matching it
     cdef list active_text               # [(seq, fn)] text handlers in force now
     cdef list active_comments
@@ -91,6 +95,9 @@ cdef class RewriteSink(TokenSink):
 
     def __cinit__(self):
         self.out = NULL
+        self.mirror = NULL
+        self.mirror_names = NULL
+        self.mirror_cap = 0
 
     def __init__(self, Rules rules, str encoding):
         self.rules = rules
@@ -100,9 +107,8 @@ cdef class RewriteSink(TokenSink):
         self.out_cap = 0
         self.out_pos = 0
         self.removing_depth = -1
-        self.open_elements = []
-        self.mirror = []
-        self.mirror_names = []
+        self.states = {}
+        self.depth = 0
         self.active_counts = [0] * rules.program.n_rules
         self.active_text = list(rules.doc_text)
         self.active_comments = list(rules.doc_comments)
@@ -117,6 +123,24 @@ cdef class RewriteSink(TokenSink):
     def __dealloc__(self):
         if self.out != NULL:
             free(self.out)
+        if self.mirror != NULL:
+            free(self.mirror)
+        if self.mirror_names != NULL:
+            free(self.mirror_names)
+
+    cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
+        cdef Py_ssize_t cap
+        if self.depth == self.mirror_cap:
+            cap = self.mirror_cap * 2 if self.mirror_cap else 64
+            self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
+            self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
+            if self.mirror == NULL or self.mirror_names == NULL:
+                raise MemoryError()
+            self.mirror_cap = cap
+        self.mirror[self.depth] = id
+        self.mirror_names[self.depth] = name
+        self.depth += 1
+        return 0
 
     # ------------------------------------------------------------------ output
 
@@ -266,39 +290,35 @@ cdef class RewriteSink(TokenSink):
         """Replay what the simulator did to the open-element stack for this tag (or, with no
         tag, at the end of input): close the elements it popped, open the ones it pushed."""
         cdef TreeBuilderSimulator sim = self.sim
-        cdef list mirror = self.mirror
         cdef Py_ssize_t k = sim.changed_from
         cdef Py_ssize_t n_new = sim.depth
         cdef Py_ssize_t j, explicit = -1
         cdef OpenElement_* e
         cdef bint handled = tag == NULL or tag.is_end
-        if k > len(mirror):
-            k = len(mirror)
+        if k > self.depth:
+            k = self.depth
         if k > n_new:
             k = n_new
-        while k < len(mirror) and k < n_new and mirror[k] == sim.stack[k].id:
+        while k < self.depth and k < n_new and self.mirror[k] == sim.stack[k].id:
             k += 1
-        if len(mirror) > k:
+        if self.depth > k:
             if tag != NULL and tag.is_end:
                 # The end tag itself belongs to the outermost popped element of its name.
-                for j in range(k, len(mirror)):
+                for j in range(k, self.depth):
                     if self.mirror_names[j] == tag.name_hash:
                         explicit = j
                         break
-            while len(mirror) > k:
-                self.close_element(tag, len(mirror) - 1 == explicit)
+            while self.depth > k:
+                self.close_element(tag, self.depth - 1 == explicit)
         for j in range(k, n_new):
             e = &sim.stack[j]
-            mirror.append(e.id)
-            self.mirror_names.append(e.name)
+            self.mirror_push(e.id, e.name)
             if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
                 self.start_element(tag, e.ns, True, j)
                 handled = True
-            else:
-                if self.matcher is not None:
-                    self.matcher.match(self.lx, NULL, e.name, None, e.ns)
-                    self.matcher.push(e.name, e.ns)
-                self.open_elements.append(None)
+            elif self.matcher is not None:
+                self.matcher.match(self.lx, NULL, e.name, None, e.ns)
+                self.matcher.push(e.name, e.ns)
         if not handled:
             self.start_element(tag, sim.last_namespace, False, n_new)
         return 0
@@ -315,16 +335,20 @@ cdef class RewriteSink(TokenSink):
             if pushed:
                 self.matcher.push(tag.name_hash, ns)
         if matched is not None and self.removing_depth < 0:
-            handlers = []
-            for r in matched:
-                handlers.extend(self.rules.element_handlers[r])
-                if pushed and (self.rules.text_handlers[r] or self.rules.comment_handlers[r]):
-                    if scoped is None:
-                        scoped = []
-                    scoped.append(r)
+            if len(matched) == 1:
+                handlers = self.rules.element_handlers[matched[0]]
+            else:
+                handlers = []
+                for r in matched:
+                    handlers.extend(self.rules.element_handlers[r])
+                handlers.sort(key=_seq)
+            if pushed and self.rules.any_scoped:
+                for r in matched:
+                    if self.rules.text_handlers[r] or self.rules.comment_handlers[r]:
+                        if scoped is None:
+                            scoped = []
+                        scoped.append(r)
             if handlers:
-                if len(matched) > 1:
-                    handlers.sort(key=_seq)
                 state = self.run_element_handlers(tag, ns, pushed, depth, handlers)
             if scoped is not None:
                 if state is None:
@@ -334,8 +358,8 @@ cdef class RewriteSink(TokenSink):
                     self.active_counts[r] += 1
                     if self.active_counts[r] == 1:
                         self.refresh_active()
-        if pushed:
-            self.open_elements.append(state)
+        if pushed and state is not None:
+            self.states[depth] = state
         return 0
 
     cdef OpenElement run_element_handlers(self, TagRec* tag, int ns, bint pushed,
@@ -375,12 +399,13 @@ cdef class RewriteSink(TokenSink):
         cdef Element el
         cdef EndTag end_tag
         cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
-        cdef Py_ssize_t depth = len(self.mirror) - 1
-        self.mirror.pop()
-        self.mirror_names.pop()
+        cdef Py_ssize_t depth = self.depth - 1
+        self.depth = depth
         if self.matcher is not None:
             self.matcher.pop()
-        state = self.open_elements.pop()
+        if not self.states:
+            return 0
+        state = self.states.pop(depth, None)
         if state is None:
             return 0
         if state.scoped_rules is not None:
@@ -441,7 +466,7 @@ cdef class RewriteSink(TokenSink):
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
         self.sync_stack(NULL)
-        while self.mirror:
+        while self.depth:
             self.close_element(NULL, False)
 
     def run_end_handlers(self):
