@@ -31,6 +31,7 @@ cdef class Program:
     cdef public dict entry_by_hash      # tag hash -> [state id]: first compounds naming a tag
     cdef public list entry_by_name      # [(lower name bytes, state id)]: tags that do not hash
     cdef public list entry_any          # first compounds that accept any tag
+    cdef uint64_t hash_filter           # bit (hash & 63) set for every hash in entry_by_hash
     cdef public int n_states
     cdef public int n_flags
     cdef public int n_rules

@@ -109,6 +109,7 @@ cdef class Program:
         self.entry_by_name = []
         self.entry_any = []
         self.n_flags = 0
+        self.hash_filter = 0
         self.n_rules = len(rules)
         self.nested = False
         self.uses_nth_of_type = False
@@ -156,6 +157,7 @@ cdef class Program:
             self.entry_by_name.append((comp.tag_name, first_id))
         else:
             self.entry_by_hash.setdefault(comp.tag_hash, []).append(first_id)
+            self.hash_filter |= (<uint64_t>1) << (comp.tag_hash & 63)
 
     def _encode(self, str value):
         try:
@@ -325,11 +327,13 @@ cdef class Matcher:
         # Candidate states: first compounds for this tag, and what the stack left pending.
         cands = self.cands
         if cands:
-            del cands[:]
+            cands = self.cands = []
         if name_hash != INVALID_HASH:
-            entries = prog.entry_by_hash.get(name_hash)
-            if entries is not None:
-                self._queue(cands, entries)
+            # a one-word filter on the hash spares the dictionary look-up for most tags
+            if prog.hash_filter & ((<uint64_t>1) << (name_hash & 63)):
+                entries = prog.entry_by_hash.get(name_hash)
+                if entries is not None:
+                    self._queue(cands, entries)
         elif prog.entry_by_name:
             for ename, sid in prog.entry_by_name:
                 if ename == name:

@@ -957,7 +957,7 @@ cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
     # formatting elements need their attributes compared.
     entry.attrs_hash = 0 if e.tid == T_A or s.t_tag == NULL or s.t_tag.n_attrs == 0 \
         else attrs_hash(s)
-    i = s.afe_len - 1
+    i = -1 if e.tid == T_A else s.afe_len - 1
     while i >= 0 and s.afe[i].id != 0:
         if s.afe[i].elem.tid == e.tid and s.afe[i].elem.name == e.name \
                 and s.afe[i].attrs_hash == entry.attrs_hash:

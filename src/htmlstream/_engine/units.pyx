@@ -613,7 +613,7 @@ cdef class Element(Unit):
             written.add(entry[0])
             if entry[1] is not None:
                 parts.append(b" ")
-                parts.append(entry[0])
+                parts.append(raw[a.name_start:a.name_end])     # the name as written
                 parts.append(b'="')
                 parts.append(_escape_attr(entry[1]).encode(self.encoding, "xmlcharrefreplace"))
                 parts.append(b'"')
