@@ -363,16 +363,26 @@ def test_corpus(path: Path, op: str) -> None:
 
 WORDS = ["hello", "a &amp; b", "x &lt; y", "1 < 2", "caf\u00e9", "\u20ac5", "&nbsp;", "&copy;",
          "it's", 'say "hi"', " ", "\n", "  two  words ", "&#169;", "&#x1F600;", "q > p"]
-ATTRS = [
-    ' class="c1"', " class='c2 c3'", " class=c4", ' id="i1"', " title='t &amp; u'",
-    ' data-x="1"', " hidden", ' lang="en"', ' style="color: red"', " title=\"it's\"",
-]
+#: attribute name -> the forms it is written in (one name at most once per tag: htmlstream
+#: drops duplicate attributes when it rebuilds a tag, see ``FIXED``)
+ATTRS = {
+    "class": [' class="c1"', " class='c2 c3'", " class=c4"],
+    "id": [' id="i1"', " ID=i2"],
+    "title": [" title='t &amp; u'", " title=\"it's\""],
+    "data-x": [' data-x="1"', " DATA-X='2'"],
+    "hidden": [" hidden"],
+    "lang": [' lang="en"'],
+    "style": [' style="color: red"'],
+}
 INLINE_TAGS = ["span", "em", "b", "i", "code", "small", "abbr"]
-BLOCK_TAGS = ["div", "section", "article", "h2", "h3", "blockquote", "nav", "footer"]
+#: containers of blocks; headings and paragraphs hold phrasing content only, so that no element
+#: is closed implicitly (a browser closes <p> at a block, <h2> at another heading)
+BLOCK_TAGS = ["div", "section", "article", "blockquote", "nav", "footer"]
 
 
 def attrs() -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(ATTRS), max_size=3, unique=True).map("".join)
+    return st.lists(st.sampled_from(sorted(ATTRS)), max_size=3, unique=True).flatmap(
+        lambda names: st.tuples(*(st.sampled_from(ATTRS[n]) for n in names))).map("".join)
 
 
 def text() -> st.SearchStrategy[str]:
@@ -384,7 +394,7 @@ leaf = st.one_of(
     text(),
     st.sampled_from(["<!-- note -->", "<!---->", "<!-- a <b> & c -->"]),
     st.builds(lambda a: f"<img src=\"i.png\"{a}>", attrs()),
-    st.sampled_from(["<br>", "<br/>", "<hr>", '<input type="text" value="v">', "<wbr>"]),
+    st.sampled_from(["<br>", "<br/>", '<input type="text" value="v">', "<wbr>", "<IMG SRC=x>"]),
 )
 
 
@@ -401,7 +411,8 @@ inline = st.recursive(
 link = st.builds(lambda a, kids: f'<a href="/x?a=1&amp;b=2"{a}>{"".join(kids)}</a>',
                  attrs(), st.lists(inline, max_size=2))
 phrasing = st.one_of(inline, inline, link)
-paragraph = st.builds(element, st.just("p"), attrs(), st.lists(phrasing, max_size=4))
+paragraph = st.builds(element, st.sampled_from(["p", "h2", "h3"]), attrs(),
+                      st.lists(phrasing, max_size=4))
 listing = st.builds(
     lambda a, items: f"<ul{a}>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>",
     attrs(), st.lists(st.lists(phrasing, max_size=3).map("".join), max_size=3),
@@ -415,6 +426,7 @@ raw_text = st.sampled_from([
     "<svg><foreignObject><p>in svg</p></foreignObject></svg>",
     "<math><mi>x</mi></math>",
     "<pre>\nline\n</pre>",
+    "<hr>",
 ])
 block = st.recursive(
     st.one_of(paragraph, listing, raw_text, phrasing),

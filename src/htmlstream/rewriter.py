@@ -16,7 +16,7 @@ import threading
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import IO, Any, TypeVar, overload
 
-from htmlstream._engine.lexer import DEFAULT_MAX_BUFFER_SIZE, Lexer
+from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
 from htmlstream._engine.matcher import Program
 from htmlstream._engine.rewriter import RewriteSink, Rules
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
@@ -62,6 +62,7 @@ class Rewriter:
         strict: raise :class:`~htmlstream.ParsingAmbiguityError` where a browser's reading
             cannot be known without a full tree, instead of taking the likely reading.
         max_buffer_size: the most bytes carried over between chunks (an unfinished token).
+        max_attributes: the most attributes one tag may have.
     """
 
     def __init__(
@@ -71,8 +72,10 @@ class Rewriter:
         scripting: bool = True,
         strict: bool = False,
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
+        max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
     ) -> None:
         self.encoding = resolve_encoding(encoding)
+        self.max_attributes = max_attributes
         self.scripting = scripting
         self.strict = strict
         self.max_buffer_size = max_buffer_size
@@ -273,7 +276,8 @@ class RewriterStream:
         self._sink = RewriteSink(self._rules, encoding)
         self._sim = TreeBuilderSimulator(scripting=rewriter.scripting, strict=rewriter.strict)
         self._lexer = Lexer(self._sink, self._sim, max_buffer_size=rewriter.max_buffer_size,
-                            hold_utf8=encoding == "utf-8")
+                            hold_utf8=encoding == "utf-8",
+                            max_attributes=rewriter.max_attributes)
         self._sink.attach(self._lexer, self._sim)
         self._closed = False
         self._error: BaseException | None = None

@@ -10,11 +10,11 @@ import codecs
 from collections.abc import Iterable, Iterator
 
 from htmlstream._engine.collector import TokenCollector
-from htmlstream._engine.lexer import DEFAULT_MAX_BUFFER_SIZE, Lexer
+from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
 from htmlstream.errors import EncodingError
 from htmlstream.tokens import Text, TextType, Token
 
-__all__ = ["DEFAULT_MAX_BUFFER_SIZE", "Tokenizer", "tokenize"]
+__all__ = ["DEFAULT_MAX_ATTRIBUTES", "DEFAULT_MAX_BUFFER_SIZE", "Tokenizer", "tokenize"]
 
 _INITIAL_STATES = {
     "data": TextType.DATA,
@@ -76,6 +76,8 @@ class Tokenizer:
             taking the current HTML standard's reading (see docs/tree-builder-feedback.md).
         max_buffer_size: the most bytes carried over between chunks (an unfinished token);
             more raises :class:`~htmlstream.BufferLimitExceeded`.
+        max_attributes: the most attributes one tag may have; more raises
+            :class:`~htmlstream.BufferLimitExceeded` (``limit_name == "max_attributes"``).
     """
 
     def __init__(
@@ -88,6 +90,7 @@ class Tokenizer:
         scripting: bool = True,
         strict: bool = False,
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
+        max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
     ) -> None:
         try:
             text_type = _INITIAL_STATES[initial_state.lower()]
@@ -110,6 +113,7 @@ class Tokenizer:
             last_start_tag=last_start_tag,
             max_buffer_size=max_buffer_size,
             hold_utf8=self.encoding == "utf-8",
+            max_attributes=max_attributes,
         )
         self._decoder = (
             codecs.getincrementaldecoder(self.encoding)("replace")

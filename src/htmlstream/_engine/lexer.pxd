@@ -89,6 +89,7 @@ cdef class Lexer:
 
     # --- settings ---
     cdef readonly Py_ssize_t max_buffer_size
+    cdef readonly Py_ssize_t max_attributes
     cdef public TokenSink sink
     cdef public Feedback feedback
     cdef public bint cdata_allowed
@@ -136,5 +137,7 @@ cdef class Lexer:
     cdef int text_return_state(self) noexcept
     cdef Py_ssize_t text_hold_point(self, Py_ssize_t end) noexcept
     cdef int carry_over(self) except -1
+    cdef int fail_limit(self, str name, Py_ssize_t limit, str construct,
+                        Py_ssize_t offset) except -1
     cdef int finish_eof(self) except -1
     cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1

@@ -24,6 +24,7 @@ from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, ha
 from htmlstream.errors import BufferLimitExceeded
 
 DEFAULT_MAX_BUFFER_SIZE = 4 * 1024 * 1024
+DEFAULT_MAX_ATTRIBUTES = 4096
 
 cdef enum State:
     S_DATA
@@ -195,9 +196,13 @@ cdef class Lexer:
 
     def __init__(self, TokenSink sink=None, Feedback feedback=None, *,
                  int initial_text_type=DATA, last_start_tag=None,
-                 Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE, bint hold_utf8=True):
+                 Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE, bint hold_utf8=True,
+                 Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):
         if max_buffer_size < 16:
             raise ValueError("max_buffer_size must be at least 16 bytes")
+        if max_attributes < 1:
+            raise ValueError("max_attributes must be at least 1")
+        self.max_attributes = max_attributes
         self.sink = sink
         self.feedback = feedback
         self.max_buffer_size = max_buffer_size
@@ -290,6 +295,27 @@ cdef class Lexer:
         self.closed = True
         self.failed = False
 
+    cdef int fail_limit(self, str name, Py_ssize_t limit, str construct,
+                        Py_ssize_t offset) except -1:
+        """Raise BufferLimitExceeded, keeping the current window readable (``unconsumed``) so
+        that a caller can pass the rest of the input through instead of losing it."""
+        if self.data != <const unsigned char*>self.buf:
+            self.reserve(self.data_len)
+            memcpy(self.buf, self.data, self.data_len)
+            self.data = self.buf
+        self.buf_len = self.data_len
+        raise BufferLimitExceeded(name, limit, construct, offset)
+
+    def unconsumed(self, Py_ssize_t offset):
+        """The input from stream offset ``offset`` that is still held (after a limit error: all
+        that was fed from there on)."""
+        if offset < self.base:
+            raise ValueError(f"bytes before offset {self.base} are no longer held")
+        if offset >= self.base + self.data_len:
+            return b""
+        return PyBytes_FromStringAndSize(<const char*>self.data + (offset - self.base),
+                                         self.base + self.data_len - offset)
+
     def set_last_start_tag_name(self, name):
         """Set the "last start tag" used by the appropriate-end-tag test (bytes)."""
         self.set_last_start_tag(bytes(name))
@@ -343,6 +369,9 @@ cdef class Lexer:
     cdef int add_attr(self, Py_ssize_t name_start) except -1:
         cdef AttrRec* na
         cdef Py_ssize_t i = self.tag.n_attrs
+        if i == self.max_attributes:
+            self.fail_limit("max_attributes", self.max_attributes,
+                            "a tag with too many attributes", self.token_start)
         if i == self.attrs_cap:
             na = <AttrRec*>realloc(self.attrs, 2 * self.attrs_cap * sizeof(AttrRec))
             if na == NULL:
@@ -538,10 +567,8 @@ cdef class Lexer:
             self.sink.on_flush(self, keep_from)
         n = end - keep_from
         if n > self.max_buffer_size:
-            self.buf_len = 0
-            raise BufferLimitExceeded(
-                "max_buffer_size", self.max_buffer_size,
-                _construct_name(self.state, self.tag.is_end), keep_from)
+            self.fail_limit("max_buffer_size", self.max_buffer_size,
+                            _construct_name(self.state, self.tag.is_end), keep_from)
         if n and self.data != <const unsigned char*>self.buf:
             self.reserve(n)
             memcpy(self.buf, self.data + (keep_from - self.base), n)

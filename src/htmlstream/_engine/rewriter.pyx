@@ -29,6 +29,7 @@ from htmlstream._engine.units cimport (
     make_element,
     make_end_tag,
     make_text_chunk,
+    process_text,
 )
 
 
@@ -92,6 +93,7 @@ cdef class RewriteSink(TokenSink):
     cdef list active_text               # [(seq, fn)] text handlers in force now
     cdef list active_comments
     cdef bint in_handler
+    cdef object decoder                 # incremental decoder for multi-byte legacy encodings
 
     def __cinit__(self):
         self.out = NULL
@@ -113,6 +115,15 @@ cdef class RewriteSink(TokenSink):
         self.active_text = list(rules.doc_text)
         self.active_comments = list(rules.doc_comments)
         self.in_handler = False
+
+    def set_encoding(self, str encoding, Program program, decoder=None):
+        """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
+        ``program`` is the same selectors compiled for it.  ``decoder``: an incremental decoder
+        for text, needed for multi-byte encodings other than UTF-8."""
+        self.encoding = encoding
+        self.decoder = decoder
+        if self.matcher is not None:
+            self.matcher.program = program
 
     def attach(self, Lexer lx, TreeBuilderSimulator sim):
         """Connect the lexer and simulator this sink works with."""
@@ -204,6 +215,9 @@ cdef class RewriteSink(TokenSink):
             return 0
         chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
                                 content_start, self.encoding)
+        if self.decoder is not None:
+            # a character may be split between two pieces: decode in stream order
+            chunk.text_ = process_text(self.decoder.decode(chunk.raw_, last), text_type)
         self.call_all(handlers, chunk)
         chunk.live = False
         if chunk.is_modified():

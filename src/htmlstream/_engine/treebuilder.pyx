@@ -1146,38 +1146,44 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
 
     if tid == T_HTML:
         return DONE
-    if tid == T_BASE or tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK or tid == T_META \
+    elif tid == T_BASE or tid == T_BASEFONT or tid == T_BGSOUND or tid == T_LINK or tid == T_META \
             or tid == T_NOFRAMES or tid == T_SCRIPT or tid == T_STYLE or tid == T_TEMPLATE \
             or tid == T_TITLE:
         return head_start(s)
-    if tid == T_BODY:
+    elif tid == T_BODY:
         if s.depth >= 2 and is_html(&s.stack[1], T_BODY) and template_index(s) < 0:
             s.frameset_ok = False
         return DONE
-    if tid == T_FRAMESET:
+    elif tid == T_FRAMESET:
         if s.depth < 2 or not is_html(&s.stack[1], T_BODY) or not s.frameset_ok:
             return DONE
         truncate(s, 1)
         insert_html(s)
         s.mode = M_IN_FRAMESET
         return DONE
-    if f & F_CLOSES_P:
+    elif (tid == T_ADDRESS or tid == T_ARTICLE or tid == T_ASIDE or tid == T_BLOCKQUOTE or
+            tid == T_CENTER or tid == T_DETAILS or tid == T_DIALOG or tid == T_DIR or
+            tid == T_DIV or tid == T_DL or tid == T_FIELDSET or tid == T_FIGCAPTION or
+            tid == T_FIGURE or tid == T_FOOTER or tid == T_HEADER or tid == T_HGROUP or
+            tid == T_MAIN or tid == T_MENU or tid == T_NAV or tid == T_OL or tid == T_P or
+            tid == T_SEARCH or tid == T_SECTION or tid == T_SUMMARY or tid == T_UL):
         close_p_in_button_scope(s)
         insert_html(s)
         return DONE
-    if f & F_HEADING:
+    elif (tid == T_H1 or tid == T_H2 or tid == T_H3 or tid == T_H4 or tid == T_H5 or
+            tid == T_H6):
         close_p_in_button_scope(s)
         e = top(s)
         if e != NULL and e.ns == NS_HTML and TAG_FLAGS[e.tid] & F_HEADING:
             pop(s)
         insert_html(s)
         return DONE
-    if tid == T_PRE or tid == T_LISTING:
+    elif tid == T_PRE or tid == T_LISTING:
         close_p_in_button_scope(s)
         insert_html(s)
         s.frameset_ok = False
         return DONE
-    if tid == T_FORM:
+    elif tid == T_FORM:
         i = template_index(s)
         if s.form_id != 0 and i < 0:
             return DONE
@@ -1187,7 +1193,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
             e = top(s)
             s.form_id = e.id if e != NULL else <uint64_t>-1
         return DONE
-    if tid == T_LI or tid == T_DD or tid == T_DT:
+    elif tid == T_LI or tid == T_DD or tid == T_DT:
         s.frameset_ok = False
         i = s.depth - 1
         while i >= 0:
@@ -1203,12 +1209,12 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         close_p_in_button_scope(s)
         insert_html(s)
         return DONE
-    if tid == T_PLAINTEXT:
+    elif tid == T_PLAINTEXT:
         close_p_in_button_scope(s)
         insert_html(s)
         switch_text(s, PLAINTEXT)
         return DONE
-    if tid == T_BUTTON:
+    elif tid == T_BUTTON:
         i = find_in_scope(s, T_BUTTON, SC_DEFAULT)
         if i >= 0:
             truncate(s, i)
@@ -1216,7 +1222,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         insert_html(s)
         s.frameset_ok = False
         return DONE
-    if tid == T_A:
+    elif tid == T_A:
         i = s.afe_len - 1
         while i >= 0 and s.afe[i].id != 0:
             if s.afe[i].elem.ns == NS_HTML and s.afe[i].elem.tid == T_A:
@@ -1230,7 +1236,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         insert_html(s)
         afe_push_current(s)
         return DONE
-    if tid == T_NOBR:
+    elif tid == T_NOBR:
         reconstruct(s)
         if find_in_scope(s, T_NOBR, SC_DEFAULT) >= 0:
             adoption_agency(s, T_NOBR)
@@ -1238,31 +1244,33 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         insert_html(s)
         afe_push_current(s)
         return DONE
-    if f & F_FORMATTING:
+    elif (tid == T_B or tid == T_BIG or tid == T_CODE or tid == T_EM or tid == T_FONT or
+            tid == T_I or tid == T_S or tid == T_SMALL or tid == T_STRIKE or tid == T_STRONG or
+            tid == T_TT or tid == T_U):
         reconstruct(s)
         insert_html(s)
         afe_push_current(s)
         return DONE
-    if tid == T_APPLET or tid == T_MARQUEE or tid == T_OBJECT:
+    elif tid == T_APPLET or tid == T_MARQUEE or tid == T_OBJECT:
         reconstruct(s)
         insert_html(s)
         afe_push_marker(s)
         s.frameset_ok = False
         return DONE
-    if tid == T_TABLE:
+    elif tid == T_TABLE:
         if not s.quirks:
             close_p_in_button_scope(s)
         insert_html(s)
         s.frameset_ok = False
         s.mode = M_IN_TABLE
         return DONE
-    if tid == T_AREA or tid == T_BR or tid == T_EMBED or tid == T_IMG or tid == T_KEYGEN \
+    elif tid == T_AREA or tid == T_BR or tid == T_EMBED or tid == T_IMG or tid == T_KEYGEN \
             or tid == T_WBR or tid == T_IMAGE:
         reconstruct(s)
         insert_void(s)
         s.frameset_ok = False
         return DONE
-    if tid == T_INPUT:
+    elif tid == T_INPUT:
         i = find_in_scope(s, T_SELECT, SC_DEFAULT)
         if i >= 0:
             truncate(s, i)
@@ -1272,38 +1280,42 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         if i < 0 or not attr_value_is(s, i, "hidden"):
             s.frameset_ok = False
         return DONE
-    if tid == T_PARAM or tid == T_SOURCE or tid == T_TRACK:
+    elif tid == T_PARAM or tid == T_SOURCE or tid == T_TRACK:
         insert_void(s)
         return DONE
-    if tid == T_HR:
+    elif tid == T_HR:
         close_p_in_button_scope(s)
         if find_in_scope(s, T_SELECT, SC_DEFAULT) >= 0:
             gen_implied(s, -1, False)
         insert_void(s)
         s.frameset_ok = False
         return DONE
-    if tid == T_TEXTAREA:
+    elif tid == T_TEXTAREA:
         insert_html(s)
         switch_text(s, RCDATA)
         s.frameset_ok = False
         return DONE
-    if tid == T_XMP:
+    elif tid == T_XMP:
         close_p_in_button_scope(s)
         reconstruct(s)
         s.frameset_ok = False
         insert_html(s)
         switch_text(s, RAWTEXT)
         return DONE
-    if tid == T_IFRAME:
+    elif tid == T_IFRAME:
         s.frameset_ok = False
         insert_html(s)
         switch_text(s, RAWTEXT)
         return DONE
-    if tid == T_NOEMBED or (tid == T_NOSCRIPT and s.scripting):
+    elif tid == T_NOEMBED or tid == T_NOSCRIPT:
+        if tid == T_NOSCRIPT and not s.scripting:
+            reconstruct(s)          # an ordinary element
+            insert_html(s)
+            return DONE
         insert_html(s)
         switch_text(s, RAWTEXT)
         return DONE
-    if tid == T_SELECT:
+    elif tid == T_SELECT:
         i = find_in_scope(s, T_SELECT, SC_DEFAULT)
         if i >= 0:
             truncate(s, i)
@@ -1312,7 +1324,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         insert_html(s)
         s.frameset_ok = False
         return DONE
-    if tid == T_OPTION or tid == T_OPTGROUP:
+    elif tid == T_OPTION or tid == T_OPTGROUP:
         if find_in_scope(s, T_SELECT, SC_DEFAULT) >= 0:
             gen_implied(s, T_OPTGROUP if tid == T_OPTION else -1, False)
         elif cur_is(s, T_OPTION):
@@ -1320,21 +1332,21 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         reconstruct(s)
         insert_html(s)
         return DONE
-    if tid == T_RB or tid == T_RTC:
+    elif tid == T_RB or tid == T_RTC:
         if find_in_scope(s, T_RUBY, SC_DEFAULT) >= 0:
             gen_implied(s, -1, False)
         insert_html(s)
         return DONE
-    if tid == T_RP or tid == T_RT:
+    elif tid == T_RP or tid == T_RT:
         if find_in_scope(s, T_RUBY, SC_DEFAULT) >= 0:
             gen_implied(s, T_RTC, False)
         insert_html(s)
         return DONE
-    if tid == T_MATH or tid == T_SVG:
+    elif tid == T_MATH or tid == T_SVG:
         reconstruct(s)
         insert_foreign(s, NS_MATHML if tid == T_MATH else NS_SVG)
         return DONE
-    if tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_FRAME \
+    elif tid == T_CAPTION or tid == T_COL or tid == T_COLGROUP or tid == T_FRAME \
             or tid == T_HEAD or tid == T_TBODY or tid == T_TD or tid == T_TFOOT \
             or tid == T_TH or tid == T_THEAD or tid == T_TR:
         return DONE
@@ -1359,22 +1371,27 @@ cdef int any_other_end(TreeBuilderSimulator s) noexcept:
 
 cdef int body_end(TreeBuilderSimulator s) except -1:
     cdef int tid = s.t_tid
-    cdef uint32_t f = TAG_FLAGS[tid]
     cdef Py_ssize_t i
     cdef uint64_t fid
     if tid == T_TEMPLATE:
         return head_end(s)
-    if tid == T_BODY or tid == T_HTML:
+    elif tid == T_BODY or tid == T_HTML:
         if find_in_scope(s, T_BODY, SC_DEFAULT) < 0:
             return DONE
         s.mode = M_AFTER_BODY
         return REPROCESS if tid == T_HTML else DONE
-    if f & F_BLOCK_END:
+    elif (tid == T_ADDRESS or tid == T_ARTICLE or tid == T_ASIDE or tid == T_BLOCKQUOTE or
+            tid == T_BUTTON or tid == T_CENTER or tid == T_DETAILS or tid == T_DIALOG or
+            tid == T_DIR or tid == T_DIV or tid == T_DL or tid == T_FIELDSET or
+            tid == T_FIGCAPTION or tid == T_FIGURE or tid == T_FOOTER or tid == T_HEADER or
+            tid == T_HGROUP or tid == T_LISTING or tid == T_MAIN or tid == T_MENU or
+            tid == T_NAV or tid == T_OL or tid == T_PRE or tid == T_SEARCH or
+            tid == T_SECTION or tid == T_SELECT or tid == T_SUMMARY or tid == T_UL):
         i = find_in_scope(s, tid, SC_DEFAULT)
         if i >= 0:
             truncate(s, i)
         return DONE
-    if tid == T_FORM:
+    elif tid == T_FORM:
         if template_index(s) < 0:
             fid = s.form_id
             s.form_id = 0
@@ -1388,37 +1405,40 @@ cdef int body_end(TreeBuilderSimulator s) except -1:
             if i >= 0:
                 truncate(s, i)
         return DONE
-    if tid == T_P:
+    elif tid == T_P:
         i = find_in_scope(s, T_P, SC_BUTTON)
         if i >= 0:
             truncate(s, i)
         return DONE
-    if tid == T_LI:
+    elif tid == T_LI:
         i = find_in_scope(s, T_LI, SC_LIST)
         if i >= 0:
             truncate(s, i)
         return DONE
-    if tid == T_DD or tid == T_DT:
+    elif tid == T_DD or tid == T_DT:
         i = find_in_scope(s, tid, SC_DEFAULT)
         if i >= 0:
             truncate(s, i)
         return DONE
-    if f & F_HEADING:
+    elif (tid == T_H1 or tid == T_H2 or tid == T_H3 or tid == T_H4 or tid == T_H5 or
+            tid == T_H6):
         i = find_heading_in_scope(s)
         if i >= 0:
             truncate(s, i)
         return DONE
-    if f & F_FORMATTING:
+    elif (tid == T_A or tid == T_B or tid == T_BIG or tid == T_CODE or tid == T_EM or
+            tid == T_FONT or tid == T_I or tid == T_NOBR or tid == T_S or tid == T_SMALL or
+            tid == T_STRIKE or tid == T_STRONG or tid == T_TT or tid == T_U):
         if adoption_agency(s, tid):
             return any_other_end(s)
         return DONE
-    if tid == T_APPLET or tid == T_MARQUEE or tid == T_OBJECT:
+    elif tid == T_APPLET or tid == T_MARQUEE or tid == T_OBJECT:
         i = find_in_scope(s, tid, SC_DEFAULT)
         if i >= 0:
             truncate(s, i)
             afe_clear_to_marker(s)
         return DONE
-    if tid == T_BR:
+    elif tid == T_BR:
         # Treated as <br> without attributes.
         reconstruct(s)
         s.frameset_ok = False

@@ -10,6 +10,7 @@ cdef struct AttrSpan:           # offsets in the start tag's raw bytes
     Py_ssize_t end
 
 
+cpdef str process_text(str text, int text_type)
 cpdef bytes encode_content(content, bint html, int text_type, str encoding)
 cpdef str validate_tag_name(name)
 cpdef str validate_attribute_name(name)

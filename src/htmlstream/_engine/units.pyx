@@ -128,6 +128,18 @@ cpdef str validate_attribute_name(name):
     return name
 
 
+cpdef str process_text(str text, int text_type):
+    """Decode text read as ``text_type`` the way the tokenizer does: newlines normalised,
+    character references resolved where the text type has them, NUL replaced where the
+    specification replaces it."""
+    text = _newlines(text)
+    if text_type == 0 or text_type == 1:
+        text = decode_charrefs(text)
+    if text_type != 0 and text_type != 5 and "\0" in text:
+        text = text.replace("\0", "\ufffd")
+    return text
+
+
 cdef class Unit:
     """What every unit has: content before and after it, replacement and removal."""
 
@@ -216,15 +228,9 @@ cdef class TextChunk(Unit):
     @property
     def text(self):
         """The decoded text of this piece."""
-        cdef str text
-        cdef int tt = self.text_type_
         if self.text_ is None:
-            text = _newlines(self.raw_.decode(self.encoding, "replace"))
-            if tt == 0 or tt == 1:
-                text = decode_charrefs(text)
-            if tt != 0 and tt != 5:
-                text = text.replace("\0", "\ufffd")
-            self.text_ = text
+            self.text_ = process_text(self.raw_.decode(self.encoding, "replace"),
+                                      self.text_type_)
         return self.text_
 
     def __repr__(self):
