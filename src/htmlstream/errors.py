@@ -30,8 +30,9 @@ class BufferLimitExceeded(HtmlStreamError):
         self.limit = limit
         self.construct = construct
         self.offset = offset
+        unit = " bytes" if limit_name.endswith("size") else ""
         super().__init__(
-            f"{limit_name}={limit} bytes exceeded while reading {construct} "
+            f"{limit_name}={limit}{unit} exceeded while reading {construct} "
             f"that began at byte offset {offset}"
         )
 

@@ -20,7 +20,7 @@ from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_
 from htmlstream._engine.matcher import Program
 from htmlstream._engine.rewriter import RewriteSink, Rules
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
-from htmlstream.errors import HtmlStreamError
+from htmlstream.errors import BufferLimitExceeded, HtmlStreamError
 from htmlstream.selectors import SelectorList, parse_selector
 from htmlstream.tokenizer import resolve_encoding
 from htmlstream.units import Comment, Doctype, DocumentEnd, Element, TextChunk
@@ -63,6 +63,11 @@ class Rewriter:
             cannot be known without a full tree, instead of taking the likely reading.
         max_buffer_size: the most bytes carried over between chunks (an unfinished token).
         max_attributes: the most attributes one tag may have.
+        on_limit: what a stream does when a limit is exceeded: ``"raise"`` (the default:
+            :class:`~htmlstream.BufferLimitExceeded` propagates and the stream fails) or
+            ``"passthrough"``: the stream writes the rest of the input unmodified from the point
+            it could no longer rewrite, records why in ``passthrough_reason``, and goes on
+            passing every later chunk through, so the response is never truncated.
     """
 
     def __init__(
@@ -73,9 +78,13 @@ class Rewriter:
         strict: bool = False,
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
         max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
+        on_limit: str = "raise",
     ) -> None:
+        if on_limit not in ("raise", "passthrough"):
+            raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
         self.encoding = resolve_encoding(encoding)
         self.max_attributes = max_attributes
+        self.on_limit = on_limit
         self.scripting = scripting
         self.strict = strict
         self.max_buffer_size = max_buffer_size
@@ -281,6 +290,9 @@ class RewriterStream:
         self._sink.attach(self._lexer, self._sim)
         self._closed = False
         self._error: BaseException | None = None
+        self._on_limit = rewriter.on_limit
+        self._passthrough = False
+        #: Why the stream stopped rewriting and passes its input through unchanged, or None.
         self.passthrough_reason: str | None = None
 
     def _check(self) -> None:
@@ -302,16 +314,32 @@ class RewriterStream:
         self._check()
         if isinstance(chunk, str):
             raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
+        if self._passthrough:
+            return bytes(chunk)
         try:
             self._lexer.feed_bytes(chunk)
+        except BufferLimitExceeded as exc:
+            if self._on_limit != "passthrough":
+                self._error = exc
+                raise
+            return self._start_passthrough(exc)
         except BaseException as exc:
             self._error = exc
             raise
         return self._sink.take()
 
+    def _start_passthrough(self, exc: BufferLimitExceeded) -> bytes:
+        # What was rewritten so far, then every input byte from where rewriting stopped.
+        self._passthrough = True
+        self.passthrough_reason = str(exc)
+        return self._sink.take() + self._lexer.unconsumed(self._sink.consumed)
+
     def close(self) -> bytes:
         """End of input: return the rest of the output, document end content included."""
         self._check()
+        if self._passthrough:
+            self._closed = True
+            return b""
         try:
             self._lexer.close()
             self._sink.finish()

@@ -195,6 +195,11 @@ cdef class RewriteSink(TokenSink):
         return PyBytes_FromStringAndSize(<const char*>self.lx.data + (start - self.lx.base),
                                          end - start)
 
+    @property
+    def consumed(self):
+        """Stream offset up to which the input has been written to the output (or skipped)."""
+        return self.out_pos
+
     def take(self):
         """The output assembled so far (and forget it)."""
         out = PyBytes_FromStringAndSize(<const char*>self.out, self.out_len)
