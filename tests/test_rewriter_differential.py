@@ -258,6 +258,7 @@ OPERATIONS: dict[str, list[Rule]] = {
     "prepend_text": [("div, h2, title", insertion("prepend", False))],
     "append_text": [("div, h2, title", insertion("append", False))],
     "all_insertions": [("h2, span, a", op_all_insertions)],
+    "append_document_elements": [("html, head, body", insertion("append", True))],
     "set_inner_content_html": [("h2, span, ul, title", op_set_inner_html)],
     "set_inner_content_text": [("h2, span, code, title", op_set_inner_text)],
     "replace_html": [("img, code, h3", op_replace_html)],
@@ -339,7 +340,20 @@ def _corpus() -> list[Path]:
 
 CORPUS = _corpus()
 #: (corpus file name, operation) -> reason for an expected difference.
-CORPUS_DIFFERENCES: dict[tuple[str, str], str] = {}
+CORPUS_DIFFERENCES: dict[tuple[str, str], str] = {
+    ("cloudflare.com.html", op): (
+        "documented difference (browser structure): an unclosed <div class='grid "
+        "grid--center'> is closed implicitly by </section>; htmlstream writes the div's after() "
+        "content where a browser ends the div, before </section>; lol-html writes it after the "
+        "</section> that closed it"
+    )
+    for op in ("after_html", "after_text")
+}
+CORPUS_DIFFERENCES["html-parsing-spec.html", "append_document_elements"] = (
+    "documented difference (implicit ends): the file has no </body> or </html>; htmlstream "
+    "writes the append() content of <body> and <html> at the end of input, where a browser "
+    "closes them, lol-html drops it"
+)
 
 
 def _corpus_params() -> list[Any]:
@@ -464,18 +478,34 @@ def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
 
 
 GENERATED = settings(
-    max_examples=40,
+    max_examples=80,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
+#: The operations in three groups: each generated document is run through every operation of
+#: a group (generating documents costs more than rewriting them).  ``append_document_elements``
+#: is left to the corpus and fixed cases: nearly every generated document would show its one
+#: difference (the ``</body>``/``</html>`` end tags), hiding the others.
+_OPS = [op for op in OPERATIONS if op != "append_document_elements"]
+OP_GROUPS = {f"group{i}": _OPS[i::3] for i in range(3)}
 
-@pytest.mark.parametrize("op", list(OPERATIONS))
+
+@pytest.mark.parametrize("group", list(OP_GROUPS))
 @GENERATED
 @given(data=documents(), cuts=st.data())
-def test_generated(op: str, data: bytes, cuts: st.DataObject) -> None:
-    compare(OPERATIONS[op], data, [[data], cuts.draw(chunked(data))])
+def test_generated(group: str, data: bytes, cuts: st.DataObject) -> None:
+    cut = cuts.draw(chunked(data))
+    failures = []
+    for op in OP_GROUPS[group]:
+        expected = run_lol(OPERATIONS[op], data)
+        for chunks in ([data], cut):
+            got = run_ours(OPERATIONS[op], chunks)
+            if got != expected:
+                failures.append(f"{op} ({len(chunks)} chunks): {first_difference(got, expected)}")
+                break
+    assert not failures, "\n".join(failures)
 
 
 # --------------------------------------------------------------------------- small fixed cases
@@ -498,8 +528,90 @@ FIXED = [
 ]
 
 
-@pytest.mark.parametrize("op", list(OPERATIONS))
-@pytest.mark.parametrize("data", FIXED, ids=[str(i) for i in range(len(FIXED))])
+#: (index in FIXED, operation) -> reason for an expected difference.
+FIXED_DIFFERENCES: dict[tuple[int, str], str] = {
+    (7, op): (
+        "documented difference (implicit ends): elements still open at the end of input are "
+        "closed there; htmlstream writes their append()/after() content at the end, lol-html "
+        "drops it (it never sees an end tag)"
+    )
+    for op in ("after_html", "append_html", "after_text", "append_text", "all_insertions")
+}
+
+
+def _fixed_params() -> list[Any]:
+    out = []
+    for i, data in enumerate(FIXED):
+        for op in OPERATIONS:
+            reason = FIXED_DIFFERENCES.get((i, op))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            out.append(pytest.param(data, op, id=f"{i}-{op}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("data", "op"), _fixed_params())
 def test_fixed(op: str, data: bytes) -> None:
     cuts = [[data], [data[i : i + 1] for i in range(len(data))]]
     compare(OPERATIONS[op], data, cuts)
+
+
+# --------------------------------------------------------------------------- documented differences
+
+
+def _end_1(api: Any) -> H:
+    return H(end=lambda e: api.ins(e, "append", "1", False))
+
+
+def _end_2(api: Any) -> H:
+    return H(end=lambda e: api.ins(e, "append", "2", False))
+
+
+def _read_text(api: Any) -> H:
+    return H(text=lambda t: t.text)
+
+
+def _inner_i(api: Any) -> H:
+    return H(element=lambda e: api.inner(e, "I", False))
+
+
+def _script_append(api: Any) -> H:
+    return H(element=lambda e: api.ins(e, "append", "a<b&&c", False))
+
+
+def _set_amp(api: Any) -> H:
+    return H(element=lambda e: e.set_attribute("t", 'a&b"c'))
+
+
+def _after_x(api: Any) -> H:
+    return H(element=lambda e: api.ins(e, "after", "X", False))
+
+
+#: name -> (rules, input, htmlstream's output, lol-html's output): each documented difference
+#: (docs/rewriter.md, "Differences from lol-html"), shown on a minimal input.
+DOCUMENTED = {
+    "set_attribute escapes &": (
+        [("p", _set_amp)], b"<p>", b'<p t="a&amp;b&quot;c">', b'<p t="a&b&quot;c">'),
+    "text in script is not entity-escaped": (
+        [("script", _script_append)], b"<script>x</script>",
+        b"<script>xa<b&&c</script>", b"<script>xa&lt;b&amp;&amp;c</script>"),
+    "document end handlers in registration order": (
+        [(None, _end_1), (None, _end_2)], b"x", b"x12", b"x21"),
+    "a reading text handler changes no byte": (
+        [(None, _read_text)], b"<p>a\xff\xfeb&amp;</p>", b"<p>a\xff\xfeb&amp;</p>",
+        b"<p>a\xef\xbf\xbd\xef\xbf\xbdb&amp;</p>"),
+    "browser structure: <p> closes <p>": (
+        [("p p", _inner_i)], b"<p>a<p>b</p>", b"<p>a<p>b</p>", b"<p>a<p>I</p>"),
+    "browser structure: </section> closes an open <div>": (
+        [("div", _after_x)], b"<section><div>a</section>b",
+        b"<section><div>aX</section>b", b"<section><div>a</section>Xb"),
+    "implicit end at the end of input": (
+        [("div", _after_x)], b"<div>a", b"<div>aX", b"<div>a"),
+}
+
+
+@pytest.mark.parametrize("name", list(DOCUMENTED))
+def test_documented_differences(name: str) -> None:
+    rules, data, ours, theirs = DOCUMENTED[name]
+    assert run_lol(rules, data) == theirs
+    for cut in ([data], [data[i : i + 1] for i in range(len(data))]):
+        assert run_ours(rules, cut) == ours

@@ -308,6 +308,14 @@ def test_quirks_mode_decides_whether_table_closes_p() -> None:
     assert run("<p><!DOCTYPE html>").quirks is True
 
 
+def test_byte_order_mark_is_not_text() -> None:
+    data = b"\xef\xbb\xbf<!DOCTYPE html><html><head><title>x</title>"
+    simulator = run(data)
+    assert not simulator.quirks
+    assert [n for n, _ in simulator.open_elements()] == ["html", "head"]
+    assert stack("\ufeffx") == ["html", "body"]
+
+
 @pytest.mark.parametrize(("args", "quirky"), [
     (("html", None, None, False), False),
     (("html", None, None, True), True),

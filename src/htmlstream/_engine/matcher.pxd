@@ -36,6 +36,7 @@ cdef class Program:
     cdef public int n_flags
     cdef public int n_rules
     cdef public bint nested             # some state has a nesting level > 0
+    cdef public bint needs_frames       # combinators or structural pseudo-classes are used
     cdef public bint uses_nth_of_type
     cdef public str encoding
 
@@ -70,6 +71,9 @@ cdef class Matcher:
     cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
                                bytes name)
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns)
+    cdef list _match_simple(self, uint64_t name_hash, bytes name, int ns, Frame parent)
+    cdef list _collect(self, list matched, list states, uint64_t name_hash, bytes name, int ns,
+                       Frame parent)
     cdef void _queue(self, list cands, list states)
     cdef void _set_flag(self, int flag, Frame parent)
     cdef bint _flag(self, int flag)

@@ -110,6 +110,7 @@ cdef class Program:
         self.entry_any = []
         self.n_flags = 0
         self.hash_filter = 0
+        self.needs_frames = False
         self.n_rules = len(rules)
         self.nested = False
         self.uses_nth_of_type = False
@@ -127,20 +128,25 @@ cdef class Program:
         flag = self.n_flags
         self.n_flags += 1
         self.nested = True
+        self.needs_frames = True     # flags are decided in the full pass
         self._add_list(selector_list, -flag - 1, level + 1)
         return flag
 
     def _add_complex(self, complex_sel, int target, int level):
         compounds = complex_sel.compounds
         combinators = complex_sel.combinators
-        first_id = len(self.states)
         n = len(compounds)
+        # Compile the compounds first: their arguments (:not, :is...) add states of their own,
+        # and this chain's states must be consecutive.
+        compiled = [self._compile_compound(compound, level) for compound in compounds]
+        first_id = len(self.states)
         for i in range(n):
             st = State()
             st.id = first_id + i
-            st.compound = self._compile_compound(compounds[i], level)
+            st.compound = compiled[i]
             st.level = level
             if i + 1 < n:
+                self.needs_frames = True    # a combinator: states wait on the stack
                 st.next_state = first_id + i + 1
                 st.combinator = _COMBINATORS[combinators[i]]
                 st.target = 0
@@ -206,9 +212,11 @@ cdef class Program:
             if isinstance(pseudo, _sel.NthChild):
                 flag = -1 if pseudo.of is None else self._new_flag(pseudo.of, level)
                 c.pseudos.append((P_NTH_CHILD, pseudo.a, pseudo.b, flag))
+                self.needs_frames = True
             elif isinstance(pseudo, _sel.NthOfType):
                 self.uses_nth_of_type = True
                 c.pseudos.append((P_NTH_OF_TYPE, pseudo.a, pseudo.b, -1))
+                self.needs_frames = True
             elif isinstance(pseudo, _sel.Root):
                 c.pseudos.append((P_ROOT, 0, 0, -1))
             elif isinstance(pseudo, _sel.Not):
@@ -302,7 +310,7 @@ cdef class Matcher:
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns):
         """The rule ids the element matches (sorted), or None.  Call push() next if it opens."""
         cdef Program prog = self.program
-        cdef Frame parent = <Frame>self.frames[self.n_frames - 1]
+        cdef Frame parent = <Frame>self.frames[self.n_frames - 1 if prog.needs_frames else 0]
         cdef list cands
         cdef list matched = None
         cdef list desc_new = None, child_new = None, adj_new = None, gen_new = None
@@ -312,6 +320,8 @@ cdef class Matcher:
         self.serial += 1
         self.lx = lx
         self.tag = tag
+        if not prog.needs_frames:
+            return self._match_simple(name_hash, name, ns, parent)
         parent.child_count += 1
         if prog.uses_nth_of_type:
             if parent.type_counts is None:
@@ -394,6 +404,43 @@ cdef class Matcher:
         self.tag = NULL
         if matched is not None and len(matched) > 1:
             matched.sort()
+        return matched
+
+    cdef list _match_simple(self, uint64_t name_hash, bytes name, int ns, Frame parent):
+        """Every selector is one compound with no structural pseudo-class: test the element's
+        first compounds, nothing waits on the stack."""
+        cdef Program prog = self.program
+        cdef list matched = None
+        cdef list entries = None
+        cdef State st
+        cdef int s
+        if name_hash != INVALID_HASH:
+            if prog.hash_filter & ((<uint64_t>1) << (name_hash & 63)):
+                entries = prog.entry_by_hash.get(name_hash)
+        elif prog.entry_by_name:
+            for ename, sid in prog.entry_by_name:
+                if ename == name:
+                    matched = self._collect(matched, [sid], name_hash, name, ns, parent)
+        if entries is not None:
+            matched = self._collect(matched, entries, name_hash, name, ns, parent)
+        if prog.entry_any:
+            matched = self._collect(matched, prog.entry_any, name_hash, name, ns, parent)
+        self.tag = NULL
+        if matched is not None and len(matched) > 1:
+            matched.sort()
+        return matched
+
+    cdef list _collect(self, list matched, list states, uint64_t name_hash, bytes name, int ns,
+                       Frame parent):
+        cdef State st
+        cdef int s
+        for s in states:
+            st = <State>self.program.states[s]
+            if st.target >= 0 and self._test(st.compound, name_hash, name, ns, parent):
+                if matched is None:
+                    matched = [st.target]
+                elif st.target not in matched:
+                    matched.append(st.target)
         return matched
 
     cdef void _queue(self, list cands, list states):
@@ -509,6 +556,9 @@ cdef class Matcher:
     cpdef push(self, uint64_t name_hash, int ns):
         """Open a frame for the element just matched."""
         cdef Frame f
+        if not self.program.needs_frames:
+            self.n_frames += 1
+            return
         if self.n_frames < len(self.frames):
             f = <Frame>self.frames[self.n_frames]
             f.child_count = 0
@@ -535,6 +585,8 @@ cdef class Matcher:
         if self.n_frames <= 1:
             return
         self.n_frames -= 1
+        if not self.program.needs_frames:
+            return
         f = <Frame>self.frames[self.n_frames]
         if f.desc is not None:
             if self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:

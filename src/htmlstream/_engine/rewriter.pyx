@@ -14,7 +14,10 @@ from libc.string cimport memcpy
 
 from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
 from htmlstream._engine.matcher cimport Matcher, Program
-from htmlstream._engine.taghash cimport INVALID_HASH
+from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
+
+cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
+cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
@@ -320,6 +323,9 @@ cdef class RewriteSink(TokenSink):
             k = n_new
         while k < self.depth and k < n_new and self.mirror[k] == sim.stack[k].id:
             k += 1
+        if tag != NULL and tag.is_end and self.depth == k and self.states and (
+                tag.name_hash == BODY_HASH or tag.name_hash == HTML_HASH):
+            self.end_body_or_html(tag)
         if self.depth > k:
             if tag != NULL and tag.is_end:
                 # The end tag itself belongs to the outermost popped element of its name.
@@ -415,9 +421,6 @@ cdef class RewriteSink(TokenSink):
         """The innermost open element ends: at this end tag (explicit), or just before this
         tag, or at the end of input (no tag)."""
         cdef OpenElement state
-        cdef Element el
-        cdef EndTag end_tag
-        cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
         cdef Py_ssize_t depth = self.depth - 1
         self.depth = depth
         if self.matcher is not None:
@@ -425,8 +428,36 @@ cdef class RewriteSink(TokenSink):
         if not self.states:
             return 0
         state = self.states.pop(depth, None)
-        if state is None:
+        if state is not None:
+            self.finish_element(state, depth, tag, explicit)
+        return 0
+
+    cdef int end_body_or_html(self, TagRec* tag) except -1:
+        """``</body>`` and ``</html>`` do not close their elements in a browser (content after
+        them still goes into the body), but for rewriting they are where those elements end:
+        their end-tag work is done there, and the elements stay open for matching."""
+        cdef Py_ssize_t j, explicit_at = -1
+        cdef bint is_html = tag.name_hash == HTML_HASH
+        for j in range(self.depth):
+            if self.mirror_names[j] == tag.name_hash:
+                explicit_at = j
+                break
+        if explicit_at < 0:
             return 0
+        for j in range(self.depth - 1, explicit_at - 1, -1):
+            if j != explicit_at and not (is_html and self.mirror_names[j] == BODY_HASH):
+                continue
+            state = self.states.pop(j, None)
+            if state is not None:
+                self.finish_element(state, j, tag, j == explicit_at)
+        return 0
+
+    cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
+                            bint explicit) except -1:
+        """Write an ended element's end-tag work where it ends."""
+        cdef Element el
+        cdef EndTag end_tag
+        cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
         if state.scoped_rules is not None:
             for r in state.scoped_rules:
                 self.active_counts[r] -= 1

@@ -2236,6 +2236,10 @@ cdef class TreeBuilderSimulator(Feedback):
             return 0
         p = lx.data + (content_start - lx.base)
         n = content_end - content_start
+        if content_start == 0 and n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
+            # A byte order mark is not part of the document (the decoder drops it).
+            p += 3
+            n -= 3
         for i in range(n):
             c = p[i]
             if c == 0:
