@@ -755,7 +755,7 @@ def test_type_selectors_and_attribute_names_case_insensitive_on_html() -> None:
 @pytest.mark.parametrize("written", ["foreignObject", "foreignobject", "FOREIGNOBJECT"])
 def test_svg_type_selectors_exact_case(written: str) -> None:
     # The parser gives SVG elements their spec case whatever the source says.
-    doc = f"<svg id=s><{written} id=f><div id=d></div></{written}><clippath id=c/></svg>"
+    doc = f"<svg id=s><{written} id=f><div id=d></div></{written}><clippath id=c /></svg>"
     assert matched(doc, "foreignObject") == ["f"]
     assert matched(doc, "foreignobject") == []
     assert matched(doc, "FOREIGNOBJECT") == []
