@@ -12,8 +12,9 @@ selectolax where the case has them).  Each sample times enough back-to-back runs
 (``--clock wall`` for wall-clock time); the engines of one (case, file, chunk size) row take their
 samples in turn, so that changes in machine load touch them all alike.
 
-The warm-up run of a row also checks that htmlstream's output is byte for byte lol-html's; a
-difference is reported (it is a correctness bug in one of them, not a benchmark failure).
+The warm-up run of a row also compares htmlstream's output with lol-html's: byte for byte, and if
+the bytes differ, as parsed trees (selectolax/lexbor); a different tree is reported (a correctness
+bug in one of them, not a benchmark failure), a same-tree difference is noted (serialisation).
 
 Cases are entries of :data:`CASES`; an engine of a case is a factory registered with
 :func:`runner` that imports what it needs (``ImportError`` = the peer is missing: skipped with a
@@ -36,6 +37,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -611,17 +613,30 @@ def joined(output: Any) -> bytes:
     return b"".join(bytes(part) for part in output)
 
 
-def compare_outputs(ours: Any, theirs: Any) -> str | None:
-    """None if htmlstream's output is lol-html's, else where they first differ."""
+def same_tree(a: bytes, b: bytes) -> bool | None:
+    """Whether two documents parse to the same tree (lexbor's serialisation of each); None if
+    selectolax is missing."""
+    try:
+        from selectolax.lexbor import LexborHTMLParser
+    except ImportError:
+        return None
+    return LexborHTMLParser(a).html == LexborHTMLParser(b).html
+
+
+def compare_outputs(ours: Any, theirs: Any) -> tuple[str, str]:
+    """How htmlstream's output compares with lol-html's: ``("same", "")``, ``("tree", note)``
+    (different bytes, same parsed tree: serialisation, e.g. a rewritten tag's whitespace kept) or
+    ``("differs", where)``."""
     a, b = joined(ours), joined(theirs)
     if a == b:
-        return None
+        return "same", ""
     pairs = enumerate(zip(a, b, strict=False))
     at = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
-    return (
-        f"outputs differ at byte {at} (htmlstream {len(a)} B, lol-html {len(b)} B): "
+    where = (
+        f"first difference at byte {at} (htmlstream {len(a)} B, lol-html {len(b)} B): "
         f"htmlstream {a[max(0, at - 30) : at + 30]!r} / lol-html {b[max(0, at - 30) : at + 30]!r}"
     )
+    return ("tree" if same_tree(a, b) else "differs"), where
 
 
 def select_cases(names: list[str] | None) -> list[BenchCase]:
@@ -685,7 +700,7 @@ def run_benchmarks(
     min_time: float,
     clock: Callable[[], float],
     skipped: dict[str, str],
-    mismatches: dict[str, str],
+    mismatches: dict[str, dict[str, str]],
 ) -> list[dict]:
     """Measure every (case, file, chunk size, engine); returns one result dict per measurement.
 
@@ -728,9 +743,9 @@ def run_benchmarks(
                 where = f"{bench_case.name} on {path.name} (chunks of {chunk_size})"
                 by_engine = {t.engine.name: t for t in done}
                 if HS in by_engine and LOL in by_engine:
-                    diff = compare_outputs(by_engine[HS].output, by_engine[LOL].output)
-                    if diff:
-                        mismatches[where] = diff
+                    verdict, diff = compare_outputs(by_engine[HS].output, by_engine[LOL].output)
+                    if verdict != "same":
+                        mismatches[where] = {"verdict": verdict, "detail": diff}
                 for name, reason in errors.items():
                     skipped[f"{name} in {where}"] = reason
     return results
@@ -857,7 +872,15 @@ def environment() -> dict[str, Any]:
             versions[dist] = version(dist)
         except Exception:
             versions[dist] = None
+    try:  # read-only: which commit the engine was built from (the tree may have changes on top)
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+            capture_output=True, text=True, check=True, timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = None
     return {
+        "commit": commit,
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
@@ -933,6 +956,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--markdown", action="store_true", help="print the tables as Markdown (for the README)"
     )
+    parser.add_argument(
+        "--report", type=Path, metavar="IN",
+        help="print the tables of a --json file instead of measuring (--markdown: as Markdown)",
+    )
     parser.add_argument("--list", action="store_true", help="list cases and engines and exit")
     return parser
 
@@ -959,6 +986,17 @@ def main(argv: list[str] | None = None) -> int:
         list_cases()
         return 0
 
+    if args.report:
+        report = json.loads(args.report.read_text())
+        settings = report["settings"]
+        cases = [CASES[n] for n in settings["cases"] if n in CASES]
+        results = report["results"]
+        chunk_sizes = settings["chunk_sizes"]
+        blocks = [format_case(c, results, chunk_sizes, args.markdown) for c in cases]
+        blocks.append(format_summary(cases, results, chunk_sizes, args.markdown))
+        print("\n\n".join(b for b in blocks if b))
+        return 0
+
     cases = select_cases(args.case)
     engines = select_engines(args.only)
     if not engines:
@@ -975,7 +1013,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: skipping {name}: {reason}", file=sys.stderr)
 
     started = time.perf_counter()
-    mismatches: dict[str, str] = {}
+    mismatches: dict[str, dict[str, str]] = {}
     results = run_benchmarks(
         cases, files, engines, runners, chunk_sizes, args.repeat, args.min_time,
         CLOCKS[args.clock], skipped, mismatches,
@@ -985,10 +1023,14 @@ def main(argv: list[str] | None = None) -> int:
     blocks = [format_case(c, results, chunk_sizes, args.markdown) for c in cases]
     blocks.append(format_summary(cases, results, chunk_sizes, args.markdown))
     print("\n\n".join(b for b in blocks if b))
-    if mismatches:
-        print("\noutput differs between htmlstream and lol-html:")
-        for name, diff in mismatches.items():
-            print(f"  {name}: {diff}")
+    differs = {k: v for k, v in mismatches.items() if v["verdict"] == "differs"}
+    if differs:
+        print("\noutput of htmlstream and lol-html parse to different trees:")
+        for name, diff in differs.items():
+            print(f"  {name}: {diff['detail']}")
+    if len(differs) < len(mismatches):
+        print("\noutput of htmlstream and lol-html: same tree, different bytes (serialisation) in "
+              + ", ".join(k for k, v in mismatches.items() if v["verdict"] == "tree"))
     if skipped:
         print("\nskipped:")
         for name, reason in skipped.items():

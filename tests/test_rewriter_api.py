@@ -312,6 +312,39 @@ def test_flags_and_offset() -> None:
     ]
 
 
+def test_source_offsets() -> None:
+    """Every unit's ``raw`` bytes are found at its ``offset`` in the input."""
+    data = (b"<!DOCTYPE html>\n<!-- c --><div class=x>a &amp; b<br>\r\n<p>t</p>"
+            b"<script>s</script></DIV>tail")
+
+    def factory() -> tuple[Any, list[Any]]:
+        units: list[Any] = []
+
+        def element(e: Any) -> None:
+            units.append(("element", e.offset, e.raw))
+            if e.can_have_content:
+                e.on_end_tag(lambda t: units.append(("end", t.offset, t.raw, t.implicit)))
+
+        rw = Rewriter()
+        rw.on("*", element=element)
+        rw.on_document(doctype=lambda d: units.append(("doctype", d.offset, d.raw)),
+                       comments=lambda c: units.append(("comment", c.offset, c.raw)),
+                       text=lambda t: units.append(("text", t.offset, t.raw)))
+        return rw, units
+
+    rw, units = factory()
+    rw.rewrite(data)
+    kinds = set()
+    for kind, offset, raw, *rest in units:
+        kinds.add(kind)
+        if kind == "end" and rest[0]:
+            assert raw == b""
+        assert data[offset : offset + len(raw)] == raw, (kind, offset, raw)
+    assert kinds == {"element", "end", "doctype", "comment", "text"}
+    ends = [(u[2], u[3]) for u in units if u[0] == "end"]
+    assert (b"</DIV>", False) in ends and (b"</p>", False) in ends
+
+
 # --------------------------------------------------------------------------- Element: changing
 
 

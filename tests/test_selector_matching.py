@@ -32,7 +32,6 @@ from __future__ import annotations
 import bisect
 import functools
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,13 +94,6 @@ SELECTORS: list[str] = [
     "td:first-child + td", "table > tbody > tr:nth-child(odd) > td:nth-of-type(2)",
     "dl > dt:first-of-type + dd", "p > code:nth-of-type(2) ~ a",
 ]  # fmt: skip
-
-_NESTED = re.compile(r":(?:not|is|where)\(|\bof\b")
-
-
-def _uses_nested_arguments(selector: str) -> bool:
-    return bool(_NESTED.search(selector))
-
 
 # --------------------------------------------------------------------------- running htmlstream
 
@@ -234,28 +226,6 @@ def moved_markers(soup: BeautifulSoup, count: int) -> set[int]:
     return repeated | missing | (set(seq) - keep)
 
 
-# --------------------------------------------------------------------------- known engine bugs
-
-
-def _matches(doc: bytes, selector: str, **options: Any) -> list[str]:
-    got: list[str] = []
-    rw = Rewriter(**options)
-    rw.on(selector, element=lambda el: got.append(el.get_attribute("id") or el.tag_name))
-    rw.rewrite(doc)
-    return got
-
-
-#: Engine bug: the states of the argument of :not()/:is()/:where()/:nth-child(of S) are
-#: appended to Program.states while the outer compound is compiled, so the outer chain's state
-#: ids point at the wrong states and such selectors match nothing (or the wrong elements).
-NESTED_ARGUMENTS_BUG = _matches(b"<p id=p></p>", ":not(div)") != ["p"]
-NESTED_ARGUMENTS_REASON = (
-    "engine bug: selectors with :not()/:is()/:where()/:nth-child(of S) match nothing "
-    "(matcher.pyx Program._add_complex takes first_id before compiling the compounds, whose "
-    "arguments append states first); see test_nested_arguments_match"
-)
-
-
 # --------------------------------------------------------------------------- 1. corpus
 
 
@@ -317,8 +287,6 @@ def test_corpus_matches_soupsieve(name: str, selector: str) -> None:
     _, soup, _, moved = prepared(name)
     got = ours_on(name)[SELECTORS.index(selector)] - moved
     want = reference(soup, selector) - moved
-    if got != want and NESTED_ARGUMENTS_BUG and _uses_nested_arguments(selector):
-        pytest.xfail(NESTED_ARGUMENTS_REASON)
     assert got == want, (
         f"only htmlstream: {sorted(got - want)[:10]}, only soupsieve: {sorted(want - got)[:10]}"
     )
@@ -474,8 +442,6 @@ def compare_generated(data: bytes, *, require_stream_shaped: bool) -> None:
         return
     event("compared")
     for selector, mine in zip(SELECTORS, got, strict=True):
-        if NESTED_ARGUMENTS_BUG and _uses_nested_arguments(selector):
-            continue  # pinned by test_nested_arguments_match
         want = {int(el[MARK]) for el in COMPILED[selector].select(soup) if el.has_attr(MARK)}
         assert mine == want, (
             f"{selector!r} in {marked!r}: only htmlstream {sorted(mine - want)}, "
@@ -528,8 +494,9 @@ def matched(doc: bytes | str, selector: str, **options: Any) -> list[str]:
 
 
 def test_nested_arguments_match() -> None:
-    # The reproducer of NESTED_ARGUMENTS_BUG; every other :not()/:is()/:where()/:nth-child(of)
-    # check in this file is marked xfail through it while the bug is there.
+    # These tests found that such selectors matched nothing: the argument's states were added
+    # to the program while the outer compound was compiled, between the outer chain's states
+    # (fixed in 5bbeafe).
     doc = "<div id=d><p id=p class=a>x</p><h1 id=h>y</h1><span id=s></span></div>"
     assert matched(doc, ":not(div)") == ["p", "h", "s"]
     assert matched(doc, "p:not(div)") == ["p"]
@@ -537,9 +504,6 @@ def test_nested_arguments_match() -> None:
     assert matched(doc, ":where(p, span)") == ["p", "s"]
     assert matched(doc, ":nth-child(1 of h1)") == ["h"]
     assert matched(doc, "div:not(.a) > :is(.a) + h1") == ["h"]
-
-
-nested = pytest.mark.xfail(NESTED_ARGUMENTS_BUG, reason=NESTED_ARGUMENTS_REASON, strict=True)
 
 
 # --------------------------------------------------------------------------- 2. tree-builder moves
@@ -850,10 +814,9 @@ def test_many_selectors_at_once() -> None:
     expected = {f".c{i} > span": {2 * i + 2} for i in range(n)}
     expected |= {f".nomatch{i} span": set() for i in range(n)}
     expected |= {f"[data-nomatch{i}]": set() for i in range(n)}
-    if not NESTED_ARGUMENTS_BUG:
-        expected |= {f"span:not(#s{i})": spans - {2 * i + 2} for i in range(0, n, 40)}
-        expected |= {f":is(.c{i}, .c{i + 1}) > :where(span)": {2 * i + 2, 2 * i + 4}
-                     for i in range(0, n - 1, 50)}  # fmt: skip
+    expected |= {f"span:not(#s{i})": spans - {2 * i + 2} for i in range(0, n, 40)}
+    expected |= {f":is(.c{i}, .c{i + 1}) > :where(span)": {2 * i + 2, 2 * i + 4}
+                 for i in range(0, n - 1, 50)}  # fmt: skip
     selectors = list(expected)
     got = ours(marked, selectors, [[marked[i : i + 777] for i in range(0, len(marked), 777)]])
     for selector, mine in zip(selectors, got, strict=True):
@@ -925,7 +888,6 @@ def test_root() -> None:
     assert matched("<p id=p>", ":root > body > p") == ["p"]
 
 
-@nested
 def test_nth_child_of_selector_counts_matching_siblings() -> None:
     doc = ("<ul><li id=a class=x><li id=b><li id=c class=x><li id=d class=x>"
            "<li id=e></ul>")  # fmt: skip
@@ -935,7 +897,6 @@ def test_nth_child_of_selector_counts_matching_siblings() -> None:
     assert matched(doc, ":not(:nth-child(1 of .x)).x") == ["c", "d"]
 
 
-@nested
 def test_complex_not_and_is() -> None:
     doc = ("<nav id=n><a id=a1></a><p id=p><a id=a2></a></p></nav><a id=a3></a>"
            "<h2 id=h></h2><p id=q></p>")  # fmt: skip

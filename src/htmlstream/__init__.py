@@ -1,5 +1,7 @@
 """htmlstream: a low-latency streaming HTML rewriter and parser with a compiled core."""
 
+from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
+from htmlstream.encoding import lookup as lookup_encoding
 from htmlstream.errors import (
     BufferLimitExceeded,
     EncodingError,
@@ -38,5 +40,9 @@ __all__ = [
     "Tokenizer",
     "Unparsed",
     "__version__",
+    "looks_like_html",
+    "lookup_encoding",
+    "sniff_content",
+    "sniff_encoding",
     "tokenize",
 ]

@@ -31,7 +31,6 @@ To add a subcommand: write ``add_<name>_parser(subparsers)`` that sets
 from __future__ import annotations
 
 import argparse
-import codecs
 import contextlib
 import dataclasses
 import importlib.resources
@@ -44,7 +43,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 import htmlstream
-from htmlstream.tokenizer import resolve_encoding
+from htmlstream.encoding import PRESCAN_BYTES, resolve_encoding, sniff
 
 if TYPE_CHECKING:
     from htmlstream.rewriter import Rewriter
@@ -82,11 +81,12 @@ def positive_int(value: str) -> int:
 
 
 def encoding_name(value: str) -> str:
-    """``argparse`` type: a codec name Python knows, returned as given."""
+    """``argparse`` type: a label of the WHATWG Encoding Standard naming an ASCII-compatible
+    encoding, returned as given."""
     try:
-        codecs.lookup(value)
-    except LookupError:
-        raise argparse.ArgumentTypeError(f"unknown encoding: {value!r}") from None
+        resolve_encoding(value)
+    except htmlstream.EncodingError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return value
 
 
@@ -143,7 +143,8 @@ def add_tokens_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         type=encoding_name,
         default="utf-8",
         metavar="ENC",
-        help="document encoding used to decode names, attributes and text (default: utf-8)",
+        help="document encoding used to decode names, attributes and text: a label of the "
+        "WHATWG Encoding Standard (default: utf-8)",
     )
     parser.add_argument(
         "--chunk-size",
@@ -401,11 +402,41 @@ def read_chunks_eagerly(stream: BinaryIO, chunk_size: int, name: str) -> Iterato
 
 
 def rewriter_encoding(value: str) -> str:
-    """``argparse`` type: an encoding the rewriter can read (ASCII-compatible)."""
+    """``argparse`` type: an encoding the rewriter can read (a label of the WHATWG Encoding
+    Standard naming an ASCII-compatible encoding), returned as given."""
     try:
-        return resolve_encoding(value)
+        resolve_encoding(value)
     except htmlstream.EncodingError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def peek_chunks(chunks: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
+    """Read chunks until ``size`` bytes (or the end); return them and an iterator over every
+    chunk, those included."""
+    head: list[bytes] = []
+    total = 0
+    for chunk in chunks:
+        head.append(chunk)
+        total += len(chunk)
+        if total >= size:
+            break
+    prefix = b"".join(head)
+
+    def replay() -> Iterator[bytes]:
+        if prefix:
+            yield prefix
+        yield from chunks
+
+    return prefix, replay()
+
+
+def _content_type(charset: str | None) -> str | None:
+    """A ``Content-Type`` value carrying a server's ``charset`` (for :func:`sniff`)."""
+    if charset is None:
+        return None
+    escaped = charset.replace("\\", "\\\\").replace('"', '\\"')
+    return f'text/html; charset="{escaped}"'
 
 
 def attribute_assignment(value: str) -> tuple[str, str]:
@@ -551,8 +582,10 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         "--encoding",
         type=rewriter_encoding,
         metavar="ENC",
-        help="document encoding, ASCII-compatible (default: the charset a URL's server "
-        "declares, else utf-8)",
+        help="document encoding, a label of the WHATWG Encoding Standard naming an "
+        "ASCII-compatible encoding (default: for a file or URL, what a browser would use: a "
+        "byte order mark, the charset the server declares, a <meta charset> in the first 1024 "
+        "bytes, else windows-1252; utf-8 for standard input)",
     )
     parser.add_argument(
         "--chunk-size",
@@ -689,12 +722,15 @@ class DemoStats:
         self.elements += changed
 
 
-def _build_rewriter(groups: list[RewriteGroup], demo: DemoStats | None, encoding: str) -> Rewriter:
-    """A :class:`~htmlstream.rewriter.Rewriter` with the groups (or the demo) as rules."""
+def _build_rewriter(
+    groups: list[RewriteGroup], demo: DemoStats | None, encoding: str, adjust: bool = False
+) -> Rewriter:
+    """A :class:`~htmlstream.rewriter.Rewriter` with the groups (or the demo) as rules;
+    ``adjust``: follow the first ``<meta charset>`` (the encoding was only a guess)."""
     # The rewriter engine is loaded only when needed: ``tokens`` does not depend on it.
     from htmlstream.rewriter import Rewriter
 
-    rewriter = Rewriter(encoding=encoding)
+    rewriter = Rewriter(encoding=encoding, adjust_charset_on_meta_tag=adjust)
     if demo is not None:
         rewriter.on(DEMO_SELECTOR, element=demo.element)
     for group in groups:
@@ -758,16 +794,25 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
     total_in = total_out = 0
     elapsed = 0.0
     with open_source(args.input) as (name, source, charset):
+        chunks = read_chunks_eagerly(source, args.chunk_size, name)
         encoding = args.encoding
-        if encoding is None and charset:
-            with contextlib.suppress(htmlstream.EncodingError):
-                encoding = resolve_encoding(charset)
-        rewriter = _build_rewriter(groups, demo, encoding or "utf-8")
+        adjust = False
+        if encoding is None:
+            if args.input == "-":
+                encoding = "utf-8"
+            else:
+                # What a browser would decode the document with; a guess (no byte order mark,
+                # no server charset) gives way to the first <meta charset>, as in a browser.
+                prefix, chunks = peek_chunks(chunks, PRESCAN_BYTES)
+                found = sniff(prefix, _content_type(charset))
+                encoding = found.encoding
+                adjust = not found.certain
+        rewriter = _build_rewriter(groups, demo, encoding, adjust)
         with open_output(args.output, args.input) as out:
             started = time.perf_counter()
             stream = rewriter.stream()
             elapsed += time.perf_counter() - started
-            for chunk in read_chunks_eagerly(source, args.chunk_size, name):
+            for chunk in chunks:
                 total_in += len(chunk)
                 started = time.perf_counter()
                 data = stream.feed(chunk)
@@ -782,6 +827,8 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
             out.write(data)
             out.flush()
             total_out += len(data)
+        if stream.passthrough_reason is not None:
+            print(f"{PROG}: note: {name}: {stream.passthrough_reason}", file=sys.stderr)
 
     if demo is not None:
         rate = f"{total_in / elapsed / 1e6:.1f} MB/s" if elapsed > 0 else "n/a MB/s"

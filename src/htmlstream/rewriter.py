@@ -7,6 +7,12 @@ rest.  What ``feed`` can hold back: the bytes of a token that is not finished at
 chunk (a tag, comment or doctype cut in two, a possible end tag in raw text) and a few bytes of
 text whose meaning depends on what follows (a partial character reference, a trailing CR, an
 incomplete UTF-8 character).  Nothing else: text and untouched tags leave at once.
+
+Encodings (see docs/encodings.md): the engine reads any ASCII-compatible encoding of the WHATWG
+Encoding Standard as bytes; a stream also holds back the first bytes of a document while they
+may be a byte order mark (at most 2), and, with ``sniff=True``, until it knows whether the input
+is HTML at all (at most 1024 bytes).  UTF-16 input passes through unchanged, or with
+``transcode=True`` is rewritten as UTF-8.
 """
 
 from __future__ import annotations
@@ -20,10 +26,20 @@ from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_
 from htmlstream._engine.matcher import Program
 from htmlstream._engine.rewriter import RewriteSink, Rules
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
-from htmlstream.errors import BufferLimitExceeded, HtmlStreamError
+from htmlstream.encoding import (
+    NEED_MORE,
+    SNIFF_BYTES,
+    UTF_8,
+    Encoding,
+    classify_content,
+    lookup,
+    meta_element_encoding,
+    not_ascii_compatible_message,
+    sniff_bom,
+)
+from htmlstream.errors import BufferLimitExceeded, EncodingError, HtmlStreamError
 from htmlstream.selectors import SelectorList, parse_selector
-from htmlstream.tokenizer import resolve_encoding
-from htmlstream.units import Comment, Doctype, DocumentEnd, Element, TextChunk
+from htmlstream.units import HTML_NS, Comment, Doctype, DocumentEnd, Element, TextChunk
 
 __all__ = ["Rewriter", "RewriterStream"]
 
@@ -33,6 +49,21 @@ TextHandler = Callable[[TextChunk], Any]
 CommentHandler = Callable[[Comment], Any]
 DoctypeHandler = Callable[[Doctype], Any]
 EndHandler = Callable[[DocumentEnd], Any]
+
+
+#: The selector of the internal ``<meta charset>`` rule (``adjust_charset_on_meta_tag``).
+_META_SELECTOR = parse_selector("meta")
+#: The stream whose handlers are running, per thread (for the internal ``<meta>`` handler:
+#: rules are shared by every stream of a rewriter).
+_active = threading.local()
+_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")
+
+
+def _meta_charset(element: Element) -> None:
+    """The internal element handler on ``meta`` (registered first)."""
+    stream = getattr(_active, "stream", None)
+    if stream is not None:
+        stream._on_meta(element)
 
 
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
@@ -55,8 +86,14 @@ class Rewriter:
     """Rules for rewriting HTML: selectors with handlers, and document-wide handlers.
 
     Args:
-        encoding: the documents' encoding (ASCII-compatible; default UTF-8).  Handlers read
-            decoded ``str`` and what they write is encoded back.
+        encoding: the documents' encoding: a label of the WHATWG Encoding Standard (default
+            ``"utf-8"``; ``"latin1"`` and ``"iso-8859-1"`` mean windows-1252, as in browsers).
+            Handlers read decoded ``str`` and what they write is encoded back (a character the
+            encoding cannot represent becomes a numeric character reference in text and
+            attribute values, and is an :class:`~htmlstream.EncodingError` in names).  A
+            document that starts with a byte order mark is read in the encoding it gives.
+            UTF-16 documents pass through unchanged (see ``transcode``); ISO-2022-JP needs
+            ``transcode=True``.
         scripting: whether ``<noscript>`` content is raw text (as in a browser with scripting
             on, the default) or markup that handlers can rewrite.
         strict: raise :class:`~htmlstream.ParsingAmbiguityError` where a browser's reading
@@ -68,6 +105,25 @@ class Rewriter:
             ``"passthrough"``: the stream writes the rest of the input unmodified from the point
             it could no longer rewrite, records why in ``passthrough_reason``, and goes on
             passing every later chunk through, so the response is never truncated.
+        adjust_charset_on_meta_tag: switch the encoding at the first ``<meta charset=...>``
+            or ``<meta http-equiv="Content-Type" content="...; charset=...">`` that names an
+            ASCII-compatible encoding (once per document, as a browser's parser does when the
+            encoding it uses is only tentative); the bytes before it were read in ``encoding``.
+            Not done when a byte order mark decided the encoding, nor for ``rewrite(str)``.
+        sniff: content sniffing: a stream holds back its output until it knows whether the
+            input looks like HTML (see :func:`htmlstream.looks_like_html`: the first
+            non-whitespace byte must be ``<``, and JSON, images, archives, binary data and
+            XML other than XHTML are recognised), reading at most its first 1024 bytes; an
+            input that is not HTML passes through unchanged, with ``passthrough_reason`` saying
+            what it is (``"not HTML: JSON"``).
+        transcode: what to do with UTF-16 input (a UTF-16 byte order mark, or
+            ``encoding="utf-16le"``/``"utf-16be"``): by default it passes through unchanged,
+            with ``passthrough_reason`` set, since its bytes cannot be rewritten as
+            ASCII-compatible ones.  With ``transcode=True`` it is decoded incrementally and
+            rewritten as UTF-8: the output is then UTF-8 (starting with a UTF-8 byte order mark,
+            which browsers obey whatever the ``Content-Type`` says; ``stream.output_encoding``
+            is ``"utf-8"``; update the ``Content-Type`` header anyway).  ISO-2022-JP input
+            needs ``transcode=True``.
     """
 
     def __init__(
@@ -79,10 +135,17 @@ class Rewriter:
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
         max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
         on_limit: str = "raise",
+        adjust_charset_on_meta_tag: bool = False,
+        sniff: bool = False,
+        transcode: bool = False,
     ) -> None:
         if on_limit not in ("raise", "passthrough"):
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
-        self.encoding = resolve_encoding(encoding)
+        self.adjust_charset_on_meta_tag = bool(adjust_charset_on_meta_tag)
+        self.sniff = bool(sniff)
+        self.transcode = bool(transcode)
+        #: The documents' encoding (its WHATWG name, e.g. ``"windows-1252"``).
+        self.encoding = self._check_encoding(encoding).name
         self.max_attributes = max_attributes
         self.on_limit = on_limit
         self.scripting = scripting
@@ -94,8 +157,16 @@ class Rewriter:
         self._doc_doctype: list[tuple[int, Callable[..., Any]]] = []
         self._doc_end: list[Callable[..., Any]] = []
         self._seq = 0
-        self._compiled: dict[str, Rules] = {}
+        self._compiled: dict[str, tuple[Rules, list[SelectorList]]] = {}
+        self._selectors: list[SelectorList] | None = None
         self._lock = threading.Lock()
+
+    def _check_encoding(self, encoding: str | Encoding) -> Encoding:
+        """The encoding ``encoding`` names, if streams can handle it (EncodingError if not)."""
+        enc = lookup(encoding)
+        if enc.name == "replacement" or (enc.name == "iso-2022-jp" and not self.transcode):
+            raise EncodingError(not_ascii_compatible_message(str(encoding), enc))
+        return enc
 
     # ------------------------------------------------------------------ rules
 
@@ -134,6 +205,7 @@ class Rewriter:
         with self._lock:
             self._rules.append(rule)
             self._compiled.clear()
+            self._selectors = None
         return self
 
     def on_document(
@@ -188,26 +260,48 @@ class Rewriter:
         return register
 
     def _compiled_rules(self, encoding: str) -> Rules:
+        """The rules compiled for the Python codec ``encoding``."""
+        return self._compiled_entry(encoding)[0]
+
+    def _compiled_entry(self, encoding: str) -> tuple[Rules, list[SelectorList]]:
         with self._lock:
-            rules = self._compiled.get(encoding)
-            if rules is None:
-                program = Program([r.selector for r in self._rules], encoding)
-                rules = Rules(
-                    program,
-                    [list(r.element) for r in self._rules],
-                    [list(r.text) for r in self._rules],
-                    [list(r.comments) for r in self._rules],
+            entry = self._compiled.get(encoding)
+            if entry is None:
+                rules = [r for r in self._rules]
+                element = [list(r.element) for r in rules]
+                text = [list(r.text) for r in rules]
+                comments = [list(r.comments) for r in rules]
+                if self._selectors is None:
+                    self._selectors = [r.selector for r in rules]
+                    if self.adjust_charset_on_meta_tag:
+                        self._selectors.insert(0, _META_SELECTOR)
+                if self.adjust_charset_on_meta_tag:
+                    # First of all: it runs before the user's handlers on the same <meta>.
+                    element.insert(0, [(0, _meta_charset)])
+                    text.insert(0, [])
+                    comments.insert(0, [])
+                compiled = Rules(
+                    Program(self._selectors, encoding), element, text, comments,
                     list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
                     list(self._doc_end),
                 )
-                self._compiled[encoding] = rules
-            return rules
+                entry = self._compiled[encoding] = (compiled, self._selectors)
+            return entry
+
+    def _program_for(self, encoding: str, selectors: list[SelectorList]) -> Program:
+        """The selectors ``selectors`` (a stream's, from :meth:`_compiled_entry`) compiled for
+        the codec ``encoding``: the same program, with literals in another encoding."""
+        rules, current = self._compiled_entry(encoding)
+        if current is selectors:
+            return rules.program
+        return Program(selectors, encoding)     # the rules changed since the stream began
 
     # ------------------------------------------------------------------ running
 
-    def stream(self) -> RewriterStream:
-        """A new stream for one document."""
-        return RewriterStream(self, self.encoding)
+    def stream(self, *, encoding: str | None = None) -> RewriterStream:
+        """A new stream for one document, in the rewriter's encoding or in ``encoding`` (a
+        label, e.g. what :func:`htmlstream.sniff_encoding` found for this document)."""
+        return RewriterStream(self, self.encoding if encoding is None else encoding)
 
     @overload
     def rewrite(self, data: str) -> str: ...
@@ -218,7 +312,7 @@ class Rewriter:
         """Rewrite a whole document: bytes give bytes (in the rewriter's encoding); str gives
         str (processed as UTF-8 whatever the configured encoding)."""
         if isinstance(data, str):
-            stream = RewriterStream(self, "utf-8")
+            stream = RewriterStream(self, "utf-8", _text=True)
             raw = data.encode("utf-8", "surrogatepass")
             return (stream.feed(raw) + stream.close()).decode("utf-8", "surrogatepass")
         stream = self.stream()
@@ -277,23 +371,42 @@ class RewriterStream:
 
     After an error (a handler's exception, a limit) the stream is failed: bytes already
     returned stay valid, and further calls raise :class:`HtmlStreamError`.
+
+    Attributes:
+        encoding: the encoding the document is read in (its WHATWG name); it changes when a
+            byte order mark or (``adjust_charset_on_meta_tag``) a ``<meta charset>`` says so.
+        output_encoding: the encoding of the output: ``encoding``, except ``"utf-8"`` when
+            UTF-16 (or ISO-2022-JP) input is transcoded.
+        passthrough_reason: why the stream does not rewrite and passes its input through
+            unchanged (UTF-16 input, content that is not HTML, a limit with
+            ``on_limit="passthrough"``), or None.
     """
 
-    def __init__(self, rewriter: Rewriter, encoding: str) -> None:
-        self._rules = rewriter._compiled_rules(encoding)
-        self.encoding = encoding
-        self._sink = RewriteSink(self._rules, encoding)
-        self._sim = TreeBuilderSimulator(scripting=rewriter.scripting, strict=rewriter.strict)
-        self._lexer = Lexer(self._sink, self._sim, max_buffer_size=rewriter.max_buffer_size,
-                            hold_utf8=encoding == "utf-8",
-                            max_attributes=rewriter.max_attributes)
-        self._sink.attach(self._lexer, self._sim)
+    def __init__(self, rewriter: Rewriter, encoding: str | Encoding, *,
+                 _text: bool = False) -> None:
+        declared = rewriter._check_encoding(encoding)
+        self._rewriter = rewriter
+        self._declared = declared
+        self.encoding = declared.name
+        self.output_encoding = declared.name
+        #: Why the stream stopped rewriting and passes its input through unchanged, or None.
+        self.passthrough_reason: str | None = None
         self._closed = False
         self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
         self._passthrough = False
-        #: Why the stream stopped rewriting and passes its input through unchanged, or None.
-        self.passthrough_reason: str | None = None
+        self._sniff = rewriter.sniff
+        self._transcode = rewriter.transcode
+        self._text = _text
+        self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
+        self._fed = 0
+        #: Input held back until the stream knows how to read it (None once it does).
+        self._held: bytearray | None = bytearray()
+        self._transcoder: Any = None        # incremental decoder of transcoded input
+        self._lexer: Lexer | None = None
+        self._sink: RewriteSink | None = None
+        self._selectors: list[SelectorList] = []
+        self._hold_utf8 = False
 
     def _check(self) -> None:
         if self._error is not None:
@@ -307,17 +420,110 @@ class RewriterStream:
     @property
     def offset(self) -> int:
         """How many input bytes have been fed."""
-        return self._lexer.offset
+        return self._fed
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """Rewrite the next chunk; return the output bytes that are now decided."""
         self._check()
         if isinstance(chunk, str):
             raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
+        self._fed += len(chunk)
+        if self._held is not None:
+            self._held += chunk
+            return self._decide(final=False)
         if self._passthrough:
+            if self._transcoder is not None:    # after a limit: the rest, transcoded
+                return self._transcode_chunk(chunk)
             return bytes(chunk)
+        return self._feed_engine(chunk)
+
+    # ------------------------------------------------------------------ the start
+
+    def _decide(self, final: bool) -> bytes:
+        """Decide from the held-back input how to read the document, if it can be told yet:
+        then start and return the output so far."""
+        data = self._held
+        assert data is not None
+        if not final and len(data) < 3 and any(bom.startswith(data) for bom in _BYTE_ORDER_MARKS):
+            return b""
+        bom, bom_length = sniff_bom(data)
+        encoding = self._declared if bom is None else bom
+        if bom is not None:
+            self._meta_pending = False      # a byte order mark is certain
+        if not encoding.ascii_compatible and not self._transcode:
+            if bom is not None:
+                why = (f"the input starts with a {encoding.name.upper()} byte order mark, and "
+                       f"UTF-16 is not ASCII-compatible")
+            else:
+                why = f"the document's encoding, {encoding.name}, is not ASCII-compatible"
+            return self._pass_held(
+                f"{why}: passed through unchanged (Rewriter(transcode=True) rewrites it as UTF-8)"
+            )
+        if self._sniff:
+            sample = bytes(data[:SNIFF_BYTES + 4])
+            if not encoding.ascii_compatible and bom is None:
+                sample = sample.decode(encoding.codec, "replace").encode("utf-8")
+            verdict = classify_content(sample[:SNIFF_BYTES],
+                                       final or len(data) >= SNIFF_BYTES)
+            if verdict == NEED_MORE:
+                return b""
+            if verdict is not None:
+                return self._pass_held(f"not HTML: {verdict}")
+        self._held = None
+        held = bytes(data)
+        if encoding.ascii_compatible:
+            self.encoding = self.output_encoding = encoding.name
+            self._start_engine(encoding)
+            return self._feed_engine(held)
+        # Transcoding: decode incrementally, rewrite as UTF-8, output UTF-8 (with a BOM).
+        self.encoding = encoding.name
+        self.output_encoding = "utf-8"
+        self._meta_pending = False
+        self._start_engine(UTF_8)
+        self._transcoder = encoding.incremental_decoder("replace")
+        return self._run_lexer(b"\xef\xbb\xbf" + self._transcode_chunk(held[bom_length:]))
+
+    def _pass_held(self, reason: str) -> bytes:
+        data = self._held
+        self._held = None
+        self._passthrough = True
+        self.passthrough_reason = reason
+        return bytes(data or b"")
+
+    def _start_engine(self, encoding: Encoding) -> None:
+        rewriter = self._rewriter
+        codec = encoding.codec
+        rules, self._selectors = rewriter._compiled_entry(codec)
+        self._sink = RewriteSink(rules, codec)
+        if encoding.multibyte:
+            # Characters may be cut between text pieces: decode them in stream order.
+            self._sink.set_encoding(codec, rules.program, encoding.incremental_decoder())
+        simulator = TreeBuilderSimulator(scripting=rewriter.scripting, strict=rewriter.strict)
+        self._hold_utf8 = encoding.name == "utf-8"
+        self._lexer = Lexer(self._sink, simulator, max_buffer_size=rewriter.max_buffer_size,
+                            hold_utf8=self._hold_utf8,
+                            max_attributes=rewriter.max_attributes)
+        self._sink.attach(self._lexer, simulator)
+        self._held = None
+
+    # ------------------------------------------------------------------ the engine
+
+    def _transcode_chunk(self, chunk: bytes | bytearray | memoryview, final: bool = False) -> bytes:
+        return self._transcoder.decode(bytes(chunk), final).encode("utf-8", "surrogatepass")
+
+    def _feed_engine(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        if self._transcoder is not None:
+            chunk = self._transcode_chunk(chunk)
+        return self._run_lexer(chunk)
+
+    def _run_lexer(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        lexer = self._lexer
+        sink = self._sink
+        assert lexer is not None and sink is not None
+        previous = getattr(_active, "stream", None)
+        _active.stream = self
         try:
-            self._lexer.feed_bytes(chunk)
+            lexer.feed_bytes(chunk)
         except BufferLimitExceeded as exc:
             if self._on_limit != "passthrough":
                 self._error = exc
@@ -326,26 +532,72 @@ class RewriterStream:
         except BaseException as exc:
             self._error = exc
             raise
-        return self._sink.take()
+        finally:
+            _active.stream = previous
+        return sink.take()
 
     def _start_passthrough(self, exc: BufferLimitExceeded) -> bytes:
         # What was rewritten so far, then every input byte from where rewriting stopped.
+        assert self._lexer is not None and self._sink is not None
         self._passthrough = True
         self.passthrough_reason = str(exc)
         return self._sink.take() + self._lexer.unconsumed(self._sink.consumed)
 
+    def _on_meta(self, element: Element) -> None:
+        """A ``<meta>`` element (``adjust_charset_on_meta_tag``): the first one naming an
+        ASCII-compatible encoding decides the encoding from here on."""
+        if not self._meta_pending or element.namespace_uri != HTML_NS:
+            return
+        encoding = meta_element_encoding(element.get_attribute)
+        if encoding is None or not encoding.ascii_compatible:
+            return
+        self._meta_pending = False
+        if encoding.name == self.encoding:
+            return
+        assert self._sink is not None
+        codec = encoding.codec
+        program = self._rewriter._program_for(codec, self._selectors)
+        decoder = None
+        if encoding.multibyte or (encoding.name == "utf-8" and not self._hold_utf8):
+            decoder = encoding.incremental_decoder()
+        self._sink.set_encoding(codec, program, decoder)
+        self.encoding = self.output_encoding = encoding.name
+
     def close(self) -> bytes:
         """End of input: return the rest of the output, document end content included."""
         self._check()
+        out = b""
+        if self._held is not None:
+            try:
+                out = self._decide(final=True)
+            except BaseException as exc:
+                self._error = exc
+                raise
         if self._passthrough:
             self._closed = True
-            return b""
+            if self._transcoder is not None:
+                out += self._transcode_chunk(b"", True)
+            return out
+        lexer = self._lexer
+        sink = self._sink
+        assert lexer is not None and sink is not None
+        if self._transcoder is not None:
+            rest = self._transcode_chunk(b"", True)
+            if rest:
+                out += self._run_lexer(rest)
+                if self._passthrough:
+                    self._closed = True
+                    return out
+        previous = getattr(_active, "stream", None)
+        _active.stream = self
         try:
-            self._lexer.close()
-            self._sink.finish()
-            self._sink.run_end_handlers()
+            lexer.close()
+            sink.finish()
+            sink.run_end_handlers()
         except BaseException as exc:
             self._error = exc
             raise
+        finally:
+            _active.stream = previous
         self._closed = True
-        return self._sink.take()
+        return out + sink.take()

@@ -6,15 +6,20 @@ the rest.  ``tokenize(source)`` wraps it for bytes, str, or an iterable of chunk
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterable, Iterator
 
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
-from htmlstream.errors import EncodingError
+from htmlstream.encoding import lookup, resolve_encoding
 from htmlstream.tokens import Text, TextType, Token
 
-__all__ = ["DEFAULT_MAX_ATTRIBUTES", "DEFAULT_MAX_BUFFER_SIZE", "Tokenizer", "tokenize"]
+__all__ = [
+    "DEFAULT_MAX_ATTRIBUTES",
+    "DEFAULT_MAX_BUFFER_SIZE",
+    "Tokenizer",
+    "resolve_encoding",
+    "tokenize",
+]
 
 _INITIAL_STATES = {
     "data": TextType.DATA,
@@ -25,44 +30,15 @@ _INITIAL_STATES = {
     "cdata section": TextType.CDATA_SECTION,
 }
 
-# Multi-byte encodings other than UTF-8 whose characters the lexer cannot see the boundaries of:
-# their text is decoded with an incremental decoder, in stream order.
-_INCREMENTAL_CODECS = frozenset({
-    "shift_jis", "cp932", "euc_jp", "euc_jis_2004", "euc_jisx0213", "euc_kr", "cp949", "gbk",
-    "gb2312", "gb18030", "big5", "big5hkscs", "cp950", "johab",
-})
-
-_ASCII_PROBE = bytes(range(0x00, 0x80))
-
-
-def resolve_encoding(encoding: str) -> str:
-    """Return the Python codec name for ``encoding`` if the byte-level engine can read it.
-
-    The engine finds markup in raw bytes, so the encoding must be ASCII-compatible: every ASCII
-    byte must mean its ASCII character.
-    """
-    try:
-        name = codecs.lookup(encoding).name
-    except LookupError:
-        raise EncodingError(f"unknown encoding {encoding!r}") from None
-    try:
-        compatible = _ASCII_PROBE.decode(name) == _ASCII_PROBE.decode("ascii")
-    except UnicodeDecodeError:
-        compatible = False
-    if not compatible:
-        raise EncodingError(
-            f"encoding {encoding!r} is not ASCII-compatible, so markup cannot be found in its "
-            f"bytes; decode the input and feed it as UTF-8 instead"
-        )
-    return name
-
 
 class Tokenizer:
     """A streaming tokenizer: ``feed(chunk) -> list[Token]``, then ``close() -> list[Token]``.
 
     Args:
-        encoding: the document's encoding (ASCII-compatible); decoded fields use it and ``str``
-            chunks are encoded with it.
+        encoding: the document's encoding, a label of the WHATWG Encoding Standard naming an
+            ASCII-compatible encoding (default ``"utf-8"``; see docs/encodings.md); decoded
+            fields use it and ``str`` chunks are encoded with it.  ``encoding`` is then its
+            name (``"latin1"`` gives ``"windows-1252"``).
         initial_state: the tokenizer state to start in: ``"data"`` (default), ``"rcdata"``,
             ``"rawtext"``, ``"script data"``, ``"plaintext"`` or ``"cdata section"``.
         last_start_tag: the name of the "last start tag" for the appropriate-end-tag test, as
@@ -99,8 +75,10 @@ class Tokenizer:
                 f"unknown initial_state {initial_state!r}; expected one of "
                 f"{', '.join(map(repr, _INITIAL_STATES))}"
             ) from None
-        self.encoding = resolve_encoding(encoding)
-        self._collector = TokenCollector(self.encoding)
+        enc = lookup(encoding)
+        self._codec = resolve_encoding(enc)
+        self.encoding = enc.name
+        self._collector = TokenCollector(self._codec)
         simulator = None
         if feedback:
             from htmlstream._engine.treebuilder import TreeBuilderSimulator
@@ -112,13 +90,12 @@ class Tokenizer:
             initial_text_type=int(text_type),
             last_start_tag=last_start_tag,
             max_buffer_size=max_buffer_size,
-            hold_utf8=self.encoding == "utf-8",
+            hold_utf8=enc.name == "utf-8",
             max_attributes=max_attributes,
         )
-        self._decoder = (
-            codecs.getincrementaldecoder(self.encoding)("replace")
-            if self.encoding in _INCREMENTAL_CODECS else None
-        )
+        # Multi-byte legacy encodings: the lexer cannot see their characters' boundaries, so
+        # text is decoded with an incremental decoder, in stream order.
+        self._decoder = enc.incremental_decoder() if enc.multibyte else None
 
     @property
     def offset(self) -> int:
@@ -128,7 +105,7 @@ class Tokenizer:
     def feed(self, chunk: bytes | bytearray | memoryview | str) -> list[Token]:
         """Tokenize the next chunk; return the tokens it completed (text as far as it is known)."""
         if isinstance(chunk, str):
-            chunk = chunk.encode(self.encoding, "surrogatepass" if self.encoding == "utf-8"
+            chunk = chunk.encode(self._codec, "surrogatepass" if self._codec == "utf-8"
                                  else "xmlcharrefreplace")
         self._lexer.feed_bytes(chunk)
         return self._take()

@@ -410,6 +410,9 @@ cdef class RewriteSink(TokenSink):
         if not pushed:
             self.write_all(el.after_parts)
             return None
+        if (el.after_parts is None and el.append_parts is None and el.end_handlers is None
+                and el.new_name is None and not el.removed_ and not el.remove_content):
+            return None                 # nothing to do at its end
         state = OpenElement()
         state.element = el
         if el.remove_content:

@@ -36,6 +36,10 @@ _RAW_CLOSERS = {
 }
 
 
+# (attribute name, encoding) -> validated lower-case name bytes, for set_attribute.
+cdef dict _NAME_CACHE = {}
+
+
 class UnitExpired(HtmlStreamError):
     """A unit was used after its handler returned."""
 
@@ -559,10 +563,15 @@ cdef class Element(Unit):
     def set_attribute(self, name, value):
         """Set (or add) an attribute; the value is escaped so that it reads back unchanged."""
         self.check()
-        validate_attribute_name(name)
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
-        lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
+        key = (name, self.encoding)
+        lname = _NAME_CACHE.get(key)
+        if lname is None:
+            validate_attribute_name(name)
+            lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
+            if len(_NAME_CACHE) < 4096:
+                _NAME_CACHE[key] = lname
         entry = self.override(lname)
         if entry is not None:
             entry[1] = value
@@ -589,52 +598,58 @@ cdef class Element(Unit):
             return
         self.tag_modified = True
 
+    cdef Py_ssize_t prev_end(self, Py_ssize_t i):
+        return self.spans[i - 1].end if i > 0 else self.name_end
+
     cdef bytes serialize_start_tag(self):
-        cdef list parts
-        cdef Py_ssize_t i
+        """The start tag as it will be written: the raw bytes with only the changed parts
+        spliced in (quoting, spacing and case of everything else stay as written)."""
+        cdef list edits = []
+        cdef list additions = None
+        cdef Py_ssize_t i, first, p, start
         cdef AttrSpan* a
         cdef bytes raw = self.raw_
+        cdef bytes lname
         if not self.tag_modified:
             return raw
-        parts = [b"<", self.new_name if self.new_name is not None
-                 else raw[self.name_start:self.name_end]]
-        written = None
-        for i in range(self.n_spans):
-            a = &self.spans[i]
-            entry = None
-            if self.overrides is not None:
-                for e in self.overrides:
-                    if self.span_named(i, e[0]):
-                        entry = e
-                        break
-            if entry is None:
-                parts.append(b" ")
-                parts.append(raw[a.name_start:a.end])
-                continue
-            # a changed attribute: written once, where it first stood; duplicates dropped
-            if written is None:
-                written = set()
-            if entry[0] in written:
-                continue
-            written.add(entry[0])
-            if entry[1] is not None:
-                parts.append(b" ")
-                parts.append(raw[a.name_start:a.name_end])     # the name as written
-                parts.append(b'="')
-                parts.append(_escape_attr(entry[1]).encode(self.encoding, "xmlcharrefreplace"))
-                parts.append(b'"')
+        if self.new_name is not None:
+            edits.append((self.name_start, self.name_end, self.new_name))
         if self.overrides is not None:
-            for e in self.overrides:
-                if e[1] is not None and (written is None or e[0] not in written) \
-                        and self.span_index(e[0]) < 0:
-                    parts.append(b" ")
-                    parts.append(e[0])
-                    parts.append(b'="')
-                    parts.append(_escape_attr(e[1]).encode(self.encoding, "xmlcharrefreplace"))
-                    parts.append(b'"')
-        if self.self_closing:
-            parts.append(b" /")
-        parts.append(b">")
+            for entry in self.overrides:
+                lname = entry[0]
+                value = entry[1]
+                first = -1
+                for i in range(self.n_spans):
+                    if not self.span_named(i, lname):
+                        continue
+                    a = &self.spans[i]
+                    if value is None:           # removed: every duplicate goes too
+                        edits.append((self.prev_end(i), a.end, b""))
+                    elif first < 0:             # set: where it first stood, name as written
+                        edits.append((a.name_start, a.end, raw[a.name_start:a.name_end]
+                                      + b'="' + _escape_attr(value).encode(
+                                          self.encoding, "xmlcharrefreplace") + b'"'))
+                    first = i
+                if first < 0 and value is not None:
+                    if additions is None:
+                        additions = []
+                    additions.append(b" " + lname + b'="' + _escape_attr(value).encode(
+                        self.encoding, "xmlcharrefreplace") + b'"')
+        if additions is not None:
+            p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
+            edits.append((p, p, b"".join(additions)))
+        if not edits:
+            return raw
+        if len(edits) > 1:
+            edits.sort()
+        parts = []
+        p = 0
+        for edit in edits:
+            start = (<tuple>edit)[0]
+            parts.append(raw[p:start])
+            parts.append((<tuple>edit)[2])
+            p = (<tuple>edit)[1]
+        parts.append(raw[p:])
         return b"".join(parts)
 
     # ------------------------------------------------------------------ content
