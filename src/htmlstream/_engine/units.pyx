@@ -466,6 +466,9 @@ cdef class Element(Unit):
         cdef const unsigned char* p
         cdef const unsigned char* q
         cdef unsigned char c
+        if not lname.isascii():
+            # NUL reads as U+FFFD, invalid bytes as replacement characters: compare decoded
+            return self.attr_name(i).encode(self.encoding, "replace") == lname
         if n != len(lname):
             return False
         p = (<const unsigned char*><const char*>self.raw_) + a.name_start
