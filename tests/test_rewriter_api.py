@@ -480,6 +480,43 @@ def test_text_closing_raw_text_is_refused(tag: str, content: str) -> None:
     check(tag, el, f"<{tag}>x</{tag}>", f"<{tag}>x{content}</{tag}>")
 
 
+def test_around_raw_text_element_is_escaped_inside_is_not() -> None:
+    def el(e: Any) -> None:
+        e.before("<x>")
+        e.after("&")
+        e.set_inner_content("a<b && c")
+
+    check("script", el, "<script>z</script>", "&lt;x&gt;<script>a<b && c</script>&amp;")
+
+
+def test_text_replace_in_rcdata_and_cdata() -> None:
+    def handler(t: Any) -> None:
+        if t.text_type is TextType.CDATA_SECTION:
+            with pytest.raises(ValueError):
+                t.replace("x]]>y")
+            if t.last_in_text_node:
+                t.replace("<&>")
+            else:
+                t.remove()
+        else:
+            t.replace(t.text.upper())
+            if t.last_in_text_node:
+                t.after("<&>")
+
+    rw = Rewriter()
+    rw.on("title, svg", text=handler)
+    out = rewrite_all(rw, "<title>t&amp;</title><svg><![CDATA[c]]></svg>")
+    assert out == b"<title>T&amp;&lt;&amp;&gt;</title><svg><![CDATA[<&>]]></svg>"
+
+
+def test_rename_void_and_implicitly_closed() -> None:
+    def rename(e: Any) -> None:
+        e.tag_name = "wbr" if e.tag_name == "br" else "section"
+
+    check("br", rename, "<p><br>x</p>", "<p><wbr>x</p>")
+    check("p", rename, "<p>a<p>b</p>", "<section>a<section>b</section>")
+
+
 def test_set_inner_content() -> None:
     check("div", lambda e: e.set_inner_content("<new>"), "<div>a<b>c</b>d</div>e",
           "<div>&lt;new&gt;</div>e")
@@ -762,6 +799,11 @@ def test_text_nodes_split_by_tags_and_comments() -> None:
 def test_text_selector_scope() -> None:
     nodes = text_log("p", "x<p>a<i>b</i>c</p>y")
     assert [n[0] for n in nodes] == ["a", "b", "c"]
+
+
+def test_text_selector_scope_ends_where_browser_closes() -> None:
+    nodes = text_log("p", "<p>a<div>b</div>c<p>d<li>e")
+    assert [n[0] for n in nodes] == ["a", "d"]
 
 
 def test_text_cdata_type() -> None:

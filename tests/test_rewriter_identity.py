@@ -62,7 +62,7 @@ ATTR_VALUES = [
 ]
 
 SETTINGS = settings(
-    max_examples=120,
+    max_examples=100,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

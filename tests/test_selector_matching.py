@@ -449,7 +449,7 @@ def compare_generated(data: bytes, *, require_stream_shaped: bool) -> None:
         )
 
 
-GENERATED = settings(max_examples=120, deadline=None, derandomize=True,
+GENERATED = settings(max_examples=100, deadline=None, derandomize=True,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

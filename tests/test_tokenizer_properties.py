@@ -123,7 +123,7 @@ def structure(tokens: list[Any]) -> list[tuple[Any, ...]]:
                 out.append(("Unparsed", tok.raw, tok.offset))
         else:
             (fields,) = normalize_tokens([tok])
-            if isinstance(tok, hs.EndTag):
+            if isinstance(tok, hs.EndTagToken):
                 fields.append(tok.self_closing)
             elif isinstance(tok, hs.StartTag):
                 fields.append(list(tok.attributes))  # document order of attribute names

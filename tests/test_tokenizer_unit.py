@@ -65,7 +65,7 @@ def texts_by_type(tokens: list[Any]) -> list[tuple[Any, str, bytes]]:
 )
 def test_unfinished_tag_at_eof_is_unparsed(data: bytes, text: str) -> None:
     tokens = all_chunkings(data)
-    assert not any(isinstance(t, (hs.StartTag, hs.EndTag)) for t in tokens)
+    assert not any(isinstance(t, (hs.StartTag, hs.EndTagToken)) for t in tokens)
     assert normalize_tokens(tokens) == ([["Character", text]] if text else [])
     assert isinstance(tokens[-1], hs.Unparsed)
     tail = data[len(text.encode()) :]
@@ -281,14 +281,14 @@ def test_tag_fields() -> None:
     assert start.name == "div"
     assert start.attributes == {"title": '"A&B"'}
     assert start.self_closing is True
-    assert isinstance(end, hs.EndTag)
+    assert isinstance(end, hs.EndTagToken)
     assert end.name == "div"
     assert end.self_closing is True
 
 
 def test_doctype_fields() -> None:
     (tok,) = hs.tokenize(b'<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN" \'x.dtd\'>')
-    assert isinstance(tok, hs.Doctype)
+    assert isinstance(tok, hs.DoctypeToken)
     assert tok.name == "html"
     assert tok.public_id == "-//W3C//DTD HTML 4.01//EN"
     assert tok.system_id == "x.dtd"

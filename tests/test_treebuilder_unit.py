@@ -103,7 +103,7 @@ def test_text_content_tags(tag: str, text_type: hs.TextType) -> None:
         assert texts[0].raw == f"<b>&amp;</b></{tag}>x".encode()
     else:
         assert texts[0].raw == b"<b>&amp;</b>"
-        assert [t.name for t in toks if isinstance(t, hs.EndTag)] == [tag]
+        assert [t.name for t in toks if isinstance(t, hs.EndTagToken)] == [tag]
 
 
 @pytest.mark.parametrize("tag", ["title", "textarea", "style", "script", "plaintext", "xmp"])

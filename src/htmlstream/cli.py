@@ -194,7 +194,7 @@ class TokenStats:
             if isinstance(token, htmlstream.StartTag):
                 self.start_tags[token.name] += 1
                 self.tag_names.add(token.name)
-            elif isinstance(token, htmlstream.EndTag):
+            elif isinstance(token, htmlstream.EndTagToken):
                 self.tag_names.add(token.name)
             elif isinstance(token, htmlstream.Text):
                 self.text_bytes[_text_type_name(token.text_type)] += len(token.raw)
@@ -243,13 +243,13 @@ def describe_token(token: htmlstream.Token) -> str:
     if isinstance(token, htmlstream.StartTag):
         attrs = "".join(f" {key}={_shorten(value, 40)}" for key, value in token.attributes.items())
         return f"<{token.name}{attrs}{' /' if token.self_closing else ''}>"
-    if isinstance(token, htmlstream.EndTag):
+    if isinstance(token, htmlstream.EndTagToken):
         return f"</{token.name}>"
     if isinstance(token, htmlstream.Text):
         return f"{_text_type_name(token.text_type)} {_shorten(token.text)}"
-    if isinstance(token, htmlstream.Comment):
+    if isinstance(token, htmlstream.CommentToken):
         return _shorten(token.text)
-    if isinstance(token, htmlstream.Doctype):
+    if isinstance(token, htmlstream.DoctypeToken):
         parts = [f"name={token.name!r}"]
         if token.public_id is not None:
             parts.append(f"public={token.public_id!r}")
@@ -421,14 +421,11 @@ def peek_chunks(chunks: Iterator[bytes], size: int) -> tuple[bytes, Iterator[byt
         total += len(chunk)
         if total >= size:
             break
-    prefix = b"".join(head)
-
     def replay() -> Iterator[bytes]:
-        if prefix:
-            yield prefix
+        yield from head
         yield from chunks
 
-    return prefix, replay()
+    return b"".join(head), replay()
 
 
 def _content_type(charset: str | None) -> str | None:

@@ -144,8 +144,8 @@ def tokenize(
     Options are those of :class:`Tokenizer`.  Tokens are yielded as soon as each chunk is read.
     """
     tokenizer = Tokenizer(**options)  # type: ignore[arg-type]
-    if isinstance(source, (bytes, bytearray, memoryview, str)):
-        source = (source,)
-    for chunk in source:
+    chunks: Iterable[bytes | bytearray | memoryview | str]
+    chunks = (source,) if isinstance(source, (bytes, bytearray, memoryview, str)) else source
+    for chunk in chunks:
         yield from tokenizer.feed(chunk)
     yield from tokenizer.close()

@@ -7,6 +7,8 @@ import enum
 
 # Default bound of the bytes carried over between chunks (an unfinished token): 4 MiB.
 DEFAULT_MAX_BUFFER_SIZE: int
+# Default bound of the attributes one tag may have.
+DEFAULT_MAX_ATTRIBUTES: int
 
 # The tokenizer state a piece of text is read in.
 class TextType(enum.IntEnum):
@@ -42,9 +44,15 @@ class Lexer:
         last_start_tag: str | bytes | None = None,
         max_buffer_size: int = ...,
         hold_utf8: bool = True,
+        max_attributes: int = ...,
     ) -> None: ...
     @property
     def max_buffer_size(self) -> int: ...
+    @property
+    def max_attributes(self) -> int: ...
+    # The input from stream offset ``offset`` that is still held (after a limit error: all that
+    # was fed from there on).
+    def unconsumed(self, offset: int) -> bytes: ...
     # The TextType the lexer reads text in now.
     @property
     def text_type(self) -> int: ...

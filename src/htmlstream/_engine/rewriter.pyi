@@ -1,0 +1,50 @@
+# Type stub for the compiled rewriter sink (rewriter.pyx): output assembly and handler dispatch.
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+from htmlstream._engine.lexer import Lexer, TokenSink
+from htmlstream._engine.matcher import Program
+from htmlstream._engine.treebuilder import TreeBuilderSimulator
+
+_Handlers: TypeAlias = list[tuple[int, Callable[..., Any]]]
+
+# What a Rewriter compiled: the selector program and the handlers (``(sequence, fn)`` pairs, the
+# sequence number giving registration order), shared by its streams.
+class Rules:
+    program: Program
+    element_handlers: list[_Handlers]
+    text_handlers: list[_Handlers]
+    comment_handlers: list[_Handlers]
+    doc_text: _Handlers
+    doc_comments: _Handlers
+    doc_doctype: _Handlers
+    doc_end: list[Callable[..., Any]]
+    any_text: bool
+    any_element: bool
+    any_scoped: bool
+    def __init__(
+        self,
+        program: Program,
+        element_handlers: list[_Handlers],
+        text_handlers: list[_Handlers],
+        comment_handlers: list[_Handlers],
+        doc_text: _Handlers,
+        doc_comments: _Handlers,
+        doc_doctype: _Handlers,
+        doc_end: list[Callable[..., Any]],
+    ) -> None: ...
+
+# Runs the handlers on the lexer's tokens and assembles the output.
+class RewriteSink(TokenSink):
+    def __init__(self, rules: Rules, encoding: str) -> None: ...
+    def attach(self, lx: Lexer, sim: TreeBuilderSimulator) -> None: ...
+    def set_encoding(self, encoding: str, program: Program, decoder: Any = None) -> None: ...
+    # Stream offset up to which the input has been written to the output (or skipped).
+    @property
+    def consumed(self) -> int: ...
+    # The output assembled so far (and forget it).
+    def take(self) -> bytes: ...
+    # After the lexer is closed: close what is still open, at the end of the input.
+    def finish(self) -> None: ...
+    def run_end_handlers(self) -> None: ...
