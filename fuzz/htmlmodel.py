@@ -569,10 +569,11 @@ def check_mutation(data: bytes, m: Mutation, cuts: Sequence[Sequence[bytes]], *,
     return first
 
 
-def _reader_rewriter(chunks_seen: list[tuple[bytes, bool, int]] | None = None) -> Rewriter:
+def _reader_rewriter(chunks_seen: list[tuple[bytes, bool, int]] | None = None,
+                     **options: Any) -> Rewriter:
     """Handlers on everything that read every field and change nothing (text chunks seen by
     the document text handler are appended to ``chunks_seen``)."""
-    rw = Rewriter()
+    rw = Rewriter(**options)
 
     def element(el: Any) -> None:
         el.tag_name, el.namespace_uri, el.attributes, el.is_self_closing  # noqa: B018
@@ -599,20 +600,39 @@ def _reader_rewriter(chunks_seen: list[tuple[bytes, bool, int]] | None = None) -
     return rw
 
 
-def check_identity(data: bytes, cuts: Sequence[Sequence[bytes]]) -> None:
+def check_identity(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any) -> None:
     """Handlers that change nothing give the input back byte for byte, whatever the chunking;
-    text chunks are contiguous pieces of the input and only the last of a text node may be
-    empty."""
+    text chunks are pieces of the input and only the last of a text node may be empty.
+
+    ``options`` are Rewriter options.  With ``on_limit="passthrough"`` the output must still be
+    the input when a limit is hit; with ``on_limit="raise"`` (and ``strict=True``) the error
+    must be one of htmlstream's and what was output before it a prefix of the input."""
     known = None
     for chunks in cuts:
         seen: list[tuple[bytes, bool, int]] = []
-        out = rewrite_chunks(_reader_rewriter(seen), chunks)
+        stream = _reader_rewriter(seen, **options).stream()
+        parts: list[bytes] = []
+        try:
+            for c in chunks:
+                parts.append(stream.feed(c))
+            parts.append(stream.close())
+        except (hs.BufferLimitExceeded, hs.ParsingAmbiguityError) as exc:
+            out = b"".join(parts)
+            if isinstance(exc, hs.BufferLimitExceeded) and \
+                    options.get("on_limit") == "passthrough":
+                raise InvariantError(f"passthrough mode raised {exc!r} on {data!r}") from exc
+            if not data.startswith(out):
+                raise InvariantError(
+                    f"output before {exc!r} is not a prefix of the input\ninput: {data!r}\n"
+                    f"output: {out!r}") from exc
+            continue
+        out = b"".join(parts)
         if out != data:
             raise InvariantError(
                 f"identity: output differs from input\ninput:  {data!r}\n"
                 f"chunks: {list(chunks)!r}\noutput: {out!r}")
         for raw, last, offset in seen:
-            if data[offset:offset + len(raw)] != raw:
+            if stream.passthrough_reason is None and data[offset:offset + len(raw)] != raw:
                 raise InvariantError(
                     f"text chunk {raw!r} at {offset} is not the input there: {data!r}")
             if not raw and not last:
@@ -642,18 +662,32 @@ def token_view(tokens: Iterable[Any]) -> list[tuple[Any, ...]]:
     return out
 
 
-def check_chunking(data: bytes, cuts: Sequence[Sequence[bytes]]) -> None:
-    """The token stream is the same for every chunking, and its raw bytes are the input."""
+def check_chunking(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any) -> None:
+    """The token stream is the same for every chunking, and its raw bytes are the input.
+
+    ``options`` are Tokenizer options.  With ``strict=True`` a ParsingAmbiguityError must come
+    at the same tag for every chunking (and the tokens before it be the same).  A
+    BufferLimitExceeded depends on the chunk sizes (the limit is on bytes carried over between
+    chunks): such a chunking is not compared."""
     whole = None
     for chunks in cuts:
-        tk = hs.Tokenizer()
+        tk = hs.Tokenizer(**options)
         tokens: list[Any] = []
-        for c in chunks:
-            tokens.extend(tk.feed(c))
-        tokens.extend(tk.close())
-        if b"".join(t.raw for t in tokens) != data:
+        failure: tuple[str, int] | None = None
+        try:
+            for c in chunks:
+                tokens.extend(tk.feed(c))
+            tokens.extend(tk.close())
+        except hs.BufferLimitExceeded:
+            continue
+        except hs.ParsingAmbiguityError as exc:
+            failure = (exc.tag_name, exc.offset)
+        if failure is None and b"".join(t.raw for t in tokens) != data:
             raise InvariantError(f"tokens' raw bytes do not rebuild the input: {data!r}")
-        view = token_view(tokens)
+        view = (token_view(tokens), failure)
+        if failure is not None:
+            # tokens before the error: only those that end before the ambiguous tag
+            view = ([t for t in token_view(tokens) if t[0] != "Text"], failure)
         if whole is None:
             whole = view
         elif view != whole:
