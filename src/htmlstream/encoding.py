@@ -443,7 +443,7 @@ def get_encoding(label: str | bytes) -> Encoding | None:
     key = label.strip(_ASCII_WHITESPACE)
     if not key.isascii():
         return None
-    name = LABELS.get(key.lower())
+    name = LABELS.get(_ascii_lower(key))
     return None if name is None else _ENCODINGS[name]
 
 
@@ -451,7 +451,7 @@ def _suggestion(label: str) -> str:
     """A hint for a label that is not the Encoding Standard's but that Python knows."""
     try:
         python_name = codecs.lookup(label).name
-    except LookupError:
+    except (LookupError, ValueError):
         return ""
     for name, codec in _PYTHON_CODECS.items():
         if codecs.lookup(codec).name == python_name:
@@ -829,12 +829,18 @@ def _xml_encoding(data: bytes) -> Encoding | None:
     return encoding
 
 
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER: Final = {c: c + 0x20 for c in range(0x41, 0x5B)}
+
+
 def meta_content_charset(content: str) -> Encoding | None:
     """The HTML Standard's "algorithm for extracting a character encoding from a meta
     element", applied to a ``content`` attribute's value (``"text/html; charset=utf-8"``)."""
     position = 0
-    lower = content.lower() if content.isascii() else "".join(
-        ch.lower() if ch.isascii() else ch for ch in content)
+    lower = _ascii_lower(content)
     n = len(content)
     while True:
         found = lower.find("charset", position)
@@ -873,7 +879,7 @@ def meta_element_encoding(get_attribute: Callable[[str], str | None]) -> Encodin
         if encoding is not None:
             return _meta_fixup(encoding)
     http_equiv = get_attribute("http-equiv")
-    if http_equiv is not None and http_equiv.strip(_ASCII_WHITESPACE).lower() == "content-type":
+    if http_equiv is not None and _ascii_lower(http_equiv) == "content-type":
         content = get_attribute("content")
         if content is not None:
             encoding = meta_content_charset(content)
@@ -1118,7 +1124,8 @@ def _classify(data: bytes, final: bool) -> str | None:
     sample = body[pos:pos + _SIGNATURE_BYTES]
     if len(sample) < _SIGNATURE_BYTES and not final:
         return _NEED_MORE
-    if b"\x00" in sample or body.count(b"\x00") * 8 >= len(body):
+    nuls = sample.count(b"\x00")
+    if nuls and (nuls * 4 >= len(sample) or body.count(b"\x00") * 8 >= len(body)):
         return "NUL bytes"
     return _classify_markup(body, pos, final)
 

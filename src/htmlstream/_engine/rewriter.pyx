@@ -477,7 +477,7 @@ cdef class RewriteSink(TokenSink):
         self.copy_input(at)
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
         end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding)
-        if el.append_parts is not None:
+        if el.append_parts is not None and not (el.removed_ and el.remove_content):
             end_tag.before_parts = list(el.append_parts)
         if el.after_parts is not None:
             end_tag.after_parts = list(el.after_parts)
