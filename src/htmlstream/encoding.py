@@ -1164,6 +1164,10 @@ def _classify_markup(body: bytes, pos: int, final: bool) -> str | None:
             break
         if body[pos] != 0x3C:
             return _XML if xml_declaration else None    # text before any element
+        rest = body[pos:pos + 9].upper()
+        if (len(rest) < 4 and b"<!--".startswith(rest)) or (
+                len(rest) < 9 and b"<!DOCTYPE".startswith(rest)):
+            break   # cut short: a comment or a doctype?
         if body.startswith(b"<?", pos):
             close = body.find(b">", pos + 2)
             if close < 0:

@@ -17,6 +17,7 @@ from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
 
 import re
+from typing import NamedTuple
 
 HTML_NS = "http://www.w3.org/1999/xhtml"
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -144,6 +145,16 @@ cpdef str process_text(str text, int text_type):
     return text
 
 
+class AttributeDetails(NamedTuple):
+    """An attribute as written in the input (see :meth:`Element.attribute_details`)."""
+
+    name: str
+    value: str
+    raw_value: bytes | None
+    name_span: tuple[int, int]
+    value_span: tuple[int, int] | None
+
+
 cdef class Unit:
     """What every unit has: content before and after it, replacement and removal."""
 
@@ -220,6 +231,11 @@ cdef class TextChunk(Unit):
         return self.offset_
 
     @property
+    def source_location(self):
+        """``(start, end)``: stream offsets of the unit's bytes in the input."""
+        return (self.offset_, self.offset_ + len(self.raw_))
+
+    @property
     def text_type(self):
         """How the text is read (a :class:`htmlstream.TextType`)."""
         return _TEXT_TYPES[self.text_type_]
@@ -268,6 +284,11 @@ cdef class Comment(Unit):
     def offset(self):
         """Stream offset of the comment's first byte."""
         return self.offset_
+
+    @property
+    def source_location(self):
+        """``(start, end)``: stream offsets of the unit's bytes in the input."""
+        return (self.offset_, self.offset_ + len(self.raw_))
 
     @property
     def text(self):
@@ -362,6 +383,11 @@ cdef class EndTag(Unit):
     def offset(self):
         """Stream offset where the element ends."""
         return self.offset_
+
+    @property
+    def source_location(self):
+        """``(start, end)``: stream offsets of the unit's bytes in the input."""
+        return (self.offset_, self.offset_ + len(self.raw_))
 
     @property
     def implicit(self):
@@ -544,6 +570,42 @@ cdef class Element(Unit):
 
     def __iter__(self):
         return iter(self.attributes)
+
+    @property
+    def source_location(self):
+        """``(start, end)``: stream offsets of the start tag in the input."""
+        return (self.offset_, self.offset_ + len(self.raw_))
+
+    def attribute_details(self):
+        """Every attribute as written, duplicates included, as :class:`AttributeDetails`:
+        decoded name and value, the raw (undecoded) value, and the stream offsets of the name
+        and the value (``None`` for an attribute without a value).  Changes made by handlers
+        are not reflected: this describes the input."""
+        cdef list result = []
+        cdef Py_ssize_t i
+        cdef AttrSpan* a
+        cdef Py_ssize_t base = self.offset_
+        for i in range(self.n_spans):
+            a = &self.spans[i]
+            raw_value = None if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
+            result.append(AttributeDetails(
+                self.attr_name(i), self.decode_value(i), raw_value,
+                (base + a.name_start, base + a.name_end),
+                None if a.value_start < 0 else (base + a.value_start, base + a.value_end)))
+        return result
+
+    def get_raw_attribute(self, str name):
+        """The undecoded bytes of attribute ``name``'s value as written, or None."""
+        cdef bytes lname = self.lname(name)
+        cdef Py_ssize_t i
+        cdef AttrSpan* a
+        if lname is None:
+            return None
+        i = self.span_index(lname)
+        if i < 0:
+            return None
+        a = &self.spans[i]
+        return b"" if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
 
     def get_attribute(self, str name):
         """The decoded value of attribute ``name`` (ASCII case-insensitive), or None."""
