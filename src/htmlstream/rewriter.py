@@ -296,6 +296,15 @@ class Rewriter:
             return rules.program
         return Program(selectors, encoding)     # the rules changed since the stream began
 
+    def _rules_for(self, encoding: str, base: Rules, selectors: list[SelectorList]) -> Rules:
+        """A stream's rules (``base``, compiled from ``selectors``) for the codec
+        ``encoding``."""
+        program = self._program_for(encoding, selectors)
+        if program is base.program:
+            return base
+        return Rules(program, base.element_handlers, base.text_handlers, base.comment_handlers,
+                     base.doc_text, base.doc_comments, base.doc_doctype, base.doc_end)
+
     # ------------------------------------------------------------------ running
 
     def stream(self, *, encoding: str | None = None) -> RewriterStream:
@@ -405,8 +414,10 @@ class RewriterStream:
         self._transcoder: Any = None        # incremental decoder of transcoded input
         self._lexer: Lexer | None = None
         self._sink: RewriteSink | None = None
-        self._selectors: list[SelectorList] = []
         self._hold_utf8 = False
+        # The rules as they are now (rules added later do not apply to this document).
+        self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
+        self._rules, self._selectors = rewriter._compiled_entry(self._codec)
 
     def _check(self) -> None:
         if self._error is not None:
@@ -493,7 +504,9 @@ class RewriterStream:
     def _start_engine(self, encoding: Encoding) -> None:
         rewriter = self._rewriter
         codec = encoding.codec
-        rules, self._selectors = rewriter._compiled_entry(codec)
+        rules = self._rules
+        if codec != self._codec:
+            rules = rewriter._rules_for(codec, rules, self._selectors)
         self._sink = RewriteSink(rules, codec)
         if encoding.multibyte:
             # Characters may be cut between text pieces: decode them in stream order.

@@ -89,7 +89,8 @@ cdef class Element(Unit):
     cdef list prepend_parts
     cdef list append_parts
     cdef bytes inner
-    cdef bint remove_content
+    cdef bint remove_content        # the content is dropped (remove, replace, set_inner_content)
+    cdef bint whole                 # the whole element goes (remove, replace)
     cdef list end_handlers
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
     cdef Py_ssize_t span_index(self, bytes lname)

@@ -749,21 +749,24 @@ cdef class Element(Unit):
     def replace(self, content, *, bint html=False):
         """Replace the whole element (tags and content) with ``content``."""
         Unit.replace(self, content, html=html)
+        self.whole = True
         self.remove_content = True
         self.inner = None
 
     def remove(self):
         """Remove the whole element (tags and content)."""
         Unit.remove(self)
+        self.whole = True
         self.remove_content = True
         self.inner = None
 
     def remove_and_keep_content(self):
-        """Remove the start and end tags, keeping the content."""
+        """Remove the start and end tags, keeping the content (or what set_inner_content
+        put in its place)."""
         self.check()
         self.removed_ = True
         self.replacement = None
-        self.remove_content = False
+        self.whole = False
 
     def on_end_tag(self, handler):
         """Call ``handler(end_tag)`` where the element ends (also when closed implicitly)."""
