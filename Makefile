@@ -31,12 +31,39 @@ test: build lint
 bench: build
 	$(PY) benchmarks/bench.py
 
-# Bounds checks and sanitizers on; runs the whole suite against that build.
+# Bounds checks and sanitizers on; runs the whole suite against that build (docs/reliability.md).
+# The debug engine is built from a copy of the sources in build/debug, never in place: the
+# normal build in src/ (shared by everyone working in the tree) is left alone, and the copy's
+# .c files are generated with the debug directives (boundscheck, wraparound, initializedcheck).
+# PYTHONPATH puts build/debug/src ahead of the editable install, for pytest and its subprocesses.
+DEBUG_DIR         := build/debug
+DEBUG_PYTEST_ARGS ?= -x -n 2
+SANITIZER_ENV     := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
 debug: $(STAMP)
-	HTMLSTREAM_DEBUG=1 HTMLSTREAM_SANITIZE=1 $(PY) setup.py --quiet build_ext --inplace --force -j 2
-	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
-	  ASAN_OPTIONS=detect_leaks=0 $(PY) -m pytest -p no:cacheprovider -x
-	$(PY) setup.py --quiet build_ext --inplace --force -j 2
+	rm -rf $(DEBUG_DIR)/src && mkdir -p $(DEBUG_DIR)
+	cp setup.py pyproject.toml $(DEBUG_DIR)/
+	cp -r src $(DEBUG_DIR)/src
+	find $(DEBUG_DIR)/src \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
+	cd $(DEBUG_DIR) && HTMLSTREAM_DEBUG=1 HTMLSTREAM_SANITIZE=1 $(abspath $(PY)) setup.py --quiet build_ext --inplace -j 2
+	PYTHONPATH=$(abspath $(DEBUG_DIR)/src) $(SANITIZER_ENV) $(PY) -c \
+	  "import htmlstream._engine.lexer as m; assert '$(DEBUG_DIR)' in m.__file__, m.__file__; print('debug engine:', m.__file__)"
+	PYTHONPATH=$(abspath $(DEBUG_DIR)/src) $(SANITIZER_ENV) $(PY) -m pytest -p no:cacheprovider $(DEBUG_PYTEST_ARGS)
+
+# Coverage-guided fuzzing with atheris (fuzz/README.md): FUZZ_SECONDS of fuzz/fuzz_rewriter.py,
+# seeded from fuzz/corpus; new inputs go to build/fuzz/corpus, failures to build/fuzz/crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS    ?=
+fuzz: build
+	@if $(PY) -c "import atheris" 2>/dev/null; then \
+	  mkdir -p build/fuzz/corpus && \
+	  $(PY) fuzz/fuzz_rewriter.py build/fuzz/corpus fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=build/fuzz/ -print_final_stats=1 $(FUZZ_ARGS); \
+	else \
+	  echo "make fuzz: skipped, atheris is not installed (.venv/bin/pip install atheris; it has"; \
+	  echo "wheels for CPython 3.8-3.12 on Linux and builds from source elsewhere)"; \
+	fi
 
 clean:
 	rm -rf build src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html

@@ -578,6 +578,20 @@ def test_remove_and_keep_content_with_insertions() -> None:
     check("div", el, "<div>x</div>", "12x34")
 
 
+def test_remove_and_keep_content_with_set_inner_content() -> None:
+    """Both orders give the new content without the tags (as lol-html does)."""
+    def unwrap_then_inner(e: Any) -> None:
+        e.remove_and_keep_content()
+        e.set_inner_content("I")
+
+    def inner_then_unwrap(e: Any) -> None:
+        e.set_inner_content("I")
+        e.remove_and_keep_content()
+
+    check("div", unwrap_then_inner, "a<div>x<b>y</b></div>b", "aIb")
+    check("div", inner_then_unwrap, "a<div>x<b>y</b></div>b", "aIb")
+
+
 def test_removed_flag_initially_false() -> None:
     seen: list[bool] = []
     on_element("p", lambda e: seen.append(e.removed)).rewrite(b"<p>")

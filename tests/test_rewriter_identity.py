@@ -190,6 +190,18 @@ def test_identity_random_documents(scripting: bool, data: bytes, cuts: st.DataOb
     assert not reader.problems, reader.problems[:5]
 
 
+@settings(SETTINGS, max_examples=50)
+@given(data=documents)
+def test_identity_str(data: bytes) -> None:
+    """``rewrite(str)`` gives back the same str."""
+    text = data.decode("utf-8", "replace")
+    rw, reader = make_rewriter()
+    out = rw.rewrite(text)
+    assert isinstance(out, str)
+    assert out == text
+    assert not reader.problems, reader.problems[:5]
+
+
 @SETTINGS
 @given(data=documents, cuts=st.data())
 def test_identity_handlers_see_same_units_for_every_chunking(

@@ -92,7 +92,8 @@ SELECTORS: list[str] = [
     "div.a > p.b:first-child", "ul.a li:nth-child(2) > a[href]", "a[href][title]",
     "div:not(.a) > span:is(.b, .c)", "li.a + li:not(.b) ~ li", ":root > body > :first-child",
     "td:first-child + td", "table > tbody > tr:nth-child(odd) > td:nth-of-type(2)",
-    "dl > dt:first-of-type + dd", "p > code:nth-of-type(2) ~ a",
+    "dl > dt:first-of-type + dd", "p > code:nth-of-type(2) ~ a", "emu-clause:nth-of-type(2)",
+    "emu-xref:nth-of-type(2n)", "emu-clause + emu-clause", "svg > *", "g circle, svg > rect + *",
 ]  # fmt: skip
 
 # --------------------------------------------------------------------------- running htmlstream
@@ -354,11 +355,13 @@ def clean_element(draw: st.DrawFn, depth: int, ctx: frozenset[str]) -> str:
     </p>, </li>, </td>, </tr>, implied <tbody>): nothing is moved, cloned or dropped."""
     choices = [t for t in INLINE if not (t == "a" and "a" in ctx)]
     if "inline" not in ctx:
-        choices += BLOCK
+        choices += [*BLOCK, "svg"]
     tag = draw(st.sampled_from(choices))
     out = f"<{tag}{draw(attributes())}>"
     if tag in ("img", "br"):
         return out
+    if tag == "svg":
+        return out + draw(svg_children(depth + 1, ctx)) + "</svg>"
     kids = draw(st.integers(0, max(0, 4 - depth)))
     if tag == "ul":
         for _ in range(kids):
@@ -387,6 +390,25 @@ def clean_element(draw: st.DrawFn, depth: int, ctx: frozenset[str]) -> str:
 
 
 @st.composite
+def svg_children(draw: st.DrawFn, depth: int, ctx: frozenset[str]) -> str:
+    """SVG content: self-closing shapes, groups, and <foreignObject> with HTML in it."""
+    out = ""
+    for _ in range(draw(st.integers(0, max(0, 3 - depth // 2)))):
+        kind = draw(st.sampled_from(["rect", "circle", "g", "text", "foreignObject"]))
+        attrs = draw(attributes())
+        if kind in ("rect", "circle"):
+            out += f"<{kind}{attrs}/>"
+        elif kind == "g" and depth < 5:
+            out += f"<g{attrs}>" + draw(svg_children(depth + 1, ctx)) + "</g>"
+        elif kind == "text":
+            out += f"<text{attrs}>t</text>"
+        elif depth < 5:
+            body = draw(clean_children(depth + 1, ctx - {"inline", "a"}, 2))
+            out += f"<foreignObject{attrs}><div>{body}</div></foreignObject>"
+    return out
+
+
+@st.composite
 def clean_children(draw: st.DrawFn, depth: int, ctx: frozenset[str], most: int) -> str:
     out = ""
     for _ in range(draw(st.integers(0, most))):
@@ -409,7 +431,8 @@ def clean_documents(draw: st.DrawFn) -> bytes:
 def free_element(draw: st.DrawFn, depth: int) -> str:
     """Any of the tags anywhere, end tags sometimes left out: misnesting, tables with stray
     content, lists items outside lists, <a> in <a>, <p> around blocks..."""
-    tag = draw(st.sampled_from([*BLOCK, *INLINE, "li", "tr", "td", "dt", "dd", "form", "h1"]))
+    # (no <form>: </form> with elements open inside it is test_form_end_tag_inside_elements)
+    tag = draw(st.sampled_from([*BLOCK, *INLINE, "li", "tr", "td", "dt", "dd", "h1"]))
     out = f"<{tag}{draw(attributes())}>"
     if tag in ("img", "br"):
         return out
@@ -674,6 +697,22 @@ def test_head_content_after_head_end_tag() -> None:
     assert matched(doc, "head > link") == ["l"]
     assert matched(doc, "title ~ script") == ["s"]
     assert matched(doc, "html > link") == []
+
+
+@pytest.mark.xfail(strict=True, reason="engine bug: </form> removes the form from the middle of "
+                   "the stack; the sink closes and re-opens the elements above it, as new elements "
+                   "without attributes, no longer inside the form")  # fmt: skip
+def test_form_end_tag_inside_elements() -> None:
+    # The tree is as the tags say: #a stays inside the form and holds the p and the span.
+    doc = "<div id=o><form id=f><div id=a class=a></form><p id=p>x</p><span id=s></span></div>"
+    assert matched(doc, ".a > p") == ["p"]
+    assert matched(doc, "form p") == ["p"]
+    assert matched(doc, "#o > *") == ["f"]
+    ends: list[int] = []
+    rw = Rewriter()
+    rw.on("#a", element=lambda el: el.on_end_tag(lambda end: ends.append(end.offset)))
+    rw.rewrite(doc.encode())
+    assert ends == [doc.index("</div>")]  # not at </form>
 
 
 @pytest.mark.xfail(strict=True, reason="engine bug: the tree builder renames <image> to <img>; "

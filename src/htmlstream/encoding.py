@@ -453,7 +453,8 @@ def _suggestion(label: str) -> str:
         python_name = codecs.lookup(label).name
     except (LookupError, ValueError):
         return ""
-    for name, codec in _PYTHON_CODECS.items():
+    bases = {**_PYTHON_CODECS, **{name: fix[0] for name, fix in _SINGLE_BYTE_FIXES.items()}}
+    for name, codec in bases.items():
         if codecs.lookup(codec).name == python_name:
             return f" (Python's {python_name!r} is the encoding {name!r})"
     if python_name in ("latin-1", "iso8859-1"):

@@ -533,8 +533,10 @@ class RewriterStream:
         lexer = self._lexer
         sink = self._sink
         assert lexer is not None and sink is not None
-        previous = getattr(_active, "stream", None)
-        _active.stream = self
+        watching = self._meta_pending   # the <meta> handler needs to find this stream
+        if watching:
+            previous = getattr(_active, "stream", None)
+            _active.stream = self
         try:
             lexer.feed_bytes(chunk)
         except BufferLimitExceeded as exc:
@@ -546,7 +548,8 @@ class RewriterStream:
             self._error = exc
             raise
         finally:
-            _active.stream = previous
+            if watching:
+                _active.stream = previous
         return sink.take()
 
     def _start_passthrough(self, exc: BufferLimitExceeded) -> bytes:
@@ -601,8 +604,10 @@ class RewriterStream:
                 if self._passthrough:
                     self._closed = True
                     return out
-        previous = getattr(_active, "stream", None)
-        _active.stream = self
+        watching = self._meta_pending
+        if watching:
+            previous = getattr(_active, "stream", None)
+            _active.stream = self
         try:
             lexer.close()
             sink.finish()
@@ -611,6 +616,7 @@ class RewriterStream:
             self._error = exc
             raise
         finally:
-            _active.stream = previous
+            if watching:
+                _active.stream = previous
         self._closed = True
         return out + sink.take()

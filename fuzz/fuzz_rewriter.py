@@ -1,0 +1,150 @@
+"""Atheris (libFuzzer) target for the tokenizer and the rewriter.
+
+Run it with ``make fuzz FUZZ_SECONDS=60`` (see fuzz/README.md), or directly::
+
+    .venv/bin/python fuzz/fuzz_rewriter.py build/fuzz-corpus fuzz/corpus -max_total_time=60
+
+Each input is decoded into: a document (raw bytes, or a sequence of HTML grammar fragments and
+tags picked by the bytes), a mutation (kind, selector, text), Rewriter/Tokenizer options
+(an ASCII-compatible encoding, scripting, strict, a small max_buffer_size or max_attributes,
+on_limit) and a seed for the chunkings.  It then checks the invariants of
+``fuzz/htmlmodel.py``:
+
+* the tokens do not depend on the chunking (and rebuild the input), under the options;
+* handlers that change nothing give the input back, under the options (in passthrough mode even
+  when a limit is hit; in raise mode the output before the error is a prefix of the input);
+* the mutation's output re-tokenizes to the intended structure, the same for every chunking;
+* nothing raises but htmlstream's documented errors.
+
+A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
+other failure is a crash (libFuzzer writes the input to ``crash-*``).  Statistics go to stderr
+every 20 seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+try:
+    import atheris
+except ImportError:     # pragma: no cover - reported by `make fuzz`
+    sys.exit("atheris is not installed: pip install atheris (Linux or macOS, CPython 3.8-3.12)")
+
+with atheris.instrument_imports():     # htmlmodel imports htmlstream: its Python modules too
+    import htmlmodel as hm
+
+    from chunking import chunkings
+
+ENCODINGS = ["utf-8", "utf-8", "utf-8", "windows-1252", "iso-8859-2", "shift_jis", "euc-kr",
+             "gb18030", "big5", "koi8-r"]
+BUFFER_SIZES = [None, None, 16, 17, 64, 256]
+ATTRIBUTE_LIMITS = [None, None, 1, 2, 5]
+KINDS = list(hm.KINDS)
+
+# The grammar: a byte < len(TABLE) picks a fragment or tag; other bytes are themselves.
+TABLE: list[bytes] = list(hm.FRAGMENTS)
+for _name in hm.TAG_NAMES + hm.STRUCTURAL_ONLY_TAGS:
+    TABLE += [f"<{_name}>".encode(), f"</{_name}>".encode()]
+TABLE += [b" href=x", b" title=\"t\"", b" class=c", b" id=i", b" a=", b"=", b"/>"]
+assert len(TABLE) < 256
+
+STATS: Counter[str] = Counter()
+_last_report = time.monotonic()
+
+
+def _report() -> None:
+    global _last_report
+    now = time.monotonic()
+    if now - _last_report >= 20:
+        _last_report = now
+        known = ", ".join(f"{k}={v}" for k, v in sorted(STATS.items()) if k != "inputs")
+        print(f"#stats inputs={STATS['inputs']} {known}", file=sys.stderr, flush=True)
+
+
+def _document(fdp: atheris.FuzzedDataProvider, grammar: bool) -> bytes:
+    raw = fdp.ConsumeBytes(fdp.remaining_bytes())
+    if not grammar:
+        return raw
+    out = bytearray()
+    it = iter(raw)
+    for b in it:
+        if b < len(TABLE):
+            out += TABLE[b]
+        else:
+            out.append(next(it, b))
+    return bytes(out)
+
+
+def _text(fdp: atheris.FuzzedDataProvider) -> str:
+    parts = []
+    for _ in range(fdp.ConsumeIntInRange(0, 4)):
+        if fdp.ConsumeBool():
+            parts.append(fdp.PickValueInList(hm.TEXT_PIECES))
+        else:
+            parts.append(fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 6)))
+    return "".join(parts).replace("\r", "").replace("\x00", "")
+
+
+def _options(fdp: atheris.FuzzedDataProvider) -> tuple[dict[str, object], dict[str, object]]:
+    """(Rewriter options, Tokenizer options) drawn from the input."""
+    common: dict[str, object] = {
+        "encoding": fdp.PickValueInList(ENCODINGS),
+        "scripting": fdp.ConsumeBool(),
+        "strict": fdp.ConsumeIntInRange(0, 7) == 0,
+    }
+    size = fdp.PickValueInList(BUFFER_SIZES)
+    if size is not None:
+        common["max_buffer_size"] = size
+    attrs = fdp.PickValueInList(ATTRIBUTE_LIMITS)
+    if attrs is not None:
+        common["max_attributes"] = attrs
+    rewriter = dict(common, on_limit=fdp.PickValueInList(["raise", "passthrough"]))
+    return rewriter, common
+
+
+def TestOneInput(data: bytes) -> None:
+    STATS["inputs"] += 1
+    _report()
+    fdp = atheris.FuzzedDataProvider(data)
+    grammar = fdp.ConsumeBool()
+    kind = fdp.PickValueInList(KINDS)
+    selector = fdp.PickValueInList(hm.SELECTORS)
+    attr = fdp.PickValueInList(["title", "data-x", "class", "TITLE"])
+    text = _text(fdp)
+    rw_options, tk_options = _options(fdp)
+    seed = fdp.ConsumeIntInRange(0, 1 << 30)
+    doc = _document(fdp, grammar)
+
+    cuts = chunkings(doc, seed=seed, random_splits=2, split_samples=2, exhaustive_limit=0,
+                     single_bytes=len(doc) <= 48)
+    try:
+        hm.check_chunking(doc, cuts, **tk_options)
+        hm.check_chunking(doc, cuts)
+        hm.check_identity(doc, cuts, **rw_options)
+        hm.check_mutation(doc, hm.Mutation(kind, selector, text, attr), cuts)
+    except hm.KnownBug as bug:
+        STATS[bug.key] += 1
+
+
+def main() -> None:
+    argv = list(sys.argv)
+    if not any(a.startswith("-timeout=") for a in argv):
+        argv.append("-timeout=30")
+    if not any(a.startswith("-max_len=") for a in argv):
+        argv.append("-max_len=2048")
+    if not any(a.startswith("-rss_limit_mb=") for a in argv):
+        argv.append("-rss_limit_mb=4096")
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    atheris.Setup(argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
