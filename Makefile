@@ -43,7 +43,7 @@ SANITIZER_ENV     := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -pri
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
 debug: $(STAMP)
 	rm -rf $(DEBUG_DIR)/src && mkdir -p $(DEBUG_DIR)
-	cp setup.py pyproject.toml $(DEBUG_DIR)/
+	cp setup.py pyproject.toml README.md $(DEBUG_DIR)/
 	cp -r src $(DEBUG_DIR)/src
 	find $(DEBUG_DIR)/src \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
 	cd $(DEBUG_DIR) && HTMLSTREAM_DEBUG=1 HTMLSTREAM_SANITIZE=1 $(abspath $(PY)) setup.py --quiet build_ext --inplace -j 2

@@ -207,15 +207,27 @@ def test_identity_str(data: bytes) -> None:
 def test_identity_handlers_see_same_units_for_every_chunking(
     data: bytes, cuts: st.DataObject
 ) -> None:
-    """Element, comment and doctype handlers see the same things however the input is cut."""
+    """Element, end tag, comment, doctype and text handlers see the same things however the
+    input is cut (text merged per node)."""
     from htmlstream.rewriter import Rewriter
 
     def run(chunks: list[bytes]) -> list[Any]:
         reader = Reader()
+        pieces: list[Any] = []
+
+        def text(chunk: Any) -> None:
+            # text nodes, each merged from its pieces: decoded text, raw bytes, text types
+            pieces.append((chunk.text, chunk.raw, chunk.text_type))
+            if chunk.last_in_text_node:
+                reader.seen.append(("text", "".join(p[0] for p in pieces),
+                                    b"".join(p[1] for p in pieces), {p[2] for p in pieces}))
+                pieces.clear()
+
         rw = Rewriter()
         rw.on("*", element=reader.element, comments=reader.comments)
-        rw.on_document(doctype=reader.doctype)
+        rw.on_document(doctype=reader.doctype, text=text)
         assert feed_bytes(rw.stream, chunks) == data
+        assert not pieces, "a text node without its last piece"
         return reader.seen
 
     expected = run([data])
