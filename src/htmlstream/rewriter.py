@@ -401,6 +401,7 @@ class RewriterStream:
         #: Why the stream stopped rewriting and passes its input through unchanged, or None.
         self.passthrough_reason: str | None = None
         self._closed = False
+        self._busy = False          # inside feed() or close(): a handler must not re-enter
         self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
         self._passthrough = False
@@ -420,6 +421,10 @@ class RewriterStream:
         self._rules, self._selectors = rewriter._compiled_entry(self._codec)
 
     def _check(self) -> None:
+        if self._busy:
+            raise RuntimeError(
+                "a handler may not feed or close the stream it is handling; collect what it "
+                "wants to add and write it with the unit's before/after/append methods")
         if self._error is not None:
             raise HtmlStreamError(
                 f"the stream failed earlier ({type(self._error).__name__}: {self._error}) "
@@ -436,6 +441,13 @@ class RewriterStream:
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """Rewrite the next chunk; return the output bytes that are now decided."""
         self._check()
+        self._busy = True
+        try:
+            return self._feed(chunk)
+        finally:
+            self._busy = False
+
+    def _feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         if isinstance(chunk, str):
             raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
         self._fed += len(chunk)
@@ -582,6 +594,13 @@ class RewriterStream:
     def close(self) -> bytes:
         """End of input: return the rest of the output, document end content included."""
         self._check()
+        self._busy = True
+        try:
+            return self._close()
+        finally:
+            self._busy = False
+
+    def _close(self) -> bytes:
         out = b""
         if self._held is not None:
             try:

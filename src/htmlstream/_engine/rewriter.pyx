@@ -402,10 +402,9 @@ cdef class RewriteSink(TokenSink):
             self.write_bytes(el.serialize_start_tag())
         elif el.replacement is not None:
             self.write_bytes(el.replacement)
-        if not el.whole:                # the content stays (or is replaced)
-            self.write_all(el.prepend_parts)
-            if el.inner is not None:
-                self.write_bytes(el.inner)
+        self.write_all(el.prepend_parts)
+        if el.inner is not None:
+            self.write_bytes(el.inner)
         self.out_pos = tag.end
         if not pushed:
             self.write_all(el.after_parts)
@@ -477,7 +476,7 @@ cdef class RewriteSink(TokenSink):
         self.copy_input(at)
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
         end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding)
-        if el.append_parts is not None and not el.whole:
+        if el.append_parts is not None:
             end_tag.before_parts = list(el.append_parts)
         if el.after_parts is not None:
             end_tag.after_parts = list(el.after_parts)

@@ -84,7 +84,7 @@ cdef class Element(Unit):
     cdef int content_text_type
     cdef str name_
     cdef bytes new_name
-    cdef list overrides             # [[lower name bytes, new value or None (removed)]]
+    cdef list overrides             # [[lower name bytes, new value or None (removed), at end]]
     cdef bint tag_modified
     cdef list prepend_parts
     cdef list append_parts
@@ -100,6 +100,7 @@ cdef class Element(Unit):
     cdef str attr_name(self, Py_ssize_t i)
     cdef Py_ssize_t prev_end(self, Py_ssize_t i)
     cdef bytes serialize_start_tag(self)
+    cdef void drop_everything(self)
 
 
 cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t offset,

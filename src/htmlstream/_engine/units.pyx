@@ -639,11 +639,13 @@ cdef class Element(Unit):
                 _NAME_CACHE[key] = lname
         entry = self.override(lname)
         if entry is not None:
+            if entry[1] is None:
+                entry[2] = True         # removed, then set again: it moves to the end
             entry[1] = value
         else:
             if self.overrides is None:
                 self.overrides = []
-            self.overrides.append([lname, value])
+            self.overrides.append([lname, value, False])
         self.tag_modified = True
 
     def remove_attribute(self, str name):
@@ -658,7 +660,7 @@ cdef class Element(Unit):
         elif self.span_index(lname) >= 0:
             if self.overrides is None:
                 self.overrides = []
-            self.overrides.append([lname, None])
+            self.overrides.append([lname, None, False])
         else:
             return
         self.tag_modified = True
@@ -684,18 +686,19 @@ cdef class Element(Unit):
                 lname = entry[0]
                 value = entry[1]
                 first = -1
+                at_end = entry[2]
                 for i in range(self.n_spans):
                     if not self.span_named(i, lname):
                         continue
                     a = &self.spans[i]
-                    if value is None:           # removed: every duplicate goes too
+                    if value is None or at_end:     # removed: every duplicate goes too
                         edits.append((self.prev_end(i), a.end, b""))
                     elif first < 0:             # set: where it first stood, name as written
                         edits.append((a.name_start, a.end, raw[a.name_start:a.name_end]
                                       + b'="' + _escape_attr(value).encode(
                                           self.encoding, "xmlcharrefreplace") + b'"'))
                     first = i
-                if first < 0 and value is not None:
+                if (first < 0 or at_end) and value is not None:
                     if additions is None:
                         additions = []
                     additions.append(b" " + lname + b'="' + _escape_attr(value).encode(
@@ -747,18 +750,24 @@ cdef class Element(Unit):
             self.remove_content = True
 
     def replace(self, content, *, bint html=False):
-        """Replace the whole element (tags and content) with ``content``."""
+        """Replace the whole element (tags and content) with ``content``.  Content inserted
+        into it afterwards (prepend, append, set_inner_content) is still written, as in
+        lol-html; what was inserted before is dropped."""
         Unit.replace(self, content, html=html)
-        self.whole = True
-        self.remove_content = True
-        self.inner = None
+        self.drop_everything()
 
     def remove(self):
-        """Remove the whole element (tags and content)."""
+        """Remove the whole element (tags and content).  Content inserted into it afterwards
+        is still written, as in lol-html; what was inserted before is dropped."""
         Unit.remove(self)
+        self.drop_everything()
+
+    cdef void drop_everything(self):
         self.whole = True
         self.remove_content = True
         self.inner = None
+        self.prepend_parts = None
+        self.append_parts = None
 
     def remove_and_keep_content(self):
         """Remove the start and end tags, keeping the content (or what set_inner_content
