@@ -7,7 +7,7 @@ htmlstream rewrite with ``*``); the marked document is what both sides then read
 reports the markers of the elements it matched.  The marker is an attribute no selector here
 names, so it changes no match.
 
-1. **Differential**: ~140 selectors covering every supported feature, on the corpus pages
+1. **Differential**: 174 selectors covering every supported feature, on the corpus pages
    (``../shared/corpus`` or ``$HTMLSTREAM_CORPUS``; the biggest one cut to its first 100 KB to
    keep soupsieve's time down), the bundled sample and hypothesis-generated documents: the sets
    must be equal.  Documents where the tree builder moves, clones, merges or drops elements (what
@@ -472,7 +472,7 @@ def compare_generated(data: bytes, *, require_stream_shaped: bool) -> None:
         )
 
 
-GENERATED = settings(max_examples=100, deadline=None, derandomize=True,
+GENERATED = settings(max_examples=80, deadline=None, derandomize=True,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
