@@ -30,7 +30,11 @@ cdef class Program:
     cdef public list levels             # nesting level of each state
     cdef public dict entry_by_hash      # tag hash -> [state id]: first compounds naming a tag
     cdef public list entry_by_name      # [(lower name bytes, state id)]: tags that do not hash
-    cdef public list entry_any          # first compounds that accept any tag
+    cdef public list entry_any          # first compounds with no tag and no needed attribute
+    cdef public dict entry_by_id        # id value -> [state id]: first compounds needing it
+    cdef public dict entry_by_class     # class name -> [state id]
+    cdef public dict entry_by_attr      # lower attribute name -> [state id]
+    cdef public bint attr_index         # some first compound is indexed by an attribute
     cdef uint64_t hash_filter           # bit (hash & 63) set for every hash in entry_by_hash
     cdef public int n_states
     cdef public int n_flags
@@ -74,6 +78,7 @@ cdef class Matcher:
     cdef list _match_simple(self, uint64_t name_hash, bytes name, int ns, Frame parent)
     cdef list _collect(self, list matched, list states, uint64_t name_hash, bytes name, int ns,
                        Frame parent)
+    cdef list _attribute_entries(self)
     cdef void _queue(self, list cands, list states)
     cdef void _set_flag(self, int flag, Frame parent)
     cdef bint _flag(self, int flag)

@@ -108,6 +108,10 @@ cdef class Program:
         self.entry_by_hash = {}
         self.entry_by_name = []
         self.entry_any = []
+        self.entry_by_id = {}
+        self.entry_by_class = {}
+        self.entry_by_attr = {}
+        self.attr_index = False
         self.n_flags = 0
         self.hash_filter = 0
         self.needs_frames = False
@@ -157,13 +161,38 @@ cdef class Program:
             self.states.append(st)
         first = self.states[first_id]
         comp = (<State>first).compound
-        if comp.tag_hash == EMPTY_HASH and comp.tag_name is None:
-            self.entry_any.append(first_id)
+        if comp.never:
+            pass                        # can never match: not an entry at all
+        elif comp.tag_hash == EMPTY_HASH and comp.tag_name is None:
+            # No tag name: index by an attribute the compound needs, so that it is only tried
+            # on elements that have it (.note, #main, [href] ... cost nothing elsewhere).
+            key = self._attribute_key(compounds[0])
+            if key is None:
+                self.entry_any.append(first_id)
+            else:
+                index = {"id": self.entry_by_id, "class": self.entry_by_class,
+                         "attr": self.entry_by_attr}[key[0]]
+                index.setdefault(key[1], []).append(first_id)
+                self.attr_index = True
         elif comp.tag_name is not None:
             self.entry_by_name.append((comp.tag_name, first_id))
         else:
             self.entry_by_hash.setdefault(comp.tag_hash, []).append(first_id)
             self.hash_filter |= (<uint64_t>1) << (comp.tag_hash & 63)
+
+    def _attribute_key(self, compound):
+        """("id", value) / ("class", name) / ("attr", lower name) that an element must have
+        for ``compound`` to match it, or None."""
+        if compound.ids:
+            value = self._encode(compound.ids[0])
+            return None if value is None else ("id", value)
+        if compound.classes:
+            value = self._encode(compound.classes[0])
+            return None if value is None else ("class", value)
+        if compound.attributes:
+            name = self._encode(compound.attributes[0].name.translate(_ASCII_LOWER))
+            return None if name is None else ("attr", name)
+        return None
 
     def _encode(self, str value):
         try:
@@ -240,7 +269,11 @@ cdef class Program:
                 c.never = True
             if op == A_INCLUDES and (not vbytes or any(ch in _WS for ch in vbytes)):
                 c.never = True
-        c.attr_tests.append((name.translate(_ASCII_LOWER).encode("utf-8"), op, vbytes,
+        lname = self._encode(name.translate(_ASCII_LOWER))
+        if lname is None:
+            c.never = True
+            return
+        c.attr_tests.append((lname, op, vbytes,
                              None if vbytes is None else vbytes.lower(), case))
 
 
@@ -350,6 +383,9 @@ cdef class Matcher:
                     self._queue(cands, [sid])
         if prog.entry_any:
             self._queue(cands, prog.entry_any)
+        if prog.attr_index and tag != NULL and tag.n_attrs:
+            for entries in self._attribute_entries():
+                self._queue(cands, entries)
         if parent.child is not None:
             self._queue(cands, parent.child)
         if parent.adj is not None:
@@ -425,6 +461,9 @@ cdef class Matcher:
             matched = self._collect(matched, entries, name_hash, name, ns, parent)
         if prog.entry_any:
             matched = self._collect(matched, prog.entry_any, name_hash, name, ns, parent)
+        if prog.attr_index and self.tag != NULL and self.tag.n_attrs:
+            for entries in self._attribute_entries():
+                matched = self._collect(matched, entries, name_hash, name, ns, parent)
         self.tag = NULL
         if matched is not None and len(matched) > 1:
             matched.sort()
@@ -442,6 +481,35 @@ cdef class Matcher:
                 elif st.target not in matched:
                     matched.append(st.target)
         return matched
+
+    cdef list _attribute_entries(self):
+        """The first compounds indexed by an id, class or attribute name the current tag has."""
+        cdef Program prog = self.program
+        cdef TagRec* tag = self.tag
+        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef AttrRec* a
+        cdef Py_ssize_t i, n
+        cdef bytes lname
+        cdef list found = []
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            n = a.name_end - a.name_start
+            lname = (<const char*>d + a.name_start)[:n].lower()
+            if prog.entry_by_attr:
+                entries = prog.entry_by_attr.get(lname)
+                if entries is not None:
+                    found.append(entries)
+            if n == 2 and prog.entry_by_id and lname == b"id":
+                entries = prog.entry_by_id.get(self._value(a))
+                if entries is not None:
+                    found.append(entries)
+            elif n == 5 and prog.entry_by_class and lname == b"class":
+                for token in self._value(a).replace(b"\t", b" ").replace(b"\n", b" ").replace(
+                        b"\f", b" ").replace(b"\r", b" ").split(b" "):
+                    entries = prog.entry_by_class.get(token)
+                    if entries is not None:
+                        found.append(entries)
+        return found
 
     cdef void _queue(self, list cands, list states):
         cdef int s
