@@ -15,8 +15,10 @@ chunks through a Rewriter with two element handlers (``a[href]`` rewrites the li
 For each case and size the best time of a few runs (process CPU time by default: robust on a
 busy machine; generating the document is not counted) and the throughput are printed; linear
 time means the same MB/s at every size, i.e. a ``x/1MB`` ratio of 10 and 100 (x the time of
-1 MB).  Then a fresh subprocess streams an 8 MB realistic document and reports its peak RSS next
-to the baseline after ``import htmlstream`` and building the rewriter.
+1 MB); the time of each tenth of the largest document shows the same from inside one stream
+(nothing gets slower as the stream goes on).  Then a fresh subprocess streams an 8 MB realistic
+document and reports its peak RSS next to the baseline after ``import htmlstream`` and building
+the rewriter.
 
 Usage::
 
@@ -176,16 +178,22 @@ def measure(case: str, size: int, clock: Callable[[], float]) -> dict[str, float
     stream = rw.stream()
     fed = out = 0
     elapsed = 0.0
+    tenths: list[float] = []            # time spent on each tenth of the document
+    mark = 0.0
     for chunk in CASES[case](size):      # generating is not timed
         start = clock()
         result = stream.feed(chunk)
         elapsed += clock() - start
         fed += len(chunk)
         out += len(result)
+        if fed * 10 >= size * (len(tenths) + 1):
+            tenths.append(elapsed - mark)
+            mark = elapsed
     start = clock()
     out += len(stream.close())
     elapsed += clock() - start
-    return {"bytes": fed, "out": out, "seconds": elapsed, "mb_per_s": fed / MB / elapsed}
+    return {"bytes": fed, "out": out, "seconds": elapsed, "mb_per_s": fed / MB / elapsed,
+            "tenths": tenths}
 
 
 RSS_SCRIPT = r"""
@@ -261,6 +269,8 @@ def main() -> None:
             rows.append(dict(r, size=size, ratio=ratio))
             print(f"{case:<10} {size / MB:>6g}MB {r['seconds']:>9.3f} {r['mb_per_s']:>8.1f} "
                   f"{ratio:>7.1f}", flush=True)
+        tenths = " ".join(f"{t * 1000:.0f}" for t in rows[-1]["tenths"])
+        print(f"{'':<10} each tenth of the {sizes[-1] / MB:g} MB stream (ms): {tenths}")
         results["cases"][case] = rows  # type: ignore[index]
     base, peak = peak_rss(args.rss_size * MB)
     print(f"peak RSS streaming {args.rss_size} MB (realistic, 64 KiB chunks): baseline "

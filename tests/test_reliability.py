@@ -337,10 +337,10 @@ def _stream_nested(n: int) -> tuple[float, int]:
         nonlocal most
         most = max(most, buffered(stream))
 
-    start = time.perf_counter()
+    start = time.process_time()       # CPU time: other load on the machine does not count
     stream_through(stream, nested(n), out, watch=watch)
     out.add(stream.close())
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     expected = Hasher()
     for c in nested(n):
         expected.add(c.replace(b"<p>", b'<p x="1">'))
@@ -394,7 +394,8 @@ def test_deep_nesting_memory_is_bounded() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=300, check=True)
     growth = int(done.stdout.split()[-1])
-    assert growth < 32 * MiB, growth
+    if "libasan" not in env.get("LD_PRELOAD", ""):     # ASan keeps freed memory in quarantine
+        assert growth < 32 * MiB, growth
 
 
 def test_deep_nesting_in_strict_mode_is_an_ambiguity_not_a_crash() -> None:

@@ -35,6 +35,9 @@ cdef class Program:
     cdef public dict entry_by_class     # class name -> [state id]
     cdef public dict entry_by_attr      # lower attribute name -> [state id]
     cdef public bint attr_index         # some first compound is indexed by an attribute
+    cdef uint64_t id_bloom[4]           # 256-bit Bloom filters of the indexed ids and classes
+    cdef uint64_t class_bloom[4]
+    cdef uint64_t attr_len_mask         # bit min(len, 63) set for every indexed attribute name
     cdef uint64_t hash_filter           # bit (hash & 63) set for every hash in entry_by_hash
     cdef public int n_states
     cdef public int n_flags
@@ -43,6 +46,7 @@ cdef class Program:
     cdef public bint needs_frames       # combinators or structural pseudo-classes are used
     cdef public bint uses_nth_of_type
     cdef public str encoding
+    cdef public bint utf8               # raw attribute bytes compare in place
 
 
 cdef class Frame:

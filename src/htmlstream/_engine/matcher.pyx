@@ -15,6 +15,7 @@ sit one nesting level deeper and are decided first, so the compound that reads t
 """
 
 from libc.stdint cimport uint64_t
+from libc.string cimport memcmp
 
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
@@ -90,6 +91,37 @@ _OPS = {
 cdef bytes _WS = b" \t\n\f\r"
 
 
+cdef inline uint64_t fnv1a(const unsigned char* p, Py_ssize_t n) noexcept:
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h
+
+
+cdef inline void bloom_add(uint64_t* bloom, uint64_t h) noexcept:
+    bloom[(h & 255) >> 6] |= (<uint64_t>1) << (h & 63)
+    bloom[((h >> 8) & 255) >> 6] |= (<uint64_t>1) << ((h >> 8) & 63)
+
+
+cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept:
+    return ((bloom[(h & 255) >> 6] >> (h & 63)) & 1) and \
+        ((bloom[((h >> 8) & 255) >> 6] >> ((h >> 8) & 63)) & 1)
+
+
+cdef inline bint plain_value(const unsigned char* p, Py_ssize_t n) noexcept:
+    """No character reference, CR or NUL: the raw bytes are the value."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] == 0x26 or p[i] == 0x0D or p[i] == 0:
+            return False
+    return True
+
+
+cdef inline bint is_html_ws(unsigned char c) noexcept:
+    return c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0C or c == 0x0D
+
+
 cdef class Compound:
     pass
 
@@ -119,9 +151,20 @@ cdef class Program:
         self.nested = False
         self.uses_nth_of_type = False
         self.encoding = encoding
+        self.utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
         for rule_id, selector_list in enumerate(rules):
             self._add_list(selector_list, rule_id, 0)
         self.n_states = len(self.states)
+        for i in range(4):
+            self.id_bloom[i] = 0
+            self.class_bloom[i] = 0
+        for key in self.entry_by_id:
+            bloom_add(self.id_bloom, fnv1a(key, len(key)))
+        for key in self.entry_by_class:
+            bloom_add(self.class_bloom, fnv1a(key, len(key)))
+        self.attr_len_mask = 0
+        for key in self.entry_by_attr:
+            self.attr_len_mask |= (<uint64_t>1) << (len(key) if len(key) < 63 else 63)
         self.levels = [(<State>st).level for st in self.states]
 
     def _add_list(self, selector_list, int target, int level):
@@ -289,6 +332,57 @@ cdef inline bint nth_matches(long a, long b, long index) noexcept:
     if (diff > 0 and a < 0) or (diff < 0 and a > 0):
         return False
     return diff % a == 0
+
+
+cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t n,
+                      bint insensitive) noexcept:
+    """p[:n] == q[:n]; with ``insensitive`` p is ASCII-lower-cased first (q is lower-case)."""
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    if not insensitive:
+        return memcmp(p, q, n) == 0
+    for i in range(n):
+        c = p[i]
+        if 0x41 <= c <= 0x5A:
+            c |= 0x20
+        if c != q[i]:
+            return False
+    return True
+
+
+cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, bytes wanted,
+                      bint insensitive) noexcept:
+    """value_matches on a raw value in place, without allocating."""
+    cdef const unsigned char* w = <const unsigned char*><const char*>wanted
+    cdef Py_ssize_t wn = len(wanted)
+    cdef Py_ssize_t j, k
+    if op == A_EQUALS:
+        return vn == wn and same(v, w, wn, insensitive)
+    if op == A_PREFIX:
+        return vn >= wn and same(v, w, wn, insensitive)
+    if op == A_SUFFIX:
+        return vn >= wn and same(v + vn - wn, w, wn, insensitive)
+    if op == A_DASH:
+        return (vn == wn and same(v, w, wn, insensitive)) or (
+            vn > wn and v[wn] == 0x2D and same(v, w, wn, insensitive))
+    if op == A_SUBSTRING:
+        for j in range(vn - wn + 1):
+            if same(v + j, w, wn, insensitive):
+                return True
+        return False
+    if op == A_INCLUDES:
+        j = 0
+        while j < vn:
+            while j < vn and is_html_ws(v[j]):
+                j += 1
+            k = j
+            while k < vn and not is_html_ws(v[k]):
+                k += 1
+            if k - j == wn and same(v + j, w, wn, insensitive):
+                return True
+            j = k
+        return False
+    return True
 
 
 cdef bint value_matches(int op, bytes actual, bytes wanted):
@@ -483,33 +577,63 @@ cdef class Matcher:
         return matched
 
     cdef list _attribute_entries(self):
-        """The first compounds indexed by an id, class or attribute name the current tag has."""
+        """The first compounds indexed by an id, class or attribute name the current tag has.
+        Bloom filters over the indexed ids and classes keep this allocation-free for the
+        attributes no selector names."""
         cdef Program prog = self.program
         cdef TagRec* tag = self.tag
         cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* v
         cdef AttrRec* a
-        cdef Py_ssize_t i, n
+        cdef Py_ssize_t i, n, vn, j, k
         cdef bytes lname
-        cdef list found = []
+        cdef list found = None
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             n = a.name_end - a.name_start
-            lname = (<const char*>d + a.name_start)[:n].lower()
-            if prog.entry_by_attr:
+            if prog.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
+                lname = (<const char*>d + a.name_start)[:n].lower()
                 entries = prog.entry_by_attr.get(lname)
                 if entries is not None:
-                    found.append(entries)
-            if n == 2 and prog.entry_by_id and lname == b"id":
-                entries = prog.entry_by_id.get(self._value(a))
+                    found = _add(found, entries)
+            if a.value_start < 0:
+                continue
+            if n == 2 and prog.entry_by_id and (d[a.name_start] | 0x20) == 0x69 \
+                    and (d[a.name_start + 1] | 0x20) == 0x64:
+                v = d + a.value_start
+                vn = a.value_end - a.value_start
+                if plain_value(v, vn):
+                    if not bloom_has(prog.id_bloom, fnv1a(v, vn)):
+                        continue
+                    entries = prog.entry_by_id.get((<const char*>v)[:vn])
+                else:
+                    entries = prog.entry_by_id.get(self._value(a))
                 if entries is not None:
-                    found.append(entries)
-            elif n == 5 and prog.entry_by_class and lname == b"class":
-                for token in self._value(a).replace(b"\t", b" ").replace(b"\n", b" ").replace(
-                        b"\f", b" ").replace(b"\r", b" ").split(b" "):
-                    entries = prog.entry_by_class.get(token)
-                    if entries is not None:
-                        found.append(entries)
-        return found
+                    found = _add(found, entries)
+            elif n == 5 and prog.entry_by_class and \
+                    (<const char*>d + a.name_start)[:5].lower() == b"class":
+                v = d + a.value_start
+                vn = a.value_end - a.value_start
+                if plain_value(v, vn):
+                    j = 0
+                    while j < vn:
+                        while j < vn and is_html_ws(v[j]):
+                            j += 1
+                        k = j
+                        while k < vn and not is_html_ws(v[k]):
+                            k += 1
+                        if k > j and bloom_has(prog.class_bloom, fnv1a(v + j, k - j)):
+                            entries = prog.entry_by_class.get((<const char*>v + j)[:k - j])
+                            if entries is not None:
+                                found = _add(found, entries)
+                        j = k
+                else:
+                    for token in self._value(a).replace(b"\t", b" ").replace(
+                            b"\n", b" ").replace(b"\f", b" ").replace(b"\r", b" ").split(b" "):
+                        entries = prog.entry_by_class.get(token)
+                        if entries is not None:
+                            found = _add(found, entries)
+        return found if found is not None else _EMPTY
 
     cdef void _queue(self, list cands, list states):
         cdef int s
@@ -598,8 +722,14 @@ cdef class Matcher:
             else:
                 if op == A_EXISTS:
                     return True
+                insensitive = case == CASE_INSENSITIVE or (case == CASE_HTML and ns == 0)
+                if self.program.utf8 and a.value_start >= 0 and plain_value(
+                        d + a.value_start, a.value_end - a.value_start):
+                    # compare the raw bytes in place (UTF-8 is self-synchronising)
+                    return raw_matches(op, d + a.value_start, a.value_end - a.value_start,
+                                       lower_value if insensitive else value, insensitive)
                 actual = self._value(a)
-                if case == CASE_INSENSITIVE or (case == CASE_HTML and ns == 0):
+                if insensitive:
                     return value_matches(op, actual.lower(), lower_value)
                 return value_matches(op, actual, value)
         return False
@@ -660,6 +790,16 @@ cdef class Matcher:
             if self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
                 self.desc_frames.pop()
             f.desc = None
+
+
+cdef list _EMPTY = []
+
+
+cdef inline list _add(list found, list entries):
+    if found is None:
+        return [entries]
+    found.append(entries)
+    return found
 
 
 cdef object _zeros(Py_ssize_t n):
