@@ -590,9 +590,9 @@ def test_merged_html_and_body_start_tags() -> None:
 
 def test_ignored_start_tags() -> None:
     # Start tags the tree builder ignores (table parts outside a table, a <form> in a <form>,
-    # <frame> or <head> in the body...) are still reported as elements (not opened).
-    assert matched("<div id=d><td id=c>x</td></div>", "div > td") == ["c"]  # browser: none
-    assert matched("<form id=f1><form id=f2></form></form>", "form form") == ["f2"]  # none
+    # <frame> or <head> in the body...) are no elements, as in a browser.
+    assert matched("<div id=d><td id=c>x</td></div>", "div > td") == []
+    assert matched("<form id=f1><form id=f2></form></form>", "form form") == []
 
 
 def test_template_contents() -> None:
@@ -652,12 +652,16 @@ def test_followed_like_a_browser(doc: str, selector: str, expected: list[str]) -
 
 # --------------------------------------------------------------------------- engine bugs
 
+_MERGED = pytest.mark.xfail(
+    strict=True, reason="a second <html> or <body> start tag is merged into the open element; "
+    "the rewriter still hands it to html/body handlers (so a body handler runs even when the "
+    "body was implied), which makes it count as an element here")
 IGNORED_TAGS = ["<td>x</td>", "<tr></tr>", "<caption></caption>", "<col>", "<colgroup>",
-                "<frame>", "<head>", "<tbody>", "<html lang=x>", "<body class=x>"]  # fmt: skip
+                "<frame>", "<head>", "<tbody>",
+                pytest.param("<html lang=x>", marks=_MERGED),
+                pytest.param("<body class=x>", marks=_MERGED)]  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a start tag the tree builder ignores counts "
-                   "as an element sibling (for :nth-child, +, :first-child)")  # fmt: skip
 @pytest.mark.parametrize("ignored", IGNORED_TAGS)
 def test_ignored_start_tags_are_not_siblings(ignored: str) -> None:
     doc = f"<div><p id=a>1</p>{ignored}<p id=b>2</p></div>"

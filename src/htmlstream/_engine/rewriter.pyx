@@ -344,7 +344,10 @@ cdef class RewriteSink(TokenSink):
             elif self.matcher is not None:
                 self.matcher.match(self.lx, NULL, e.name, None, e.ns)
                 self.matcher.push(e.name, e.ns)
-        if not handled:
+        if not handled and (sim.last_inserted or tag.name_hash == BODY_HASH
+                            or tag.name_hash == HTML_HASH):
+            # (a start tag the tree builder ignores is no element: it does not count as a
+            # sibling and gets no handlers; <html> and <body> merged into the open ones do)
             self.start_element(tag, sim.last_namespace, False, n_new)
         return 0
 

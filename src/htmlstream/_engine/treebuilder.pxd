@@ -80,6 +80,8 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- the last start tag ---
     cdef readonly int last_namespace        # Namespace the element of the last start tag has
     cdef readonly bint last_pushed          # whether that element was pushed (has content)
+    cdef readonly bint last_inserted        # whether it became an element at all (a start tag
+                                            # the tree builder ignores or merges does not)
 
     # --- the tag being handled ---
     cdef TagRec* t_tag

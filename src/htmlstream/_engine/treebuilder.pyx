@@ -743,6 +743,7 @@ cdef inline void set_template_mode(TreeBuilderSimulator s, int mode) noexcept:
 cdef inline void note_start(TreeBuilderSimulator s, int ns, bint pushed) noexcept:
     s.last_namespace = ns
     s.last_pushed = pushed
+    s.last_inserted = True
 
 
 cdef void insert_html(TreeBuilderSimulator s) noexcept:
@@ -2065,6 +2066,7 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
             ns = e.ns
     s.last_namespace = ns
     s.last_pushed = False
+    s.last_inserted = True
     if ns != NS_HTML:
         if not s.t_self_closing:
             s.overflow += 1
@@ -2195,6 +2197,7 @@ cdef class TreeBuilderSimulator(Feedback):
         else:
             self.last_namespace = NS_HTML
             self.last_pushed = False
+            self.last_inserted = False
             if uses_html_rules_for_start(self):
                 if self.strict:
                     check_ambiguity(self)
