@@ -122,6 +122,24 @@ cdef inline bint is_html_ws(unsigned char c) noexcept:
     return c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0C or c == 0x0D
 
 
+cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
+                                 Py_ssize_t* start) noexcept:
+    """Skip HTML whitespace from ``start[0]`` (updated); return the end of the token there."""
+    cdef Py_ssize_t j = start[0]
+    while j < vn and is_html_ws(v[j]):
+        j += 1
+    start[0] = j
+    while j < vn and not is_html_ws(v[j]):
+        j += 1
+    return j
+
+
+cdef list split_html_ws(bytes value):
+    """``value`` split on HTML whitespace (bytes.split() would also split on \\x0b)."""
+    return [token for token in value.replace(b"\t", b" ").replace(b"\n", b" ").replace(
+        b"\f", b" ").replace(b"\r", b" ").split(b" ") if token]
+
+
 cdef class Compound:
     pass
 
@@ -373,11 +391,7 @@ cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, bytes wante
     if op == A_INCLUDES:
         j = 0
         while j < vn:
-            while j < vn and is_html_ws(v[j]):
-                j += 1
-            k = j
-            while k < vn and not is_html_ws(v[k]):
-                k += 1
+            k = token_end(v, vn, &j)
             if k - j == wn and same(v + j, w, wn, insensitive):
                 return True
             j = k
@@ -398,11 +412,7 @@ cdef bint value_matches(int op, bytes actual, bytes wanted):
     if op == A_DASH:
         return actual == wanted or actual.startswith(wanted + b"-")
     if op == A_INCLUDES:
-        for token in actual.replace(b"\t", b" ").replace(b"\n", b" ").replace(
-                b"\f", b" ").replace(b"\r", b" ").split(b" "):
-            if token == wanted:
-                return True
-        return False
+        return wanted in split_html_ws(actual)
     return True
 
 
@@ -617,19 +627,14 @@ cdef class Matcher:
                 if plain_value(v, vn):
                     j = 0
                     while j < vn:
-                        while j < vn and is_html_ws(v[j]):
-                            j += 1
-                        k = j
-                        while k < vn and not is_html_ws(v[k]):
-                            k += 1
+                        k = token_end(v, vn, &j)
                         if k > j and bloom_has(prog.class_bloom, fnv1a(v + j, k - j)):
                             entries = prog.entry_by_class.get((<const char*>v + j)[:k - j])
                             if entries is not None:
                                 found = _add(found, entries)
                         j = k
                 else:
-                    for token in self._value(a).replace(b"\t", b" ").replace(
-                            b"\n", b" ").replace(b"\f", b" ").replace(b"\r", b" ").split(b" "):
+                    for token in split_html_ws(self._value(a)):
                         entries = prog.entry_by_class.get(token)
                         if entries is not None:
                             found = _add(found, entries)
