@@ -18,6 +18,8 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
 cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
 cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
+cdef uint64_t IMAGE_HASH = hash_bytes(<const unsigned char*>b"image", 5)
+cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
@@ -356,12 +358,15 @@ cdef class RewriteSink(TokenSink):
         cdef bytes name = None
         cdef OpenElement state = None
         cdef list scoped = None
+        cdef uint64_t name_hash = tag.name_hash
         if self.matcher is not None:
-            if tag.name_hash == INVALID_HASH:
+            if name_hash == INVALID_HASH:
                 name = self.input_slice(tag.name_start, tag.name_end).lower()
-            matched = self.matcher.match(self.lx, tag, tag.name_hash, name, ns)
+            elif name_hash == IMAGE_HASH and ns == 0:
+                name_hash = IMG_HASH            # the tree builder makes <image> an <img>
+            matched = self.matcher.match(self.lx, tag, name_hash, name, ns)
             if pushed:
-                self.matcher.push(tag.name_hash, ns)
+                self.matcher.push(name_hash, ns)
         if matched is not None and self.removing_depth < 0:
             if len(matched) == 1:
                 handlers = self.rules.element_handlers[matched[0]]
