@@ -114,6 +114,7 @@ cdef class Lexer:
     cdef Py_ssize_t attrs_cap
     cdef uint64_t temp_hash         # script double-escape / end-tag name buffer, hashed
     cdef uint64_t last_start_tag_hash
+    cdef Py_ssize_t last_start_tag_len
     cdef bytes last_start_tag_name  # lower-cased, for names whose hash does not fit
 
     # comment / doctype being built

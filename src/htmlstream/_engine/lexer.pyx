@@ -219,6 +219,7 @@ cdef class Lexer:
         self.token_start = -1
         self.stream_len = 0
         self.last_start_tag_hash = EMPTY_HASH
+        self.last_start_tag_len = 0
         self.last_start_tag_name = None
         if last_start_tag is not None:
             name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
@@ -329,6 +330,7 @@ cdef class Lexer:
     cdef int set_last_start_tag(self, bytes name) except -1:
         cdef const unsigned char* p = name
         self.last_start_tag_hash = hash_bytes(p, len(name))
+        self.last_start_tag_len = len(name)
         self.last_start_tag_name = name.lower() if self.last_start_tag_hash == INVALID_HASH else None
         return 0
 
@@ -433,6 +435,7 @@ cdef class Lexer:
         self.text_type = DATA
         if not self.tag.is_end:
             self.last_start_tag_hash = self.tag.name_hash
+            self.last_start_tag_len = self.tag.name_end - self.tag.name_start
             if self.tag.name_hash == INVALID_HASH:
                 self.last_start_tag_name = PyBytes_FromStringAndSize(
                     <const char*>self.data + (self.tag.name_start - self.base),
@@ -699,6 +702,12 @@ cdef class Lexer:
                     h = hash_update(h, d[p])
                     p += 1
                 self.temp_hash = h
+                if base + p - self.token_start - 2 > self.last_start_tag_len:
+                    # longer than the last start tag's name: it cannot be the appropriate end
+                    # tag, so it is text (and nothing more needs holding back)
+                    self.token_start = -1
+                    self.state = self.text_return_state()
+                    continue
                 if p >= n:
                     break
                 c = d[p]

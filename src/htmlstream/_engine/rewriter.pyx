@@ -19,6 +19,9 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
 cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
 cdef uint64_t IMAGE_HASH = hash_bytes(<const unsigned char*>b"image", 5)
+cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
+cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
+cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
@@ -410,6 +413,11 @@ cdef class RewriteSink(TokenSink):
             self.write_bytes(el.serialize_start_tag())
         elif el.replacement is not None:
             self.write_bytes(el.replacement)
+        if ns == 0 and not el.removed_ and (tag.name_hash == PRE_HASH or
+                                            tag.name_hash == LISTING_HASH or
+                                            tag.name_hash == TEXTAREA_HASH):
+            # the tree builder drops a newline right after <pre>, <listing>, <textarea>
+            self.protect_leading_newline(el)
         self.write_all(el.prepend_parts)
         if el.inner is not None:
             self.write_bytes(el.inner)
@@ -426,6 +434,22 @@ cdef class RewriteSink(TokenSink):
             state.removes_content = True
             self.removing_depth = depth
         return state
+
+    cdef int protect_leading_newline(self, Element el) except -1:
+        """Inserted content that starts with a newline gets one more in front: the tree builder
+        drops the first newline after <pre>, <listing> and <textarea> (even one written as
+        ``&#10;``)."""
+        cdef list parts = el.prepend_parts
+        cdef Py_ssize_t i
+        if parts is not None:
+            for i in range(len(parts)):
+                if parts[i]:
+                    if (<bytes>parts[i])[:1] == b"\n":
+                        parts[i] = b"\n" + parts[i]
+                    return 0
+        if el.inner is not None and el.inner[:1] == b"\n":
+            el.inner = b"\n" + el.inner
+        return 0
 
     cdef int close_element(self, TagRec* tag, bint explicit) except -1:
         """The innermost open element ends: at this end tag (explicit), or just before this
