@@ -528,14 +528,16 @@ cdef class Lexer:
         # A partial character reference (only text types that have them).
         if self.text_type == DATA or self.text_type == RCDATA:
             i = q
-            while i > lo and is_hex(d[i - 1]):
+            # (numeric references are held back up to 1024 digits: longer runs are no real
+            # reference, and holding them would let plain text grow the buffer)
+            while i > lo and q - i < 1024 and is_hex(d[i - 1]):
                 i -= 1
             k = i
             while k > lo and q - k <= 34 and is_alnum(d[k - 1]):
                 k -= 1
             if k > lo and d[k - 1] == 0x26 and q - k <= 33:       # &name
                 q = k - 1
-            elif i > lo and d[i - 1] == 0x26:                     # & (hex run empty or all letters)
+            elif i > lo and d[i - 1] == 0x26 and q - i <= 33:     # & and a short hex-letter run
                 q = i - 1
             elif i > lo and d[i - 1] == 0x23 and i - 1 > lo and d[i - 2] == 0x26:   # &#digits
                 q = i - 2
