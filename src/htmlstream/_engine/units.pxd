@@ -17,6 +17,8 @@ cpdef str validate_attribute_name(name)
 
 
 cdef class Unit:
+    cdef bytes raw_                 # the unit's bytes as written
+    cdef Py_ssize_t offset_         # stream offset of its first byte
     cdef str encoding
     cdef bint live
     cdef list before_parts          # None until used
@@ -29,19 +31,15 @@ cdef class Unit:
 
 
 cdef class TextChunk(Unit):
-    cdef bytes raw_
     cdef str text_
     cdef int text_type_
     cdef bint last
-    cdef Py_ssize_t offset_
 
 
 cdef class Comment(Unit):
-    cdef bytes raw_
     cdef bytes content
     cdef str text_
     cdef bytes new_text
-    cdef Py_ssize_t offset_
     cdef bytes serialize(self)
 
 
@@ -63,17 +61,13 @@ cdef class DocumentEnd:
 
 
 cdef class EndTag(Unit):
-    cdef bytes raw_
     cdef str name_
     cdef bytes new_name
     cdef bint implicit_
-    cdef Py_ssize_t offset_
     cdef bytes serialize(self)
 
 
 cdef class Element(Unit):
-    cdef bytes raw_
-    cdef Py_ssize_t offset_
     cdef Py_ssize_t name_start
     cdef Py_ssize_t name_end
     cdef AttrSpan* spans

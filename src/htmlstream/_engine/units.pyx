@@ -174,6 +174,17 @@ cdef class Unit:
         return self.before_parts is not None or self.after_parts is not None or self.removed_
 
     @property
+    def offset(self):
+        """Stream offset of the unit's first byte in the input (for an implicit end tag: where
+        the element ends)."""
+        return self.offset_
+
+    @property
+    def source_location(self):
+        """``(start, end)``: stream offsets of the unit's bytes in the input."""
+        return (self.offset_, self.offset_ + len(self.raw_))
+
+    @property
     def modified(self):
         """Whether a handler changed or added anything."""
         return self.is_modified()
@@ -226,16 +237,6 @@ cdef class TextChunk(Unit):
         return self.raw_
 
     @property
-    def offset(self):
-        """Stream offset of the piece's first byte."""
-        return self.offset_
-
-    @property
-    def source_location(self):
-        """``(start, end)``: stream offsets of the unit's bytes in the input."""
-        return (self.offset_, self.offset_ + len(self.raw_))
-
-    @property
     def text_type(self):
         """How the text is read (a :class:`htmlstream.TextType`)."""
         return _TEXT_TYPES[self.text_type_]
@@ -279,16 +280,6 @@ cdef class Comment(Unit):
     def raw(self):
         """The comment as written."""
         return self.raw_
-
-    @property
-    def offset(self):
-        """Stream offset of the comment's first byte."""
-        return self.offset_
-
-    @property
-    def source_location(self):
-        """``(start, end)``: stream offsets of the unit's bytes in the input."""
-        return (self.offset_, self.offset_ + len(self.raw_))
 
     @property
     def text(self):
@@ -378,16 +369,6 @@ cdef class EndTag(Unit):
     def raw(self):
         """The end tag as written (empty when implicit)."""
         return self.raw_
-
-    @property
-    def offset(self):
-        """Stream offset where the element ends."""
-        return self.offset_
-
-    @property
-    def source_location(self):
-        """``(start, end)``: stream offsets of the unit's bytes in the input."""
-        return (self.offset_, self.offset_ + len(self.raw_))
 
     @property
     def implicit(self):
