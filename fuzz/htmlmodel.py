@@ -524,7 +524,8 @@ def _adjacency_risk(data: bytes, text: str, positions: list[int]) -> bool:
     for p in positions:
         if _OPEN_BEFORE.search(data[max(0, p - 64):p]):
             return True
-        if p < len(data) and _OPEN_AFTER.search(text):
+        # what follows is the input, or another insertion at the same place
+        if _OPEN_AFTER.search(text) and (p < len(data) or positions.count(p) > 1):
             return True
     return False
 
