@@ -53,7 +53,7 @@ def _rng(data: bytes, seed: int | str, salt: str) -> random.Random:
     return random.Random(f"{seed!r}:{digest}")
 
 
-def _cut(data: bytes, points: Iterable[int]) -> list[bytes]:
+def cut_at(data: bytes, points: Iterable[int]) -> list[bytes]:
     """Cut ``data`` at the given offsets (sorted, duplicates give empty chunks)."""
     chunks: list[bytes] = []
     prev = 0
@@ -75,7 +75,7 @@ def random_chunking(data: bytes, rng: random.Random, *, max_pieces: int = 12) ->
         chunks = [data]
     else:
         k = rng.randint(1, min(n - 1, max_pieces - 1))
-        chunks = _cut(data, rng.sample(range(1, n), k))
+        chunks = cut_at(data, rng.sample(range(1, n), k))
     if rng.random() < 0.25:
         chunks.insert(rng.randint(0, len(chunks)), b"")
     return chunks

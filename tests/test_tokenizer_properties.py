@@ -17,57 +17,7 @@ from hypothesis import strategies as st
 
 import htmlstream as hs
 from chunking import feed_all, normalize_tokens
-
-FRAGMENTS = [
-    b"<", b"</", b">", b"/>", b"/", b"<!", b"<!--", b"-->", b"--!>", b"-", b"--", b"<!-->",
-    b"<!DOCTYPE html>", b"<!doctype html PUBLIC \"-//W3C//DTD HTML 4.01//EN\" 'x'>", b"<!DOCTYPE",
-    b"<?xml ?>", b"<![CDATA[", b"]]>", b"]", b"]]", b"&amp;", b"&#x41;", b"&#65;", b"&#0;",
-    b"&#x110000;", b"&notin;", b"&notit;", b"&amp", b"&", b"&#", b"&lt", b"=", b"'", b'"', b"`",
-    b" ", b"\t", b"\n", b"\r", b"\r\n", b"\x0c", b"\x00", b"x", b"hello", b"caf\xc3\xa9",
-    b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xff\xc3",
-    b"<script>", b"</script>", b"<!--<script>", b"</script >", b"<style>", b"</style>",
-    b"<title>", b"</title>", b"<textarea>", b"</textarea>", b"<xmp>", b"</xmp>", b"<plaintext>",
-    b"<svg>", b"</svg>", b"<math>", b"<foreignObject>", b"<noscript>", b"<iframe>", b"</p>",
-]
-
-TAG_NAMES = [
-    b"p", b"a", b"div", b"DiV", b"br", b"script", b"SCRIPT", b"style", b"title", b"textarea",
-    b"xmp", b"plaintext", b"svg", b"math", b"desc", b"img", b"x-y", b"a\x00b", b"h1",
-]
-
-ATTR_NAMES = [b"href", b"class", b"ID", b"data-x", b"x", b"a\x00", b"'", b"<", b"=", b"\xc3\xa9"]
-ATTR_VALUES = [b"", b"a", b"a b", b"&amp;", b"&notin", b"&#x41;", b"\x00", b"\r\n", b">", b"\xff"]
-
-
-@st.composite
-def attribute(draw: st.DrawFn) -> bytes:
-    name = draw(st.sampled_from(ATTR_NAMES))
-    value = draw(st.sampled_from(ATTR_VALUES))
-    form = draw(st.integers(0, 3))
-    if form == 0:
-        return name
-    quote = [b"", b"'", b'"'][form - 1]
-    return name + b"=" + quote + value + quote
-
-
-@st.composite
-def tag(draw: st.DrawFn) -> bytes:
-    end = draw(st.booleans())
-    name = draw(st.sampled_from(TAG_NAMES))
-    attrs = draw(st.lists(attribute(), max_size=3))
-    closer = draw(st.sampled_from([b">", b"/>", b" >", b""]))
-    return b"<" + (b"/" if end else b"") + name + b"".join(b" " + a for a in attrs) + closer
-
-
-documents = st.lists(
-    st.one_of(
-        st.sampled_from(FRAGMENTS),
-        tag(),
-        st.binary(max_size=3),
-        st.text(max_size=4).map(lambda s: s.encode("utf-8", "surrogatepass")),
-    ),
-    max_size=25,
-).map(b"".join)
+from html_strategies import chunked, html_documents
 
 STATES = ["data", "rcdata", "rawtext", "script data", "plaintext", "cdata section"]
 LAST_START_TAGS = [None, "script", "title", "textarea", "style", "xmp", "plaintext"]
@@ -80,22 +30,6 @@ COMMON = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-
-
-@st.composite
-def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
-    """A random chunking of ``data`` (possibly with empty chunks)."""
-    if not data:
-        return draw(st.sampled_from([[], [b""]]))
-    points = draw(st.lists(st.integers(0, len(data)), max_size=min(12, len(data) + 1)))
-    cuts = sorted(points)
-    chunks = []
-    prev = 0
-    for c in cuts:
-        chunks.append(data[prev:c])
-        prev = c
-    chunks.append(data[prev:])
-    return chunks
 
 
 def structure(tokens: list[Any]) -> list[tuple[Any, ...]]:
@@ -169,7 +103,7 @@ def check_offsets(tokens: list[Any], data: bytes) -> None:
 
 @pytest.mark.parametrize(("state", "feedback"), MODES)
 @COMMON
-@given(data=documents, last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
+@given(data=html_documents(25), last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
 def test_raw_roundtrip(
     state: str, feedback: bool, data: bytes, last_start_tag: str | None, chunks: st.DataObject
 ) -> None:
@@ -181,7 +115,7 @@ def test_raw_roundtrip(
 
 @pytest.mark.parametrize(("state", "feedback"), MODES)
 @settings(COMMON, max_examples=100)
-@given(data=documents, last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
+@given(data=html_documents(25), last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
 def test_same_tokens_for_every_chunking(
     state: str, feedback: bool, data: bytes, last_start_tag: str | None, chunks: st.DataObject
 ) -> None:
@@ -196,7 +130,7 @@ def test_same_tokens_for_every_chunking(
 
 @pytest.mark.parametrize(("state", "feedback"), MODES)
 @COMMON
-@given(data=documents, last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
+@given(data=html_documents(25), last_start_tag=st.sampled_from(LAST_START_TAGS), chunks=st.data())
 def test_offsets_are_contiguous(
     state: str, feedback: bool, data: bytes, last_start_tag: str | None, chunks: st.DataObject
 ) -> None:
@@ -208,7 +142,7 @@ def test_offsets_are_contiguous(
 
 
 @COMMON
-@given(data=documents, chunks=st.data())
+@given(data=html_documents(25), chunks=st.data())
 def test_tokenize_matches_tokenizer(data: bytes, chunks: st.DataObject) -> None:
     cut = chunks.draw(chunked(data))
     assert structure(list(hs.tokenize(cut))) == structure(feed_all(hs.Tokenizer, [data]))

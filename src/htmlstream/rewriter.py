@@ -66,6 +66,11 @@ def _meta_charset(element: Element) -> None:
         stream._on_meta(element)
 
 
+def _check_callable(fn: object) -> None:
+    if fn is not None and not callable(fn):
+        raise TypeError(f"handler {fn!r} is not callable")
+
+
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
     fn = getattr(obj, name, None)
     return fn if callable(fn) else None
@@ -197,12 +202,9 @@ class Rewriter:
             if element is None and text is None and comments is None:
                 raise TypeError("the handler object has no element, text or comments method")
         rule = _Rule(selector, parse_selector(selector))
-        for fn, where in ((element, rule.element), (text, rule.text), (comments, rule.comments)):
-            if fn is not None:
-                if not callable(fn):
-                    raise TypeError(f"handler {fn!r} is not callable")
-                where.append((self._next(), fn))
         with self._lock:
+            self._add_handlers(((element, rule.element), (text, rule.text),
+                                (comments, rule.comments)))
             self._rules.append(rule)
             self._compiled.clear()
             self._selectors = None
@@ -224,40 +226,41 @@ class Rewriter:
             comments = comments or _method(handler, "comments")
             text = text or _method(handler, "text")
             end = end or _method(handler, "end")
+        _check_callable(end)
         with self._lock:
-            for fn, where in ((doctype, self._doc_doctype), (comments, self._doc_comments),
-                              (text, self._doc_text)):
-                if fn is not None:
-                    if not callable(fn):
-                        raise TypeError(f"handler {fn!r} is not callable")
-                    where.append((self._next(), fn))
+            self._add_handlers(((doctype, self._doc_doctype), (comments, self._doc_comments),
+                                (text, self._doc_text)))
             if end is not None:
-                if not callable(end):
-                    raise TypeError(f"handler {end!r} is not callable")
                 self._doc_end.append(end)
             self._compiled.clear()
         return self
 
     def element(self, selector: str) -> Callable[[F], F]:
         """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``."""
-        def register(fn: F) -> F:
-            self.on(selector, element=fn)
-            return fn
-        return register
+        return self._decorator(selector, "element")
 
     def text(self, selector: str) -> Callable[[F], F]:
         """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)``."""
-        def register(fn: F) -> F:
-            self.on(selector, text=fn)
-            return fn
-        return register
+        return self._decorator(selector, "text")
 
     def comments(self, selector: str) -> Callable[[F], F]:
         """Decorator: ``@rw.comments("div")`` is ``rw.on("div", comments=fn)``."""
+        return self._decorator(selector, "comments")
+
+    def _decorator(self, selector: str, kind: str) -> Callable[[F], F]:
         def register(fn: F) -> F:
-            self.on(selector, comments=fn)
+            self.on(selector, **{kind: fn})
             return fn
         return register
+
+    def _add_handlers(self, pairs: tuple[tuple[object, list[tuple[int, Any]]], ...]) -> None:
+        """Append each handler to its list with the next sequence number (lock held); all are
+        checked first, so a bad one adds none."""
+        for fn, _ in pairs:
+            _check_callable(fn)
+        for fn, where in pairs:
+            if fn is not None:
+                where.append((self._next(), fn))
 
     def _compiled_rules(self, encoding: str) -> Rules:
         """The rules compiled for the Python codec ``encoding``."""
