@@ -23,7 +23,7 @@ run: build
 	$(VENV)/bin/htmlstream rewrite --demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks fuzz
 
 test: build lint
 	$(PY) -m pytest -n 2 -p no:cacheprovider
