@@ -680,6 +680,8 @@ cdef class Matcher:
                 if not self._attr_matches(aname, op, value, lower_value, case, ns):
                     return False
         for kind, a, b, flag in c.pseudos:
+            if (kind == P_NTH_CHILD or kind == P_NTH_OF_TYPE) and parent.child_count < 0:
+                return False        # the parent is not known (push_unknown)
             if kind == P_NTH_CHILD:
                 if flag >= 0:
                     if not self._flag(flag):
@@ -795,6 +797,91 @@ cdef class Matcher:
             if self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
                 self.desc_frames.pop()
             f.desc = None
+
+
+    # ------------------------------------------------------------------ stack surgery
+    # The tree builder sometimes changes the open-element stack below its top (</form>, the
+    # adoption agency, elements put back into <head>): these keep the other frames as they are.
+
+    cdef object detach_frame(self, Py_ssize_t i):
+        """Take the open frame ``i`` (1 = the outermost element) out of the stack, wherever it
+        is, and return it (None without frames); the frames above it keep their state."""
+        cdef Frame f
+        cdef Py_ssize_t j
+        if i < 1 or i >= self.n_frames:
+            return None
+        self.n_frames -= 1
+        if not self.program.needs_frames:
+            return None
+        f = <Frame>self.frames.pop(i)
+        if f.desc is not None:
+            for j in range(len(self.desc_frames)):
+                if self.desc_frames[j] is f:
+                    del self.desc_frames[j]
+                    break
+        return f
+
+    cdef int attach_frame(self, object f) except -1:
+        """Open again, as the innermost frame, a frame detach_frame() returned."""
+        if not self.program.needs_frames or f is None:
+            self.n_frames += 1
+            return 0
+        self.frames.insert(self.n_frames, f)
+        self.n_frames += 1
+        if (<Frame>f).desc is not None:
+            self.desc_frames.append(f)      # the innermost: last in stack order
+        return 0
+
+    cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1:
+        """Open a frame at ``i`` (below frames already open) for an element the tree builder
+        inserted there; it was not matched and leaves nothing pending for its descendants."""
+        cdef Frame f
+        if i < 1 or i > self.n_frames:
+            return 0
+        self.n_frames += 1
+        if not self.program.needs_frames:
+            return 0
+        f = Frame()
+        f.name_hash = name_hash
+        f.ns = ns
+        self.frames.insert(i, f)
+        return 0
+
+    cdef int push_unknown(self) except -1:
+        """Open a frame for an element that is not known (beyond the simulator's max_depth):
+        its children have no pending states and no position (:nth-* do not match them)."""
+        cdef Frame f
+        self.pending_desc = None
+        self.pending_child = None
+        self.push(EMPTY_HASH, 0)
+        if self.program.needs_frames:
+            f = <Frame>self.frames[self.n_frames - 1]
+            f.child_count = -(1 << 60)
+        return 0
+
+    cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
+                              int ns):
+        """match() for a start tag that creates no element (a second <body> merged into the
+        open one): the rules it matches, leaving the parent's sibling state as it was."""
+        cdef Frame parent
+        cdef list matched
+        if not self.program.needs_frames:
+            return self.match(lx, tag, name_hash, name, ns)
+        parent = <Frame>self.frames[self.n_frames - 1]
+        child_count = parent.child_count
+        type_counts = None if parent.type_counts is None else dict(parent.type_counts)
+        of_counts = None if parent.of_counts is None else dict(parent.of_counts)
+        adj = parent.adj
+        gen = None if parent.gen is None else list(parent.gen)
+        matched = self.match(lx, tag, name_hash, name, ns)
+        parent.child_count = child_count
+        parent.type_counts = type_counts
+        parent.of_counts = of_counts
+        parent.adj = adj
+        parent.gen = gen
+        self.pending_desc = None
+        self.pending_child = None
+        return matched
 
 
 cdef list _EMPTY = []
