@@ -719,6 +719,95 @@ def test_form_end_tag_inside_elements() -> None:
     assert ends == [doc.index("</div>")]  # not at </form>
 
 
+def element_ends(doc: str, selector: str) -> list[tuple[str, int]]:
+    """(id, offset) of each end-tag handler call of the elements ``selector`` matches, the same
+    in every chunking; the output is the input."""
+    data = doc.encode()
+    first: list[tuple[str, int]] | None = None
+    for chunks in chunkings(data):
+        got: list[tuple[str, int]] = []
+
+        def watch(el: Any, got: list[tuple[str, int]] = got) -> None:
+            ident = el.get_attribute("id") or el.tag_name
+            el.on_end_tag(lambda end: got.append((ident, end.offset)))
+
+        stream = Rewriter().on(selector, element=watch).stream()
+        out = b"".join(stream.feed(chunk) for chunk in chunks) + stream.close()
+        assert out == data
+        if first is None:
+            first = got
+        assert got == first, f"{[len(c) for c in chunks]} chunks: {got} != {first}"
+    assert first is not None
+    return first
+
+
+def test_form_end_tag_ends_only_the_form() -> None:
+    doc = "<div id=o><form id=f><div id=a></form><p id=p>x</p></div><p id=q></p>"
+    assert element_ends(doc, "div, form") == [
+        ("f", doc.index("</form>")), ("a", doc.index("</div>")), ("o", len(doc))]
+    # the form stays the ancestor of what is inside #a, and is a sibling of what follows it
+    assert matched(doc, "form > div > p") == ["p"]
+    assert matched(doc, "form + p") == ["q"]
+    assert matched(doc, "div + p") == []
+
+
+def test_adoption_agency_keeps_the_furthest_block_open() -> None:
+    doc = "<div id=o><b id=b><div id=m>x</b>y<span id=s></span></div>z"
+    assert element_ends(doc, "div, b") == [
+        ("b", doc.index("</b>")), ("m", doc.index("</div>")), ("o", len(doc))]
+    assert matched(doc, "#m > span") == ["s"]
+    assert matched(doc, "b span") == []  # moved out of the <b>, as in a browser
+
+
+def test_adoption_agency_clone_in_place_of_its_original() -> None:
+    # <a><b><div id=m></a>: the <b> between is replaced by a clone that holds #m (a browser
+    # gives it the original's attributes): it is matched with the original's frame.
+    doc = "<div><a id=a><b id=b class=k><div id=m></a><span id=s></span></div>"
+    assert matched(doc, "b.k span") == ["s"]
+    assert matched(doc, "a span") == []
+    assert matched(doc, "#m > span") == ["s"]
+    assert element_ends(doc, "a, b") == [("a", doc.index("</a>")), ("b", doc.index("</a>"))]
+
+
+def test_transient_elements_count_as_siblings_without_handlers() -> None:
+    # the implied head before an implied body, as in a browser
+    assert matched("<div id=d>", "head + body > div") == ["d"]
+    assert matched("<div id=d>", "head") == []  # no tag: no handler
+    assert matched("<div></p><span id=s></span></div>", "p") == []
+    assert matched("<div></p><span id=s></span></div>", "span:nth-child(2)") == ["s"]
+    # </br> after re-opened formatting elements: a <br> inside the clone
+    doc = "<p><b>x<p></br><span id=s></span>"
+    assert matched(doc, "b > br + span") == ["s"]
+
+
+def test_elements_after_head_go_back_into_head() -> None:
+    doc = ("<head><meta id=m></head> <link id=l><title id=t>x</title><style id=y></style>"
+           "<body><p id=p>")
+    assert matched(doc, "head > *") == ["m", "l", "t", "y"]
+    assert matched(doc, "meta ~ title + style") == ["y"]
+    assert matched(doc, "head + body > p") == ["p"]
+    assert matched(doc, ":root > link") == []
+
+
+def test_text_that_closes_head_ends_it_there() -> None:
+    doc = "<html><head id=h> x<p>a"
+    assert element_ends(doc, "head") == [("h", doc.index("x"))]
+    seen: list[str] = []
+    Rewriter().on("head", text=lambda t: seen.append(t.text)).rewrite(doc)
+    assert "".join(seen) == " "
+
+
+def test_no_wrong_parent_beyond_the_stack_bound() -> None:
+    deep = "<div>" * 1100
+    assert matched(deep + "<span id=s><p id=p>x</p></span>", "div > p") == []
+    assert matched(deep + "<span id=s><p id=p>x</p></span>", "span > p") == ["p"]
+    # beyond the bound the tree builder's rules are not applied: where they could close the
+    # previous element or put the new one elsewhere, the parent is not known
+    assert matched(deep + "<ul><li id=a>1<li id=b>2</ul>", "li > li") == []
+    assert matched(deep + "<ul><li id=a>1<li id=b>2</ul>", "ul > li") == ["a"]
+    assert matched(deep + "<table><td id=c>", "table > td") == []
+
+
 def test_image_is_img() -> None:
     # The tree builder turns <image> into <img>; the matcher follows it.
     assert matched("<div><image id=i src=x></div>", "img") == ["i"]

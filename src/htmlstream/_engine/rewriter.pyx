@@ -455,14 +455,17 @@ cdef class RewriteSink(TokenSink):
     cdef int sync_overflow(self, TagRec* tag) except -1:
         """A tag beyond max_depth, where the simulator only counts elements.  The matcher keeps
         one frame there: the element the last start tag opened, whose child the next element
-        is, or after an end tag a parent that is not known (no child, sibling or :nth-*
-        selector matches its children).  Ancestors beyond the bound other than that one are
+        is when the simulator is sure of it (``overflow_parent_known``), else a parent that is
+        not known (no child, sibling or :nth-* selector matches its children).  Ancestors beyond the bound other than that one are
         forgotten: they match nothing, so nothing is matched through a wrong parent."""
         cdef TreeBuilderSimulator sim = self.sim
         if tag.is_end:
             self.matcher.pop()
             self.matcher.push_unknown()
             return 0
+        if not sim.overflow_parent_known:
+            self.matcher.pop()
+            self.matcher.push_unknown()
         self.start_element(tag, sim.last_namespace, False, self.depth, False)
         if sim.last_pushed:
             self.matcher.push(tag.name_hash, sim.last_namespace)

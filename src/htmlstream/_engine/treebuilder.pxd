@@ -76,6 +76,11 @@ cdef class TreeBuilderSimulator(Feedback):
     # a new <a> takes off the stack), unlike those the adoption agency moves elements out of.
     cdef uint64_t kept_ancestors[4]
     cdef readonly Py_ssize_t n_kept_ancestors
+    # Beyond max_depth: the element the last start tag opened there (tid and namespace; tid -1
+    # after an end tag), and whether the last start tag's element is certainly its child.
+    cdef int overflow_last_tid
+    cdef int overflow_last_ns
+    cdef readonly bint overflow_parent_known
     # Stream offset of the character at which the last text changed the stack.
     cdef readonly Py_ssize_t text_change_at
 

@@ -537,6 +537,8 @@ cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
     """Push ``e`` (its id already set); beyond max_depth it is only counted."""
     if s.overflow > 0 or s.depth >= s.max_depth:
         s.overflow += 1
+        s.overflow_last_tid = e.tid
+        s.overflow_last_ns = e.ns
         return
     s.stack[s.depth] = e[0]
     lower_changed(s, s.depth)
@@ -2093,6 +2095,34 @@ cdef int check_ambiguity(TreeBuilderSimulator s) except -1:
 
 # ---------------------------------------------------------------------------------- the simulator
 
+cdef bint overflow_child_certain(TreeBuilderSimulator s) except -1:
+    """Beyond max_depth, where no tree-construction rule is applied: whether the current start
+    tag's element is certainly a child of the element the previous start tag opened there,
+    i.e. the tree builder would neither have closed that one first nor put this one elsewhere
+    (or dropped it)."""
+    cdef int p = s.overflow_last_tid
+    cdef int tid = s.t_tid
+    cdef uint32_t f
+    if p < 0:
+        return False
+    if s.overflow_last_ns != NS_HTML:
+        return not breaks_out(s)
+    f = TAG_FLAGS[p]
+    if f & (F_IMPLIED_END | F_THOROUGH_END | F_HEADING | F_VOID):
+        return False
+    if p == T_A or p == T_NOBR or p == T_BUTTON or p == T_SELECT or p == T_TABLE \
+            or p == T_FORM or p == T_HTML or p == T_HEAD or p == T_BODY or p == T_FRAMESET \
+            or p == T_TEMPLATE or p == T_SCRIPT or p == T_STYLE or p == T_TITLE \
+            or p == T_TEXTAREA or p == T_PLAINTEXT or p == T_XMP or p == T_IFRAME \
+            or p == T_NOEMBED or p == T_NOFRAMES or p == T_NOSCRIPT:
+        return False
+    f = TAG_FLAGS[tid]
+    if f & F_THOROUGH_END:
+        return False        # table parts: ignored outside a table
+    return not (tid == T_HTML or tid == T_HEAD or tid == T_BODY or tid == T_FRAME
+                or tid == T_FRAMESET or tid == T_COL or tid == T_FORM)
+
+
 cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     """Beyond max_depth: count elements, switch text states for HTML text-content tags."""
     cdef int tid = s.t_tid
@@ -2101,7 +2131,9 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     if s.t_tag.is_end:
         if s.overflow > 0:
             s.overflow -= 1
+        s.overflow_last_tid = -1
         return 0
+    s.overflow_parent_known = overflow_child_certain(s)
     if s.depth > 0:
         e = &s.stack[s.depth - 1]
         if e.ns != NS_HTML and not (e.flags & (E_HTML_IP | E_MATHML_TEXT_IP)):
@@ -2113,6 +2145,8 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
         if not s.t_self_closing:
             s.overflow += 1
             s.last_pushed = True
+            s.overflow_last_tid = tid
+            s.overflow_last_ns = ns
         return 0
     if tid == T_TITLE or tid == T_TEXTAREA:
         s.pending_text_type = RCDATA
@@ -2127,6 +2161,8 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
         return 0
     s.overflow += 1
     s.last_pushed = True
+    s.overflow_last_tid = tid
+    s.overflow_last_ns = NS_HTML
     return 0
 
 
@@ -2178,6 +2214,9 @@ cdef class TreeBuilderSimulator(Feedback):
         self.event_id_mark = 0
         self.n_transients = 0
         self.n_kept_ancestors = 0
+        self.overflow_last_tid = -1
+        self.overflow_last_ns = NS_HTML
+        self.overflow_parent_known = False
         self.text_change_at = 0
         self.last_in_head = False
         self.afe_len = 0
