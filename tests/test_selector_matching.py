@@ -586,6 +586,14 @@ def test_merged_html_and_body_start_tags() -> None:
     assert matched(doc, "body") == ["b1", "b2"]  # browser: one body (b1, class a)
     assert matched(doc, ".b") == ["b2"]  # browser: none (class was there already)
     assert matched("<p id=p>x</p><html id=h lang=fr>", "[lang]") == ["h"]  # browser: the root
+    # it is matched as the element it merges into (its twin): the same parent and position
+    assert matched(doc, "html > body") == ["b1", "b2"]
+    assert matched(doc, "body:nth-child(2)") == ["b1", "b2"]
+    assert matched(doc, "p + body, p ~ body, body body") == []
+    assert matched(doc, "head + body") == ["b1", "b2"]
+    assert matched("<html>x<body id=b>", "head + body") == ["b"]
+    assert matched("<p id=p>x</p><html id=h lang=fr>", ":root") == ["h"]
+    assert matched("<p id=p>x</p><html id=h lang=fr>", ":root, p") == ["p", "h"]
 
 
 def test_ignored_start_tags() -> None:
@@ -787,6 +795,9 @@ def test_elements_after_head_go_back_into_head() -> None:
     assert matched(doc, "meta ~ title + style") == ["y"]
     assert matched(doc, "head + body > p") == ["p"]
     assert matched(doc, ":root > link") == []
+    # into an implied head that </head> closed at once
+    assert matched("</head><link id=l><body>", "head > link") == ["l"]
+    assert matched("</head><link id=l><body id=b>", ":root > :nth-child(2)") == ["b"]
 
 
 def test_text_that_closes_head_ends_it_there() -> None:

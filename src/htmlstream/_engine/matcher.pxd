@@ -97,5 +97,6 @@ cdef class Matcher:
     cdef int attach_frame(self, object f) except -1
     cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1
     cdef int push_unknown(self) except -1
+    cdef object sibling_state(self, Py_ssize_t i)
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
-                              int ns)
+                              int ns, Py_ssize_t parent, object siblings)

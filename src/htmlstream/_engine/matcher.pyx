@@ -859,28 +859,71 @@ cdef class Matcher:
             f.child_count = -(1 << 60)
         return 0
 
+    cdef object sibling_state(self, Py_ssize_t i):
+        """What open frame ``i`` keeps for its next children (the states their earlier
+        siblings left), for match_uncounted(); None without frames."""
+        cdef Frame f
+        if not self.program.needs_frames or i < 0 or i >= self.n_frames:
+            return None
+        f = <Frame>self.frames[i]
+        return (f.adj, None if f.gen is None else list(f.gen))
+
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
-                              int ns):
-        """match() for a start tag that creates no element (a second <body> merged into the
-        open one): the rules it matches, leaving the parent's sibling state as it was."""
-        cdef Frame parent
+                              int ns, Py_ssize_t parent, object siblings):
+        """match() for a start tag that creates no element of its own (a second <body> merged
+        into the open one): the rules it matches as the open element's twin, i.e. as a child
+        of the open frame ``parent`` (its ancestors only) at the position of that element (the
+        last child), with the sibling states ``siblings`` (from sibling_state() just before
+        that element was matched; None: no earlier sibling), leaving every frame's state as it
+        was."""
+        cdef Frame p
         cdef list matched
+        cdef Py_ssize_t n_frames = self.n_frames, k = 0, j
+        cdef list desc_frames = self.desc_frames
+        if parent < 0 or parent >= n_frames:
+            parent = n_frames - 1
         if not self.program.needs_frames:
-            return self.match(lx, tag, name_hash, name, ns)
-        parent = <Frame>self.frames[self.n_frames - 1]
-        child_count = parent.child_count
-        type_counts = None if parent.type_counts is None else dict(parent.type_counts)
-        of_counts = None if parent.of_counts is None else dict(parent.of_counts)
-        adj = parent.adj
-        gen = None if parent.gen is None else list(parent.gen)
-        matched = self.match(lx, tag, name_hash, name, ns)
-        parent.child_count = child_count
-        parent.type_counts = type_counts
-        parent.of_counts = of_counts
-        parent.adj = adj
-        parent.gen = gen
-        self.pending_desc = None
-        self.pending_child = None
+            self.n_frames = parent + 1      # (for :root)
+            try:
+                return self.match(lx, tag, name_hash, name, ns)
+            finally:
+                self.n_frames = n_frames
+        p = <Frame>self.frames[parent]
+        child_count = p.child_count
+        type_counts = None if p.type_counts is None else dict(p.type_counts)
+        of_counts = None if p.of_counts is None else dict(p.of_counts)
+        adj = p.adj
+        gen = None if p.gen is None else list(p.gen)
+        if parent < n_frames - 1:
+            # the twin's own element counts as its position: it is the last child of parent
+            p.child_count -= 1
+            key = name_hash if name_hash != INVALID_HASH else name
+            if p.type_counts is not None and p.type_counts.get(key, 0) > 0:
+                p.type_counts[key] -= 1
+            # the sibling states there are those the element itself left: not for its twin
+            p.adj = None
+            p.gen = None
+            if siblings is not None:
+                p.adj = siblings[0]
+                p.gen = None if siblings[1] is None else list(siblings[1])
+            # only the ancestors' descendant states (desc_frames is in stack order)
+            for j in range(parent + 1):
+                if (<Frame>self.frames[j]).desc is not None:
+                    k += 1
+            self.desc_frames = desc_frames[:k]
+            self.n_frames = parent + 1
+        try:
+            matched = self.match(lx, tag, name_hash, name, ns)
+        finally:
+            self.n_frames = n_frames
+            self.desc_frames = desc_frames
+            p.child_count = child_count
+            p.type_counts = type_counts
+            p.of_counts = of_counts
+            p.adj = adj
+            p.gen = gen
+            self.pending_desc = None
+            self.pending_child = None
         return matched
 
 

@@ -105,6 +105,7 @@ cdef class RewriteSink(TokenSink):
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
     cdef uint64_t id_mark               # the simulator's last element id when last synchronised
     cdef object head_frame              # the matcher frame of <head> once it is closed
+    cdef object before_body             # <html>'s sibling states before its 2nd child
     cdef dict ghosts                    # depth -> matcher frames kept below that element for
                                         # closed ancestors (</form> with elements open in it)
     cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
@@ -135,6 +136,7 @@ cdef class RewriteSink(TokenSink):
         self.in_handler = False
         self.id_mark = 0
         self.head_frame = None
+        self.before_body = None
         self.ghosts = {}
         self.overflow_open = False
         self.in_text_sync = False
@@ -418,6 +420,9 @@ cdef class RewriteSink(TokenSink):
         for j in range(k, n_new):
             if sim.n_transients:
                 t = self.match_transients(t, j)
+            if j == 1 and self.matcher is not None:
+                # for a <body> tag merged into this element later
+                self.before_body = self.matcher.sibling_state(1)
             e = &sim.stack[j]
             if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
                 handled = True
@@ -472,6 +477,15 @@ cdef class RewriteSink(TokenSink):
             self.matcher.detach_frame(self.matcher.n_frames - 2)
         return 0
 
+    cdef Py_ssize_t merged_parent(self, uint64_t name_hash) except -2:
+        """The matcher frame of the parent of the open element a merged <html> or <body> start
+        tag merges into (-1: none is open, the tag is matched where it stands)."""
+        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
+            return 0
+        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
+            return self.frame_index(0)
+        return -1
+
     cdef Py_ssize_t match_transients(self, Py_ssize_t t, Py_ssize_t upto) except -1:
         """Match the simulator's transient elements from ``t`` on that sat at stack index
         ``upto`` or below (children of the entry below them): they count as siblings, but have
@@ -481,6 +495,10 @@ cdef class RewriteSink(TokenSink):
             if self.matcher is not None:
                 self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
                                    sim.transients[t].ns)
+                if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                    # kept for what the "after head" rule puts into it later
+                    self.matcher.push(HEAD_HASH, 0)
+                    self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
             t += 1
         return t
 
@@ -659,7 +677,9 @@ cdef class RewriteSink(TokenSink):
             elif name_hash == IMAGE_HASH and ns == 0:
                 name_hash = IMG_HASH            # the tree builder makes <image> an <img>
             if merged:
-                matched = self.matcher.match_uncounted(self.lx, tag, name_hash, name, ns)
+                matched = self.matcher.match_uncounted(
+                    self.lx, tag, name_hash, name, ns, self.merged_parent(name_hash),
+                    self.before_body if name_hash == BODY_HASH else None)
             else:
                 matched = self.matcher.match(self.lx, tag, name_hash, name, ns)
             if pushed:
