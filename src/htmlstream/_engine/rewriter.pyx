@@ -108,6 +108,7 @@ cdef class RewriteSink(TokenSink):
     cdef object before_body             # <html>'s sibling states before its 2nd child
     cdef dict ghosts                    # depth -> matcher frames kept below that element for
                                         # closed ancestors (</form> with elements open in it)
+    cdef Py_ssize_t n_ghosts            # how many such frames there are
     cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
                                         # the next element is open on top (see sync_overflow)
     cdef bint follow_text               # sync at text while the simulator reacts to text
@@ -138,6 +139,7 @@ cdef class RewriteSink(TokenSink):
         self.head_frame = None
         self.before_body = None
         self.ghosts = {}
+        self.n_ghosts = 0
         self.overflow_open = False
         self.in_text_sync = False
         self.close_at = 0
@@ -385,7 +387,7 @@ cdef class RewriteSink(TokenSink):
         cdef uint64_t explicit_id = 0
         cdef OpenElement_* e
         cdef bint handled = tag == NULL or tag.is_end
-        cdef bint middle = False
+        cdef bint middle = False, slow
         cdef uint64_t mark = self.id_mark
         if self.overflow_open:
             if sim.overflow > 0 and tag != NULL:
@@ -398,10 +400,12 @@ cdef class RewriteSink(TokenSink):
             k = n_new
         while k < self.depth and k < n_new and self.mirror[k] == sim.stack[k].id:
             k += 1
-        for j in range(k, n_new):
-            if sim.stack[j].id <= mark:
-                middle = True       # an element that was open stays open above changed ones
-                break
+        if k < self.depth:
+            # (only an element closed here can have an element that stays open above it)
+            for j in range(k, n_new):
+                if sim.stack[j].id <= mark:
+                    middle = True   # an element that was open stays open above changed ones
+                    break
         self.id_mark = sim.next_id
         if tag != NULL and tag.is_end and self.depth == k and self.states and (
                 tag.name_hash == BODY_HASH or tag.name_hash == HTML_HASH):
@@ -417,12 +421,14 @@ cdef class RewriteSink(TokenSink):
             k = self.sync_middle(tag, k, explicit_id, mark)
         while self.depth > k:
             self.close_element(tag, self.mirror[self.depth - 1] == explicit_id)
+        slow = k <= 1 or sim.n_transients > 0
         for j in range(k, n_new):
-            if sim.n_transients:
-                t = self.match_transients(t, j)
-            if j == 1 and self.matcher is not None:
-                # for a <body> tag merged into this element later
-                self.before_body = self.matcher.sibling_state(1)
+            if slow:
+                if sim.n_transients:
+                    t = self.match_transients(t, j)
+                if j == 1 and self.matcher is not None:
+                    # for a <body> tag merged into this element later
+                    self.before_body = self.matcher.sibling_state(1)
             e = &sim.stack[j]
             if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
                 handled = True
@@ -626,6 +632,7 @@ cdef class RewriteSink(TokenSink):
             f = self.frame_index(i)     # its own ghosts (popped above) are not counted
             for g in range(n_ghosts + 1):
                 self.matcher.detach_frame(f)    # its ghosts, then its own frame
+            self.n_ghosts -= n_ghosts
         memmove(&self.mirror[i], &self.mirror[i + 1], (self.depth - i - 1) * sizeof(uint64_t))
         memmove(&self.mirror_names[i], &self.mirror_names[i + 1],
                 (self.depth - i - 1) * sizeof(uint64_t))
@@ -635,8 +642,9 @@ cdef class RewriteSink(TokenSink):
         if state is not None:
             self.finish_element(state, i, tag, explicit)
         self.shift_states(i + 1, -1)
-        if kept:
+        if kept and self.matcher is not None:
             self.ghosts[i] = self.ghosts.get(i, 0) + n_ghosts + 1
+            self.n_ghosts += 1
         return 0
 
     cdef int end_in_place(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
@@ -777,9 +785,10 @@ cdef class RewriteSink(TokenSink):
                 self.head_frame = self.matcher.detach_frame(2)
             else:
                 self.matcher.pop()
-            if self.ghosts:
+            if self.n_ghosts:
                 for _ in range(<Py_ssize_t>self.ghosts.pop(depth, 0)):
                     self.matcher.pop()      # closed ancestors with no open element left
+                    self.n_ghosts -= 1
         if not self.states:
             return 0
         state = self.states.pop(depth, None)
