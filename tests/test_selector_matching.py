@@ -759,6 +759,16 @@ def test_form_end_tag_ends_only_the_form() -> None:
     assert matched(doc, "div + p") == []
 
 
+def test_form_end_tag_with_elements_to_close_above() -> None:
+    # </form> closes the <p> on top (implied end tag) and takes the form off the middle: the
+    # p's end comes first, before </form>, then the form's
+    doc = "<form id=f><div id=d><p id=p>x</form>y</div>"
+    out = Rewriter().on("p, form", element=lambda el: el.append("!")).rewrite(doc)
+    assert out == "<form id=f><div id=d><p id=p>x!!</form>y</div>"
+    assert element_ends(doc, "p, form, div") == [
+        ("p", doc.index("</form>")), ("f", doc.index("</form>")), ("d", doc.index("</div>"))]
+
+
 def test_adoption_agency_keeps_the_furthest_block_open() -> None:
     doc = "<div id=o><b id=b><div id=m>x</b>y<span id=s></span></div>z"
     assert element_ends(doc, "div, b") == [
@@ -774,7 +784,8 @@ def test_adoption_agency_clone_in_place_of_its_original() -> None:
     assert matched(doc, "b.k span") == ["s"]
     assert matched(doc, "a span") == []
     assert matched(doc, "#m > span") == ["s"]
-    assert element_ends(doc, "a, b") == [("a", doc.index("</a>")), ("b", doc.index("</a>"))]
+    # both end at </a>, innermost first
+    assert element_ends(doc, "a, b") == [("b", doc.index("</a>")), ("a", doc.index("</a>"))]
 
 
 def test_transient_elements_count_as_siblings_without_handlers() -> None:

@@ -528,61 +528,64 @@ cdef class RewriteSink(TokenSink):
                 return True
         return False
 
-    cdef Py_ssize_t sync_middle(self, TagRec* tag, Py_ssize_t p, uint64_t explicit_id,
+    cdef Py_ssize_t sync_middle(self, TagRec* tag, Py_ssize_t k, uint64_t explicit_id,
                                 uint64_t mark) except -1:
         """The tree builder changed the stack below elements that stay open (``</form>`` while
         elements inside the form are open; the adoption agency removing a formatting element
         and the nodes it skips below a furthest block, or replacing them with clones): replay
-        the changes from index p up to the last element that stays, keeping that one and the
+        the changes from index k up to the last element that stays, keeping that one and the
         others that stay as they are (Element state, matcher frame and sibling state).
-        Returns the index from which the rest is replayed as pops and pushes."""
+        Elements end innermost first, as at any tag.  Returns the index from which the rest is
+        replayed as pushes."""
         cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t last = -1, j, q, r, i
-        cdef uint64_t nid
+        cdef Py_ssize_t last = -1, j, q, r, i, p, bound
         cdef OpenElement_* e
-        for j in range(p, sim.depth):
+        for j in range(k, sim.depth):
             if sim.stack[j].id <= mark:
                 last = j
-        while p <= last:
-            nid = sim.stack[p].id
-            if p < self.depth and self.mirror[p] == nid:
-                p += 1
-                continue
-            q = self.mirror_index(nid, p)
+        # The plan.  Old entries (mirror[k:]): 1 stays, 2 is replaced in place by a clone made
+        # from it (which keeps its matcher frame), 0 ends.  New entries (stack[k:last + 1]):
+        # the old entry they continue, or -1 for a new element to insert.
+        actions = [0] * (self.depth - k)
+        sources = [-1] * (last + 1 - k)
+        p = k
+        for j in range(k, last + 1):
+            q = self.mirror_index(sim.stack[j].id, p)
             if q >= 0:
-                # an element that stays: the ones between were removed
-                i = q - 1
-                while i >= p:
-                    self.remove_element(i, tag, self.mirror[i] == explicit_id)
-                    i -= 1
-                p += 1
+                actions[q - k] = 1
+                sources[j - k] = q
+                p = q + 1
                 continue
-            # A new element below one that stays: a clone the adoption agency made.  It
-            # replaces the element of its name it was made from (which ends here; its matcher
-            # frame stays for the clone), or is inserted as a new, unmatched element.
-            e = &sim.stack[p]
-            q = self.depth
-            for j in range(p + 1, last + 1):
-                r = self.mirror_index(sim.stack[j].id, p)
+            # a clone below an element that stays: it replaces the element of its name it was
+            # made from, if one ends between here and the next element that stays
+            e = &sim.stack[j]
+            bound = self.depth
+            for i in range(j + 1, last + 1):
+                r = self.mirror_index(sim.stack[i].id, p)
                 if r >= 0:
-                    q = r
+                    bound = r
                     break
-            r = -1
-            for i in range(p, q):
-                if self.mirror_names[i] == e.name and not self.stays(self.mirror[i], p):
-                    r = i
+            for i in range(p, bound):
+                if self.mirror_names[i] == e.name and not self.stays(self.mirror[i], k):
+                    actions[i - k] = 2
+                    sources[j - k] = i
+                    p = i + 1
                     break
-            if r >= 0:
-                i = r - 1
-                while i >= p:
-                    self.remove_element(i, tag, self.mirror[i] == explicit_id)
-                    i -= 1
-                self.end_in_place(p, tag, self.mirror[p] == explicit_id)
-                self.mirror[p] = nid
+        # Ends, innermost first.
+        i = self.depth - 1
+        while i >= k:
+            if actions[i - k] == 0:
+                self.remove_element(i, tag, self.mirror[i] == explicit_id)
+            elif actions[i - k] == 2:
+                self.end_in_place(i, tag, self.mirror[i] == explicit_id)
+            i -= 1
+        # What is left are the entries that continue, in order: insert the new ones.
+        for j in range(k, last + 1):
+            if sources[j - k] < 0:
+                self.insert_element(j, &sim.stack[j])
             else:
-                self.insert_element(p, e)
-            p += 1
-        return p
+                self.mirror[j] = sim.stack[j].id
+        return last + 1
 
     cdef Py_ssize_t mirror_index(self, uint64_t id, Py_ssize_t p) noexcept:
         cdef Py_ssize_t i
@@ -624,7 +627,7 @@ cdef class RewriteSink(TokenSink):
         ancestor in the tree (``</form>``), its matcher frame stays too, as a ghost below the
         element above it, until that one closes."""
         cdef OpenElement state = None
-        cdef bint kept = self.kept_ancestor(self.mirror[i])
+        cdef bint kept = i + 1 < self.depth and self.kept_ancestor(self.mirror[i])
         cdef Py_ssize_t n_ghosts = 0, f, g
         if self.ghosts:
             n_ghosts = self.ghosts.pop(i, 0)
