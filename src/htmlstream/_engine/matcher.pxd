@@ -92,3 +92,11 @@ cdef class Matcher:
     cdef bytes _value(self, AttrRec* a)
     cpdef push(self, uint64_t name_hash, int ns)
     cpdef pop(self)
+    # Changing the stack elsewhere than at its top (see "Stack surgery" in matcher.pyx).
+    cdef object detach_frame(self, Py_ssize_t i)
+    cdef int attach_frame(self, object f) except -1
+    cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1
+    cdef int push_unknown(self) except -1
+    cdef object sibling_state(self, Py_ssize_t i)
+    cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
+                              int ns, Py_ssize_t parent, object siblings)

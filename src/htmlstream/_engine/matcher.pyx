@@ -680,6 +680,8 @@ cdef class Matcher:
                 if not self._attr_matches(aname, op, value, lower_value, case, ns):
                     return False
         for kind, a, b, flag in c.pseudos:
+            if (kind == P_NTH_CHILD or kind == P_NTH_OF_TYPE) and parent.child_count < 0:
+                return False        # the parent is not known (push_unknown)
             if kind == P_NTH_CHILD:
                 if flag >= 0:
                     if not self._flag(flag):
@@ -795,6 +797,134 @@ cdef class Matcher:
             if self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
                 self.desc_frames.pop()
             f.desc = None
+
+
+    # ------------------------------------------------------------------ stack surgery
+    # The tree builder sometimes changes the open-element stack below its top (</form>, the
+    # adoption agency, elements put back into <head>): these keep the other frames as they are.
+
+    cdef object detach_frame(self, Py_ssize_t i):
+        """Take the open frame ``i`` (1 = the outermost element) out of the stack, wherever it
+        is, and return it (None without frames); the frames above it keep their state."""
+        cdef Frame f
+        cdef Py_ssize_t j
+        if i < 1 or i >= self.n_frames:
+            return None
+        self.n_frames -= 1
+        if not self.program.needs_frames:
+            return None
+        f = <Frame>self.frames.pop(i)
+        if f.desc is not None:
+            for j in range(len(self.desc_frames)):
+                if self.desc_frames[j] is f:
+                    del self.desc_frames[j]
+                    break
+        return f
+
+    cdef int attach_frame(self, object f) except -1:
+        """Open again, as the innermost frame, a frame detach_frame() returned."""
+        if not self.program.needs_frames or f is None:
+            self.n_frames += 1
+            return 0
+        self.frames.insert(self.n_frames, f)
+        self.n_frames += 1
+        if (<Frame>f).desc is not None:
+            self.desc_frames.append(f)      # the innermost: last in stack order
+        return 0
+
+    cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1:
+        """Open a frame at ``i`` (below frames already open) for an element the tree builder
+        inserted there; it was not matched and leaves nothing pending for its descendants."""
+        cdef Frame f
+        if i < 1 or i > self.n_frames:
+            return 0
+        self.n_frames += 1
+        if not self.program.needs_frames:
+            return 0
+        f = Frame()
+        f.name_hash = name_hash
+        f.ns = ns
+        self.frames.insert(i, f)
+        return 0
+
+    cdef int push_unknown(self) except -1:
+        """Open a frame for an element that is not known (beyond the simulator's max_depth):
+        its children have no pending states and no position (:nth-* do not match them)."""
+        cdef Frame f
+        self.pending_desc = None
+        self.pending_child = None
+        self.push(EMPTY_HASH, 0)
+        if self.program.needs_frames:
+            f = <Frame>self.frames[self.n_frames - 1]
+            f.child_count = -(1 << 60)
+        return 0
+
+    cdef object sibling_state(self, Py_ssize_t i):
+        """What open frame ``i`` keeps for its next children (the states their earlier
+        siblings left), for match_uncounted(); None without frames."""
+        cdef Frame f
+        if not self.program.needs_frames or i < 0 or i >= self.n_frames:
+            return None
+        f = <Frame>self.frames[i]
+        return (f.adj, None if f.gen is None else list(f.gen))
+
+    cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
+                              int ns, Py_ssize_t parent, object siblings):
+        """match() for a start tag that creates no element of its own (a second <body> merged
+        into the open one): the rules it matches as the open element's twin, i.e. as a child
+        of the open frame ``parent`` (its ancestors only) at the position of that element (the
+        last child), with the sibling states ``siblings`` (from sibling_state() just before
+        that element was matched; None: no earlier sibling), leaving every frame's state as it
+        was."""
+        cdef Frame p
+        cdef list matched
+        cdef Py_ssize_t n_frames = self.n_frames, k = 0, j
+        cdef list desc_frames = self.desc_frames
+        if parent < 0 or parent >= n_frames:
+            parent = n_frames - 1
+        if not self.program.needs_frames:
+            self.n_frames = parent + 1      # (for :root)
+            try:
+                return self.match(lx, tag, name_hash, name, ns)
+            finally:
+                self.n_frames = n_frames
+        p = <Frame>self.frames[parent]
+        child_count = p.child_count
+        type_counts = None if p.type_counts is None else dict(p.type_counts)
+        of_counts = None if p.of_counts is None else dict(p.of_counts)
+        adj = p.adj
+        gen = None if p.gen is None else list(p.gen)
+        if parent < n_frames - 1:
+            # the twin's own element counts as its position: it is the last child of parent
+            p.child_count -= 1
+            key = name_hash if name_hash != INVALID_HASH else name
+            if p.type_counts is not None and p.type_counts.get(key, 0) > 0:
+                p.type_counts[key] -= 1
+            # the sibling states there are those the element itself left: not for its twin
+            p.adj = None
+            p.gen = None
+            if siblings is not None:
+                p.adj = siblings[0]
+                p.gen = None if siblings[1] is None else list(siblings[1])
+            # only the ancestors' descendant states (desc_frames is in stack order)
+            for j in range(parent + 1):
+                if (<Frame>self.frames[j]).desc is not None:
+                    k += 1
+            self.desc_frames = desc_frames[:k]
+            self.n_frames = parent + 1
+        try:
+            matched = self.match(lx, tag, name_hash, name, ns)
+        finally:
+            self.n_frames = n_frames
+            self.desc_frames = desc_frames
+            p.child_count = child_count
+            p.type_counts = type_counts
+            p.of_counts = of_counts
+            p.adj = adj
+            p.gen = gen
+            self.pending_desc = None
+            self.pending_child = None
+        return matched
 
 
 cdef list _EMPTY = []

@@ -10,7 +10,7 @@ written from its recorded mutations instead, and content an element removal cove
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
 
 from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
 from htmlstream._engine.matcher cimport Matcher, Program
@@ -18,6 +18,7 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
 cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
 cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
+cdef uint64_t HEAD_HASH = hash_bytes(<const unsigned char*>b"head", 4)
 cdef uint64_t IMAGE_HASH = hash_bytes(<const unsigned char*>b"image", 5)
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
@@ -102,6 +103,17 @@ cdef class RewriteSink(TokenSink):
     cdef list active_comments
     cdef bint in_handler
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
+    cdef uint64_t id_mark               # the simulator's last element id when last synchronised
+    cdef object head_frame              # the matcher frame of <head> once it is closed
+    cdef object before_body             # <html>'s sibling states before its 2nd child
+    cdef dict ghosts                    # depth -> matcher frames kept below that element for
+                                        # closed ancestors (</form> with elements open in it)
+    cdef Py_ssize_t n_ghosts            # how many such frames there are
+    cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
+                                        # the next element is open on top (see sync_overflow)
+    cdef bint follow_text               # sync at text while the simulator reacts to text
+    cdef bint in_text_sync
+    cdef Py_ssize_t close_at            # where elements closed with no tag end
 
     def __cinit__(self):
         self.out = NULL
@@ -123,6 +135,17 @@ cdef class RewriteSink(TokenSink):
         self.active_text = list(rules.doc_text)
         self.active_comments = list(rules.doc_comments)
         self.in_handler = False
+        self.id_mark = 0
+        self.head_frame = None
+        self.before_body = None
+        self.ghosts = {}
+        self.n_ghosts = 0
+        self.overflow_open = False
+        self.in_text_sync = False
+        self.close_at = 0
+        # Element handlers leave work for elements' ends, which text can close (<head>): the
+        # sink then follows the text too, as long as the simulator reacts to it.
+        self.follow_text = rules.any_element and not rules.any_text
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
@@ -137,7 +160,7 @@ cdef class RewriteSink(TokenSink):
         """Connect the lexer and simulator this sink works with."""
         self.lx = lx
         self.sim = sim
-        lx.want_text = self.rules.any_text
+        lx.want_text = self.rules.any_text or (self.follow_text and sim.wants_text)
 
     def __dealloc__(self):
         if self.out != NULL:
@@ -222,8 +245,12 @@ cdef class RewriteSink(TokenSink):
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                      Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
                      bint last) except -1:
-        cdef list handlers = self.active_text
+        cdef list handlers
         cdef TextChunk chunk
+        if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
+            return self.text_with_stack_change(lx, start, end, content_start, content_end,
+                                               text_type, last)
+        handlers = self.active_text
         if not handlers or self.removing_depth >= 0:
             return 0
         chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
@@ -311,52 +338,345 @@ cdef class RewriteSink(TokenSink):
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         self.sync_stack(tag)
+        if self.follow_text:
+            lx.want_text = self.sim.wants_text
+        return 0
+
+    # ------------------------------------------------------------------ the open elements
+
+    cdef bint text_changed_stack(self) noexcept:
+        """Whether the text the simulator just read changed the stack (an implied <html>,
+        <head> or <body>, <head> closed, formatting elements re-opened)."""
+        cdef TreeBuilderSimulator sim = self.sim
+        return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
+
+    cdef int text_with_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                                    Py_ssize_t content_start, Py_ssize_t content_end,
+                                    int text_type, bint last) except -1:
+        """Text changed the stack at ``sim.text_change_at``: the text before that point
+        belongs to the elements as they were, the rest to the elements as they are now."""
+        cdef Py_ssize_t at = self.sim.text_change_at
+        if at < content_start:
+            at = content_start
+        if at > content_end:
+            at = content_end
+        self.in_text_sync = True
+        try:
+            if at > content_start:
+                self.on_text(lx, start, at, content_start, at, text_type, False)
+                start = at
+            self.close_at = at
+            self.sync_stack(NULL)
+            self.sim.changes_seen()
+            self.on_text(lx, start, end, at, content_end, text_type, last)
+        finally:
+            self.in_text_sync = False
+        if self.follow_text:
+            lx.want_text = self.sim.wants_text
         return 0
 
     cdef int sync_stack(self, TagRec* tag) except -1:
         """Replay what the simulator did to the open-element stack for this tag (or, with no
-        tag, at the end of input): close the elements it popped, open the ones it pushed."""
+        tag, at ``close_at``: a text, the end of input): close the elements it popped, open the
+        ones it pushed, match the ones it created and closed at once.  Elements that stay
+        open above a changed one stay as they are (sync_middle)."""
         cdef TreeBuilderSimulator sim = self.sim
         cdef Py_ssize_t k = sim.changed_from
         cdef Py_ssize_t n_new = sim.depth
-        cdef Py_ssize_t j, explicit = -1
+        cdef Py_ssize_t j, t = 0
+        cdef uint64_t explicit_id = 0
         cdef OpenElement_* e
         cdef bint handled = tag == NULL or tag.is_end
+        cdef bint middle = False, slow
+        cdef uint64_t mark = self.id_mark
+        if self.overflow_open:
+            if sim.overflow > 0 and tag != NULL:
+                return self.sync_overflow(tag)
+            self.overflow_open = False
+            self.matcher.pop()
         if k > self.depth:
             k = self.depth
         if k > n_new:
             k = n_new
         while k < self.depth and k < n_new and self.mirror[k] == sim.stack[k].id:
             k += 1
+        if k < self.depth:
+            # (only an element closed here can have an element that stays open above it)
+            for j in range(k, n_new):
+                if sim.stack[j].id <= mark:
+                    middle = True   # an element that was open stays open above changed ones
+                    break
+        self.id_mark = sim.next_id
         if tag != NULL and tag.is_end and self.depth == k and self.states and (
                 tag.name_hash == BODY_HASH or tag.name_hash == HTML_HASH):
             self.end_body_or_html(tag)
-        if self.depth > k:
-            if tag != NULL and tag.is_end:
-                # The end tag itself belongs to the outermost popped element of its name.
-                for j in range(k, self.depth):
-                    if self.mirror_names[j] == tag.name_hash:
-                        explicit = j
-                        break
-            while self.depth > k:
-                self.close_element(tag, self.depth - 1 == explicit)
+        if tag != NULL and tag.is_end and self.depth > k:
+            # The end tag itself belongs to the outermost ended element of its name.
+            for j in range(k, self.depth):
+                if self.mirror_names[j] == tag.name_hash and not (
+                        middle and self.stays(self.mirror[j], k)):
+                    explicit_id = self.mirror[j]
+                    break
+        if middle:
+            k = self.sync_middle(tag, k, explicit_id, mark)
+        while self.depth > k:
+            self.close_element(tag, self.mirror[self.depth - 1] == explicit_id)
+        slow = k <= 1 or sim.n_transients > 0
         for j in range(k, n_new):
+            if slow:
+                if sim.n_transients:
+                    t = self.match_transients(t, j)
+                if j == 1 and self.matcher is not None:
+                    # for a <body> tag merged into this element later
+                    self.before_body = self.matcher.sibling_state(1)
             e = &sim.stack[j]
-            self.mirror_push(e.id, e.name)
             if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
-                self.start_element(tag, e.ns, True, j)
                 handled = True
-            elif self.matcher is not None:
-                self.matcher.match(self.lx, NULL, e.name, None, e.ns)
-                self.matcher.push(e.name, e.ns)
+                self.mirror_push(e.id, e.name)
+                if sim.last_in_head:
+                    self.start_in_head(tag, e.ns, True, j)
+                else:
+                    self.start_element(tag, e.ns, True, j, False)
+            else:
+                self.mirror_push(e.id, e.name)
+                if self.matcher is not None:
+                    self.matcher.match(self.lx, NULL, e.name, None, e.ns)
+                    self.matcher.push(e.name, e.ns)
+        if sim.n_transients:
+            self.match_transients(t, n_new)
+            sim.changes_seen()
         if not handled and (sim.last_inserted or tag.name_hash == BODY_HASH
                             or tag.name_hash == HTML_HASH):
             # (a start tag the tree builder ignores is no element: it does not count as a
-            # sibling and gets no handlers; <html> and <body> merged into the open ones do)
-            self.start_element(tag, sim.last_namespace, False, n_new)
+            # sibling and gets no handlers; <html> and <body> merged into the open ones get
+            # the handlers they match, but do not count as siblings either)
+            if sim.overflow > 0 and sim.last_inserted and self.matcher is not None:
+                # the first element beyond max_depth: matched as a child of the deepest
+                # recorded one (no end-tag work, as for all elements beyond the bound)
+                self.start_element(tag, sim.last_namespace, False, n_new, False)
+                if sim.last_pushed:
+                    self.matcher.push(tag.name_hash, sim.last_namespace)
+                    self.overflow_open = True
+            elif sim.last_in_head:
+                self.start_in_head(tag, sim.last_namespace, False, n_new)
+            else:
+                self.start_element(tag, sim.last_namespace, False, n_new, not sim.last_inserted)
         return 0
 
-    cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
+    cdef int sync_overflow(self, TagRec* tag) except -1:
+        """A tag beyond max_depth, where the simulator only counts elements.  The matcher keeps
+        one frame there: the element the last start tag opened, whose child the next element
+        is when the simulator is sure of it (``overflow_parent_known``), else a parent that is
+        not known (no child, sibling or :nth-* selector matches its children).  Ancestors beyond the bound other than that one are
+        forgotten: they match nothing, so nothing is matched through a wrong parent."""
+        cdef TreeBuilderSimulator sim = self.sim
+        if tag.is_end:
+            self.matcher.pop()
+            self.matcher.push_unknown()
+            return 0
+        if not sim.overflow_parent_known:
+            self.matcher.pop()
+            self.matcher.push_unknown()
+        self.start_element(tag, sim.last_namespace, False, self.depth, False)
+        if sim.last_pushed:
+            self.matcher.push(tag.name_hash, sim.last_namespace)
+            self.matcher.detach_frame(self.matcher.n_frames - 2)
+        return 0
+
+    cdef Py_ssize_t merged_parent(self, uint64_t name_hash) except -2:
+        """The matcher frame of the parent of the open element a merged <html> or <body> start
+        tag merges into (-1: none is open, the tag is matched where it stands)."""
+        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
+            return 0
+        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
+            return self.frame_index(0)
+        return -1
+
+    cdef Py_ssize_t match_transients(self, Py_ssize_t t, Py_ssize_t upto) except -1:
+        """Match the simulator's transient elements from ``t`` on that sat at stack index
+        ``upto`` or below (children of the entry below them): they count as siblings, but have
+        no tag of their own, so no handler runs for them.  Returns the next one."""
+        cdef TreeBuilderSimulator sim = self.sim
+        while t < sim.n_transients and sim.transients[t].pos <= upto:
+            if self.matcher is not None:
+                self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
+                                   sim.transients[t].ns)
+                if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                    # kept for what the "after head" rule puts into it later
+                    self.matcher.push(HEAD_HASH, 0)
+                    self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
+            t += 1
+        return t
+
+    cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
+        """The tag's element goes into <head> after </head> (the "after head" rule): match it
+        as the next child of the head element, whose frame is re-opened around it."""
+        if self.matcher is None or self.head_frame is None:
+            return self.start_element(tag, ns, pushed, depth, False)
+        cdef Py_ssize_t at = self.frame_index(depth - 1) + 1
+        self.matcher.attach_frame(self.head_frame)
+        self.start_element(tag, ns, pushed, depth, False)
+        self.head_frame = self.matcher.detach_frame(at)
+        return 0
+
+    cdef bint stays(self, uint64_t id, Py_ssize_t k) noexcept:
+        """Whether the element ``id`` is (still) in the simulator's stack above index k."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t j
+        for j in range(k, sim.depth):
+            if sim.stack[j].id == id:
+                return True
+        return False
+
+    cdef Py_ssize_t sync_middle(self, TagRec* tag, Py_ssize_t k, uint64_t explicit_id,
+                                uint64_t mark) except -1:
+        """The tree builder changed the stack below elements that stay open (``</form>`` while
+        elements inside the form are open; the adoption agency removing a formatting element
+        and the nodes it skips below a furthest block, or replacing them with clones): replay
+        the changes from index k up to the last element that stays, keeping that one and the
+        others that stay as they are (Element state, matcher frame and sibling state).
+        Elements end innermost first, as at any tag.  Returns the index from which the rest is
+        replayed as pushes."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t last = -1, j, q, r, i, p, bound
+        cdef OpenElement_* e
+        for j in range(k, sim.depth):
+            if sim.stack[j].id <= mark:
+                last = j
+        # The plan.  Old entries (mirror[k:]): 1 stays, 2 is replaced in place by a clone made
+        # from it (which keeps its matcher frame), 0 ends.  New entries (stack[k:last + 1]):
+        # the old entry they continue, or -1 for a new element to insert.
+        actions = [0] * (self.depth - k)
+        sources = [-1] * (last + 1 - k)
+        p = k
+        for j in range(k, last + 1):
+            q = self.mirror_index(sim.stack[j].id, p)
+            if q >= 0:
+                actions[q - k] = 1
+                sources[j - k] = q
+                p = q + 1
+                continue
+            # a clone below an element that stays: it replaces the element of its name it was
+            # made from, if one ends between here and the next element that stays
+            e = &sim.stack[j]
+            bound = self.depth
+            for i in range(j + 1, last + 1):
+                r = self.mirror_index(sim.stack[i].id, p)
+                if r >= 0:
+                    bound = r
+                    break
+            for i in range(p, bound):
+                if self.mirror_names[i] == e.name and not self.stays(self.mirror[i], k):
+                    actions[i - k] = 2
+                    sources[j - k] = i
+                    p = i + 1
+                    break
+        # Ends, innermost first.
+        i = self.depth - 1
+        while i >= k:
+            if actions[i - k] == 0:
+                self.remove_element(i, tag, self.mirror[i] == explicit_id)
+            elif actions[i - k] == 2:
+                self.end_in_place(i, tag, self.mirror[i] == explicit_id)
+            i -= 1
+        # What is left are the entries that continue, in order: insert the new ones.
+        for j in range(k, last + 1):
+            if sources[j - k] < 0:
+                self.insert_element(j, &sim.stack[j])
+            else:
+                self.mirror[j] = sim.stack[j].id
+        return last + 1
+
+    cdef Py_ssize_t mirror_index(self, uint64_t id, Py_ssize_t p) noexcept:
+        cdef Py_ssize_t i
+        for i in range(p, self.depth):
+            if self.mirror[i] == id:
+                return i
+        return -1
+
+    cdef Py_ssize_t frame_index(self, Py_ssize_t i) except -1:
+        """The matcher frame of the element at index i (0: the document, with i = -1)."""
+        cdef Py_ssize_t f = i + 1
+        if self.ghosts:
+            for d, n in self.ghosts.items():
+                if d <= i:
+                    f += n
+        return f
+
+    cdef bint kept_ancestor(self, uint64_t id) noexcept:
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t j
+        for j in range(sim.n_kept_ancestors):
+            if sim.kept_ancestors[j] == id:
+                return True
+        return False
+
+    cdef int shift_states(self, Py_ssize_t i, Py_ssize_t by) except -1:
+        """Element states (and the content removal, the ghost frames) at index i and above
+        move by ``by``."""
+        if self.removing_depth >= i:
+            self.removing_depth += by
+        if self.states:
+            self.states = {(d + by if d >= i else d): st for d, st in self.states.items()}
+        if self.ghosts:
+            self.ghosts = {(d + by if d >= i else d): n for d, n in self.ghosts.items()}
+        return 0
+
+    cdef int remove_element(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
+        """The element at index i ends here; the ones above it stay open.  If it stays their
+        ancestor in the tree (``</form>``), its matcher frame stays too, as a ghost below the
+        element above it, until that one closes."""
+        cdef OpenElement state = None
+        cdef bint kept = i + 1 < self.depth and self.kept_ancestor(self.mirror[i])
+        cdef Py_ssize_t n_ghosts = 0, f, g
+        if self.ghosts:
+            n_ghosts = self.ghosts.pop(i, 0)
+        if self.matcher is not None and not kept:
+            f = self.frame_index(i)     # its own ghosts (popped above) are not counted
+            for g in range(n_ghosts + 1):
+                self.matcher.detach_frame(f)    # its ghosts, then its own frame
+            self.n_ghosts -= n_ghosts
+        memmove(&self.mirror[i], &self.mirror[i + 1], (self.depth - i - 1) * sizeof(uint64_t))
+        memmove(&self.mirror_names[i], &self.mirror_names[i + 1],
+                (self.depth - i - 1) * sizeof(uint64_t))
+        self.depth -= 1
+        if self.states:
+            state = self.states.pop(i, None)
+        if state is not None:
+            self.finish_element(state, i, tag, explicit)
+        self.shift_states(i + 1, -1)
+        if kept and self.matcher is not None:
+            self.ghosts[i] = self.ghosts.get(i, 0) + n_ghosts + 1
+            self.n_ghosts += 1
+        return 0
+
+    cdef int end_in_place(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
+        """The element at index i ends here, and a clone of it takes its place."""
+        cdef OpenElement state = None
+        if self.states:
+            state = self.states.pop(i, None)
+        if state is not None:
+            self.finish_element(state, i, tag, explicit)
+        return 0
+
+    cdef int insert_element(self, Py_ssize_t i, OpenElement_* e) except -1:
+        """An element the tree builder inserted at index i, below elements that stay open."""
+        cdef Py_ssize_t f = self.frame_index(i - 1) + 1
+        self.mirror_push(0, 0)
+        memmove(&self.mirror[i + 1], &self.mirror[i], (self.depth - 1 - i) * sizeof(uint64_t))
+        memmove(&self.mirror_names[i + 1], &self.mirror_names[i],
+                (self.depth - 1 - i) * sizeof(uint64_t))
+        self.mirror[i] = e.id
+        self.mirror_names[i] = e.name
+        self.shift_states(i, 1)
+        if self.matcher is not None:
+            self.matcher.insert_frame(f, e.name, e.ns)
+        return 0
+
+    cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
+                           bint merged) except -1:
+        """Match the tag's element and run its handlers (``merged``: a start tag merged into
+        the open element of its name, which does not count as a sibling)."""
         cdef list matched = None
         cdef bytes name = None
         cdef OpenElement state = None
@@ -367,7 +687,12 @@ cdef class RewriteSink(TokenSink):
                 name = self.input_slice(tag.name_start, tag.name_end).lower()
             elif name_hash == IMAGE_HASH and ns == 0:
                 name_hash = IMG_HASH            # the tree builder makes <image> an <img>
-            matched = self.matcher.match(self.lx, tag, name_hash, name, ns)
+            if merged:
+                matched = self.matcher.match_uncounted(
+                    self.lx, tag, name_hash, name, ns, self.merged_parent(name_hash),
+                    self.before_body if name_hash == BODY_HASH else None)
+            else:
+                matched = self.matcher.match(self.lx, tag, name_hash, name, ns)
             if pushed:
                 self.matcher.push(name_hash, ns)
         if matched is not None and self.removing_depth < 0:
@@ -458,7 +783,15 @@ cdef class RewriteSink(TokenSink):
         cdef Py_ssize_t depth = self.depth - 1
         self.depth = depth
         if self.matcher is not None:
-            self.matcher.pop()
+            if depth == 1 and self.mirror_names[1] == HEAD_HASH:
+                # kept: what the "after head" rule puts back into <head> continues its children
+                self.head_frame = self.matcher.detach_frame(2)
+            else:
+                self.matcher.pop()
+            if self.n_ghosts:
+                for _ in range(<Py_ssize_t>self.ghosts.pop(depth, 0)):
+                    self.matcher.pop()      # closed ancestors with no open element left
+                    self.n_ghosts -= 1
         if not self.states:
             return 0
         state = self.states.pop(depth, None)
@@ -491,7 +824,7 @@ cdef class RewriteSink(TokenSink):
         """Write an ended element's end-tag work where it ends."""
         cdef Element el
         cdef EndTag end_tag
-        cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
+        cdef Py_ssize_t at = tag.start if tag != NULL else self.close_at
         if state.scoped_rules is not None:
             for r in state.scoped_rules:
                 self.active_counts[r] -= 1
@@ -549,6 +882,7 @@ cdef class RewriteSink(TokenSink):
 
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
+        self.close_at = self.lx.stream_len
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)

@@ -37,6 +37,12 @@ cdef struct OpenElement:
     uint8_t flags           # ElementFlag bits
 
 
+cdef struct Transient:
+    uint64_t name           # taghash of the lower-cased local name
+    Py_ssize_t pos          # the stack index it had: its parent is the entry below it
+    uint8_t ns              # Namespace
+
+
 cdef struct FormattingEntry:
     uint64_t id             # the element's id; 0 for a marker
     uint64_t attrs_hash     # for the "Noah's Ark" clause (raw attribute bytes, order-independent)
@@ -59,6 +65,24 @@ cdef class TreeBuilderSimulator(Feedback):
     # the last tag and by the last tag itself (entries below it are the same elements as then).
     cdef readonly Py_ssize_t changed_from
     cdef bint changed_reset       # changed_from starts afresh at the next event
+    cdef uint64_t event_id_mark   # next_id when changed_from last started afresh
+    # Elements created and closed again since changed_from last started afresh, which the stack
+    # never shows (the implied <head> before <body>, the <p> of a stray </p>, the <br> of
+    # </br>), in the order they were created; beyond 4 they are not recorded.
+    cdef Transient transients[4]
+    cdef readonly Py_ssize_t n_transients
+    # Ids of elements removed from the middle of the stack since changed_from last started
+    # afresh that stay ancestors of the elements above them in the tree (</form>, an <a> that
+    # a new <a> takes off the stack), unlike those the adoption agency moves elements out of.
+    cdef uint64_t kept_ancestors[4]
+    cdef readonly Py_ssize_t n_kept_ancestors
+    # Beyond max_depth: the element the last start tag opened there (tid and namespace; tid -1
+    # after an end tag), and whether the last start tag's element is certainly its child.
+    cdef int overflow_last_tid
+    cdef int overflow_last_ns
+    cdef readonly bint overflow_parent_known
+    # Stream offset of the character at which the last text changed the stack.
+    cdef readonly Py_ssize_t text_change_at
 
     # --- the list of active formatting elements ---
     cdef FormattingEntry* afe
@@ -82,6 +106,8 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef readonly bint last_pushed          # whether that element was pushed (has content)
     cdef readonly bint last_inserted        # whether it became an element at all (a start tag
                                             # the tree builder ignores or merges does not)
+    cdef readonly bint last_in_head         # it was inserted into the <head> element, which is
+                                            # not open ("after head": <meta>, <script>...)
 
     # --- the tag being handled ---
     cdef TagRec* t_tag
@@ -97,3 +123,5 @@ cdef class TreeBuilderSimulator(Feedback):
 
     cdef dict long_names          # xname -> name, for open_elements() (bounded)
     cdef uint64_t long_seen[64]   # xnames already in long_names (a cache)
+
+    cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

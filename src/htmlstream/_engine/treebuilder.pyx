@@ -506,10 +506,39 @@ cdef inline void lower_changed(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
         s.changed_from = i
 
 
+cdef inline void begin_changes(TreeBuilderSimulator s) noexcept:
+    """changed_from (and the transient elements) start afresh for a new event."""
+    s.changed_from = s.depth
+    s.n_transients = 0
+    s.n_kept_ancestors = 0
+    s.event_id_mark = s.next_id
+
+
+cdef void add_transient(TreeBuilderSimulator s, uint64_t name, uint8_t ns,
+                        Py_ssize_t pos) noexcept:
+    """Note an element created and closed again within the current event."""
+    if s.overflow > 0 or s.n_transients >= 4:
+        return
+    s.transients[s.n_transients].name = name
+    s.transients[s.n_transients].ns = ns
+    s.transients[s.n_transients].pos = pos
+    s.n_transients += 1
+
+
+cdef void pop_head(TreeBuilderSimulator s) noexcept:
+    """Pop the current node (the head element); note it when it was implied by this event."""
+    cdef OpenElement* e = top(s)
+    if e != NULL and e.id > s.event_id_mark:
+        add_transient(s, e.name, e.ns, s.depth - 1)
+    pop(s)
+
+
 cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
     """Push ``e`` (its id already set); beyond max_depth it is only counted."""
     if s.overflow > 0 or s.depth >= s.max_depth:
         s.overflow += 1
+        s.overflow_last_tid = e.tid
+        s.overflow_last_ns = e.ns
         return
     s.stack[s.depth] = e[0]
     lower_changed(s, s.depth)
@@ -544,6 +573,16 @@ cdef void remove_at(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
     memmove(&s.stack[i], &s.stack[i + 1], (s.depth - i - 1) * sizeof(OpenElement))
     s.depth -= 1
     lower_changed(s, i)
+
+
+cdef void remove_keeping_tree(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
+    """remove_at() for an element that stays the parent of the one above it in the tree."""
+    if i < 0 or i >= s.depth:
+        return
+    if s.n_kept_ancestors < 4:
+        s.kept_ancestors[s.n_kept_ancestors] = s.stack[i].id
+        s.n_kept_ancestors += 1
+    remove_at(s, i)
 
 
 cdef void insert_at(TreeBuilderSimulator s, Py_ssize_t i, OpenElement* e) noexcept:
@@ -1107,7 +1146,7 @@ cdef int head_start(TreeBuilderSimulator s) except -1:
         return DONE
     if tid == T_HEAD:
         return DONE
-    pop(s)
+    pop_head(s)
     s.mode = M_AFTER_HEAD
     return REPROCESS
 
@@ -1116,11 +1155,11 @@ cdef int head_end(TreeBuilderSimulator s) except -1:
     cdef int tid = s.t_tid
     cdef Py_ssize_t i
     if tid == T_HEAD:
-        pop(s)
+        pop_head(s)
         s.mode = M_AFTER_HEAD
         return DONE
     if tid == T_BODY or tid == T_HTML or tid == T_BR:
-        pop(s)
+        pop_head(s)
         s.mode = M_AFTER_HEAD
         return REPROCESS
     if tid == T_TEMPLATE:
@@ -1230,7 +1269,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
                 a_id = s.afe[i].id
                 adoption_agency(s, T_A)
                 afe_remove_at(s, afe_index_of_id(s, a_id))
-                remove_at(s, index_of_id(s, a_id))
+                remove_keeping_tree(s, index_of_id(s, a_id))
                 break
             i -= 1
         reconstruct(s)
@@ -1400,7 +1439,7 @@ cdef int body_end(TreeBuilderSimulator s) except -1:
             if i < 0 or not node_in_scope(s, i):
                 return DONE
             gen_implied(s, -1, False)
-            remove_at(s, index_of_id(s, fid))
+            remove_keeping_tree(s, index_of_id(s, fid))
         else:
             i = find_in_scope(s, T_FORM, SC_DEFAULT)
             if i >= 0:
@@ -1410,6 +1449,9 @@ cdef int body_end(TreeBuilderSimulator s) except -1:
         i = find_in_scope(s, T_P, SC_BUTTON)
         if i >= 0:
             truncate(s, i)
+        else:
+            # an empty <p> is inserted and closed at once
+            add_transient(s, TAG_HASH[<int>T_P], NS_HTML, s.depth)
         return DONE
     elif tid == T_LI:
         i = find_in_scope(s, T_LI, SC_LIST)
@@ -1443,6 +1485,7 @@ cdef int body_end(TreeBuilderSimulator s) except -1:
         # Treated as <br> without attributes.
         reconstruct(s)
         s.frameset_ok = False
+        add_transient(s, TAG_HASH[<int>T_BR], NS_HTML, s.depth)
         return DONE
     return any_other_end(s)
 
@@ -1843,6 +1886,7 @@ cdef int after_head_start(TreeBuilderSimulator s) except -1:
         push_entry(s, &head)
         r = head_start(s)
         remove_at(s, index_of_id(s, head.id))
+        s.last_in_head = s.last_inserted
         return r
     if tid == T_HEAD:
         return DONE
@@ -2051,6 +2095,34 @@ cdef int check_ambiguity(TreeBuilderSimulator s) except -1:
 
 # ---------------------------------------------------------------------------------- the simulator
 
+cdef bint overflow_child_certain(TreeBuilderSimulator s) except -1:
+    """Beyond max_depth, where no tree-construction rule is applied: whether the current start
+    tag's element is certainly a child of the element the previous start tag opened there,
+    i.e. the tree builder would neither have closed that one first nor put this one elsewhere
+    (or dropped it)."""
+    cdef int p = s.overflow_last_tid
+    cdef int tid = s.t_tid
+    cdef uint32_t f
+    if p < 0:
+        return False
+    if s.overflow_last_ns != NS_HTML:
+        return not breaks_out(s)
+    f = TAG_FLAGS[p]
+    if f & (F_IMPLIED_END | F_THOROUGH_END | F_HEADING | F_VOID):
+        return False
+    if p == T_A or p == T_NOBR or p == T_BUTTON or p == T_SELECT or p == T_TABLE \
+            or p == T_FORM or p == T_HTML or p == T_HEAD or p == T_BODY or p == T_FRAMESET \
+            or p == T_TEMPLATE or p == T_SCRIPT or p == T_STYLE or p == T_TITLE \
+            or p == T_TEXTAREA or p == T_PLAINTEXT or p == T_XMP or p == T_IFRAME \
+            or p == T_NOEMBED or p == T_NOFRAMES or p == T_NOSCRIPT:
+        return False
+    f = TAG_FLAGS[tid]
+    if f & F_THOROUGH_END:
+        return False        # table parts: ignored outside a table
+    return not (tid == T_HTML or tid == T_HEAD or tid == T_BODY or tid == T_FRAME
+                or tid == T_FRAMESET or tid == T_COL or tid == T_FORM)
+
+
 cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     """Beyond max_depth: count elements, switch text states for HTML text-content tags."""
     cdef int tid = s.t_tid
@@ -2059,7 +2131,9 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     if s.t_tag.is_end:
         if s.overflow > 0:
             s.overflow -= 1
+        s.overflow_last_tid = -1
         return 0
+    s.overflow_parent_known = overflow_child_certain(s)
     if s.depth > 0:
         e = &s.stack[s.depth - 1]
         if e.ns != NS_HTML and not (e.flags & (E_HTML_IP | E_MATHML_TEXT_IP)):
@@ -2071,6 +2145,8 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
         if not s.t_self_closing:
             s.overflow += 1
             s.last_pushed = True
+            s.overflow_last_tid = tid
+            s.overflow_last_ns = ns
         return 0
     if tid == T_TITLE or tid == T_TEXTAREA:
         s.pending_text_type = RCDATA
@@ -2085,6 +2161,8 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
         return 0
     s.overflow += 1
     s.last_pushed = True
+    s.overflow_last_tid = tid
+    s.overflow_last_ns = NS_HTML
     return 0
 
 
@@ -2133,6 +2211,14 @@ cdef class TreeBuilderSimulator(Feedback):
         self.next_id = 0
         self.changed_from = 0
         self.changed_reset = False
+        self.event_id_mark = 0
+        self.n_transients = 0
+        self.n_kept_ancestors = 0
+        self.overflow_last_tid = -1
+        self.overflow_last_ns = NS_HTML
+        self.overflow_parent_known = False
+        self.text_change_at = 0
+        self.last_in_head = False
         self.afe_len = 0
         self.afe_pending = False
         self.mode = M_INITIAL
@@ -2181,7 +2267,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.t_tid = tid
         self.pending_text_type = -1
         if self.changed_reset:
-            self.changed_from = self.depth
+            begin_changes(self)
         if self.overflow > 0:
             overflow_tag(self)
         elif tag.is_end:
@@ -2198,6 +2284,7 @@ cdef class TreeBuilderSimulator(Feedback):
             self.last_namespace = NS_HTML
             self.last_pushed = False
             self.last_inserted = False
+            self.last_in_head = False
             if uses_html_rules_for_start(self):
                 if self.strict:
                     check_ambiguity(self)
@@ -2231,8 +2318,9 @@ cdef class TreeBuilderSimulator(Feedback):
         cdef Py_ssize_t n, i
         cdef bint non_ws = False, non_nul = False, amp = False
         cdef unsigned char c
-        cdef int m
+        cdef int m, m0
         cdef OpenElement* e
+        cdef Py_ssize_t first_char = -1, first_non_ws = -1, depth, changed, n_transients
         if text_type != DATA and text_type != CDATA_SECTION:
             return 0
         if self.overflow > 0 or content_end <= content_start:
@@ -2247,9 +2335,12 @@ cdef class TreeBuilderSimulator(Feedback):
             c = p[i]
             if c == 0:
                 continue
+            if not non_nul:
+                first_char = i
             non_nul = True
             if is_ws(c):
                 continue
+            first_non_ws = i
             if c == b'&' and text_type == DATA:
                 amp = True      # a character reference may stand for white space: decode
                 break
@@ -2260,8 +2351,12 @@ cdef class TreeBuilderSimulator(Feedback):
         if amp:
             non_ws = _decoded_has_non_ws(PyBytes_FromStringAndSize(<const char*>p, n))
         if self.changed_reset:
-            self.changed_from = self.depth
+            begin_changes(self)
             self.changed_reset = False
+        depth = self.depth
+        changed = self.changed_from
+        n_transients = self.n_transients
+        m0 = self.mode
         while True:
             if not uses_html_rules_for_text(self):
                 if non_ws:
@@ -2295,7 +2390,10 @@ cdef class TreeBuilderSimulator(Feedback):
             if m == M_IN_HEAD or m == M_IN_HEAD_NOSCRIPT:
                 if not non_ws:
                     break
-                pop(self)
+                if m == M_IN_HEAD:
+                    pop_head(self)
+                else:
+                    pop(self)
                 self.mode = M_AFTER_HEAD if m == M_IN_HEAD else M_IN_HEAD
                 continue
             if m == M_AFTER_HEAD:
@@ -2329,6 +2427,15 @@ cdef class TreeBuilderSimulator(Feedback):
                 body_text(self, False)
                 break
             break       # text mode, in frameset, after frameset
+        if self.depth != depth or self.changed_from < changed or \
+                self.n_transients != n_transients:
+            # Where the text changed the stack: before the head and in a column group at the
+            # first non-white-space character (white space before it is inserted where it is),
+            # elsewhere (re-opened formatting elements) at the first character.
+            i = first_non_ws if m0 <= M_AFTER_HEAD or m0 == M_IN_COLUMN_GROUP else first_char
+            if i < 0:
+                i = first_char
+            self.text_change_at = content_end - n + i
         e = top(self)
         if e != NULL:
             lx.cdata_allowed = e.ns != NS_HTML
@@ -2349,6 +2456,13 @@ cdef class TreeBuilderSimulator(Feedback):
 
     cdef int on_eof(self, Lexer lx) except -1:
         return 0
+
+    cdef void changes_seen(self) noexcept:
+        """The consumer has replayed the stack changes so far (changed_from, the transient
+        elements): they are not reported again, and the next event starts afresh."""
+        self.changed_reset = True
+        self.n_transients = 0
+        self.n_kept_ancestors = 0
 
     # ------------------------------------------------------------------ Python surface
 
