@@ -66,6 +66,38 @@ def _meta_charset(element: Element) -> None:
         stream._on_meta(element)
 
 
+def _attribute_tags(selectors: list[SelectorList]) -> tuple[str, ...] | None:
+    """The names of the start tags whose attributes the rules may read: those a compound with
+    an id, class or attribute test names, and the subjects of the rules (their handlers get the
+    element).  None when that can be any tag (a compound with such a test, or a subject, has no
+    type selector).  Every other tag's attributes are only scanned past."""
+    names: set[str] = set()
+
+    def walk(selector_list: SelectorList, top: bool) -> bool:
+        for complex_sel in selector_list.selectors:
+            last = len(complex_sel.compounds) - 1
+            for i, compound in enumerate(complex_sel.compounds):
+                for pseudo in compound.pseudos:
+                    arg = getattr(pseudo, "arg", None) or getattr(pseudo, "of", None)
+                    if arg is not None and not walk(arg, False):
+                        return False
+                if compound.ids or compound.classes or compound.attributes or (
+                        top and i == last):
+                    if compound.tag is None:
+                        return False
+                    name = compound.tag.lower()
+                    if name.isascii():          # (other names never hash: always lexed)
+                        names.add(name)
+                    if name == "img":
+                        names.add("image")      # the tree builder makes <image> an <img>
+        return True
+
+    for selector_list in selectors:
+        if not walk(selector_list, True):
+            return None
+    return tuple(sorted(names))
+
+
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
     fn = getattr(obj, name, None)
     return fn if callable(fn) else None
@@ -125,6 +157,10 @@ class Rewriter:
             is ``"utf-8"``; update the ``Content-Type`` header anyway).  ISO-2022-JP input
             needs ``transcode=True``.
     """
+
+    #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
+    #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
+    _scanner = True
 
     def __init__(
         self,
@@ -285,6 +321,7 @@ class Rewriter:
                     list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
                     list(self._doc_end),
                 )
+                compiled.attribute_tags = _attribute_tags(self._selectors)
                 entry = self._compiled[encoding] = (compiled, self._selectors)
             return entry
 
@@ -302,8 +339,11 @@ class Rewriter:
         program = self._program_for(encoding, selectors)
         if program is base.program:
             return base
-        return Rules(program, base.element_handlers, base.text_handlers, base.comment_handlers,
-                     base.doc_text, base.doc_comments, base.doc_doctype, base.doc_end)
+        rules = Rules(program, base.element_handlers, base.text_handlers,
+                      base.comment_handlers, base.doc_text, base.doc_comments, base.doc_doctype,
+                      base.doc_end)
+        rules.attribute_tags = base.attribute_tags
+        return rules
 
     # ------------------------------------------------------------------ running
 
@@ -528,7 +568,7 @@ class RewriterStream:
         self._lexer = Lexer(self._sink, simulator, max_buffer_size=rewriter.max_buffer_size,
                             hold_utf8=self._hold_utf8,
                             max_attributes=rewriter.max_attributes)
-        self._sink.attach(self._lexer, simulator)
+        self._sink.attach(self._lexer, simulator, rewriter._scanner)
         self._held = None
 
     # ------------------------------------------------------------------ the engine

@@ -33,6 +33,8 @@ cdef struct TagRec:
     Py_ssize_t name_end
     uint64_t name_hash          # taghash of the name (INVALID_HASH when it does not fit)
     bint self_closing
+    bint attrs_skipped          # scanned past, not recorded (see Lexer.set_attribute_policy):
+                                # n_attrs is 0 whatever the tag has
     Py_ssize_t n_attrs
     AttrRec* attrs              # owned by the lexer, valid during the call
 
@@ -117,6 +119,17 @@ cdef class Lexer:
     cdef Py_ssize_t last_start_tag_len
     cdef bytes last_start_tag_name  # lower-cased, for names whose hash does not fit
 
+    # --- the tag scanner (two speeds, DESIGN principle 5) ---
+    # While ``lazy_attrs`` is set, the attributes of end tags and of start tags whose name is
+    # not in the policy are scanned past without being recorded (only quotes and ``/>`` are
+    # followed); the tag's boundaries, name and self-closing flag are the same as when lexed.
+    cdef bint lazy_attrs
+    cdef bint attrs_all             # every start tag needs its attributes
+    cdef uint64_t attr_filter       # bit (hash & 63) of every hash in attr_hashes
+    cdef uint64_t* attr_hashes      # name hashes of start tags whose attributes are needed
+    cdef Py_ssize_t attr_hashes_len
+    cdef Py_ssize_t skipped_attrs   # attributes scanned past in the current tag (for the limit)
+
     # comment / doctype being built
     cdef Py_ssize_t content_start
     cdef Py_ssize_t content_end
@@ -127,6 +140,8 @@ cdef class Lexer:
     cdef int set_last_start_tag(self, bytes name) except -1
     cdef int reserve(self, Py_ssize_t size) except -1
     cdef int add_attr(self, Py_ssize_t name_start) except -1
+    cdef bint needs_attrs(self, uint64_t h) noexcept
+    cdef Py_ssize_t skip_attrs(self, Py_ssize_t p) except -1
     cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept
     cdef int flush_text(self, Py_ssize_t upto, bint last) except -1
     cdef int emit_tag(self, Py_ssize_t end) except -1

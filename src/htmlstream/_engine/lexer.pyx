@@ -139,6 +139,14 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
 
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
+# Bytes that end an attribute name (1) or an unquoted attribute value (2), for the tag scanner.
+cdef unsigned char ATTR_STOP[256]
+ATTR_STOP[:] = [0] * 256
+for _c in (0x09, 0x0A, 0x0C, 0x0D, 0x20, 0x3E):
+    ATTR_STOP[_c] = 3
+for _c in (0x2F, 0x3D):
+    ATTR_STOP[_c] = 1
+
 
 cdef class TokenSink:
     """Receives tokens from the lexer (subclass in Cython; the default does nothing)."""
@@ -193,6 +201,7 @@ cdef class Lexer:
     def __cinit__(self):
         self.buf = NULL
         self.attrs = NULL
+        self.attr_hashes = NULL
 
     def __init__(self, TokenSink sink=None, Feedback feedback=None, *,
                  int initial_text_type=DATA, last_start_tag=None,
@@ -221,6 +230,10 @@ cdef class Lexer:
         self.last_start_tag_hash = EMPTY_HASH
         self.last_start_tag_len = 0
         self.last_start_tag_name = None
+        self.lazy_attrs = False
+        self.attrs_all = True
+        self.attr_filter = 0
+        self.attr_hashes_len = 0
         if last_start_tag is not None:
             name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
                 else bytes(last_start_tag)
@@ -232,6 +245,8 @@ cdef class Lexer:
             free(self.buf)
         if self.attrs != NULL:
             free(self.attrs)
+        if self.attr_hashes != NULL:
+            free(self.attr_hashes)
 
     # ------------------------------------------------------------------ public surface
 
@@ -317,6 +332,40 @@ cdef class Lexer:
         return PyBytes_FromStringAndSize(<const char*>self.data + (offset - self.base),
                                          self.base + self.data_len - offset)
 
+    def set_attribute_policy(self, bint lazy, bint all_start_tags=True, names=()):
+        """Choose which tags have their attributes recorded (the two speeds of the engine).
+
+        With ``lazy`` false (the default) every tag is lexed in full.  With ``lazy`` true the
+        attributes of end tags, and of start tags that are not named in ``names`` (bytes or str,
+        compared ASCII case-insensitively, or tag-name hashes as int), are only scanned past: such a tag is handed over
+        with ``n_attrs == 0`` and ``attrs_skipped`` set, and its boundaries, name and
+        self-closing flag are exactly those the full lexer finds.  ``all_start_tags`` keeps
+        every start tag in full; names the tag-name hash cannot hold are always lexed in full.
+        May be changed between chunks (it applies from the next tag on).
+        """
+        cdef list hs = []
+        cdef uint64_t h
+        cdef uint64_t* arr
+        for name in names:
+            if isinstance(name, int):
+                h = name
+            else:
+                b = name.encode("ascii") if isinstance(name, str) else bytes(name)
+                h = hash_bytes(b, len(b))
+            if h != INVALID_HASH and h not in hs:
+                hs.append(h)
+        arr = <uint64_t*>realloc(self.attr_hashes, (len(hs) + 1) * sizeof(uint64_t))
+        if arr == NULL:
+            raise MemoryError()
+        self.attr_hashes = arr
+        self.attr_filter = 0
+        for i, h in enumerate(hs):
+            arr[i] = h
+            self.attr_filter |= (<uint64_t>1) << (h & 63)
+        self.attr_hashes_len = len(hs)
+        self.attrs_all = all_start_tags
+        self.lazy_attrs = lazy
+
     def set_last_start_tag_name(self, name):
         """Set the "last start tag" used by the appropriate-end-tag test (bytes)."""
         self.set_last_start_tag(bytes(name))
@@ -389,7 +438,118 @@ cdef class Lexer:
         self.tag.n_attrs = i + 1
         return 0
 
+    cdef bint needs_attrs(self, uint64_t h) noexcept:
+        """Whether the start tag whose name hashes to ``h`` must have its attributes recorded."""
+        cdef Py_ssize_t i
+        if self.attrs_all or h == INVALID_HASH:
+            return True
+        if not ((self.attr_filter >> (h & 63)) & 1):
+            return False
+        for i in range(self.attr_hashes_len):
+            if self.attr_hashes[i] == h:
+                return True
+        return False
+
+    cdef Py_ssize_t skip_attrs(self, Py_ssize_t p) except -1:
+        """The tag scanner: from window index ``p``, in one of the attribute states, follow the
+        attribute syntax without recording anything, up to the tag's ``>`` (the tag is emitted
+        and the index after it returned) or the end of the window (the state is kept).  The
+        transitions are those of the attribute states of :meth:`run`."""
+        cdef const unsigned char* d = self.data
+        cdef Py_ssize_t n = self.data_len
+        cdef int st = self.state
+        cdef unsigned char c
+        cdef const unsigned char* hit
+        while p < n:
+            c = d[p]
+            if st == S_BEFORE_ATTR_NAME or st == S_AFTER_ATTR_NAME:
+                if is_ws(c):
+                    p += 1
+                    continue
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                if c == b'/':
+                    st = S_SELF_CLOSING_START_TAG
+                elif c == b'=' and st == S_AFTER_ATTR_NAME:
+                    st = S_BEFORE_ATTR_VALUE
+                else:
+                    # an attribute starts ('=' first is part of its name)
+                    self.skipped_attrs += 1
+                    if self.skipped_attrs > self.max_attributes:
+                        self.state = st
+                        self.fail_limit("max_attributes", self.max_attributes,
+                                        "a tag with too many attributes", self.token_start)
+                    st = S_ATTR_NAME
+                p += 1
+            elif st == S_ATTR_NAME:
+                while p < n and ATTR_STOP[d[p]] == 0:
+                    p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                st = S_SELF_CLOSING_START_TAG if c == b'/' else \
+                    S_BEFORE_ATTR_VALUE if c == b'=' else S_AFTER_ATTR_NAME
+                p += 1
+            elif st == S_BEFORE_ATTR_VALUE:
+                if is_ws(c):
+                    p += 1
+                elif c == b'"':
+                    st = S_ATTR_VALUE_DQ
+                    p += 1
+                elif c == b"'":
+                    st = S_ATTR_VALUE_SQ
+                    p += 1
+                elif c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                else:
+                    st = S_ATTR_VALUE_UNQ
+            elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
+                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
+                                                   n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d + 1
+                st = S_AFTER_ATTR_VALUE_QUOTED
+            elif st == S_ATTR_VALUE_UNQ:
+                while p < n and ATTR_STOP[d[p]] != 3:
+                    p += 1
+                if p >= n:
+                    break
+                if d[p] == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                st = S_BEFORE_ATTR_NAME
+                p += 1
+            elif st == S_AFTER_ATTR_VALUE_QUOTED:
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                if is_ws(c):
+                    st = S_BEFORE_ATTR_NAME
+                    p += 1
+                elif c == b'/':
+                    st = S_SELF_CLOSING_START_TAG
+                    p += 1
+                else:
+                    st = S_BEFORE_ATTR_NAME
+            else:   # S_SELF_CLOSING_START_TAG
+                if c == b'>':
+                    self.tag.self_closing = True
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                st = S_BEFORE_ATTR_NAME
+        self.state = st
+        return p
+
     cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept:
+        self.tag.attrs_skipped = False
+        self.skipped_attrs = 0
         self.tag.is_end = is_end
         self.tag.start = lt
         self.tag.name_start = lt + (2 if is_end else 1)
@@ -718,6 +878,7 @@ cdef class Lexer:
                     self.begin_tag(self.token_start, True)
                     self.tag.name_end = base + p
                     self.tag.name_hash = h
+                    self.tag.attrs_skipped = self.lazy_attrs
                     if c == b'>':
                         self.emit_tag(base + p + 1)
                         p += 1
@@ -945,12 +1106,20 @@ cdef class Lexer:
                 if c == b'>':
                     self.emit_tag(base + p + 1)
                     p += 1
-                elif c == b'/':
-                    self.state = S_SELF_CLOSING_START_TAG
-                    p += 1
-                else:
-                    self.state = S_BEFORE_ATTR_NAME
-                    p += 1
+                    continue
+                self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
+                p += 1
+                if self.lazy_attrs and (self.tag.is_end or not self.needs_attrs(h)):
+                    self.tag.attrs_skipped = True
+                    p = self.skip_attrs(p)
+                    if p >= n:
+                        break
+                continue
+
+            if self.tag.attrs_skipped and S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG:
+                p = self.skip_attrs(p)
+                if p >= n:
+                    break
                 continue
 
             if st == S_BEFORE_ATTR_NAME:

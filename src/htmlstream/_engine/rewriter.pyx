@@ -24,6 +24,8 @@ cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
+
+from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
 from htmlstream._engine.units cimport (
@@ -55,6 +57,9 @@ cdef class Rules:
     cdef public bint any_text
     cdef public bint any_element
     cdef public bint any_scoped         # some rule has text or comment handlers
+    # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
+    # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
+    cdef public object attribute_tags
 
     def __init__(self, Program program, list element_handlers, list text_handlers,
                  list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
@@ -70,6 +75,7 @@ cdef class Rules:
         self.any_text = bool(doc_text) or any(text_handlers)
         self.any_element = program.n_rules > 0
         self.any_scoped = any(text_handlers) or any(comment_handlers)
+        self.attribute_tags = None
 
 
 cdef class OpenElement:
@@ -133,11 +139,18 @@ cdef class RewriteSink(TokenSink):
         if self.matcher is not None:
             self.matcher.program = program
 
-    def attach(self, Lexer lx, TreeBuilderSimulator sim):
-        """Connect the lexer and simulator this sink works with."""
+    def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True):
+        """Connect the lexer and simulator this sink works with.  ``scanner``: let the lexer
+        scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
+        simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full."""
         self.lx = lx
         self.sim = sim
         lx.want_text = self.rules.any_text
+        tags = self.rules.attribute_tags
+        if scanner and tags is not None:
+            lx.set_attribute_policy(True, False, tuple(tags) + SIM_ATTRIBUTE_TAGS)
+        else:
+            lx.set_attribute_policy(False)
 
     def __dealloc__(self):
         if self.out != NULL:
