@@ -795,6 +795,12 @@ cdef class Lexer:
         cdef Py_ssize_t q
         cdef uint64_t h
         cdef AttrRec* a
+        cdef int st
+
+        if self.tag.attrs_skipped and self.token_start >= 0 \
+                and S_BEFORE_ATTR_NAME <= self.state <= S_SELF_CLOSING_START_TAG:
+            # a tag the scanner was in at the end of the last chunk
+            p = self.skip_attrs(p)
 
         while True:
             st = self.state
@@ -813,7 +819,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
+            elif st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'<', n - p)
@@ -827,11 +833,11 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_PLAINTEXT:
+            elif st == S_PLAINTEXT:
                 p = n
                 break
 
-            if st == S_TEXT_LT:
+            elif st == S_TEXT_LT:
                 if p >= n:
                     break
                 c = d[p]
@@ -847,7 +853,7 @@ cdef class Lexer:
                     self.state = self.return_state
                 continue
 
-            if st == S_TEXT_END_TAG_OPEN:
+            elif st == S_TEXT_END_TAG_OPEN:
                 if p >= n:
                     break
                 if is_alpha(d[p]):
@@ -858,7 +864,7 @@ cdef class Lexer:
                     self.state = self.text_return_state()
                 continue
 
-            if st == S_TEXT_END_TAG_NAME:
+            elif st == S_TEXT_END_TAG_NAME:
                 h = self.temp_hash
                 while p < n and is_alpha(d[p]):
                     h = hash_update(h, d[p])
@@ -882,18 +888,20 @@ cdef class Lexer:
                     if c == b'>':
                         self.emit_tag(base + p + 1)
                         p += 1
-                    elif c == b'/':
-                        self.state = S_SELF_CLOSING_START_TAG
-                        p += 1
                     else:
-                        self.state = S_BEFORE_ATTR_NAME
+                        self.state = S_SELF_CLOSING_START_TAG if c == b'/' \
+                            else S_BEFORE_ATTR_NAME
                         p += 1
+                        if self.lazy_attrs:
+                            p = self.skip_attrs(p)
+                            if p >= n:
+                                break
                 else:
                     self.token_start = -1
                     self.state = self.text_return_state()
                 continue
 
-            if st == S_SCRIPT_ESCAPE_START or st == S_SCRIPT_ESCAPE_START_DASH:
+            elif st == S_SCRIPT_ESCAPE_START or st == S_SCRIPT_ESCAPE_START_DASH:
                 if p >= n:
                     break
                 if d[p] == b'-':
@@ -904,7 +912,7 @@ cdef class Lexer:
                     self.state = S_SCRIPT_DATA
                 continue
 
-            if st == S_SCRIPT_ESCAPED:
+            elif st == S_SCRIPT_ESCAPED:
                 while p < n and d[p] != b'-' and d[p] != b'<':
                     p += 1
                 if p >= n:
@@ -917,7 +925,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_ESCAPED_DASH or st == S_SCRIPT_ESCAPED_DASH_DASH:
+            elif st == S_SCRIPT_ESCAPED_DASH or st == S_SCRIPT_ESCAPED_DASH_DASH:
                 if p >= n:
                     break
                 c = d[p]
@@ -933,7 +941,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_ESCAPED_LT:
+            elif st == S_SCRIPT_ESCAPED_LT:
                 if p >= n:
                     break
                 c = d[p]
@@ -950,7 +958,7 @@ cdef class Lexer:
                     self.state = S_SCRIPT_ESCAPED
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPE_START or st == S_SCRIPT_DOUBLE_ESCAPE_END:
+            elif st == S_SCRIPT_DOUBLE_ESCAPE_START or st == S_SCRIPT_DOUBLE_ESCAPE_END:
                 h = self.temp_hash
                 while p < n and is_alpha(d[p]):
                     h = hash_update(h, d[p])
@@ -972,7 +980,7 @@ cdef class Lexer:
                         else S_SCRIPT_DOUBLE_ESCAPED
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPED:
+            elif st == S_SCRIPT_DOUBLE_ESCAPED:
                 while p < n and d[p] != b'-' and d[p] != b'<':
                     p += 1
                 if p >= n:
@@ -982,7 +990,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPED_DASH or st == S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH:
+            elif st == S_SCRIPT_DOUBLE_ESCAPED_DASH or st == S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH:
                 if p >= n:
                     break
                 c = d[p]
@@ -997,7 +1005,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPED_LT:
+            elif st == S_SCRIPT_DOUBLE_ESCAPED_LT:
                 if p >= n:
                     break
                 if d[p] == b'/':
@@ -1008,7 +1016,7 @@ cdef class Lexer:
                     self.state = S_SCRIPT_DOUBLE_ESCAPED
                 continue
 
-            if st == S_CDATA:
+            elif st == S_CDATA:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b']', n - p)
@@ -1019,7 +1027,7 @@ cdef class Lexer:
                 self.state = S_CDATA_BRACKET
                 continue
 
-            if st == S_CDATA_BRACKET:
+            elif st == S_CDATA_BRACKET:
                 if p >= n:
                     break
                 if d[p] == b']':
@@ -1029,7 +1037,7 @@ cdef class Lexer:
                     self.state = S_CDATA
                 continue
 
-            if st == S_CDATA_END:
+            elif st == S_CDATA_END:
                 if p >= n:
                     break
                 c = d[p]
@@ -1055,7 +1063,7 @@ cdef class Lexer:
                 continue
 
             # ---------------------------------------------------------- tags
-            if st == S_TAG_OPEN:
+            elif st == S_TAG_OPEN:
                 if p >= n:
                     break
                 c = d[p]
@@ -1076,7 +1084,7 @@ cdef class Lexer:
                     self.state = S_DATA
                 continue
 
-            if st == S_END_TAG_OPEN:
+            elif st == S_END_TAG_OPEN:
                 if p >= n:
                     break
                 c = d[p]
@@ -1091,7 +1099,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_COMMENT
                 continue
 
-            if st == S_TAG_NAME:
+            elif st == S_TAG_NAME:
                 h = self.tag.name_hash
                 while p < n:
                     c = d[p]
@@ -1116,13 +1124,7 @@ cdef class Lexer:
                         break
                 continue
 
-            if self.tag.attrs_skipped and S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG:
-                p = self.skip_attrs(p)
-                if p >= n:
-                    break
-                continue
-
-            if st == S_BEFORE_ATTR_NAME:
+            elif st == S_BEFORE_ATTR_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1137,7 +1139,7 @@ cdef class Lexer:
                         p += 1      # '=' as the first character is part of the name
                 continue
 
-            if st == S_ATTR_NAME:
+            elif st == S_ATTR_NAME:
                 while p < n:
                     c = d[p]
                     if is_ws(c) or c == b'/' or c == b'>' or c == b'=':
@@ -1155,7 +1157,7 @@ cdef class Lexer:
                     self.state = S_AFTER_ATTR_NAME
                 continue
 
-            if st == S_AFTER_ATTR_NAME:
+            elif st == S_AFTER_ATTR_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1175,7 +1177,7 @@ cdef class Lexer:
                     self.state = S_ATTR_NAME
                 continue
 
-            if st == S_BEFORE_ATTR_VALUE:
+            elif st == S_BEFORE_ATTR_VALUE:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1196,7 +1198,7 @@ cdef class Lexer:
                     self.state = S_ATTR_VALUE_UNQ
                 continue
 
-            if st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
+            elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
@@ -1212,7 +1214,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_ATTR_VALUE_UNQ:
+            elif st == S_ATTR_VALUE_UNQ:
                 while p < n:
                     c = d[p]
                     if is_ws(c) or c == b'>':
@@ -1230,7 +1232,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_AFTER_ATTR_VALUE_QUOTED:
+            elif st == S_AFTER_ATTR_VALUE_QUOTED:
                 if p >= n:
                     break
                 c = d[p]
@@ -1247,7 +1249,7 @@ cdef class Lexer:
                     self.state = S_BEFORE_ATTR_NAME
                 continue
 
-            if st == S_SELF_CLOSING_START_TAG:
+            elif st == S_SELF_CLOSING_START_TAG:
                 if p >= n:
                     break
                 if d[p] == b'>':
@@ -1259,7 +1261,7 @@ cdef class Lexer:
                 continue
 
             # ---------------------------------------------------------- comments
-            if st == S_MARKUP_DECL_OPEN:
+            elif st == S_MARKUP_DECL_OPEN:
                 r = match_ci(d + p, n - p, b"--", 2, True)
                 if r == 1:
                     p += 2
@@ -1297,7 +1299,7 @@ cdef class Lexer:
                 self.state = S_BOGUS_COMMENT
                 continue
 
-            if st == S_BOGUS_COMMENT:
+            elif st == S_BOGUS_COMMENT:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'>', n - p)
@@ -1309,7 +1311,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_COMMENT_START or st == S_COMMENT_START_DASH:
+            elif st == S_COMMENT_START or st == S_COMMENT_START_DASH:
                 if p >= n:
                     break
                 c = d[p]
@@ -1323,7 +1325,7 @@ cdef class Lexer:
                     self.state = S_COMMENT
                 continue
 
-            if st == S_COMMENT:
+            elif st == S_COMMENT:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'-', n - p)
@@ -1334,7 +1336,7 @@ cdef class Lexer:
                 self.state = S_COMMENT_END_DASH
                 continue
 
-            if st == S_COMMENT_END_DASH:
+            elif st == S_COMMENT_END_DASH:
                 if p >= n:
                     break
                 if d[p] == b'-':
@@ -1344,7 +1346,7 @@ cdef class Lexer:
                     self.state = S_COMMENT
                 continue
 
-            if st == S_COMMENT_END:
+            elif st == S_COMMENT_END:
                 if p >= n:
                     break
                 c = d[p]
@@ -1360,7 +1362,7 @@ cdef class Lexer:
                     self.state = S_COMMENT
                 continue
 
-            if st == S_COMMENT_END_BANG:
+            elif st == S_COMMENT_END_BANG:
                 if p >= n:
                     break
                 c = d[p]
@@ -1375,7 +1377,7 @@ cdef class Lexer:
                 continue
 
             # ---------------------------------------------------------- DOCTYPE
-            if st == S_DOCTYPE:
+            elif st == S_DOCTYPE:
                 if p >= n:
                     break
                 if is_ws(d[p]):
@@ -1383,7 +1385,7 @@ cdef class Lexer:
                 self.state = S_BEFORE_DOCTYPE_NAME
                 continue
 
-            if st == S_BEFORE_DOCTYPE_NAME:
+            elif st == S_BEFORE_DOCTYPE_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1396,7 +1398,7 @@ cdef class Lexer:
                     self.state = S_DOCTYPE_NAME
                 continue
 
-            if st == S_DOCTYPE_NAME:
+            elif st == S_DOCTYPE_NAME:
                 while p < n and not is_ws(d[p]) and d[p] != b'>':
                     p += 1
                 if p >= n:
@@ -1409,7 +1411,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_AFTER_DOCTYPE_NAME:
+            elif st == S_AFTER_DOCTYPE_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1430,7 +1432,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE
                 continue
 
-            if st == S_AFTER_DOCTYPE_PUBLIC_KW or st == S_AFTER_DOCTYPE_SYSTEM_KW \
+            elif st == S_AFTER_DOCTYPE_PUBLIC_KW or st == S_AFTER_DOCTYPE_SYSTEM_KW \
                     or st == S_BEFORE_DOCTYPE_PUBLIC_ID or st == S_BEFORE_DOCTYPE_SYSTEM_ID:
                 if st == S_BEFORE_DOCTYPE_PUBLIC_ID or st == S_BEFORE_DOCTYPE_SYSTEM_ID:
                     while p < n and is_ws(d[p]):
@@ -1460,7 +1462,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE
                 continue
 
-            if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ \
+            elif st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ \
                     or st == S_DOCTYPE_SYSTEM_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_SQ:
                 c = 0x22 if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_DQ else 0x27
                 while p < n and d[p] != c and d[p] != b'>':
@@ -1478,7 +1480,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_AFTER_DOCTYPE_PUBLIC_ID or st == S_BETWEEN_DOCTYPE_IDS:
+            elif st == S_AFTER_DOCTYPE_PUBLIC_ID or st == S_BETWEEN_DOCTYPE_IDS:
                 if st == S_BETWEEN_DOCTYPE_IDS:
                     while p < n and is_ws(d[p]):
                         p += 1
@@ -1500,7 +1502,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE
                 continue
 
-            if st == S_AFTER_DOCTYPE_SYSTEM_ID:
+            elif st == S_AFTER_DOCTYPE_SYSTEM_ID:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1512,7 +1514,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE      # no force-quirks here
                 continue
 
-            if st == S_BOGUS_DOCTYPE:
+            elif st == S_BOGUS_DOCTYPE:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'>', n - p)
@@ -1524,7 +1526,8 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            raise AssertionError(f"lexer in unknown state {st}")
+            else:
+                raise AssertionError(f"lexer in unknown state {st}")
 
         self.pos = base + p
         return 0
