@@ -451,7 +451,7 @@ class RewriterStream:
         self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
         self._fed = 0
         #: Input held back until the stream knows how to read it (None once it does).
-        self._held: bytearray | None = bytearray()
+        self._held: bytes | bytearray | None = b""
         self._transcoder: Any = None        # incremental decoder of transcoded input
         self._lexer: Lexer | None = None
         self._sink: RewriteSink | None = None
@@ -492,7 +492,10 @@ class RewriterStream:
             raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
         self._fed += len(chunk)
         if self._held is not None:
-            self._held += chunk
+            if self._held:
+                self._held += chunk
+            else:   # (the first chunk: no copy unless it is held back)
+                self._held = chunk if isinstance(chunk, bytes) else bytes(chunk)
             return self._decide(final=False)
         if self._passthrough:
             if self._transcoder is not None:    # after a limit: the rest, transcoded
@@ -508,6 +511,7 @@ class RewriterStream:
         data = self._held
         assert data is not None
         if not final and len(data) < 3 and any(bom.startswith(data) for bom in _BYTE_ORDER_MARKS):
+            self._held = bytearray(data)
             return b""
         bom, bom_length = sniff_bom(data)
         encoding = self._declared if bom is None else bom
@@ -529,6 +533,7 @@ class RewriterStream:
             verdict = classify_content(sample[:SNIFF_BYTES],
                                        final or len(data) >= SNIFF_BYTES)
             if verdict == NEED_MORE:
+                self._held = bytearray(data)
                 return b""
             if verdict is not None:
                 return self._pass_held(f"not HTML: {verdict}")

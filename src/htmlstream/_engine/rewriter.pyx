@@ -309,10 +309,8 @@ cdef class RewriteSink(TokenSink):
         if self.in_handler:
             raise RuntimeError("a handler may not feed the stream it is handling")
         self.in_handler = True
-        try:
-            fn(unit)
-        finally:
-            self.in_handler = False
+        fn(unit)        # (after an exception the stream is failed: the flag needs no reset)
+        self.in_handler = False
         return 0
 
     cdef int call_all(self, list handlers, unit) except -1:
@@ -323,6 +321,9 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tags
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        if self.matcher is None:
+            # No element rules: no element can have work at its end, nothing to mirror.
+            return 0
         self.sync_stack(tag)
         return 0
 

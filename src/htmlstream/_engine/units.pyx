@@ -10,6 +10,7 @@ the unit once every handler has returned, from its raw bytes if nothing changed,
 otherwise, with the inserted content around it.
 """
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdlib cimport free, malloc
 
 from htmlstream.charrefs import decode_charrefs
@@ -60,6 +61,19 @@ cdef str _escape_text(str text):
     if ">" in text:
         text = text.replace(">", "&gt;")
     return text
+
+
+cdef inline bytes _slice(bytes b, Py_ssize_t start, Py_ssize_t end):
+    """``b[start:end]`` for 0 <= start <= end <= len(b), without a slice object."""
+    return PyBytes_FromStringAndSize(<const char*>b + start, end - start)
+
+
+cdef inline bytes _attr_value_bytes(str value, str encoding):
+    """An attribute value as written: escaped, in the document's encoding."""
+    value = _escape_attr(value)
+    if value.isascii():     # the same bytes in every ASCII-compatible encoding
+        return value.encode("ascii")
+    return value.encode(encoding, "xmlcharrefreplace")
 
 
 cdef str _escape_attr(str text):
@@ -675,15 +689,15 @@ cdef class Element(Unit):
                     if value is None or at_end:     # removed: every duplicate goes too
                         edits.append((self.prev_end(i), a.end, b""))
                     elif first < 0:             # set: where it first stood, name as written
-                        edits.append((a.name_start, a.end, raw[a.name_start:a.name_end]
-                                      + b'="' + _escape_attr(value).encode(
-                                          self.encoding, "xmlcharrefreplace") + b'"'))
+                        edits.append((a.name_start, a.end, b"".join((
+                            _slice(raw, a.name_start, a.name_end), b'="',
+                            _attr_value_bytes(value, self.encoding), b'"'))))
                     first = i
                 if (first < 0 or at_end) and value is not None:
                     if additions is None:
                         additions = []
-                    additions.append(b" " + lname + b'="' + _escape_attr(value).encode(
-                        self.encoding, "xmlcharrefreplace") + b'"')
+                    additions.append(b"".join((b" ", lname, b'="',
+                                               _attr_value_bytes(value, self.encoding), b'"')))
         if additions is not None:
             p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
             edits.append((p, p, b"".join(additions)))
@@ -695,10 +709,10 @@ cdef class Element(Unit):
         p = 0
         for edit in edits:
             start = (<tuple>edit)[0]
-            parts.append(raw[p:start])
+            parts.append(_slice(raw, p, start))
             parts.append((<tuple>edit)[2])
             p = (<tuple>edit)[1]
-        parts.append(raw[p:])
+        parts.append(_slice(raw, p, len(raw)))
         return b"".join(parts)
 
     # ------------------------------------------------------------------ content
