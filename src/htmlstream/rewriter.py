@@ -445,6 +445,8 @@ class RewriterStream:
         self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
         self._passthrough = False
+        #: Whether feed() may hand chunks straight to the engine (see feed).
+        self._fast = False
         self._sniff = rewriter.sniff
         self._transcode = rewriter.transcode
         self._text = _text
@@ -480,6 +482,18 @@ class RewriterStream:
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """Rewrite the next chunk; return the output bytes that are now decided."""
+        if self._fast and not self._busy and type(chunk) is bytes:
+            # The engine runs plainly (no transcoding, no <meta> to watch, no error): feed it
+            # directly (the same steps as _check/_feed/_run_lexer, fewer Python calls per chunk).
+            self._busy = True
+            self._fed += len(chunk)
+            try:
+                self._lexer.feed_bytes(chunk)   # type: ignore[union-attr]
+            except BaseException as exc:
+                return self._engine_failed(exc)
+            finally:
+                self._busy = False
+            return self._sink.take()    # type: ignore[union-attr]
         self._check()
         self._busy = True
         try:
@@ -542,6 +556,7 @@ class RewriterStream:
         if encoding.ascii_compatible:
             self.encoding = self.output_encoding = encoding.name
             self._start_engine(encoding)
+            self._fast = not self._meta_pending
             return self._feed_engine(held)
         # Transcoding: decode incrementally, rewrite as UTF-8, output UTF-8 (with a BOM).
         self.encoding = encoding.name
@@ -596,18 +611,21 @@ class RewriterStream:
             _active.stream = self
         try:
             lexer.feed_bytes(chunk)
-        except BufferLimitExceeded as exc:
-            if self._on_limit != "passthrough":
-                self._error = exc
-                raise
-            return self._start_passthrough(exc)
         except BaseException as exc:
-            self._error = exc
-            raise
+            return self._engine_failed(exc)
         finally:
             if watching:
                 _active.stream = previous
         return sink.take()
+
+    def _engine_failed(self, exc: BaseException) -> bytes:
+        """The engine raised ``exc`` while reading a chunk: pass the rest through (a limit,
+        with ``on_limit="passthrough"``: returns the output) or fail the stream (re-raises)."""
+        self._fast = False
+        if isinstance(exc, BufferLimitExceeded) and self._on_limit == "passthrough":
+            return self._start_passthrough(exc)
+        self._error = exc
+        raise exc
 
     def _start_passthrough(self, exc: BufferLimitExceeded) -> bytes:
         # What was rewritten so far, then every input byte from where rewriting stopped.
@@ -646,6 +664,7 @@ class RewriterStream:
             self._busy = False
 
     def _close(self) -> bytes:
+        self._fast = False
         out = b""
         if self._held is not None:
             try:

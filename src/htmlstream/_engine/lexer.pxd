@@ -4,6 +4,7 @@
 # current window are ``lx.data[0 : lx.data_len]`` and start at stream offset ``lx.base``, so the
 # byte at offset ``pos`` is ``lx.data[pos - lx.base]``.  A sink may only read bytes of the token it
 # is handed, during the call.
+cimport cython
 from libc.stdint cimport uint64_t
 
 
@@ -79,6 +80,7 @@ cdef class Feedback:
     cdef int on_eof(self, Lexer lx) except -1
 
 
+@cython.final     # (its methods are called directly: no subclass may override them)
 cdef class Lexer:
     # --- the current window of input ---
     cdef const unsigned char* data
@@ -118,6 +120,7 @@ cdef class Lexer:
     cdef uint64_t last_start_tag_hash
     cdef Py_ssize_t last_start_tag_len
     cdef bytes last_start_tag_name  # lower-cased, for names whose hash does not fit
+    cdef Py_ssize_t last_name_pending   # stream offset of that name while not yet copied, or -1
 
     # --- the tag scanner (two speeds, DESIGN principle 5) ---
     # While ``lazy_attrs`` is set, the attributes of end tags and of start tags whose name is
@@ -138,6 +141,7 @@ cdef class Lexer:
     cdef int run(self, bint at_eof) except -1
     cdef int switch_text_state(self, int text_type) except -1
     cdef int set_last_start_tag(self, bytes name) except -1
+    cdef int keep_last_name(self) except -1
     cdef int reserve(self, Py_ssize_t size) except -1
     cdef int add_attr(self, Py_ssize_t name_start) except -1
     cdef bint needs_attrs(self, uint64_t h) noexcept

@@ -139,7 +139,23 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
 
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
-# Bytes that end an attribute name (1) or an unquoted attribute value (2), for the tag scanner.
+# Per byte, in a tag name: its code in the tag-name hash (0-31, as hash_update), NAME_END for a
+# byte that ends the name, NAME_OTHER for any other (the hash does not fit).
+cdef enum:
+    NAME_OTHER = 32
+    NAME_END = 33
+cdef unsigned char NAME_CODE[256]
+for _c in range(256):
+    NAME_CODE[_c] = NAME_OTHER
+for _c in range(26):
+    NAME_CODE[0x61 + _c] = _c + 6
+    NAME_CODE[0x41 + _c] = _c + 6
+for _c in range(6):
+    NAME_CODE[0x31 + _c] = _c
+for _c in (0x09, 0x0A, 0x0C, 0x0D, 0x20, 0x2F, 0x3E):
+    NAME_CODE[_c] = NAME_END
+
+# Per byte: nonzero if it ends an attribute name, 3 if it also ends an unquoted value (scanner).
 cdef unsigned char ATTR_STOP[256]
 ATTR_STOP[:] = [0] * 256
 for _c in (0x09, 0x0A, 0x0C, 0x0D, 0x20, 0x3E):
@@ -230,6 +246,7 @@ cdef class Lexer:
         self.last_start_tag_hash = EMPTY_HASH
         self.last_start_tag_len = 0
         self.last_start_tag_name = None
+        self.last_name_pending = -1
         self.lazy_attrs = False
         self.attrs_all = True
         self.attr_filter = 0
@@ -381,9 +398,21 @@ cdef class Lexer:
         self.last_start_tag_hash = hash_bytes(p, len(name))
         self.last_start_tag_len = len(name)
         self.last_start_tag_name = name.lower() if self.last_start_tag_hash == INVALID_HASH else None
+        self.last_name_pending = -1
+        return 0
+
+    cdef int keep_last_name(self) except -1:
+        """Copy the last start tag's name out of the window if it is still only there."""
+        if self.last_name_pending >= 0:
+            self.last_start_tag_name = PyBytes_FromStringAndSize(
+                <const char*>self.data + (self.last_name_pending - self.base),
+                self.last_start_tag_len).lower()
+            self.last_name_pending = -1
         return 0
 
     cdef int switch_text_state(self, int text_type) except -1:
+        if self.last_name_pending >= 0:
+            self.keep_last_name()
         if text_type == DATA:
             self.state = S_DATA
         elif text_type == RCDATA:
@@ -596,10 +625,10 @@ cdef class Lexer:
         if not self.tag.is_end:
             self.last_start_tag_hash = self.tag.name_hash
             self.last_start_tag_len = self.tag.name_end - self.tag.name_start
-            if self.tag.name_hash == INVALID_HASH:
-                self.last_start_tag_name = PyBytes_FromStringAndSize(
-                    <const char*>self.data + (self.tag.name_start - self.base),
-                    self.tag.name_end - self.tag.name_start).lower()
+            # A name the hash cannot hold is copied only if it may be needed: when a text state
+            # that looks for an appropriate end tag is entered, or the window moves on.
+            self.last_name_pending = self.tag.name_start \
+                if self.tag.name_hash == INVALID_HASH else -1
         if self.feedback is not None:
             self.feedback.on_tag(self, &self.tag)
         if self.sink is not None:
@@ -722,6 +751,8 @@ cdef class Lexer:
         """At a chunk end: flush the text that is final, keep the unfinished rest."""
         cdef Py_ssize_t end = self.base + self.data_len
         cdef Py_ssize_t keep_from, n
+        if self.last_name_pending >= 0:
+            self.keep_last_name()
         # Text before a pending token is final; text running to the chunk end may not be.
         if self.token_start >= 0:
             self.flush_text(self.token_start, False)
@@ -796,6 +827,7 @@ cdef class Lexer:
         cdef uint64_t h
         cdef AttrRec* a
         cdef int st
+        cdef unsigned char k
 
         if self.tag.attrs_skipped and self.token_start >= 0 \
                 and S_BEFORE_ATTR_NAME <= self.state <= S_SELF_CLOSING_START_TAG:
@@ -1103,9 +1135,15 @@ cdef class Lexer:
                 h = self.tag.name_hash
                 while p < n:
                     c = d[p]
-                    if is_ws(c) or c == b'/' or c == b'>':
-                        break
-                    h = hash_update(h, c)
+                    k = NAME_CODE[c]        # (one table look-up per byte: see hash_update)
+                    if k >= 32:
+                        if k == NAME_END:
+                            break
+                        h = INVALID_HASH
+                    elif h >> 59:
+                        h = INVALID_HASH
+                    else:
+                        h = (h << 5) | k
                     p += 1
                 self.tag.name_hash = h
                 if p >= n:

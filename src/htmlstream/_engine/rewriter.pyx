@@ -7,6 +7,7 @@ changed unit as one slice, at the latest at the end of each chunk.  A unit a han
 written from its recorded mutations instead, and content an element removal covers is skipped.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
@@ -85,6 +86,7 @@ cdef class OpenElement:
     cdef bint removes_content
 
 
+@cython.final
 cdef class RewriteSink(TokenSink):
     """Runs the handlers on the lexer's tokens and assembles the output."""
 
