@@ -701,5 +701,8 @@ class RewriterStream:
         finally:
             if watching:
                 _active.stream = previous
+            # The lexer and its sink refer to each other: part them, so that the document's
+            # buffers are freed as soon as the stream is (not at the next garbage collection).
+            lexer.sink = None
         self._closed = True
         return out + sink.take()

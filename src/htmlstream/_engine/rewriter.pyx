@@ -61,6 +61,7 @@ cdef class Rules:
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags
+    cdef object attribute_hashes        # the tag-name hashes of those and the simulator's
 
     def __init__(self, Program program, list element_handlers, list text_handlers,
                  list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
@@ -77,6 +78,7 @@ cdef class Rules:
         self.any_element = program.n_rules > 0
         self.any_scoped = any(text_handlers) or any(comment_handlers)
         self.attribute_tags = None
+        self.attribute_hashes = None
 
 
 cdef class OpenElement:
@@ -145,12 +147,20 @@ cdef class RewriteSink(TokenSink):
         """Connect the lexer and simulator this sink works with.  ``scanner``: let the lexer
         scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
         simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full."""
+        cdef Rules rules = self.rules
+        cdef bytes b
         self.lx = lx
         self.sim = sim
-        lx.want_text = self.rules.any_text
-        tags = self.rules.attribute_tags
-        if scanner and tags is not None:
-            lx.set_attribute_policy(True, False, tuple(tags) + SIM_ATTRIBUTE_TAGS)
+        lx.want_text = rules.any_text
+        if scanner and rules.attribute_tags is not None:
+            if rules.attribute_hashes is None:      # (once per Rules: streams share them)
+                hashes = set()
+                for name in tuple(rules.attribute_tags) + SIM_ATTRIBUTE_TAGS:
+                    b = name.encode("ascii")
+                    hashes.add(hash_bytes(b, len(b)))
+                hashes.discard(INVALID_HASH)
+                rules.attribute_hashes = tuple(sorted(hashes))
+            lx.set_attribute_policy(True, False, rules.attribute_hashes)
         else:
             lx.set_attribute_policy(False)
 
