@@ -10,8 +10,9 @@ the unit once every handler has returned, from its raw bytes if nothing changed,
 otherwise, with the inserted content around it.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
@@ -66,6 +67,25 @@ cdef str _escape_text(str text):
 cdef inline bytes _slice(bytes b, Py_ssize_t start, Py_ssize_t end):
     """``b[start:end]`` for 0 <= start <= end <= len(b), without a slice object."""
     return PyBytes_FromStringAndSize(<const char*>b + start, end - start)
+
+
+cdef bytes _splice(bytes raw, Py_ssize_t start, Py_ssize_t end, bytes head, bytes value):
+    """``raw[:start] + head + value + b'"' + raw[end:]`` in one allocation."""
+    cdef Py_ssize_t n = len(raw)
+    cdef Py_ssize_t nh = len(head)
+    cdef Py_ssize_t nv = len(value)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, start + nh + nv + 1 + (n - end))
+    cdef char* q = PyBytes_AS_STRING(out)
+    cdef const char* r = raw
+    memcpy(q, r, start)
+    q += start
+    memcpy(q, <const char*>head, nh)
+    q += nh
+    memcpy(q, <const char*>value, nv)
+    q += nv
+    q[0] = 0x22
+    memcpy(q + 1, r + end, n - end)
+    return out
 
 
 cdef inline bytes _attr_value_bytes(str value, str encoding):
@@ -674,6 +694,17 @@ cdef class Element(Unit):
         cdef bytes lname
         if not self.tag_modified:
             return raw
+        if self.new_name is None and self.overrides is not None and len(self.overrides) == 1:
+            # The common change, one attribute set: one splice, built in place.
+            entry = self.overrides[0]
+            if entry[1] is not None and not entry[2]:
+                i = self.span_index(entry[0])
+                if i >= 0:      # where it first stood, name as written
+                    return _splice(raw, self.spans[i].name_end, self.spans[i].end, b'="',
+                                   _attr_value_bytes(entry[1], self.encoding))
+                p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
+                return _splice(raw, p, p, b" " + <bytes>entry[0] + b'="',
+                               _attr_value_bytes(entry[1], self.encoding))
         if self.new_name is not None:
             edits.append((self.name_start, self.name_end, self.new_name))
         if self.overrides is not None:
