@@ -160,4 +160,5 @@ cdef class Lexer:
     cdef int fail_limit(self, str name, Py_ssize_t limit, str construct,
                         Py_ssize_t offset) except -1
     cdef int finish_eof(self) except -1
-    cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1
+    cpdef int feed_bytes(self, chunk) except -1
+    cdef int feed_ptr(self, const unsigned char* chunk, Py_ssize_t n) except -1

@@ -14,7 +14,8 @@ decoding could depend on what follows (a partial character reference, a trailing
 UTF-8 sequence, a possible ``]]>``).  All other text is handed to the sink at the end of each chunk.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
@@ -277,9 +278,20 @@ cdef class Lexer:
         """Number of input bytes carried over to the next chunk."""
         return self.buf_len
 
-    cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1:
-        """Tokenize the next chunk of input."""
-        cdef Py_ssize_t n = chunk.shape[0]
+    cpdef int feed_bytes(self, chunk) except -1:
+        """Tokenize the next chunk of input (bytes or any object with a contiguous buffer)."""
+        cdef Py_buffer view
+        if type(chunk) is bytes:    # (no buffer request: the bytes are read in place)
+            return self.feed_ptr(<const unsigned char*>PyBytes_AS_STRING(chunk),
+                                 PyBytes_GET_SIZE(chunk))
+        PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
+        try:
+            return self.feed_ptr(<const unsigned char*>view.buf, view.len)
+        finally:
+            PyBuffer_Release(&view)
+
+    cdef int feed_ptr(self, const unsigned char* chunk, Py_ssize_t n) except -1:
+        """Tokenize the ``n`` bytes at ``chunk`` (valid during the call)."""
         if self.closed:
             raise ValueError("the lexer is closed")
         if self.failed:
@@ -289,12 +301,12 @@ cdef class Lexer:
         self.failed = True      # until this call returns normally
         if self.buf_len == 0:
             # Nothing carried over: read the caller's bytes in place.
-            self.data = &chunk[0]
+            self.data = chunk
             self.data_len = n
             self.base = self.stream_len
         else:
             self.reserve(self.buf_len + n)
-            memcpy(self.buf + self.buf_len, &chunk[0], n)
+            memcpy(self.buf + self.buf_len, chunk, n)
             self.buf_len += n
             self.data = self.buf
             self.data_len = self.buf_len
