@@ -86,8 +86,7 @@ def _attribute_tags(selectors: list[SelectorList]) -> tuple[str, ...] | None:
                     if compound.tag is None:
                         return False
                     name = compound.tag.lower()
-                    if name.isascii():          # (other names never hash: always lexed)
-                        names.add(name)
+                    names.add(name)
                     if name == "img":
                         names.add("image")      # the tree builder makes <image> an <img>
         return True

@@ -132,6 +132,8 @@ cdef class Lexer:
     cdef uint64_t* attr_hashes      # name hashes of start tags whose attributes are needed
     cdef Py_ssize_t attr_hashes_len
     cdef Py_ssize_t skipped_attrs   # attributes scanned past in the current tag (for the limit)
+    cdef list long_names            # lower-cased names the hash cannot hold, lexed in full
+    cdef bint unhashable_all        # every name the hash cannot hold is lexed in full
 
     # comment / doctype being built
     cdef Py_ssize_t content_start

@@ -252,6 +252,8 @@ cdef class Lexer:
         self.attrs_all = True
         self.attr_filter = 0
         self.attr_hashes_len = 0
+        self.long_names = []
+        self.unhashable_all = False
         if last_start_tag is not None:
             name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
                 else bytes(last_start_tag)
@@ -365,24 +367,37 @@ cdef class Lexer:
         """Choose which tags have their attributes recorded (the two speeds of the engine).
 
         With ``lazy`` false (the default) every tag is lexed in full.  With ``lazy`` true the
-        attributes of end tags, and of start tags that are not named in ``names`` (bytes or str,
-        compared ASCII case-insensitively, or tag-name hashes as int), are only scanned past: such a tag is handed over
-        with ``n_attrs == 0`` and ``attrs_skipped`` set, and its boundaries, name and
-        self-closing flag are exactly those the full lexer finds.  ``all_start_tags`` keeps
-        every start tag in full; names the tag-name hash cannot hold are always lexed in full.
-        May be changed between chunks (it applies from the next tag on).
+        attributes of end tags, and of start tags that are not named in ``names``, are only
+        scanned past: such a tag is handed over with ``n_attrs == 0`` and ``attrs_skipped``
+        set, and its boundaries, name and self-closing flag are exactly those the full lexer
+        finds.  ``names``: tag names (str or bytes, compared ASCII case-insensitively; a
+        non-ASCII str stands for every name the tag-name hash cannot hold) or tag-name hashes
+        (int; the invalid hash, ``2**64 - 1``, stands for every name the hash cannot hold).
+        ``all_start_tags`` keeps every start tag in full.  May be changed between chunks (it
+        applies from the next tag on).
         """
         cdef list hs = []
+        cdef list long_names = []
         cdef uint64_t h
         cdef uint64_t* arr
+        self.unhashable_all = False
         for name in names:
             if isinstance(name, int):
                 h = name
+            elif isinstance(name, str) and not name.isascii():
+                h = INVALID_HASH
             else:
                 b = name.encode("ascii") if isinstance(name, str) else bytes(name)
                 h = hash_bytes(b, len(b))
-            if h != INVALID_HASH and h not in hs:
+                if h == INVALID_HASH:
+                    if b.lower() not in long_names:
+                        long_names.append(b.lower())
+                    continue
+            if h == INVALID_HASH:
+                self.unhashable_all = True
+            elif h not in hs:
                 hs.append(h)
+        self.long_names = long_names
         arr = <uint64_t*>realloc(self.attr_hashes, (len(hs) + 1) * sizeof(uint64_t))
         if arr == NULL:
             raise MemoryError()
@@ -481,9 +496,27 @@ cdef class Lexer:
 
     cdef bint needs_attrs(self, uint64_t h) noexcept:
         """Whether the start tag whose name hashes to ``h`` must have its attributes recorded."""
-        cdef Py_ssize_t i
-        if self.attrs_all or h == INVALID_HASH:
+        cdef Py_ssize_t i, k, m
+        cdef const unsigned char* p
+        cdef const unsigned char* q
+        if self.attrs_all:
             return True
+        if h == INVALID_HASH:
+            # a name the hash cannot hold: compare it with the listed ones
+            if self.unhashable_all:
+                return True
+            p = self.data + (self.tag.name_start - self.base)
+            m = self.tag.name_end - self.tag.name_start
+            for name in self.long_names:
+                if len(<bytes>name) != m:
+                    continue
+                q = <const unsigned char*><const char*><bytes>name
+                for k in range(m):
+                    if lower(p[k]) != q[k]:
+                        break
+                else:
+                    return True
+            return False
         if not ((self.attr_filter >> (h & 63)) & 1):
             return False
         for i in range(self.attr_hashes_len):

@@ -149,6 +149,7 @@ cdef class RewriteSink(TokenSink):
         simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full."""
         cdef Rules rules = self.rules
         cdef bytes b
+        cdef uint64_t h
         self.lx = lx
         self.sim = sim
         lx.want_text = rules.any_text
@@ -156,10 +157,13 @@ cdef class RewriteSink(TokenSink):
             if rules.attribute_hashes is None:      # (once per Rules: streams share them)
                 hashes = set()
                 for name in tuple(rules.attribute_tags) + SIM_ATTRIBUTE_TAGS:
-                    b = name.encode("ascii")
-                    hashes.add(hash_bytes(b, len(b)))
-                hashes.discard(INVALID_HASH)
-                rules.attribute_hashes = tuple(sorted(hashes))
+                    if not name.isascii():
+                        hashes.add(INVALID_HASH)    # (every name the hash cannot hold)
+                        continue
+                    b = name.lower().encode("ascii")
+                    h = hash_bytes(b, len(b))
+                    hashes.add(b if h == INVALID_HASH else h)
+                rules.attribute_hashes = tuple(hashes)
             lx.set_attribute_policy(True, False, rules.attribute_hashes)
         else:
             lx.set_attribute_policy(False)
