@@ -54,7 +54,8 @@ def count(case: str, engine: str, path: Path, chunk: int, runs: int) -> int:
     proc = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          "-c", code],
-        capture_output=True, text=True, check=False, env=os.environ.copy())
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONHASHSEED": "0"})   # (the same dict layouts in both counts)
     match = re.search(r"Collected : (\d+)", proc.stderr)
     if proc.returncode != 0 or match is None:
         raise RuntimeError(f"{case}/{engine}/{path.name}: valgrind failed:\n{proc.stderr[-2000:]}")
