@@ -71,6 +71,37 @@ def _check_callable(fn: object) -> None:
         raise TypeError(f"handler {fn!r} is not callable")
 
 
+def _attribute_tags(selectors: list[SelectorList]) -> tuple[str, ...] | None:
+    """The names of the start tags whose attributes the rules may read: those a compound with
+    an id, class or attribute test names, and the subjects of the rules (their handlers get the
+    element).  None when that can be any tag (a compound with such a test, or a subject, has no
+    type selector).  Every other tag's attributes are only scanned past."""
+    names: set[str] = set()
+
+    def walk(selector_list: SelectorList, top: bool) -> bool:
+        for complex_sel in selector_list.selectors:
+            last = len(complex_sel.compounds) - 1
+            for i, compound in enumerate(complex_sel.compounds):
+                for pseudo in compound.pseudos:
+                    arg = getattr(pseudo, "arg", None) or getattr(pseudo, "of", None)
+                    if arg is not None and not walk(arg, False):
+                        return False
+                if compound.ids or compound.classes or compound.attributes or (
+                        top and i == last):
+                    if compound.tag is None:
+                        return False
+                    name = compound.tag.lower()
+                    names.add(name)
+                    if name == "img":
+                        names.add("image")      # the tree builder makes <image> an <img>
+        return True
+
+    for selector_list in selectors:
+        if not walk(selector_list, True):
+            return None
+    return tuple(sorted(names))
+
+
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
     fn = getattr(obj, name, None)
     return fn if callable(fn) else None
@@ -130,6 +161,10 @@ class Rewriter:
             is ``"utf-8"``; update the ``Content-Type`` header anyway).  ISO-2022-JP input
             needs ``transcode=True``.
     """
+
+    #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
+    #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
+    _scanner = True
 
     def __init__(
         self,
@@ -288,6 +323,7 @@ class Rewriter:
                     list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
                     list(self._doc_end),
                 )
+                compiled.attribute_tags = _attribute_tags(self._selectors)
                 entry = self._compiled[encoding] = (compiled, self._selectors)
             return entry
 
@@ -305,8 +341,11 @@ class Rewriter:
         program = self._program_for(encoding, selectors)
         if program is base.program:
             return base
-        return Rules(program, base.element_handlers, base.text_handlers, base.comment_handlers,
-                     base.doc_text, base.doc_comments, base.doc_doctype, base.doc_end)
+        rules = Rules(program, base.element_handlers, base.text_handlers,
+                      base.comment_handlers, base.doc_text, base.doc_comments, base.doc_doctype,
+                      base.doc_end)
+        rules.attribute_tags = base.attribute_tags
+        return rules
 
     # ------------------------------------------------------------------ running
 
@@ -408,13 +447,15 @@ class RewriterStream:
         self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
         self._passthrough = False
+        #: Whether feed() may hand chunks straight to the engine (see feed).
+        self._fast = False
         self._sniff = rewriter.sniff
         self._transcode = rewriter.transcode
         self._text = _text
         self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
         self._fed = 0
         #: Input held back until the stream knows how to read it (None once it does).
-        self._held: bytearray | None = bytearray()
+        self._held: bytes | bytearray | None = b""
         self._transcoder: Any = None        # incremental decoder of transcoded input
         self._lexer: Lexer | None = None
         self._sink: RewriteSink | None = None
@@ -443,6 +484,18 @@ class RewriterStream:
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """Rewrite the next chunk; return the output bytes that are now decided."""
+        if self._fast and not self._busy and type(chunk) is bytes:
+            # The engine runs plainly (no transcoding, no <meta> to watch, no error): feed it
+            # directly (the same steps as _check/_feed/_run_lexer, fewer Python calls per chunk).
+            self._busy = True
+            self._fed += len(chunk)
+            try:
+                self._lexer.feed_bytes(chunk)   # type: ignore[union-attr]
+            except BaseException as exc:
+                return self._engine_failed(exc)
+            finally:
+                self._busy = False
+            return self._sink.take()    # type: ignore[union-attr]
         self._check()
         self._busy = True
         try:
@@ -455,7 +508,10 @@ class RewriterStream:
             raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
         self._fed += len(chunk)
         if self._held is not None:
-            self._held += chunk
+            if self._held:
+                self._held += chunk
+            else:   # (the first chunk: no copy unless it is held back)
+                self._held = chunk if isinstance(chunk, bytes) else bytes(chunk)
             return self._decide(final=False)
         if self._passthrough:
             if self._transcoder is not None:    # after a limit: the rest, transcoded
@@ -471,6 +527,7 @@ class RewriterStream:
         data = self._held
         assert data is not None
         if not final and len(data) < 3 and any(bom.startswith(data) for bom in _BYTE_ORDER_MARKS):
+            self._held = bytearray(data)
             return b""
         bom, bom_length = sniff_bom(data)
         encoding = self._declared if bom is None else bom
@@ -492,6 +549,7 @@ class RewriterStream:
             verdict = classify_content(sample[:SNIFF_BYTES],
                                        final or len(data) >= SNIFF_BYTES)
             if verdict == NEED_MORE:
+                self._held = bytearray(data)
                 return b""
             if verdict is not None:
                 return self._pass_held(f"not HTML: {verdict}")
@@ -500,6 +558,7 @@ class RewriterStream:
         if encoding.ascii_compatible:
             self.encoding = self.output_encoding = encoding.name
             self._start_engine(encoding)
+            self._fast = not self._meta_pending
             return self._feed_engine(held)
         # Transcoding: decode incrementally, rewrite as UTF-8, output UTF-8 (with a BOM).
         self.encoding = encoding.name
@@ -531,7 +590,7 @@ class RewriterStream:
         self._lexer = Lexer(self._sink, simulator, max_buffer_size=rewriter.max_buffer_size,
                             hold_utf8=self._hold_utf8,
                             max_attributes=rewriter.max_attributes)
-        self._sink.attach(self._lexer, simulator)
+        self._sink.attach(self._lexer, simulator, rewriter._scanner)
         self._held = None
 
     # ------------------------------------------------------------------ the engine
@@ -554,18 +613,21 @@ class RewriterStream:
             _active.stream = self
         try:
             lexer.feed_bytes(chunk)
-        except BufferLimitExceeded as exc:
-            if self._on_limit != "passthrough":
-                self._error = exc
-                raise
-            return self._start_passthrough(exc)
         except BaseException as exc:
-            self._error = exc
-            raise
+            return self._engine_failed(exc)
         finally:
             if watching:
                 _active.stream = previous
         return sink.take()
+
+    def _engine_failed(self, exc: BaseException) -> bytes:
+        """The engine raised ``exc`` while reading a chunk: pass the rest through (a limit,
+        with ``on_limit="passthrough"``: returns the output) or fail the stream (re-raises)."""
+        self._fast = False
+        if isinstance(exc, BufferLimitExceeded) and self._on_limit == "passthrough":
+            return self._start_passthrough(exc)
+        self._error = exc
+        raise exc
 
     def _start_passthrough(self, exc: BufferLimitExceeded) -> bytes:
         # What was rewritten so far, then every input byte from where rewriting stopped.
@@ -604,6 +666,7 @@ class RewriterStream:
             self._busy = False
 
     def _close(self) -> bytes:
+        self._fast = False
         out = b""
         if self._held is not None:
             try:
@@ -640,5 +703,8 @@ class RewriterStream:
         finally:
             if watching:
                 _active.stream = previous
+            # The lexer and its sink refer to each other: part them, so that the document's
+            # buffers are freed as soon as the stream is (not at the next garbage collection).
+            lexer.sink = None
         self._closed = True
         return out + sink.take()

@@ -4,6 +4,7 @@
 # current window are ``lx.data[0 : lx.data_len]`` and start at stream offset ``lx.base``, so the
 # byte at offset ``pos`` is ``lx.data[pos - lx.base]``.  A sink may only read bytes of the token it
 # is handed, during the call.
+cimport cython
 from libc.stdint cimport uint64_t
 
 
@@ -33,6 +34,8 @@ cdef struct TagRec:
     Py_ssize_t name_end
     uint64_t name_hash          # taghash of the name (INVALID_HASH when it does not fit)
     bint self_closing
+    bint attrs_skipped          # scanned past, not recorded (see Lexer.set_attribute_policy):
+                                # n_attrs is 0 whatever the tag has
     Py_ssize_t n_attrs
     AttrRec* attrs              # owned by the lexer, valid during the call
 
@@ -77,6 +80,7 @@ cdef class Feedback:
     cdef int on_eof(self, Lexer lx) except -1
 
 
+@cython.final     # (its methods are called directly: no subclass may override them)
 cdef class Lexer:
     # --- the current window of input ---
     cdef const unsigned char* data
@@ -116,6 +120,20 @@ cdef class Lexer:
     cdef uint64_t last_start_tag_hash
     cdef Py_ssize_t last_start_tag_len
     cdef bytes last_start_tag_name  # lower-cased, for names whose hash does not fit
+    cdef Py_ssize_t last_name_pending   # stream offset of that name while not yet copied, or -1
+
+    # --- the tag scanner (two speeds, DESIGN principle 5) ---
+    # While ``lazy_attrs`` is set, the attributes of end tags and of start tags whose name is
+    # not in the policy are scanned past without being recorded (only quotes and ``/>`` are
+    # followed); the tag's boundaries, name and self-closing flag are the same as when lexed.
+    cdef bint lazy_attrs
+    cdef bint attrs_all             # every start tag needs its attributes
+    cdef uint64_t attr_filter       # bit (hash & 63) of every hash in attr_hashes
+    cdef uint64_t* attr_hashes      # name hashes of start tags whose attributes are needed
+    cdef Py_ssize_t attr_hashes_len
+    cdef Py_ssize_t skipped_attrs   # attributes scanned past in the current tag (for the limit)
+    cdef list long_names            # lower-cased names the hash cannot hold, lexed in full
+    cdef bint unhashable_all        # every name the hash cannot hold is lexed in full
 
     # comment / doctype being built
     cdef Py_ssize_t content_start
@@ -125,8 +143,11 @@ cdef class Lexer:
     cdef int run(self, bint at_eof) except -1
     cdef int switch_text_state(self, int text_type) except -1
     cdef int set_last_start_tag(self, bytes name) except -1
+    cdef int keep_last_name(self) except -1
     cdef int reserve(self, Py_ssize_t size) except -1
     cdef int add_attr(self, Py_ssize_t name_start) except -1
+    cdef bint needs_attrs(self, uint64_t h) noexcept
+    cdef Py_ssize_t skip_attrs(self, Py_ssize_t p) except -1
     cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept
     cdef int flush_text(self, Py_ssize_t upto, bint last) except -1
     cdef int emit_tag(self, Py_ssize_t end) except -1
@@ -141,4 +162,5 @@ cdef class Lexer:
     cdef int fail_limit(self, str name, Py_ssize_t limit, str construct,
                         Py_ssize_t offset) except -1
     cdef int finish_eof(self) except -1
-    cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1
+    cpdef int feed_bytes(self, chunk) except -1
+    cdef int feed_ptr(self, const unsigned char* chunk, Py_ssize_t n) except -1

@@ -4,6 +4,7 @@
 # (TokenSink, Feedback) whose methods are C-level and cannot be overridden from Python.
 
 import enum
+from collections.abc import Iterable
 
 # Default bound of the bytes carried over between chunks (an unfinished token): 4 MiB.
 DEFAULT_MAX_BUFFER_SIZE: int
@@ -66,6 +67,13 @@ class Lexer:
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> int: ...
     # End of input: finish (or give up on) the pending token.
     def close(self) -> None: ...
+    # The two speeds: with ``lazy``, the attributes of end tags and of start tags not named in
+    # ``names`` (tag names, or tag-name hashes as int) are scanned past, not recorded, unless
+    # ``all_start_tags``.  Boundaries, names and self-closing flags do not change.
+    def set_attribute_policy(
+        self, lazy: bool, all_start_tags: bool = True,
+        names: Iterable[str | bytes | int] = (),
+    ) -> None: ...
     # Set the "last start tag" used by the appropriate-end-tag test.
     def set_last_start_tag_name(self, name: bytes) -> None: ...
     # Switch the lexer into the state that reads the given text type.

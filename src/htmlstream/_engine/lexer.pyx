@@ -14,7 +14,8 @@ decoding could depend on what follows (a partial character reference, a trailing
 UTF-8 sequence, a possible ``]]>``).  All other text is handed to the sink at the end of each chunk.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
@@ -139,6 +140,30 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
 
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
+# Per byte, in a tag name: its code in the tag-name hash (0-31, as hash_update), NAME_END for a
+# byte that ends the name, NAME_OTHER for any other (the hash does not fit).
+cdef enum:
+    NAME_OTHER = 32
+    NAME_END = 33
+cdef unsigned char NAME_CODE[256]
+for _c in range(256):
+    NAME_CODE[_c] = NAME_OTHER
+for _c in range(26):
+    NAME_CODE[0x61 + _c] = _c + 6
+    NAME_CODE[0x41 + _c] = _c + 6
+for _c in range(6):
+    NAME_CODE[0x31 + _c] = _c
+for _c in (0x09, 0x0A, 0x0C, 0x0D, 0x20, 0x2F, 0x3E):
+    NAME_CODE[_c] = NAME_END
+
+# Per byte: nonzero if it ends an attribute name, 3 if it also ends an unquoted value (scanner).
+cdef unsigned char ATTR_STOP[256]
+ATTR_STOP[:] = [0] * 256
+for _c in (0x09, 0x0A, 0x0C, 0x0D, 0x20, 0x3E):
+    ATTR_STOP[_c] = 3
+for _c in (0x2F, 0x3D):
+    ATTR_STOP[_c] = 1
+
 
 cdef class TokenSink:
     """Receives tokens from the lexer (subclass in Cython; the default does nothing)."""
@@ -193,6 +218,7 @@ cdef class Lexer:
     def __cinit__(self):
         self.buf = NULL
         self.attrs = NULL
+        self.attr_hashes = NULL
 
     def __init__(self, TokenSink sink=None, Feedback feedback=None, *,
                  int initial_text_type=DATA, last_start_tag=None,
@@ -221,6 +247,13 @@ cdef class Lexer:
         self.last_start_tag_hash = EMPTY_HASH
         self.last_start_tag_len = 0
         self.last_start_tag_name = None
+        self.last_name_pending = -1
+        self.lazy_attrs = False
+        self.attrs_all = True
+        self.attr_filter = 0
+        self.attr_hashes_len = 0
+        self.long_names = []
+        self.unhashable_all = False
         if last_start_tag is not None:
             name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
                 else bytes(last_start_tag)
@@ -232,6 +265,8 @@ cdef class Lexer:
             free(self.buf)
         if self.attrs != NULL:
             free(self.attrs)
+        if self.attr_hashes != NULL:
+            free(self.attr_hashes)
 
     # ------------------------------------------------------------------ public surface
 
@@ -245,9 +280,20 @@ cdef class Lexer:
         """Number of input bytes carried over to the next chunk."""
         return self.buf_len
 
-    cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1:
-        """Tokenize the next chunk of input."""
-        cdef Py_ssize_t n = chunk.shape[0]
+    cpdef int feed_bytes(self, chunk) except -1:
+        """Tokenize the next chunk of input (bytes or any object with a contiguous buffer)."""
+        cdef Py_buffer view
+        if type(chunk) is bytes:    # (no buffer request: the bytes are read in place)
+            return self.feed_ptr(<const unsigned char*>PyBytes_AS_STRING(chunk),
+                                 PyBytes_GET_SIZE(chunk))
+        PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
+        try:
+            return self.feed_ptr(<const unsigned char*>view.buf, view.len)
+        finally:
+            PyBuffer_Release(&view)
+
+    cdef int feed_ptr(self, const unsigned char* chunk, Py_ssize_t n) except -1:
+        """Tokenize the ``n`` bytes at ``chunk`` (valid during the call)."""
         if self.closed:
             raise ValueError("the lexer is closed")
         if self.failed:
@@ -257,12 +303,12 @@ cdef class Lexer:
         self.failed = True      # until this call returns normally
         if self.buf_len == 0:
             # Nothing carried over: read the caller's bytes in place.
-            self.data = &chunk[0]
+            self.data = chunk
             self.data_len = n
             self.base = self.stream_len
         else:
             self.reserve(self.buf_len + n)
-            memcpy(self.buf + self.buf_len, &chunk[0], n)
+            memcpy(self.buf + self.buf_len, chunk, n)
             self.buf_len += n
             self.data = self.buf
             self.data_len = self.buf_len
@@ -317,6 +363,53 @@ cdef class Lexer:
         return PyBytes_FromStringAndSize(<const char*>self.data + (offset - self.base),
                                          self.base + self.data_len - offset)
 
+    def set_attribute_policy(self, bint lazy, bint all_start_tags=True, names=()):
+        """Choose which tags have their attributes recorded (the two speeds of the engine).
+
+        With ``lazy`` false (the default) every tag is lexed in full.  With ``lazy`` true the
+        attributes of end tags, and of start tags that are not named in ``names``, are only
+        scanned past: such a tag is handed over with ``n_attrs == 0`` and ``attrs_skipped``
+        set, and its boundaries, name and self-closing flag are exactly those the full lexer
+        finds.  ``names``: tag names (str or bytes, compared ASCII case-insensitively; a
+        non-ASCII str stands for every name the tag-name hash cannot hold) or tag-name hashes
+        (int; the invalid hash, ``2**64 - 1``, stands for every name the hash cannot hold).
+        ``all_start_tags`` keeps every start tag in full.  May be changed between chunks (it
+        applies from the next tag on).
+        """
+        cdef list hs = []
+        cdef list long_names = []
+        cdef uint64_t h
+        cdef uint64_t* arr
+        self.unhashable_all = False
+        for name in names:
+            if isinstance(name, int):
+                h = name
+            elif isinstance(name, str) and not name.isascii():
+                h = INVALID_HASH
+            else:
+                b = name.encode("ascii") if isinstance(name, str) else bytes(name)
+                h = hash_bytes(b, len(b))
+                if h == INVALID_HASH:
+                    if b.lower() not in long_names:
+                        long_names.append(b.lower())
+                    continue
+            if h == INVALID_HASH:
+                self.unhashable_all = True
+            elif h not in hs:
+                hs.append(h)
+        self.long_names = long_names
+        arr = <uint64_t*>realloc(self.attr_hashes, (len(hs) + 1) * sizeof(uint64_t))
+        if arr == NULL:
+            raise MemoryError()
+        self.attr_hashes = arr
+        self.attr_filter = 0
+        for i, h in enumerate(hs):
+            arr[i] = h
+            self.attr_filter |= (<uint64_t>1) << (h & 63)
+        self.attr_hashes_len = len(hs)
+        self.attrs_all = all_start_tags
+        self.lazy_attrs = lazy
+
     def set_last_start_tag_name(self, name):
         """Set the "last start tag" used by the appropriate-end-tag test (bytes)."""
         self.set_last_start_tag(bytes(name))
@@ -332,9 +425,21 @@ cdef class Lexer:
         self.last_start_tag_hash = hash_bytes(p, len(name))
         self.last_start_tag_len = len(name)
         self.last_start_tag_name = name.lower() if self.last_start_tag_hash == INVALID_HASH else None
+        self.last_name_pending = -1
+        return 0
+
+    cdef int keep_last_name(self) except -1:
+        """Copy the last start tag's name out of the window if it is still only there."""
+        if self.last_name_pending >= 0:
+            self.last_start_tag_name = PyBytes_FromStringAndSize(
+                <const char*>self.data + (self.last_name_pending - self.base),
+                self.last_start_tag_len).lower()
+            self.last_name_pending = -1
         return 0
 
     cdef int switch_text_state(self, int text_type) except -1:
+        if self.last_name_pending >= 0:
+            self.keep_last_name()
         if text_type == DATA:
             self.state = S_DATA
         elif text_type == RCDATA:
@@ -389,7 +494,136 @@ cdef class Lexer:
         self.tag.n_attrs = i + 1
         return 0
 
+    cdef bint needs_attrs(self, uint64_t h) noexcept:
+        """Whether the start tag whose name hashes to ``h`` must have its attributes recorded."""
+        cdef Py_ssize_t i, k, m
+        cdef const unsigned char* p
+        cdef const unsigned char* q
+        if self.attrs_all:
+            return True
+        if h == INVALID_HASH:
+            # a name the hash cannot hold: compare it with the listed ones
+            if self.unhashable_all:
+                return True
+            p = self.data + (self.tag.name_start - self.base)
+            m = self.tag.name_end - self.tag.name_start
+            for name in self.long_names:
+                if len(<bytes>name) != m:
+                    continue
+                q = <const unsigned char*><const char*><bytes>name
+                for k in range(m):
+                    if lower(p[k]) != q[k]:
+                        break
+                else:
+                    return True
+            return False
+        if not ((self.attr_filter >> (h & 63)) & 1):
+            return False
+        for i in range(self.attr_hashes_len):
+            if self.attr_hashes[i] == h:
+                return True
+        return False
+
+    cdef Py_ssize_t skip_attrs(self, Py_ssize_t p) except -1:
+        """The tag scanner: from window index ``p``, in one of the attribute states, follow the
+        attribute syntax without recording anything, up to the tag's ``>`` (the tag is emitted
+        and the index after it returned) or the end of the window (the state is kept).  The
+        transitions are those of the attribute states of :meth:`run`."""
+        cdef const unsigned char* d = self.data
+        cdef Py_ssize_t n = self.data_len
+        cdef int st = self.state
+        cdef unsigned char c
+        cdef const unsigned char* hit
+        while p < n:
+            c = d[p]
+            if st == S_BEFORE_ATTR_NAME or st == S_AFTER_ATTR_NAME:
+                if is_ws(c):
+                    p += 1
+                    continue
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                if c == b'/':
+                    st = S_SELF_CLOSING_START_TAG
+                elif c == b'=' and st == S_AFTER_ATTR_NAME:
+                    st = S_BEFORE_ATTR_VALUE
+                else:
+                    # an attribute starts ('=' first is part of its name)
+                    self.skipped_attrs += 1
+                    if self.skipped_attrs > self.max_attributes:
+                        self.state = st
+                        self.fail_limit("max_attributes", self.max_attributes,
+                                        "a tag with too many attributes", self.token_start)
+                    st = S_ATTR_NAME
+                p += 1
+            elif st == S_ATTR_NAME:
+                while p < n and ATTR_STOP[d[p]] == 0:
+                    p += 1
+                if p >= n:
+                    break
+                c = d[p]
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                st = S_SELF_CLOSING_START_TAG if c == b'/' else \
+                    S_BEFORE_ATTR_VALUE if c == b'=' else S_AFTER_ATTR_NAME
+                p += 1
+            elif st == S_BEFORE_ATTR_VALUE:
+                if is_ws(c):
+                    p += 1
+                elif c == b'"':
+                    st = S_ATTR_VALUE_DQ
+                    p += 1
+                elif c == b"'":
+                    st = S_ATTR_VALUE_SQ
+                    p += 1
+                elif c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                else:
+                    st = S_ATTR_VALUE_UNQ
+            elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
+                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
+                                                   n - p)
+                if hit == NULL:
+                    p = n
+                    break
+                p = hit - d + 1
+                st = S_AFTER_ATTR_VALUE_QUOTED
+            elif st == S_ATTR_VALUE_UNQ:
+                while p < n and ATTR_STOP[d[p]] != 3:
+                    p += 1
+                if p >= n:
+                    break
+                if d[p] == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                st = S_BEFORE_ATTR_NAME
+                p += 1
+            elif st == S_AFTER_ATTR_VALUE_QUOTED:
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                if is_ws(c):
+                    st = S_BEFORE_ATTR_NAME
+                    p += 1
+                elif c == b'/':
+                    st = S_SELF_CLOSING_START_TAG
+                    p += 1
+                else:
+                    st = S_BEFORE_ATTR_NAME
+            else:   # S_SELF_CLOSING_START_TAG
+                if c == b'>':
+                    self.tag.self_closing = True
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                st = S_BEFORE_ATTR_NAME
+        self.state = st
+        return p
+
     cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept:
+        self.tag.attrs_skipped = False
+        self.skipped_attrs = 0
         self.tag.is_end = is_end
         self.tag.start = lt
         self.tag.name_start = lt + (2 if is_end else 1)
@@ -436,10 +670,10 @@ cdef class Lexer:
         if not self.tag.is_end:
             self.last_start_tag_hash = self.tag.name_hash
             self.last_start_tag_len = self.tag.name_end - self.tag.name_start
-            if self.tag.name_hash == INVALID_HASH:
-                self.last_start_tag_name = PyBytes_FromStringAndSize(
-                    <const char*>self.data + (self.tag.name_start - self.base),
-                    self.tag.name_end - self.tag.name_start).lower()
+            # A name the hash cannot hold is copied only if it may be needed: when a text state
+            # that looks for an appropriate end tag is entered, or the window moves on.
+            self.last_name_pending = self.tag.name_start \
+                if self.tag.name_hash == INVALID_HASH else -1
         if self.feedback is not None:
             self.feedback.on_tag(self, &self.tag)
         if self.sink is not None:
@@ -562,6 +796,8 @@ cdef class Lexer:
         """At a chunk end: flush the text that is final, keep the unfinished rest."""
         cdef Py_ssize_t end = self.base + self.data_len
         cdef Py_ssize_t keep_from, n
+        if self.last_name_pending >= 0:
+            self.keep_last_name()
         # Text before a pending token is final; text running to the chunk end may not be.
         if self.token_start >= 0:
             self.flush_text(self.token_start, False)
@@ -635,6 +871,13 @@ cdef class Lexer:
         cdef Py_ssize_t q
         cdef uint64_t h
         cdef AttrRec* a
+        cdef int st
+        cdef unsigned char k
+
+        if self.tag.attrs_skipped and self.token_start >= 0 \
+                and S_BEFORE_ATTR_NAME <= self.state <= S_SELF_CLOSING_START_TAG:
+            # a tag the scanner was in at the end of the last chunk
+            p = self.skip_attrs(p)
 
         while True:
             st = self.state
@@ -653,7 +896,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
+            elif st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'<', n - p)
@@ -667,11 +910,11 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_PLAINTEXT:
+            elif st == S_PLAINTEXT:
                 p = n
                 break
 
-            if st == S_TEXT_LT:
+            elif st == S_TEXT_LT:
                 if p >= n:
                     break
                 c = d[p]
@@ -687,7 +930,7 @@ cdef class Lexer:
                     self.state = self.return_state
                 continue
 
-            if st == S_TEXT_END_TAG_OPEN:
+            elif st == S_TEXT_END_TAG_OPEN:
                 if p >= n:
                     break
                 if is_alpha(d[p]):
@@ -698,7 +941,7 @@ cdef class Lexer:
                     self.state = self.text_return_state()
                 continue
 
-            if st == S_TEXT_END_TAG_NAME:
+            elif st == S_TEXT_END_TAG_NAME:
                 h = self.temp_hash
                 while p < n and is_alpha(d[p]):
                     h = hash_update(h, d[p])
@@ -718,21 +961,24 @@ cdef class Lexer:
                     self.begin_tag(self.token_start, True)
                     self.tag.name_end = base + p
                     self.tag.name_hash = h
+                    self.tag.attrs_skipped = self.lazy_attrs
                     if c == b'>':
                         self.emit_tag(base + p + 1)
                         p += 1
-                    elif c == b'/':
-                        self.state = S_SELF_CLOSING_START_TAG
-                        p += 1
                     else:
-                        self.state = S_BEFORE_ATTR_NAME
+                        self.state = S_SELF_CLOSING_START_TAG if c == b'/' \
+                            else S_BEFORE_ATTR_NAME
                         p += 1
+                        if self.lazy_attrs:
+                            p = self.skip_attrs(p)
+                            if p >= n:
+                                break
                 else:
                     self.token_start = -1
                     self.state = self.text_return_state()
                 continue
 
-            if st == S_SCRIPT_ESCAPE_START or st == S_SCRIPT_ESCAPE_START_DASH:
+            elif st == S_SCRIPT_ESCAPE_START or st == S_SCRIPT_ESCAPE_START_DASH:
                 if p >= n:
                     break
                 if d[p] == b'-':
@@ -743,7 +989,7 @@ cdef class Lexer:
                     self.state = S_SCRIPT_DATA
                 continue
 
-            if st == S_SCRIPT_ESCAPED:
+            elif st == S_SCRIPT_ESCAPED:
                 while p < n and d[p] != b'-' and d[p] != b'<':
                     p += 1
                 if p >= n:
@@ -756,7 +1002,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_ESCAPED_DASH or st == S_SCRIPT_ESCAPED_DASH_DASH:
+            elif st == S_SCRIPT_ESCAPED_DASH or st == S_SCRIPT_ESCAPED_DASH_DASH:
                 if p >= n:
                     break
                 c = d[p]
@@ -772,7 +1018,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_ESCAPED_LT:
+            elif st == S_SCRIPT_ESCAPED_LT:
                 if p >= n:
                     break
                 c = d[p]
@@ -789,7 +1035,7 @@ cdef class Lexer:
                     self.state = S_SCRIPT_ESCAPED
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPE_START or st == S_SCRIPT_DOUBLE_ESCAPE_END:
+            elif st == S_SCRIPT_DOUBLE_ESCAPE_START or st == S_SCRIPT_DOUBLE_ESCAPE_END:
                 h = self.temp_hash
                 while p < n and is_alpha(d[p]):
                     h = hash_update(h, d[p])
@@ -811,7 +1057,7 @@ cdef class Lexer:
                         else S_SCRIPT_DOUBLE_ESCAPED
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPED:
+            elif st == S_SCRIPT_DOUBLE_ESCAPED:
                 while p < n and d[p] != b'-' and d[p] != b'<':
                     p += 1
                 if p >= n:
@@ -821,7 +1067,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPED_DASH or st == S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH:
+            elif st == S_SCRIPT_DOUBLE_ESCAPED_DASH or st == S_SCRIPT_DOUBLE_ESCAPED_DASH_DASH:
                 if p >= n:
                     break
                 c = d[p]
@@ -836,7 +1082,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_SCRIPT_DOUBLE_ESCAPED_LT:
+            elif st == S_SCRIPT_DOUBLE_ESCAPED_LT:
                 if p >= n:
                     break
                 if d[p] == b'/':
@@ -847,7 +1093,7 @@ cdef class Lexer:
                     self.state = S_SCRIPT_DOUBLE_ESCAPED
                 continue
 
-            if st == S_CDATA:
+            elif st == S_CDATA:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b']', n - p)
@@ -858,7 +1104,7 @@ cdef class Lexer:
                 self.state = S_CDATA_BRACKET
                 continue
 
-            if st == S_CDATA_BRACKET:
+            elif st == S_CDATA_BRACKET:
                 if p >= n:
                     break
                 if d[p] == b']':
@@ -868,7 +1114,7 @@ cdef class Lexer:
                     self.state = S_CDATA
                 continue
 
-            if st == S_CDATA_END:
+            elif st == S_CDATA_END:
                 if p >= n:
                     break
                 c = d[p]
@@ -894,7 +1140,7 @@ cdef class Lexer:
                 continue
 
             # ---------------------------------------------------------- tags
-            if st == S_TAG_OPEN:
+            elif st == S_TAG_OPEN:
                 if p >= n:
                     break
                 c = d[p]
@@ -915,7 +1161,7 @@ cdef class Lexer:
                     self.state = S_DATA
                 continue
 
-            if st == S_END_TAG_OPEN:
+            elif st == S_END_TAG_OPEN:
                 if p >= n:
                     break
                 c = d[p]
@@ -930,13 +1176,19 @@ cdef class Lexer:
                     self.state = S_BOGUS_COMMENT
                 continue
 
-            if st == S_TAG_NAME:
+            elif st == S_TAG_NAME:
                 h = self.tag.name_hash
                 while p < n:
                     c = d[p]
-                    if is_ws(c) or c == b'/' or c == b'>':
-                        break
-                    h = hash_update(h, c)
+                    k = NAME_CODE[c]        # (one table look-up per byte: see hash_update)
+                    if k >= 32:
+                        if k == NAME_END:
+                            break
+                        h = INVALID_HASH
+                    elif h >> 59:
+                        h = INVALID_HASH
+                    else:
+                        h = (h << 5) | k
                     p += 1
                 self.tag.name_hash = h
                 if p >= n:
@@ -945,15 +1197,17 @@ cdef class Lexer:
                 if c == b'>':
                     self.emit_tag(base + p + 1)
                     p += 1
-                elif c == b'/':
-                    self.state = S_SELF_CLOSING_START_TAG
-                    p += 1
-                else:
-                    self.state = S_BEFORE_ATTR_NAME
-                    p += 1
+                    continue
+                self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
+                p += 1
+                if self.lazy_attrs and (self.tag.is_end or not self.needs_attrs(h)):
+                    self.tag.attrs_skipped = True
+                    p = self.skip_attrs(p)
+                    if p >= n:
+                        break
                 continue
 
-            if st == S_BEFORE_ATTR_NAME:
+            elif st == S_BEFORE_ATTR_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -968,7 +1222,7 @@ cdef class Lexer:
                         p += 1      # '=' as the first character is part of the name
                 continue
 
-            if st == S_ATTR_NAME:
+            elif st == S_ATTR_NAME:
                 while p < n:
                     c = d[p]
                     if is_ws(c) or c == b'/' or c == b'>' or c == b'=':
@@ -986,7 +1240,7 @@ cdef class Lexer:
                     self.state = S_AFTER_ATTR_NAME
                 continue
 
-            if st == S_AFTER_ATTR_NAME:
+            elif st == S_AFTER_ATTR_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1006,7 +1260,7 @@ cdef class Lexer:
                     self.state = S_ATTR_NAME
                 continue
 
-            if st == S_BEFORE_ATTR_VALUE:
+            elif st == S_BEFORE_ATTR_VALUE:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1027,7 +1281,7 @@ cdef class Lexer:
                     self.state = S_ATTR_VALUE_UNQ
                 continue
 
-            if st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
+            elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
@@ -1043,7 +1297,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_ATTR_VALUE_UNQ:
+            elif st == S_ATTR_VALUE_UNQ:
                 while p < n:
                     c = d[p]
                     if is_ws(c) or c == b'>':
@@ -1061,7 +1315,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_AFTER_ATTR_VALUE_QUOTED:
+            elif st == S_AFTER_ATTR_VALUE_QUOTED:
                 if p >= n:
                     break
                 c = d[p]
@@ -1078,7 +1332,7 @@ cdef class Lexer:
                     self.state = S_BEFORE_ATTR_NAME
                 continue
 
-            if st == S_SELF_CLOSING_START_TAG:
+            elif st == S_SELF_CLOSING_START_TAG:
                 if p >= n:
                     break
                 if d[p] == b'>':
@@ -1090,7 +1344,7 @@ cdef class Lexer:
                 continue
 
             # ---------------------------------------------------------- comments
-            if st == S_MARKUP_DECL_OPEN:
+            elif st == S_MARKUP_DECL_OPEN:
                 r = match_ci(d + p, n - p, b"--", 2, True)
                 if r == 1:
                     p += 2
@@ -1128,7 +1382,7 @@ cdef class Lexer:
                 self.state = S_BOGUS_COMMENT
                 continue
 
-            if st == S_BOGUS_COMMENT:
+            elif st == S_BOGUS_COMMENT:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'>', n - p)
@@ -1140,7 +1394,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_COMMENT_START or st == S_COMMENT_START_DASH:
+            elif st == S_COMMENT_START or st == S_COMMENT_START_DASH:
                 if p >= n:
                     break
                 c = d[p]
@@ -1154,7 +1408,7 @@ cdef class Lexer:
                     self.state = S_COMMENT
                 continue
 
-            if st == S_COMMENT:
+            elif st == S_COMMENT:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'-', n - p)
@@ -1165,7 +1419,7 @@ cdef class Lexer:
                 self.state = S_COMMENT_END_DASH
                 continue
 
-            if st == S_COMMENT_END_DASH:
+            elif st == S_COMMENT_END_DASH:
                 if p >= n:
                     break
                 if d[p] == b'-':
@@ -1175,7 +1429,7 @@ cdef class Lexer:
                     self.state = S_COMMENT
                 continue
 
-            if st == S_COMMENT_END:
+            elif st == S_COMMENT_END:
                 if p >= n:
                     break
                 c = d[p]
@@ -1191,7 +1445,7 @@ cdef class Lexer:
                     self.state = S_COMMENT
                 continue
 
-            if st == S_COMMENT_END_BANG:
+            elif st == S_COMMENT_END_BANG:
                 if p >= n:
                     break
                 c = d[p]
@@ -1206,7 +1460,7 @@ cdef class Lexer:
                 continue
 
             # ---------------------------------------------------------- DOCTYPE
-            if st == S_DOCTYPE:
+            elif st == S_DOCTYPE:
                 if p >= n:
                     break
                 if is_ws(d[p]):
@@ -1214,7 +1468,7 @@ cdef class Lexer:
                 self.state = S_BEFORE_DOCTYPE_NAME
                 continue
 
-            if st == S_BEFORE_DOCTYPE_NAME:
+            elif st == S_BEFORE_DOCTYPE_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1227,7 +1481,7 @@ cdef class Lexer:
                     self.state = S_DOCTYPE_NAME
                 continue
 
-            if st == S_DOCTYPE_NAME:
+            elif st == S_DOCTYPE_NAME:
                 while p < n and not is_ws(d[p]) and d[p] != b'>':
                     p += 1
                 if p >= n:
@@ -1240,7 +1494,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_AFTER_DOCTYPE_NAME:
+            elif st == S_AFTER_DOCTYPE_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1261,7 +1515,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE
                 continue
 
-            if st == S_AFTER_DOCTYPE_PUBLIC_KW or st == S_AFTER_DOCTYPE_SYSTEM_KW \
+            elif st == S_AFTER_DOCTYPE_PUBLIC_KW or st == S_AFTER_DOCTYPE_SYSTEM_KW \
                     or st == S_BEFORE_DOCTYPE_PUBLIC_ID or st == S_BEFORE_DOCTYPE_SYSTEM_ID:
                 if st == S_BEFORE_DOCTYPE_PUBLIC_ID or st == S_BEFORE_DOCTYPE_SYSTEM_ID:
                     while p < n and is_ws(d[p]):
@@ -1291,7 +1545,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE
                 continue
 
-            if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ \
+            elif st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_PUBLIC_ID_SQ \
                     or st == S_DOCTYPE_SYSTEM_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_SQ:
                 c = 0x22 if st == S_DOCTYPE_PUBLIC_ID_DQ or st == S_DOCTYPE_SYSTEM_ID_DQ else 0x27
                 while p < n and d[p] != c and d[p] != b'>':
@@ -1309,7 +1563,7 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            if st == S_AFTER_DOCTYPE_PUBLIC_ID or st == S_BETWEEN_DOCTYPE_IDS:
+            elif st == S_AFTER_DOCTYPE_PUBLIC_ID or st == S_BETWEEN_DOCTYPE_IDS:
                 if st == S_BETWEEN_DOCTYPE_IDS:
                     while p < n and is_ws(d[p]):
                         p += 1
@@ -1331,7 +1585,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE
                 continue
 
-            if st == S_AFTER_DOCTYPE_SYSTEM_ID:
+            elif st == S_AFTER_DOCTYPE_SYSTEM_ID:
                 while p < n and is_ws(d[p]):
                     p += 1
                 if p >= n:
@@ -1343,7 +1597,7 @@ cdef class Lexer:
                     self.state = S_BOGUS_DOCTYPE      # no force-quirks here
                 continue
 
-            if st == S_BOGUS_DOCTYPE:
+            elif st == S_BOGUS_DOCTYPE:
                 if p >= n:
                     break
                 hit = <const unsigned char*>memchr(d + p, b'>', n - p)
@@ -1355,7 +1609,8 @@ cdef class Lexer:
                 p += 1
                 continue
 
-            raise AssertionError(f"lexer in unknown state {st}")
+            else:
+                raise AssertionError(f"lexer in unknown state {st}")
 
         self.pos = base + p
         return 0

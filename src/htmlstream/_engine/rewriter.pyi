@@ -23,6 +23,8 @@ class Rules:
     any_text: bool
     any_element: bool
     any_scoped: bool
+    # Names of the start tags whose attributes a rule may read, or None for every start tag.
+    attribute_tags: tuple[str, ...] | None
     def __init__(
         self,
         program: Program,
@@ -38,7 +40,8 @@ class Rules:
 # Runs the handlers on the lexer's tokens and assembles the output.
 class RewriteSink(TokenSink):
     def __init__(self, rules: Rules, encoding: str) -> None: ...
-    def attach(self, lx: Lexer, sim: TreeBuilderSimulator) -> None: ...
+    # ``scanner``: scan past the attributes nobody reads (False: lex every tag in full).
+    def attach(self, lx: Lexer, sim: TreeBuilderSimulator, scanner: bool = True) -> None: ...
     def set_encoding(self, encoding: str, program: Program, decoder: Any = None) -> None: ...
     # Stream offset up to which the input has been written to the output (or skipped).
     @property

@@ -7,6 +7,7 @@ changed unit as one slice, at the latest at the end of each chunk.  A unit a han
 written from its recorded mutations instead, and content an element removal covers is skipped.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
@@ -25,6 +26,8 @@ cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
+
+from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
 from htmlstream._engine.units cimport (
@@ -56,6 +59,10 @@ cdef class Rules:
     cdef public bint any_text
     cdef public bint any_element
     cdef public bint any_scoped         # some rule has text or comment handlers
+    # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
+    # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
+    cdef public object attribute_tags
+    cdef object attribute_hashes        # the tag-name hashes of those and the simulator's
 
     def __init__(self, Program program, list element_handlers, list text_handlers,
                  list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
@@ -71,6 +78,8 @@ cdef class Rules:
         self.any_text = bool(doc_text) or any(text_handlers)
         self.any_element = program.n_rules > 0
         self.any_scoped = any(text_handlers) or any(comment_handlers)
+        self.attribute_tags = None
+        self.attribute_hashes = None
 
 
 cdef class OpenElement:
@@ -80,6 +89,7 @@ cdef class OpenElement:
     cdef bint removes_content
 
 
+@cython.final
 cdef class RewriteSink(TokenSink):
     """Runs the handlers on the lexer's tokens and assembles the output."""
 
@@ -156,11 +166,30 @@ cdef class RewriteSink(TokenSink):
         if self.matcher is not None:
             self.matcher.program = program
 
-    def attach(self, Lexer lx, TreeBuilderSimulator sim):
-        """Connect the lexer and simulator this sink works with."""
+    def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True):
+        """Connect the lexer and simulator this sink works with.  ``scanner``: let the lexer
+        scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
+        simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full."""
+        cdef Rules rules = self.rules
+        cdef bytes b
+        cdef uint64_t h
         self.lx = lx
         self.sim = sim
-        lx.want_text = self.rules.any_text or (self.follow_text and sim.wants_text)
+        lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
+        if scanner and rules.attribute_tags is not None:
+            if rules.attribute_hashes is None:      # (once per Rules: streams share them)
+                hashes = set()
+                for name in tuple(rules.attribute_tags) + SIM_ATTRIBUTE_TAGS:
+                    if not name.isascii():
+                        hashes.add(INVALID_HASH)    # (every name the hash cannot hold)
+                        continue
+                    b = name.lower().encode("ascii")
+                    h = hash_bytes(b, len(b))
+                    hashes.add(b if h == INVALID_HASH else h)
+                rules.attribute_hashes = tuple(hashes)
+            lx.set_attribute_policy(True, False, rules.attribute_hashes)
+        else:
+            lx.set_attribute_policy(False)
 
     def __dealloc__(self):
         if self.out != NULL:
@@ -323,10 +352,8 @@ cdef class RewriteSink(TokenSink):
         if self.in_handler:
             raise RuntimeError("a handler may not feed the stream it is handling")
         self.in_handler = True
-        try:
-            fn(unit)
-        finally:
-            self.in_handler = False
+        fn(unit)        # (after an exception the stream is failed: the flag needs no reset)
+        self.in_handler = False
         return 0
 
     cdef int call_all(self, list handlers, unit) except -1:
@@ -337,6 +364,9 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tags
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        if self.matcher is None:
+            # No element rules: no element can have work at its end, nothing to mirror.
+            return 0
         self.sync_stack(tag)
         if self.follow_text:
             lx.want_text = self.sim.wants_text

@@ -8,6 +8,8 @@ from htmlstream._engine.lexer import Feedback
 
 # Default bound of the recorded stack of open elements.
 DEFAULT_MAX_DEPTH: int
+# The start tags whose attributes the simulator reads.
+ATTRIBUTE_TAGS: tuple[str, ...]
 # Namespace URIs, indexed by Namespace.
 NAMESPACE_URIS: tuple[str, str, str]
 

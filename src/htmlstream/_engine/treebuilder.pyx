@@ -38,6 +38,15 @@ from htmlstream.errors import ParsingAmbiguityError
 #: Default bound of the recorded stack of open elements (see docs/tree-builder-feedback.md).
 DEFAULT_MAX_DEPTH = 1024
 
+#: The start tags whose attributes the simulator reads (every other tag may reach it with its
+#: attributes skipped, see Lexer.set_attribute_policy): ``<input type>``, ``<font color|face|
+#: size>`` (leaving foreign content), ``<annotation-xml encoding>`` (an integration point) and
+#: the formatting elements other than ``<a>``, whose attributes the Noah's Ark clause compares.
+#: Keep in step with find_attr/attrs_hash below.
+ATTRIBUTE_TAGS = ("input", "font", "annotation-xml",
+                  "b", "big", "code", "em", "i", "nobr", "s", "small", "strike", "strong", "tt",
+                  "u")
+
 NAMESPACE_URIS = (
     "http://www.w3.org/1999/xhtml",
     "http://www.w3.org/2000/svg",

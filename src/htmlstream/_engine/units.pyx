@@ -10,7 +10,9 @@ the unit once every handler has returned, from its raw bytes if nothing changed,
 otherwise, with the inserted content around it.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
@@ -60,6 +62,38 @@ cdef str _escape_text(str text):
     if ">" in text:
         text = text.replace(">", "&gt;")
     return text
+
+
+cdef inline bytes _slice(bytes b, Py_ssize_t start, Py_ssize_t end):
+    """``b[start:end]`` for 0 <= start <= end <= len(b), without a slice object."""
+    return PyBytes_FromStringAndSize(<const char*>b + start, end - start)
+
+
+cdef bytes _splice(bytes raw, Py_ssize_t start, Py_ssize_t end, bytes head, bytes value):
+    """``raw[:start] + head + value + b'"' + raw[end:]`` in one allocation."""
+    cdef Py_ssize_t n = len(raw)
+    cdef Py_ssize_t nh = len(head)
+    cdef Py_ssize_t nv = len(value)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, start + nh + nv + 1 + (n - end))
+    cdef char* q = PyBytes_AS_STRING(out)
+    cdef const char* r = raw
+    memcpy(q, r, start)
+    q += start
+    memcpy(q, <const char*>head, nh)
+    q += nh
+    memcpy(q, <const char*>value, nv)
+    q += nv
+    q[0] = 0x22
+    memcpy(q + 1, r + end, n - end)
+    return out
+
+
+cdef inline bytes _attr_value_bytes(str value, str encoding):
+    """An attribute value as written: escaped, in the document's encoding."""
+    value = _escape_attr(value)
+    if value.isascii():     # the same bytes in every ASCII-compatible encoding
+        return value.encode("ascii")
+    return value.encode(encoding, "xmlcharrefreplace")
 
 
 cdef str _escape_attr(str text):
@@ -660,6 +694,17 @@ cdef class Element(Unit):
         cdef bytes lname
         if not self.tag_modified:
             return raw
+        if self.new_name is None and self.overrides is not None and len(self.overrides) == 1:
+            # The common change, one attribute set: one splice, built in place.
+            entry = self.overrides[0]
+            if entry[1] is not None and not entry[2]:
+                i = self.span_index(entry[0])
+                if i >= 0:      # where it first stood, name as written
+                    return _splice(raw, self.spans[i].name_end, self.spans[i].end, b'="',
+                                   _attr_value_bytes(entry[1], self.encoding))
+                p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
+                return _splice(raw, p, p, b" " + <bytes>entry[0] + b'="',
+                               _attr_value_bytes(entry[1], self.encoding))
         if self.new_name is not None:
             edits.append((self.name_start, self.name_end, self.new_name))
         if self.overrides is not None:
@@ -675,15 +720,15 @@ cdef class Element(Unit):
                     if value is None or at_end:     # removed: every duplicate goes too
                         edits.append((self.prev_end(i), a.end, b""))
                     elif first < 0:             # set: where it first stood, name as written
-                        edits.append((a.name_start, a.end, raw[a.name_start:a.name_end]
-                                      + b'="' + _escape_attr(value).encode(
-                                          self.encoding, "xmlcharrefreplace") + b'"'))
+                        edits.append((a.name_start, a.end, b"".join((
+                            _slice(raw, a.name_start, a.name_end), b'="',
+                            _attr_value_bytes(value, self.encoding), b'"'))))
                     first = i
                 if (first < 0 or at_end) and value is not None:
                     if additions is None:
                         additions = []
-                    additions.append(b" " + lname + b'="' + _escape_attr(value).encode(
-                        self.encoding, "xmlcharrefreplace") + b'"')
+                    additions.append(b"".join((b" ", lname, b'="',
+                                               _attr_value_bytes(value, self.encoding), b'"')))
         if additions is not None:
             p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
             edits.append((p, p, b"".join(additions)))
@@ -695,10 +740,10 @@ cdef class Element(Unit):
         p = 0
         for edit in edits:
             start = (<tuple>edit)[0]
-            parts.append(raw[p:start])
+            parts.append(_slice(raw, p, start))
             parts.append((<tuple>edit)[2])
             p = (<tuple>edit)[1]
-        parts.append(raw[p:])
+        parts.append(_slice(raw, p, len(raw)))
         return b"".join(parts)
 
     # ------------------------------------------------------------------ content
