@@ -10,7 +10,9 @@ written from its recorded mutations instead, and content an element removal cove
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
+
+import re
 
 from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
 from htmlstream._engine.matcher cimport Matcher, Program
@@ -33,12 +35,41 @@ from htmlstream._engine.units cimport (
     Element,
     EndTag,
     TextChunk,
+    encode_content,
     make_comment,
     make_element,
     make_end_tag,
     make_text_chunk,
     process_text,
 )
+
+from htmlstream.charrefs import decode_charrefs
+
+cdef enum:                              # text types (lexer.pxd)
+    T_RCDATA = 1
+    T_RAWTEXT = 2
+    T_SCRIPT = 3
+    T_PLAINTEXT = 4
+    T_CDATA = 5
+    CLOSER_REACH = 9                    # the longest closer below, less one, and a margin
+
+# What raw text (which has no escapes) must not contain across a seam, by text type: the
+# sequences that end it or change how it is read.  (As the insertion check of units.pyx, which
+# looks at each piece of inserted text alone; here the text on both sides of a seam counts.)
+_SEAM_CLOSERS = {
+    T_SCRIPT: re.compile(rb"</script[\t\n\f\r />]|<!--", re.IGNORECASE),
+    T_RAWTEXT: re.compile(rb"</[a-zA-Z]"),
+    T_CDATA: re.compile(rb"]]>"),
+}
+_TYPE_NAMES = ("DATA", "RCDATA", "RAWTEXT", "SCRIPT_DATA", "PLAINTEXT", "CDATA_SECTION")
+
+
+cdef inline bint _is_alpha(unsigned char c) noexcept:
+    return 0x61 <= (c | 0x20) <= 0x7A
+
+
+cdef inline bint _is_alnum(unsigned char c) noexcept:
+    return 0x61 <= (c | 0x20) <= 0x7A or 0x30 <= c <= 0x39
 
 
 cdef class Rules:
@@ -102,6 +133,21 @@ cdef class RewriteSink(TokenSink):
     cdef list active_comments
     cdef bint in_handler
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
+    # --- seams (where the output stops following the input: see divert) ---
+    cdef bint may_change                # some handler can change the output
+    cdef bint utf8                      # the output is UTF-8
+    cdef int text_type_now              # the lexer's text type after the last tag
+    # the output ends with input[verb_start_pos:verb_end_pos] written as it was, if out_len
+    # is verb_end_out and out_pos is verb_end_pos
+    cdef Py_ssize_t verb_start_pos
+    cdef Py_ssize_t verb_end_pos
+    cdef Py_ssize_t verb_end_out
+    # raw text written at a seam, to be checked with what follows it: its text type (-1: no
+    # check pending), the output offsets where it begins and where the input after it begins
+    # (-1: not yet)
+    cdef int guard_ctx
+    cdef Py_ssize_t guard_lo
+    cdef Py_ssize_t guard_hi
 
     def __cinit__(self):
         self.out = NULL
@@ -123,12 +169,21 @@ cdef class RewriteSink(TokenSink):
         self.active_text = list(rules.doc_text)
         self.active_comments = list(rules.doc_comments)
         self.in_handler = False
+        self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
+                               or rules.doc_doctype or rules.doc_end)
+        self.utf8 = encoding == "utf-8"
+        self.text_type_now = 0
+        self.verb_start_pos = 0
+        self.verb_end_pos = -1
+        self.verb_end_out = -1
+        self.guard_ctx = -1
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
         ``program`` is the same selectors compiled for it.  ``decoder``: an incremental decoder
         for text, needed for multi-byte encodings other than UTF-8."""
         self.encoding = encoding
+        self.utf8 = encoding == "utf-8"
         self.decoder = decoder
         if self.matcher is not None:
             self.matcher.program = program
@@ -184,10 +239,35 @@ cdef class RewriteSink(TokenSink):
     cdef int write_bytes(self, bytes b) except -1:
         return self.write(<const unsigned char*><const char*>b, len(b))
 
-    cdef int write_all(self, list parts) except -1:
+    cdef int write_part(self, object part, int ctx) except -1:
+        """Write inserted content (see units.text_part) where text is read as ``ctx``."""
+        cdef int pctx
+        cdef bytes b
+        if part is None:
+            return 0
+        if type(part) is bytes:         # html: written as it is, and not checked
+            if self.guard_ctx >= 0:
+                if self.guard_hi < 0:
+                    self.guard_hi = self.out_len
+                self.check_guard()
+            return self.write_bytes(<bytes>part)
+        b = (<tuple>part)[0]
+        pctx = (<tuple>part)[2]
+        if pctx != ctx and (pctx > T_RCDATA or ctx > T_RCDATA):
+            b = encode_content((<tuple>part)[1], False, ctx, self.encoding)
+        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
+            if self.guard_ctx >= 0 and self.guard_hi >= 0:
+                self.check_guard()
+            if self.guard_ctx < 0:
+                self.guard_ctx = ctx
+                self.guard_lo = self.out_len
+                self.guard_hi = -1
+        return self.write_bytes(b)
+
+    cdef int write_all(self, list parts, int ctx) except -1:
         if parts is not None:
-            for b in parts:
-                self.write_bytes(b)
+            for part in parts:
+                self.write_part(part, ctx)
         return 0
 
     cdef int copy_input(self, Py_ssize_t upto) except -1:
@@ -195,8 +275,143 @@ cdef class RewriteSink(TokenSink):
         if upto <= self.out_pos:
             return 0
         if self.removing_depth < 0:
+            if self.out_len != self.verb_end_out or self.out_pos != self.verb_end_pos:
+                self.verb_start_pos = self.out_pos
+            if self.guard_ctx >= 0 and self.guard_hi < 0:
+                self.guard_hi = self.out_len
             self.write(self.lx.data + (self.out_pos - self.lx.base), upto - self.out_pos)
+            self.verb_end_out = self.out_len
+            self.verb_end_pos = upto
+            if self.guard_ctx >= 0 and self.out_len - self.guard_hi >= CLOSER_REACH:
+                self.check_guard()
         self.out_pos = upto
+        return 0
+
+    # ------------------------------------------------------------------ seams
+    #
+    # A seam is where the output stops following the input: content is inserted, or input is
+    # removed.  The input before it was tokenized with the bytes that followed it there, and
+    # some endings of text are read differently when other bytes follow (a '<' that was text
+    # because '<' followed, '&not' before 'in;', a CR before LF, half a UTF-8 character).  At
+    # every seam the sink neutralises such an ending: in DATA and RCDATA by writing it in a form
+    # that reads the same whatever follows; in raw text, which has no escapes, by checking the
+    # text on both sides of the seam together for what would end it (and refusing the change).
+    # Nothing of this runs while no handler changes anything.
+
+    cdef Py_ssize_t hazard(self, int ctx) noexcept:
+        """How many bytes at the end of the output more bytes could read differently, for text
+        read as ``ctx`` (0: none)."""
+        cdef const unsigned char* o = self.out
+        cdef Py_ssize_t n = self.out_len
+        cdef Py_ssize_t i, k
+        cdef unsigned char c
+        if n == 0:
+            return 0
+        c = o[n - 1]
+        if c == 0x0D:                               # CR: CR LF is one newline
+            return 1
+        if c >= 0x80 and self.utf8:                 # an incomplete UTF-8 sequence
+            i = n - 1
+            k = 0
+            while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
+                i -= 1
+                k += 1
+            c = o[i]
+            if c >= 0xC0 and ((c < 0xE0 and k < 1) or (0xE0 <= c < 0xF0 and k < 2)
+                              or (c >= 0xF0 and k < 3)):
+                return n - i
+            return 0
+        if ctx <= T_RCDATA:
+            if c == 0x3C:                           # '<'
+                return 1
+            i = n
+            while i > 0 and n - i < 40 and _is_alpha(o[i - 1]):
+                i -= 1
+            if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
+                return n - i + 2
+            i = n
+            while i > 0 and n - i <= 1026 and _is_alnum(o[i - 1]):
+                i -= 1
+            if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
+                return n - i + 1
+            if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
+                return n - i + 2
+            return 0
+        if ctx == T_PLAINTEXT:
+            return 0
+        # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
+        k = n - CLOSER_REACH if n > CLOSER_REACH else 0
+        for i in range(k, n):
+            if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
+                return n - i
+        return 0
+
+    cdef int divert(self, int ctx) except -1:
+        """The output is about to go on with something else than the input that followed it
+        (inserted content, or input after a removal), where text is read as ``ctx``: make its
+        end read the same whatever follows, or (raw text) watch what follows."""
+        cdef Lexer lx = self.lx
+        cdef Py_ssize_t n, p
+        cdef unsigned char c
+        cdef bytes tail
+        if lx.eof_start >= 0 and self.out_pos == lx.stream_len:
+            self.finish_eof_token()
+        n = self.hazard(ctx)
+        if n:
+            p = self.out_len - n
+            c = self.out[p]
+            if self.out[self.out_len - 1] == 0x0D:
+                self.out[self.out_len - 1] = 0x0A   # CR alone reads as LF anyway
+            elif c >= 0x80:
+                self.out_len = p                    # one U+FFFD, as it read before
+                self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
+            elif ctx <= T_RCDATA:
+                tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
+                self.out_len = p
+                if c == 0x3C:
+                    self.write(<const unsigned char*>b"&lt;", 4)
+                    self.write(<const unsigned char*><const char*>tail + 1, n - 1)
+                else:                               # the reference, as it reads now
+                    self.write_bytes(encode_content(decode_charrefs(tail.decode("ascii")),
+                                                    False, 0, self.encoding))
+            self.verb_end_out = -1
+        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
+            if self.guard_ctx >= 0 and self.guard_hi >= 0:
+                self.check_guard()
+            if self.guard_ctx < 0:
+                self.guard_ctx = ctx
+                self.guard_lo = self.out_len
+                self.guard_hi = -1
+        return 0
+
+    cdef int check_guard(self) except -1:
+        """Raw text was inserted (or input removed) at output offset guard_lo, and the input
+        after it begins at guard_hi: refuse the change if what ends the raw text now starts
+        before guard_hi and ends after guard_lo (it was not in the input)."""
+        cdef Py_ssize_t lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
+        cdef Py_ssize_t hi = self.guard_hi if self.guard_hi >= 0 else self.out_len
+        cdef int ctx = self.guard_ctx
+        self.guard_ctx = -1
+        window = PyBytes_FromStringAndSize(<const char*>self.out + lo, self.out_len - lo)
+        for m in (<object>_SEAM_CLOSERS[ctx]).finditer(window):
+            if m.start() + lo < hi and m.end() + lo > self.guard_lo:
+                raise ValueError(
+                    f"text inserted into {_TYPE_NAMES[ctx]} content makes "
+                    f"{m.group().decode('latin-1')!r} together with the text next to it, "
+                    f"which would end it or change how it is read")
+        return 0
+
+    cdef int finish_eof_token(self) except -1:
+        """Content is written after the end of input, which ended inside a token: finish the
+        token (a comment or DOCTYPE) or drop it (a tag) so that it does not absorb the content
+        and reads as it did at the end of input (Lexer.note_eof)."""
+        cdef Lexer lx = self.lx
+        if (self.out_len == self.verb_end_out and self.out_pos == self.verb_end_pos
+                and self.out_pos == lx.stream_len and self.verb_start_pos <= lx.eof_start):
+            if lx.eof_drop >= 0:
+                self.out_len -= lx.stream_len - lx.eof_drop
+            self.write_bytes(lx.eof_closer)
+            self.verb_end_out = -1
         return 0
 
     cdef bytes input_slice(self, Py_ssize_t start, Py_ssize_t end):
@@ -209,9 +424,26 @@ cdef class RewriteSink(TokenSink):
         return self.out_pos
 
     def take(self):
-        """The output assembled so far (and forget it)."""
-        out = PyBytes_FromStringAndSize(<const char*>self.out, self.out_len)
-        self.out_len = 0
+        """The output assembled so far (and forget it).  While the stream runs, an end that
+        a seam could still have to rewrite (see divert) is kept for later."""
+        cdef Py_ssize_t keep = 0
+        cdef Py_ssize_t lo, n
+        cdef Lexer lx = self.lx
+        if self.may_change and lx is not None and not lx.failed and not lx.closed:
+            keep = self.hazard(lx.text_type)
+            if self.guard_ctx >= 0:
+                lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
+                if self.out_len - lo > keep:
+                    keep = self.out_len - lo
+        n = self.out_len - keep
+        out = PyBytes_FromStringAndSize(<const char*>self.out, n)
+        if keep:
+            memmove(self.out, self.out + n, keep)
+        self.out_len = keep
+        self.verb_end_out -= n
+        self.guard_lo -= n
+        if self.guard_hi >= 0:
+            self.guard_hi -= n
         return out
 
     # ------------------------------------------------------------------ tokens
@@ -226,6 +458,8 @@ cdef class RewriteSink(TokenSink):
         cdef TextChunk chunk
         if not handlers or self.removing_depth >= 0:
             return 0
+        if content_start == content_end and not last:
+            return 0                    # (only the last piece of a text node may be empty)
         chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
                                 content_start, self.encoding)
         if self.decoder is not None:
@@ -235,14 +469,19 @@ cdef class RewriteSink(TokenSink):
         chunk.live = False
         if chunk.is_modified():
             self.copy_input(content_start)
-            self.write_all(chunk.before_parts)
+            if chunk.before_parts is not None:
+                self.divert(text_type)
+                self.write_all(chunk.before_parts, text_type)
             if chunk.removed_:
-                if chunk.replacement is not None:
-                    self.write_bytes(chunk.replacement)
+                if content_end > content_start or chunk.replacement is not None:
+                    self.divert(text_type)
+                self.write_part(chunk.replacement, text_type)
             else:
                 self.copy_input(content_end)
             self.out_pos = content_end
-            self.write_all(chunk.after_parts)
+            if chunk.after_parts is not None:
+                self.divert(text_type)
+                self.write_all(chunk.after_parts, text_type)
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -257,14 +496,19 @@ cdef class RewriteSink(TokenSink):
         comment.live = False
         if comment.is_modified():
             self.copy_input(start)
-            self.write_all(comment.before_parts)
+            if comment.before_parts is not None or comment.removed_:
+                self.divert(0)
+            self.write_all(comment.before_parts, 0)
             if comment.removed_:
-                if comment.replacement is not None:
-                    self.write_bytes(comment.replacement)
+                self.write_part(comment.replacement, 0)
+            elif comment.new_text is None:
+                self.copy_input(end)    # (as written: it may be unfinished at the end)
             else:
                 self.write_bytes(comment.serialize())
             self.out_pos = end
-            self.write_all(comment.after_parts)
+            if comment.after_parts is not None:
+                self.divert(0)
+                self.write_all(comment.after_parts, 0)
         return 0
 
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
@@ -286,6 +530,7 @@ cdef class RewriteSink(TokenSink):
         doctype.live = False
         if doctype.removed:
             self.copy_input(d.start)
+            self.divert(0)
             self.out_pos = d.end
         return 0
 
@@ -310,7 +555,9 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tags
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        # (until sync_stack returns, text_type_now is the text type of the text before the tag)
         self.sync_stack(tag)
+        self.text_type_now = lx.text_type
         return 0
 
     cdef int sync_stack(self, TagRec* tag) except -1:
@@ -407,23 +654,30 @@ cdef class RewriteSink(TokenSink):
         el.live = False
         if not el.is_modified():
             return None
+        cdef int ctx = self.text_type_now
+        cdef int content_ctx = self.lx.text_type
         self.copy_input(tag.start)
-        self.write_all(el.before_parts)
+        if el.before_parts is not None or el.removed_:
+            self.divert(ctx)
+        self.write_all(el.before_parts, ctx)
         if not el.removed_:
             self.write_bytes(el.serialize_start_tag())
-        elif el.replacement is not None:
-            self.write_bytes(el.replacement)
+        else:
+            self.write_part(el.replacement, ctx)
         if ns == 0 and not el.removed_ and (tag.name_hash == PRE_HASH or
                                             tag.name_hash == LISTING_HASH or
                                             tag.name_hash == TEXTAREA_HASH):
             # the tree builder drops a newline right after <pre>, <listing>, <textarea>
             self.protect_leading_newline(el)
-        self.write_all(el.prepend_parts)
-        if el.inner is not None:
-            self.write_bytes(el.inner)
+        if el.prepend_parts is not None or el.inner is not None:
+            self.divert(content_ctx)
+            self.write_all(el.prepend_parts, content_ctx)
+            self.write_part(el.inner, content_ctx)
         self.out_pos = tag.end
         if not pushed:
-            self.write_all(el.after_parts)
+            if el.after_parts is not None:
+                self.divert(content_ctx)
+                self.write_all(el.after_parts, content_ctx)
             return None
         if (el.after_parts is None and el.append_parts is None and el.end_handlers is None
                 and el.new_name is None and not el.removed_ and not el.remove_content):
@@ -443,12 +697,11 @@ cdef class RewriteSink(TokenSink):
         cdef Py_ssize_t i
         if parts is not None:
             for i in range(len(parts)):
-                if parts[i]:
-                    if (<bytes>parts[i])[:1] == b"\n":
-                        parts[i] = b"\n" + parts[i]
+                if _part_bytes(parts[i]):
+                    parts[i] = _newline_first(parts[i])
                     return 0
-        if el.inner is not None and el.inner[:1] == b"\n":
-            el.inner = b"\n" + el.inner
+        if el.inner is not None:
+            el.inner = _newline_first(el.inner)
         return 0
 
     cdef int close_element(self, TagRec* tag, bint explicit) except -1:
@@ -492,6 +745,7 @@ cdef class RewriteSink(TokenSink):
         cdef Element el
         cdef EndTag end_tag
         cdef Py_ssize_t at = tag.start if tag != NULL else self.lx.stream_len
+        cdef int ctx, ctx_after
         if state.scoped_rules is not None:
             for r in state.scoped_rules:
                 self.active_counts[r] -= 1
@@ -506,8 +760,13 @@ cdef class RewriteSink(TokenSink):
         if self.removing_depth >= 0:
             return 0
         self.copy_input(at)
+        # where the content around it lands: before, in the element's text (at the end of
+        # input, in whatever text the input ended in); after an end tag, in what follows it
+        ctx = self.text_type_now if tag != NULL else self.lx.text_type
+        ctx_after = self.lx.text_type if explicit else ctx
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
-        end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding)
+        end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding, ctx,
+                               ctx_after)
         if el.append_parts is not None:
             end_tag.before_parts = list(el.append_parts)
         if el.after_parts is not None:
@@ -516,20 +775,24 @@ cdef class RewriteSink(TokenSink):
             for fn in el.end_handlers:
                 self.call(fn, end_tag)
         end_tag.live = False
-        self.write_all(end_tag.before_parts)
+        if end_tag.before_parts is not None:
+            self.divert(ctx)
+            self.write_all(end_tag.before_parts, ctx)
         if explicit:
-            if end_tag.removed_:
-                if end_tag.replacement is not None:
-                    self.write_bytes(end_tag.replacement)
-            elif not el.removed_:
-                if end_tag.new_name is not None:
-                    self.write_bytes(end_tag.serialize())
-                elif el.new_name is not None:
-                    self.write_bytes(b"</" + el.new_name + b">")
-                else:
-                    self.write_bytes(raw)
+            if end_tag.removed_ or el.removed_:
+                self.divert(ctx)
+                if end_tag.removed_:
+                    self.write_part(end_tag.replacement, ctx)
+            elif end_tag.new_name is not None:
+                self.write_bytes(end_tag.serialize())
+            elif el.new_name is not None:
+                self.write_bytes(b"</" + el.new_name + b">")
+            else:
+                self.copy_input(tag.end)
             self.out_pos = tag.end
-        self.write_all(end_tag.after_parts)
+        if end_tag.after_parts is not None:
+            self.divert(ctx_after)
+            self.write_all(end_tag.after_parts, ctx_after)
         return 0
 
     cdef int refresh_active(self) except -1:
@@ -557,13 +820,36 @@ cdef class RewriteSink(TokenSink):
         """Run the document end handlers (registration order) and write what they append."""
         cdef DocumentEnd end
         if not self.rules.doc_end:
+            self.end_checks()
             return
         end = DocumentEnd(self.encoding)
         for fn in self.rules.doc_end:
             self.call(fn, end)
         end.live = False
-        self.write_all(end.parts)
+        if end.parts:
+            self.divert(self.lx.text_type)
+            self.write_all(end.parts, self.lx.text_type)
+        self.end_checks()
+
+    cdef int end_checks(self) except -1:
+        """The end of the output: nothing follows raw text inserted last."""
+        if self.guard_ctx >= 0:
+            self.check_guard()
+        return 0
 
 
 def _seq(item):
     return item[0]
+
+
+cdef bytes _part_bytes(part):
+    return <bytes>part if type(part) is bytes else <bytes>(<tuple>part)[0]
+
+
+cdef object _newline_first(part):
+    """An inserted part with one more newline in front if it starts with one."""
+    if _part_bytes(part)[:1] != b"\n":
+        return part
+    if type(part) is bytes:
+        return b"\n" + part
+    return (b"\n" + (<tuple>part)[0], "\n" + (<tuple>part)[1], (<tuple>part)[2])
