@@ -988,6 +988,96 @@ def test_nul_in_an_attribute_value_reads_back_as_replacement_character() -> None
     assert structure(out)[0] == ["StartTag", "p", {"t": "a\ufffdb"}]
 
 
+# Seams beyond the first reproducers (docs/rewriter.md, "Seams").
+
+
+def _same_for_every_cut(rw: Rewriter, data: bytes) -> bytes:
+    outs = {run(rw, cut) for cut in cuts(data)}
+    assert len(outs) == 1, outs
+    return outs.pop()
+
+
+@pytest.mark.parametrize(("data", "payload"), [
+    (b"<script><!--a</script><p>x</p>", "<script>"),     # inside an escape: double escape
+    (b"<script><!--a</script><p>x</p>", "-->"),           # ... or leaving it early
+])
+def test_script_insertion_in_an_escape_cannot_change_its_state(data: bytes, payload: str) -> None:
+    rw = Rewriter().on("script", element=lambda el: el.append(payload))
+    with pytest.raises(ValueError, match="the change is refused"):
+        rw.rewrite(data)
+
+
+def test_script_insertion_outside_an_escape_is_allowed() -> None:
+    rw = Rewriter().on("script", element=lambda el: el.append("x = '<script>' -->"))
+    out = _same_for_every_cut(rw, b"<script>a</script><p>x</p>")
+    assert out == b"<script>ax = '<script>' --></script><p>x</p>"
+
+
+def test_removing_script_text_that_opens_an_escape_is_refused_if_text_follows() -> None:
+    data = b"<script>a<!--b</script>"
+    rw = Rewriter().on("script", text=lambda t: t.remove() if b"<!--" in t.raw else None)
+    # the piece with '<!--' removed, '<script>x</script>' after it would no longer read as in an
+    # escape; only the end tag after it: nothing reads differently
+    assert rw.rewrite(data) == b"<script></script>"
+    stream = rw.stream()
+    with pytest.raises(ValueError, match="the change is refused"):
+        stream.feed(b"<script>a<!--b")
+        stream.feed(b"<script>x</script>y</script>")
+        stream.close()
+
+
+@pytest.mark.parametrize(("data", "written"), [
+    (b"<p>a<!-- x", b"<p>a<!-- x-->Z"),
+    (b"<p>a<!-- x-", b"<p>a<!-- x-->Z"),
+    (b"<p>a<!-- x--", b"<p>a<!-- x-->Z"),
+    (b"<p>a<!-- x--!", b"<p>a<!-- x--!>Z"),
+    (b"<p>a<!--", b"<p>a<!-->Z"),
+    (b"<p>a<!-", b"<p>a<!->Z"),
+    (b"<p>a<?x", b"<p>a<?x>Z"),
+    (b"<p>a<!DOCTYPE", b"<p>a<!DOCTYPE>Z"),
+    (b"<p>a<!DOCTYPE htm", b"<p>a<!DOCTYPE htm x>Z"),
+    (b"<p>a<!DOCTYPE html PUBLIC 'x'", b"<p>a<!DOCTYPE html PUBLIC 'x'x>Z"),
+    (b"<p>a<!DOCTYPE html SYSTEM 'x' ", b"<p>a<!DOCTYPE html SYSTEM 'x>Z"),
+    (b"<p>a<b c='d", b"<p>aZ"),
+    (b"<p>a</p x", b"<p>aZ"),
+    (b"<p>a<", b"<p>a&lt;Z"),
+    (b"<p>a&not", b"<p>a\xc2\xacZ"),
+])
+def test_content_after_an_unfinished_token_at_eof(data: bytes, written: bytes) -> None:
+    rw = Rewriter().on_document(end=lambda end: end.append("Z"))
+    out = _same_for_every_cut(rw, data)
+    assert out == written
+    want = structure(data)
+    if want[-1][0] == "Character":
+        want[-1] = ["Character", want[-1][1] + "Z"]
+    else:
+        want.append(["Character", "Z"])
+    assert structure(out) == want
+
+
+@pytest.mark.parametrize("data", [b"<p>\xf4\x90<b>x</b></p>", b"<p>\xe0\x80<b>x</b></p>"])
+def test_invalid_utf8_before_a_seam_is_kept(data: bytes) -> None:
+    """Not the beginning of a character (F4 90, E0 80): it reads as two U+FFFD whatever
+    follows, so it is written as it is."""
+    rw = Rewriter().on("b", element=lambda el: el.before("y"))
+    out = _same_for_every_cut(rw, data)
+    assert out == data.replace(b"<b>", b"y<b>")
+
+
+def test_removed_attribute_before_a_slash_keeps_an_unquoted_value() -> None:
+    out = _rewrite(b"<p href=a a/>", "p", element=lambda el: el.remove_attribute("a"))
+    assert structure(out)[0] == ["StartTag", "p", {"href": "a"}, True]
+
+
+def test_seams_hold_back_only_while_something_can_change() -> None:
+    """A '<' before an unfinished token is kept back by feed() when a handler could still
+    rewrite it, and returned at once when no handler is registered."""
+    stream = Rewriter().on("b", element=lambda el: el.before("x")).stream()
+    assert stream.feed(b"<p>a<") == b"<p>a"
+    assert stream.feed(b"<b>") == b"&lt;x<b>"
+    assert Rewriter().stream().feed(b"<p>a<<") == b"<p>a<"
+
+
 @pytest.mark.parametrize("tag", ["pre", "listing", "textarea"])
 def test_leading_newline_inserted_into_pre_survives_parsing(tag: str) -> None:
     html5lib = pytest.importorskip("html5lib")

@@ -148,4 +148,5 @@ cdef class Lexer:
                         Py_ssize_t offset) except -1
     cdef int finish_eof(self) except -1
     cdef int note_eof(self) except -1
+    cdef int script_state(self, bint at_end_tag) noexcept
     cpdef int feed_bytes(self, const unsigned char[:] chunk) except -1

@@ -588,6 +588,21 @@ cdef class Lexer:
         self.data_len = n
         return 0
 
+    cdef int script_state(self, bint at_end_tag) noexcept:
+        """In script data: how the text read last (up to the pending token, if any; with
+        ``at_end_tag``, up to the end tag just emitted) is read: 0 plainly, 1 escaped (after
+        '<!--'), 2 double-escaped (after '<!--' and '<script>')."""
+        cdef int st = self.state
+        if at_end_tag or S_TEXT_LT <= st <= S_TEXT_END_TAG_NAME or (
+                self.token_start >= 0 and self.tag.is_end
+                and S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG):
+            st = self.return_state          # a possible end tag: the state it began in
+        if S_SCRIPT_ESCAPED <= st <= S_SCRIPT_DOUBLE_ESCAPE_START:
+            return 1
+        if S_SCRIPT_DOUBLE_ESCAPED <= st <= S_SCRIPT_DOUBLE_ESCAPE_END:
+            return 2
+        return 0
+
     cdef int note_eof(self) except -1:
         """Before the end-of-file rules: record the token the input ends inside, if any, and how
         a sink writing content after the end finishes it so that the content is not absorbed

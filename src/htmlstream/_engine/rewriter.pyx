@@ -61,7 +61,39 @@ _SEAM_CLOSERS = {
     T_RAWTEXT: re.compile(rb"</[a-zA-Z]"),
     T_CDATA: re.compile(rb"]]>"),
 }
+# Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
+_ESCAPED_SCRIPT_CLOSERS = re.compile(rb"</?script[\t\n\f\r />]|<!--|-->", re.IGNORECASE)
 _TYPE_NAMES = ("DATA", "RCDATA", "RAWTEXT", "SCRIPT_DATA", "PLAINTEXT", "CDATA_SECTION")
+
+
+cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
+    """Whether p[0:n] is the beginning of a UTF-8 sequence, not the whole of one (what the
+    decoder reads as one U+FFFD if the sequence stops there, and completes if it goes on)."""
+    cdef unsigned char c = p[0]
+    cdef unsigned char lo = 0x80
+    cdef unsigned char hi = 0xBF
+    cdef Py_ssize_t need
+    if 0xC2 <= c <= 0xDF:
+        need = 2
+    elif 0xE0 <= c <= 0xEF:
+        need = 3
+        if c == 0xE0:
+            lo = 0xA0
+        elif c == 0xED:
+            hi = 0x9F
+    elif 0xF0 <= c <= 0xF4:
+        need = 4
+        if c == 0xF0:
+            lo = 0x90
+        elif c == 0xF4:
+            hi = 0x8F
+    else:
+        return False
+    if n >= need:
+        return False
+    if n >= 2 and not (lo <= p[1] <= hi):
+        return False
+    return True
 
 
 cdef inline bint _is_alpha(unsigned char c) noexcept:
@@ -148,6 +180,11 @@ cdef class RewriteSink(TokenSink):
     cdef int guard_ctx
     cdef Py_ssize_t guard_lo
     cdef Py_ssize_t guard_hi
+    cdef int guard_escape               # ... in script data: its escape state (script_out)
+    # in script data, the '<!--' escape state (0 plain, 1 escaped, 2 double-escaped) the input
+    # is in after the text handed over so far, and the one the output is in
+    cdef int script_now
+    cdef int script_out
 
     def __cinit__(self):
         self.out = NULL
@@ -254,14 +291,14 @@ cdef class RewriteSink(TokenSink):
         b = (<tuple>part)[0]
         pctx = (<tuple>part)[2]
         if pctx != ctx and (pctx > T_RCDATA or ctx > T_RCDATA):
-            b = encode_content((<tuple>part)[1], False, ctx, self.encoding)
+            # (raw text as it is: what it must not contain is checked with its neighbours)
+            b = encode_content((<tuple>part)[1], False,
+                               ctx if ctx <= T_RCDATA else T_PLAINTEXT, self.encoding)
         if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
             if self.guard_ctx >= 0 and self.guard_hi >= 0:
                 self.check_guard()
             if self.guard_ctx < 0:
-                self.guard_ctx = ctx
-                self.guard_lo = self.out_len
-                self.guard_hi = -1
+                self.start_guard(ctx)
         return self.write_bytes(b)
 
     cdef int write_all(self, list parts, int ctx) except -1:
@@ -316,11 +353,7 @@ cdef class RewriteSink(TokenSink):
             while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
                 i -= 1
                 k += 1
-            c = o[i]
-            if c >= 0xC0 and ((c < 0xE0 and k < 1) or (0xE0 <= c < 0xF0 and k < 2)
-                              or (c >= 0xF0 and k < 3)):
-                return n - i
-            return 0
+            return n - i if _utf8_prefix(o + i, k + 1) else 0
         if ctx <= T_RCDATA:
             if c == 0x3C:                           # '<'
                 return 1
@@ -379,9 +412,14 @@ cdef class RewriteSink(TokenSink):
             if self.guard_ctx >= 0 and self.guard_hi >= 0:
                 self.check_guard()
             if self.guard_ctx < 0:
-                self.guard_ctx = ctx
-                self.guard_lo = self.out_len
-                self.guard_hi = -1
+                self.start_guard(ctx)
+        return 0
+
+    cdef int start_guard(self, int ctx) except -1:
+        self.guard_ctx = ctx
+        self.guard_lo = self.out_len
+        self.guard_hi = -1
+        self.guard_escape = self.script_out
         return 0
 
     cdef int check_guard(self) except -1:
@@ -393,12 +431,15 @@ cdef class RewriteSink(TokenSink):
         cdef int ctx = self.guard_ctx
         self.guard_ctx = -1
         window = PyBytes_FromStringAndSize(<const char*>self.out + lo, self.out_len - lo)
-        for m in (<object>_SEAM_CLOSERS[ctx]).finditer(window):
+        closers = _SEAM_CLOSERS[ctx]
+        if ctx == T_SCRIPT and self.guard_escape:
+            closers = _ESCAPED_SCRIPT_CLOSERS
+        for m in closers.finditer(window):
             if m.start() + lo < hi and m.end() + lo > self.guard_lo:
                 raise ValueError(
                     f"text inserted into {_TYPE_NAMES[ctx]} content makes "
                     f"{m.group().decode('latin-1')!r} together with the text next to it, "
-                    f"which would end it or change how it is read")
+                    f"which would end it or change how it is read: the change is refused")
         return 0
 
     cdef int finish_eof_token(self) except -1:
@@ -456,10 +497,18 @@ cdef class RewriteSink(TokenSink):
                      bint last) except -1:
         cdef list handlers = self.active_text
         cdef TextChunk chunk
-        if not handlers or self.removing_depth >= 0:
+        cdef int escape_before = self.script_now
+        cdef int escape_after = escape_before
+        if text_type == T_SCRIPT:
+            escape_after = lx.script_state(False)
+            self.script_now = escape_after
+        if self.removing_depth >= 0:
             return 0
-        if content_start == content_end and not last:
-            return 0                    # (only the last piece of a text node may be empty)
+        if not handlers or (content_start == content_end and not last):
+            # (only the last piece of a text node may be empty)
+            if text_type == T_SCRIPT:
+                self.script_copied(escape_before, escape_after, content_start, content_end)
+            return 0
         chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
                                 content_start, self.encoding)
         if self.decoder is not None:
@@ -476,12 +525,36 @@ cdef class RewriteSink(TokenSink):
                 if content_end > content_start or chunk.replacement is not None:
                     self.divert(text_type)
                 self.write_part(chunk.replacement, text_type)
+                if type(chunk.replacement) is bytes:
+                    self.script_out = escape_after      # markup: as the handler meant it
             else:
+                if text_type == T_SCRIPT:
+                    self.script_copied(escape_before, escape_after, content_start, content_end)
                 self.copy_input(content_end)
             self.out_pos = content_end
             if chunk.after_parts is not None:
                 self.divert(text_type)
                 self.write_all(chunk.after_parts, text_type)
+        elif text_type == T_SCRIPT:
+            self.script_copied(escape_before, escape_after, content_start, content_end)
+        return 0
+
+    cdef int script_copied(self, int before, int after, Py_ssize_t start,
+                           Py_ssize_t end) except -1:
+        """Script text the input read from escape state ``before`` to ``after`` is written as
+        it is.  If the output is in another state there (text was removed), the text must not
+        contain what could read differently."""
+        cdef const unsigned char* p
+        cdef Py_ssize_t i
+        if self.script_out == before:
+            self.script_out = after
+            return 0
+        p = self.lx.data + (start - self.lx.base)
+        for i in range(end - start):
+            if p[i] == 0x3C or p[i] == 0x2D:        # '<', '-'
+                raise ValueError(
+                    "text removed from SCRIPT_DATA content goes into or out of a '<!--' escape, "
+                    "so the text after it would be read differently: the change is refused")
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -556,8 +629,19 @@ cdef class RewriteSink(TokenSink):
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         # (until sync_stack returns, text_type_now is the text type of the text before the tag)
+        if self.text_type_now == T_SCRIPT:                  # a script's end tag
+            self.script_now = lx.script_state(True)
+            if not lx.want_text:
+                self.script_out = self.script_now   # (no text seams: the output follows)
+            elif self.script_out == 2 and self.script_now != 2:
+                raise ValueError(
+                    "text removed from SCRIPT_DATA content leaves it double-escaped (after "
+                    "'<!--' and '<script>'), where its end tag would not end it: the change is "
+                    "refused")
         self.sync_stack(tag)
         self.text_type_now = lx.text_type
+        self.script_now = 0
+        self.script_out = 0
         return 0
 
     cdef int sync_stack(self, TagRec* tag) except -1:
@@ -812,6 +896,8 @@ cdef class RewriteSink(TokenSink):
 
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
+        if self.lx.text_type == T_SCRIPT and not self.lx.want_text:
+            self.script_out = self.lx.script_state(False)
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)

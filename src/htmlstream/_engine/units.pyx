@@ -687,7 +687,8 @@ cdef class Element(Unit):
         """The start tag as it will be written: the raw bytes with only the changed parts
         spliced in (quoting, spacing and case of everything else stay as written).  A splice
         never joins what is left: an attribute glued to a removed one (``<p a="x"b>``) gets a
-        space, and one whose '=' has no value (``<p a=>``) gets ``""`` before an addition."""
+        space (as does a '/' after it), and one whose '=' has no value (``<p a=>``) gets ``""``
+        before an addition."""
         cdef list edits = []
         cdef list additions = None
         cdef Py_ssize_t i, first, p, start, end
@@ -716,8 +717,10 @@ cdef class Element(Unit):
                         if end < len(raw):
                             c = raw[end]
                             if not (c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0C
-                                    or c == 0x0D or c == 0x2F or c == 0x3E):
-                                glue = b" "     # the next attribute was glued to this one
+                                    or c == 0x0D or c == 0x3E):
+                                # keep what follows apart from what precedes: an attribute
+                                # glued to this one, or a '/' an unquoted value would take
+                                glue = b" "
                         edits.append((self.prev_end(i), end, glue))
                         last_edited |= i == self.n_spans - 1
                     elif first < 0:             # set: where it first stood, name as written
