@@ -168,7 +168,6 @@ cdef class RewriteSink(TokenSink):
     # --- seams (where the output stops following the input: see divert) ---
     cdef bint may_change                # some handler can change the output
     cdef bint utf8                      # the output is UTF-8
-    cdef int text_type_now              # the lexer's text type after the last tag
     # the output ends with input[verb_start_pos:verb_end_pos] written as it was, if out_len
     # is verb_end_out and out_pos is verb_end_pos
     cdef Py_ssize_t verb_start_pos
@@ -183,8 +182,11 @@ cdef class RewriteSink(TokenSink):
     cdef int guard_escape               # ... in script data: its escape state (script_out)
     # in script data, the '<!--' escape state (0 plain, 1 escaped, 2 double-escaped) the input
     # is in after the text handed over so far, and the one the output is in
+    # (tracked over the pieces of a script's text, while there are text handlers; script_end:
+    # where the last piece ended, -1 after the last of its text node)
     cdef int script_now
     cdef int script_out
+    cdef Py_ssize_t script_end
 
     def __cinit__(self):
         self.out = NULL
@@ -209,7 +211,7 @@ cdef class RewriteSink(TokenSink):
         self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
                                or rules.doc_doctype or rules.doc_end)
         self.utf8 = encoding == "utf-8"
-        self.text_type_now = 0
+        self.script_end = -1
         self.verb_start_pos = 0
         self.verb_end_pos = -1
         self.verb_end_out = -1
@@ -497,11 +499,22 @@ cdef class RewriteSink(TokenSink):
                      bint last) except -1:
         cdef list handlers = self.active_text
         cdef TextChunk chunk
-        cdef int escape_before = self.script_now
-        cdef int escape_after = escape_before
+        cdef int escape_before = 0
+        cdef int escape_after = 0
         if text_type == T_SCRIPT:
+            if self.script_end < 0:             # a script's text starts
+                self.script_now = 0
+                self.script_out = 0
+            escape_before = self.script_now
             escape_after = lx.script_state(False)
             self.script_now = escape_after
+            self.script_end = -1 if last else content_end
+            if last and self.script_out == 2 and escape_after != 2 \
+                    and content_end < lx.stream_len:
+                raise ValueError(
+                    "text removed from SCRIPT_DATA content leaves it double-escaped (after "
+                    "'<!--' and '<script>'), where its end tag would not end it: the change is "
+                    "refused")
         if self.removing_depth >= 0:
             return 0
         if not handlers or (content_start == content_end and not last):
@@ -537,6 +550,13 @@ cdef class RewriteSink(TokenSink):
                 self.write_all(chunk.after_parts, text_type)
         elif text_type == T_SCRIPT:
             self.script_copied(escape_before, escape_after, content_start, content_end)
+        return 0
+
+    cdef int script_escape(self, bint at_end_tag) except -1:
+        """Before a script's end tag, or at the end of input in a script: the output's escape
+        state there (with text handlers, as tracked over its pieces; else as the input's)."""
+        if not self.lx.want_text:
+            self.script_out = self.lx.script_state(at_end_tag)
         return 0
 
     cdef int script_copied(self, int before, int after, Py_ssize_t start,
@@ -628,20 +648,7 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tags
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
-        # (until sync_stack returns, text_type_now is the text type of the text before the tag)
-        if self.text_type_now == T_SCRIPT:                  # a script's end tag
-            self.script_now = lx.script_state(True)
-            if not lx.want_text:
-                self.script_out = self.script_now   # (no text seams: the output follows)
-            elif self.script_out == 2 and self.script_now != 2:
-                raise ValueError(
-                    "text removed from SCRIPT_DATA content leaves it double-escaped (after "
-                    "'<!--' and '<script>'), where its end tag would not end it: the change is "
-                    "refused")
         self.sync_stack(tag)
-        self.text_type_now = lx.text_type
-        self.script_now = 0
-        self.script_out = 0
         return 0
 
     cdef int sync_stack(self, TagRec* tag) except -1:
@@ -738,8 +745,9 @@ cdef class RewriteSink(TokenSink):
         el.live = False
         if not el.is_modified():
             return None
-        cdef int ctx = self.text_type_now
+        cdef int ctx = 0                        # (start tags are read in DATA only)
         cdef int content_ctx = self.lx.text_type
+        self.script_out = 0                     # (what a script's content starts in)
         self.copy_input(tag.start)
         if el.before_parts is not None or el.removed_:
             self.divert(ctx)
@@ -846,7 +854,11 @@ cdef class RewriteSink(TokenSink):
         self.copy_input(at)
         # where the content around it lands: before, in the element's text (at the end of
         # input, in whatever text the input ended in); after an end tag, in what follows it
-        ctx = self.text_type_now if tag != NULL else self.lx.text_type
+        # (an end tag is read after DATA text, or after the content of its own raw-text or RCDATA
+        # element)
+        ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
+        if ctx == T_SCRIPT:
+            self.script_escape(explicit)
         ctx_after = self.lx.text_type if explicit else ctx
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
         end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding, ctx,
@@ -896,8 +908,8 @@ cdef class RewriteSink(TokenSink):
 
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
-        if self.lx.text_type == T_SCRIPT and not self.lx.want_text:
-            self.script_out = self.lx.script_state(False)
+        if self.lx.text_type == T_SCRIPT:
+            self.script_escape(False)
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)
