@@ -56,13 +56,15 @@ cdef enum:                              # text types (lexer.pxd)
 # What raw text (which has no escapes) must not contain across a seam, by text type: the
 # sequences that end it or change how it is read.  (As the insertion check of units.pyx, which
 # looks at each piece of inserted text alone; here the text on both sides of a seam counts.)
+# Every occurrence is found, overlapping ones too ('<!-->' holds '<!--' and '-->').
 _SEAM_CLOSERS = {
-    T_SCRIPT: re.compile(rb"</script[\t\n\f\r />]|<!--", re.IGNORECASE),
-    T_RAWTEXT: re.compile(rb"</[a-zA-Z]"),
-    T_CDATA: re.compile(rb"]]>"),
+    T_SCRIPT: re.compile(rb"(?=(</script[\t\n\f\r />]|<!--))", re.IGNORECASE),
+    T_RAWTEXT: re.compile(rb"(?=(</[a-zA-Z]))"),
+    T_CDATA: re.compile(rb"(?=(]]>))"),
 }
 # Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
-_ESCAPED_SCRIPT_CLOSERS = re.compile(rb"</?script[\t\n\f\r />]|<!--|-->", re.IGNORECASE)
+_ESCAPED_SCRIPT_CLOSERS = re.compile(rb"(?=(</?script[\t\n\f\r />]|<!--|-->))",
+                                     re.IGNORECASE)
 _TYPE_NAMES = ("DATA", "RCDATA", "RAWTEXT", "SCRIPT_DATA", "PLAINTEXT", "CDATA_SECTION")
 
 
@@ -437,11 +439,21 @@ cdef class RewriteSink(TokenSink):
         if ctx == T_SCRIPT and self.guard_escape:
             closers = _ESCAPED_SCRIPT_CLOSERS
         for m in closers.finditer(window):
-            if m.start() + lo < hi and m.end() + lo > self.guard_lo:
+            if m.start() + lo < hi and m.end(1) + lo > self.guard_lo:
                 raise ValueError(
                     f"text inserted into {_TYPE_NAMES[ctx]} content makes "
-                    f"{m.group().decode('latin-1')!r} together with the text next to it, "
+                    f"{m.group(1).decode('latin-1')!r} together with the text next to it, "
                     f"which would end it or change how it is read: the change is refused")
+        if ctx == T_SCRIPT and hi > self.guard_lo:
+            # Nor may the insertion split such a sequence of the input ('<!-' | '-'): script
+            # text comes in pieces cut anywhere, and the input's state would no longer change.
+            view = window[:self.guard_lo - lo] + window[hi - lo:]
+            for m in _ESCAPED_SCRIPT_CLOSERS.finditer(view):
+                if m.start() < self.guard_lo - lo < m.end(1):
+                    raise ValueError(
+                        f"text inserted into SCRIPT_DATA content splits "
+                        f"{m.group(1).decode('latin-1')!r} of the input, which would change how "
+                        f"it is read: the change is refused")
         return 0
 
     cdef int finish_eof_token(self) except -1:
@@ -509,18 +521,13 @@ cdef class RewriteSink(TokenSink):
             escape_after = lx.script_state(False)
             self.script_now = escape_after
             self.script_end = -1 if last else content_end
-            if last and self.script_out == 2 and escape_after != 2 \
-                    and content_end < lx.stream_len:
-                raise ValueError(
-                    "text removed from SCRIPT_DATA content leaves it double-escaped (after "
-                    "'<!--' and '<script>'), where its end tag would not end it: the change is "
-                    "refused")
         if self.removing_depth >= 0:
             return 0
         if not handlers or (content_start == content_end and not last):
             # (only the last piece of a text node may be empty)
             if text_type == T_SCRIPT:
-                self.script_copied(escape_before, escape_after, content_start, content_end)
+                self.script_copied(escape_before, escape_after, content_start, content_end,
+                                   last)
             return 0
         chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
                                 content_start, self.encoding)
@@ -542,14 +549,17 @@ cdef class RewriteSink(TokenSink):
                     self.script_out = escape_after      # markup: as the handler meant it
             else:
                 if text_type == T_SCRIPT:
-                    self.script_copied(escape_before, escape_after, content_start, content_end)
+                    self.script_copied(escape_before, escape_after, content_start, content_end,
+                                       False)
                 self.copy_input(content_end)
             self.out_pos = content_end
             if chunk.after_parts is not None:
                 self.divert(text_type)
                 self.write_all(chunk.after_parts, text_type)
         elif text_type == T_SCRIPT:
-            self.script_copied(escape_before, escape_after, content_start, content_end)
+            self.script_copied(escape_before, escape_after, content_start, content_end, False)
+        if text_type == T_SCRIPT and last:
+            self.script_copied(escape_after, escape_after, content_end, content_end, True)
         return 0
 
     cdef int script_escape(self, bint at_end_tag) except -1:
@@ -560,21 +570,27 @@ cdef class RewriteSink(TokenSink):
         return 0
 
     cdef int script_copied(self, int before, int after, Py_ssize_t start,
-                           Py_ssize_t end) except -1:
+                           Py_ssize_t end, bint last) except -1:
         """Script text the input read from escape state ``before`` to ``after`` is written as
         it is.  If the output is in another state there (text was removed), the text must not
-        contain what could read differently."""
+        contain what could read differently.  ``last``: the text node ends there, at the
+        script's end tag (or at the end of input), which must still end it."""
         cdef const unsigned char* p
         cdef Py_ssize_t i
         if self.script_out == before:
             self.script_out = after
-            return 0
-        p = self.lx.data + (start - self.lx.base)
-        for i in range(end - start):
-            if p[i] == 0x3C or p[i] == 0x2D:        # '<', '-'
-                raise ValueError(
-                    "text removed from SCRIPT_DATA content goes into or out of a '<!--' escape, "
-                    "so the text after it would be read differently: the change is refused")
+        else:
+            p = self.lx.data + (start - self.lx.base)
+            for i in range(end - start):
+                if p[i] == 0x3C or p[i] == 0x2D:        # '<', '-'
+                    raise ValueError(
+                        "text removed from SCRIPT_DATA content goes into or out of a '<!--' "
+                        "escape, so the text after it would be read differently: the change is "
+                        "refused")
+        if last and self.script_out == 2 and after != 2 and end < self.lx.stream_len:
+            raise ValueError(
+                "text removed from SCRIPT_DATA content leaves it double-escaped (after '<!--' "
+                "and '<script>'), where its end tag would not end it: the change is refused")
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
