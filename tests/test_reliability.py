@@ -1026,6 +1026,27 @@ def test_removing_script_text_that_opens_an_escape_is_refused_if_text_follows() 
         stream.close()
 
 
+@pytest.mark.parametrize(("chunks", "text"), [
+    ([b"<script><!-", b"-<script>a</script>b</script><p>x"], "y"),     # splits '<!--'
+    ([b"<script><!--<", b"script>a</script>b</script><p>x"], ">"),     # '<!--' + '>': '-->'
+])
+def test_script_text_insertion_between_pieces_cannot_change_the_state(
+        chunks: list[bytes], text: str) -> None:
+    rw = Rewriter().on_document(text=lambda t: t.after(text) if not t.last_in_text_node
+                                else None)
+    with pytest.raises(ValueError, match="the change is refused"):
+        run(rw, chunks)
+
+
+def test_read_only_text_handler_in_a_double_escaped_script() -> None:
+    """Found by atheris: a script's text read from inside '<!--' '<script>' and handled by a
+    handler that changes nothing was refused as if text had been removed."""
+    data = b"<script><!--<script>a</script>b</script><p>x"
+    rw = Rewriter().on_document(text=lambda t: t.text)
+    for cut in cuts(data):
+        assert run(rw, cut) == data
+
+
 @pytest.mark.parametrize(("data", "written"), [
     (b"<p>a<!-- x", b"<p>a<!-- x-->Z"),
     (b"<p>a<!-- x-", b"<p>a<!-- x-->Z"),
