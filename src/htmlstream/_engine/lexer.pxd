@@ -111,6 +111,12 @@ cdef class Lexer:
     cdef Py_ssize_t cdata_content_start
     cdef bint closed
     cdef bint failed
+    # what the input ended inside (set by close() for a sink that writes after the end): the
+    # unfinished token's start (-1: none), from where its bytes must be dropped (-1: keep them)
+    # and the bytes that finish it without changing it (None: drop it instead)
+    cdef readonly Py_ssize_t eof_start
+    cdef Py_ssize_t eof_drop
+    cdef bytes eof_closer
 
     # tag being built
     cdef TagRec tag
@@ -164,3 +170,5 @@ cdef class Lexer:
     cdef int finish_eof(self) except -1
     cpdef int feed_bytes(self, chunk) except -1
     cdef int feed_ptr(self, const unsigned char* chunk, Py_ssize_t n) except -1
+    cdef int note_eof(self) except -1
+    cdef int script_state(self, bint at_end_tag) noexcept

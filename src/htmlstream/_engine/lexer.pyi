@@ -57,6 +57,9 @@ class Lexer:
     # The TextType the lexer reads text in now.
     @property
     def text_type(self) -> int: ...
+    # After close(): where the token the input ended inside began (-1: none; see note_eof).
+    @property
+    def eof_start(self) -> int: ...
     # Number of input bytes fed so far.
     @property
     def offset(self) -> int: ...

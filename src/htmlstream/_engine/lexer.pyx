@@ -244,6 +244,8 @@ cdef class Lexer:
         self.text_start = 0
         self.token_start = -1
         self.stream_len = 0
+        self.eof_start = -1
+        self.eof_drop = -1
         self.last_start_tag_hash = EMPTY_HASH
         self.last_start_tag_len = 0
         self.last_start_tag_name = None
@@ -333,6 +335,7 @@ cdef class Lexer:
             self.data_len = 0
             self.base = self.stream_len
         self.run(True)
+        self.note_eof()
         self.finish_eof()
         if self.feedback is not None:
             self.feedback.on_eof(self)
@@ -819,6 +822,56 @@ cdef class Lexer:
         self.base = keep_from
         self.data = self.buf
         self.data_len = n
+        return 0
+
+    cdef int script_state(self, bint at_end_tag) noexcept:
+        """In script data: how the text read last (up to the pending token, if any; with
+        ``at_end_tag``, up to the end tag just emitted) is read: 0 plainly, 1 escaped (after
+        '<!--'), 2 double-escaped (after '<!--' and '<script>')."""
+        cdef int st = self.state
+        if at_end_tag or S_TEXT_LT <= st <= S_TEXT_END_TAG_NAME or (
+                self.token_start >= 0 and self.tag.is_end
+                and S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG):
+            st = self.return_state          # a possible end tag: the state it began in
+        if S_SCRIPT_ESCAPED <= st <= S_SCRIPT_DOUBLE_ESCAPE_START:
+            return 1
+        if S_SCRIPT_DOUBLE_ESCAPED <= st <= S_SCRIPT_DOUBLE_ESCAPE_END:
+            return 2
+        return 0
+
+    cdef int note_eof(self) except -1:
+        """Before the end-of-file rules: record the token the input ends inside, if any, and how
+        a sink writing content after the end finishes it so that the content is not absorbed
+        and the token reads as it does at the end of input (``eof_start``, ``eof_drop``,
+        ``eof_closer``).  A tag is dropped (the end of input drops it anyway); a comment is
+        closed; a DOCTYPE is closed so that it keeps its fields and force-quirks flag."""
+        cdef int st = self.state
+        self.eof_start = -1
+        if self.token_start < 0:
+            return 0
+        if st == S_TAG_NAME or S_BEFORE_ATTR_NAME <= st <= S_SELF_CLOSING_START_TAG:
+            self.eof_drop = self.token_start
+            self.eof_closer = b""
+        elif st == S_COMMENT:
+            self.eof_closer = b"-->"
+        elif st == S_COMMENT_END_DASH:
+            self.eof_closer = b"->"
+        elif st == S_BOGUS_COMMENT or S_COMMENT_START <= st <= S_COMMENT_END_BANG:
+            self.eof_closer = b">"
+        elif st == S_DOCTYPE_NAME:
+            self.eof_closer = b" x>"          # bogus from here: force-quirks, as at EOF
+        elif st == S_AFTER_DOCTYPE_NAME or st == S_AFTER_DOCTYPE_PUBLIC_ID \
+                or st == S_BETWEEN_DOCTYPE_IDS:
+            self.eof_closer = b"x>"
+        elif st == S_AFTER_DOCTYPE_SYSTEM_ID:
+            # '>' here would not set force-quirks: reopen the quoted identifier instead
+            self.eof_drop = self.doctype.system_end
+            self.eof_closer = b">"
+        elif S_DOCTYPE <= st <= S_BOGUS_DOCTYPE:
+            self.eof_closer = b">"
+        else:
+            return 0                        # text ('<', '</name'...): the sink handles it
+        self.eof_start = self.token_start
         return 0
 
     cdef int finish_eof(self) except -1:

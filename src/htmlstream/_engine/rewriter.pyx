@@ -13,6 +13,8 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
 
+import re
+
 from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
@@ -37,12 +39,75 @@ from htmlstream._engine.units cimport (
     Element,
     EndTag,
     TextChunk,
+    encode_content,
     make_comment,
     make_element,
     make_end_tag,
     make_text_chunk,
     process_text,
 )
+
+from htmlstream.charrefs import decode_charrefs
+
+cdef enum:                              # text types (lexer.pxd)
+    T_RCDATA = 1
+    T_RAWTEXT = 2
+    T_SCRIPT = 3
+    T_PLAINTEXT = 4
+    T_CDATA = 5
+    CLOSER_REACH = 9                    # the longest closer below, less one, and a margin
+
+# What raw text (which has no escapes) must not contain across a seam, by text type: the
+# sequences that end it or change how it is read.  (As the insertion check of units.pyx, which
+# looks at each piece of inserted text alone; here the text on both sides of a seam counts.)
+# Every occurrence is found, overlapping ones too ('<!-->' holds '<!--' and '-->').
+_SEAM_CLOSERS = {
+    T_SCRIPT: re.compile(rb"(?=(</script[\t\n\f\r />]|<!--))", re.IGNORECASE),
+    T_RAWTEXT: re.compile(rb"(?=(</[a-zA-Z]))"),
+    T_CDATA: re.compile(rb"(?=(]]>))"),
+}
+# Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
+_ESCAPED_SCRIPT_CLOSERS = re.compile(rb"(?=(</?script[\t\n\f\r />]|<!--|-->))",
+                                     re.IGNORECASE)
+_TYPE_NAMES = ("DATA", "RCDATA", "RAWTEXT", "SCRIPT_DATA", "PLAINTEXT", "CDATA_SECTION")
+
+
+cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
+    """Whether p[0:n] is the beginning of a UTF-8 sequence, not the whole of one (what the
+    decoder reads as one U+FFFD if the sequence stops there, and completes if it goes on)."""
+    cdef unsigned char c = p[0]
+    cdef unsigned char lo = 0x80
+    cdef unsigned char hi = 0xBF
+    cdef Py_ssize_t need
+    if 0xC2 <= c <= 0xDF:
+        need = 2
+    elif 0xE0 <= c <= 0xEF:
+        need = 3
+        if c == 0xE0:
+            lo = 0xA0
+        elif c == 0xED:
+            hi = 0x9F
+    elif 0xF0 <= c <= 0xF4:
+        need = 4
+        if c == 0xF0:
+            lo = 0x90
+        elif c == 0xF4:
+            hi = 0x8F
+    else:
+        return False
+    if n >= need:
+        return False
+    if n >= 2 and not (lo <= p[1] <= hi):
+        return False
+    return True
+
+
+cdef inline bint _is_alpha(unsigned char c) noexcept:
+    return 0x61 <= (c | 0x20) <= 0x7A
+
+
+cdef inline bint _is_alnum(unsigned char c) noexcept:
+    return 0x61 <= (c | 0x20) <= 0x7A or 0x30 <= c <= 0x39
 
 
 cdef class Rules:
@@ -124,6 +189,28 @@ cdef class RewriteSink(TokenSink):
     cdef bint follow_text               # sync at text while the simulator reacts to text
     cdef bint in_text_sync
     cdef Py_ssize_t close_at            # where elements closed with no tag end
+    # --- seams (where the output stops following the input: see divert) ---
+    cdef bint may_change                # some handler can change the output
+    cdef bint utf8                      # the output is UTF-8
+    # the output ends with input[verb_start_pos:verb_end_pos] written as it was, if out_len
+    # is verb_end_out and out_pos is verb_end_pos
+    cdef Py_ssize_t verb_start_pos
+    cdef Py_ssize_t verb_end_pos
+    cdef Py_ssize_t verb_end_out
+    # raw text written at a seam, to be checked with what follows it: its text type (-1: no
+    # check pending), the output offsets where it begins and where the input after it begins
+    # (-1: not yet)
+    cdef int guard_ctx
+    cdef Py_ssize_t guard_lo
+    cdef Py_ssize_t guard_hi
+    cdef int guard_escape               # ... in script data: its escape state (script_out)
+    # in script data, the '<!--' escape state (0 plain, 1 escaped, 2 double-escaped) the input
+    # is in after the text handed over so far, and the one the output is in
+    # (tracked over the pieces of a script's text, while there are text handlers; script_end:
+    # where the last piece ended, -1 after the last of its text node)
+    cdef int script_now
+    cdef int script_out
+    cdef Py_ssize_t script_end
 
     def __cinit__(self):
         self.out = NULL
@@ -156,12 +243,21 @@ cdef class RewriteSink(TokenSink):
         # Element handlers leave work for elements' ends, which text can close (<head>): the
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
+        self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
+                               or rules.doc_doctype or rules.doc_end)
+        self.utf8 = encoding == "utf-8"
+        self.script_end = -1
+        self.verb_start_pos = 0
+        self.verb_end_pos = -1
+        self.verb_end_out = -1
+        self.guard_ctx = -1
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
         ``program`` is the same selectors compiled for it.  ``decoder``: an incremental decoder
         for text, needed for multi-byte encodings other than UTF-8."""
         self.encoding = encoding
+        self.utf8 = encoding == "utf-8"
         self.decoder = decoder
         if self.matcher is not None:
             self.matcher.program = program
@@ -236,10 +332,35 @@ cdef class RewriteSink(TokenSink):
     cdef int write_bytes(self, bytes b) except -1:
         return self.write(<const unsigned char*><const char*>b, len(b))
 
-    cdef int write_all(self, list parts) except -1:
+    cdef int write_part(self, object part, int ctx) except -1:
+        """Write inserted content (see units.text_part) where text is read as ``ctx``."""
+        cdef int pctx
+        cdef bytes b
+        if part is None:
+            return 0
+        if type(part) is bytes:         # html: written as it is, and not checked
+            if self.guard_ctx >= 0:
+                if self.guard_hi < 0:
+                    self.guard_hi = self.out_len
+                self.check_guard()
+            return self.write_bytes(<bytes>part)
+        b = (<tuple>part)[0]
+        pctx = (<tuple>part)[2]
+        if pctx != ctx and (pctx > T_RCDATA or ctx > T_RCDATA):
+            # (raw text as it is: what it must not contain is checked with its neighbours)
+            b = encode_content((<tuple>part)[1], False,
+                               ctx if ctx <= T_RCDATA else T_PLAINTEXT, self.encoding)
+        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
+            if self.guard_ctx >= 0 and self.guard_hi >= 0:
+                self.check_guard()
+            if self.guard_ctx < 0:
+                self.start_guard(ctx)
+        return self.write_bytes(b)
+
+    cdef int write_all(self, list parts, int ctx) except -1:
         if parts is not None:
-            for b in parts:
-                self.write_bytes(b)
+            for part in parts:
+                self.write_part(part, ctx)
         return 0
 
     cdef int copy_input(self, Py_ssize_t upto) except -1:
@@ -247,8 +368,157 @@ cdef class RewriteSink(TokenSink):
         if upto <= self.out_pos:
             return 0
         if self.removing_depth < 0:
+            if self.out_len != self.verb_end_out or self.out_pos != self.verb_end_pos:
+                self.verb_start_pos = self.out_pos
+            if self.guard_ctx >= 0 and self.guard_hi < 0:
+                self.guard_hi = self.out_len
             self.write(self.lx.data + (self.out_pos - self.lx.base), upto - self.out_pos)
+            self.verb_end_out = self.out_len
+            self.verb_end_pos = upto
+            if self.guard_ctx >= 0 and self.out_len - self.guard_hi >= CLOSER_REACH:
+                self.check_guard()
         self.out_pos = upto
+        return 0
+
+    # ------------------------------------------------------------------ seams
+    #
+    # A seam is where the output stops following the input: content is inserted, or input is
+    # removed.  The input before it was tokenized with the bytes that followed it there, and
+    # some endings of text are read differently when other bytes follow (a '<' that was text
+    # because '<' followed, '&not' before 'in;', a CR before LF, half a UTF-8 character).  At
+    # every seam the sink neutralises such an ending: in DATA and RCDATA by writing it in a form
+    # that reads the same whatever follows; in raw text, which has no escapes, by checking the
+    # text on both sides of the seam together for what would end it (and refusing the change).
+    # Nothing of this runs while no handler changes anything.
+
+    cdef Py_ssize_t hazard(self, int ctx) noexcept:
+        """How many bytes at the end of the output more bytes could read differently, for text
+        read as ``ctx`` (0: none)."""
+        cdef const unsigned char* o = self.out
+        cdef Py_ssize_t n = self.out_len
+        cdef Py_ssize_t i, k
+        cdef unsigned char c
+        if n == 0:
+            return 0
+        c = o[n - 1]
+        if c == 0x0D:                               # CR: CR LF is one newline
+            return 1
+        if c >= 0x80 and self.utf8:                 # an incomplete UTF-8 sequence
+            i = n - 1
+            k = 0
+            while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
+                i -= 1
+                k += 1
+            return n - i if _utf8_prefix(o + i, k + 1) else 0
+        if ctx <= T_RCDATA:
+            if c == 0x3C:                           # '<'
+                return 1
+            i = n
+            while i > 0 and n - i < 40 and _is_alpha(o[i - 1]):
+                i -= 1
+            if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
+                return n - i + 2
+            i = n
+            while i > 0 and n - i <= 1026 and _is_alnum(o[i - 1]):
+                i -= 1
+            if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
+                return n - i + 1
+            if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
+                return n - i + 2
+            return 0
+        if ctx == T_PLAINTEXT:
+            return 0
+        # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
+        k = n - CLOSER_REACH if n > CLOSER_REACH else 0
+        for i in range(k, n):
+            if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
+                return n - i
+        return 0
+
+    cdef int divert(self, int ctx) except -1:
+        """The output is about to go on with something else than the input that followed it
+        (inserted content, or input after a removal), where text is read as ``ctx``: make its
+        end read the same whatever follows, or (raw text) watch what follows."""
+        cdef Lexer lx = self.lx
+        cdef Py_ssize_t n, p
+        cdef unsigned char c
+        cdef bytes tail
+        if lx.eof_start >= 0 and self.out_pos == lx.stream_len:
+            self.finish_eof_token()
+        n = self.hazard(ctx)
+        if n:
+            p = self.out_len - n
+            c = self.out[p]
+            if self.out[self.out_len - 1] == 0x0D:
+                self.out[self.out_len - 1] = 0x0A   # CR alone reads as LF anyway
+            elif c >= 0x80:
+                self.out_len = p                    # one U+FFFD, as it read before
+                self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
+            elif ctx <= T_RCDATA:
+                tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
+                self.out_len = p
+                if c == 0x3C:
+                    self.write(<const unsigned char*>b"&lt;", 4)
+                    self.write(<const unsigned char*><const char*>tail + 1, n - 1)
+                else:                               # the reference, as it reads now
+                    self.write_bytes(encode_content(decode_charrefs(tail.decode("ascii")),
+                                                    False, 0, self.encoding))
+            self.verb_end_out = -1
+        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
+            if self.guard_ctx >= 0 and self.guard_hi >= 0:
+                self.check_guard()
+            if self.guard_ctx < 0:
+                self.start_guard(ctx)
+        return 0
+
+    cdef int start_guard(self, int ctx) except -1:
+        self.guard_ctx = ctx
+        self.guard_lo = self.out_len
+        self.guard_hi = -1
+        self.guard_escape = self.script_out
+        return 0
+
+    cdef int check_guard(self) except -1:
+        """Raw text was inserted (or input removed) at output offset guard_lo, and the input
+        after it begins at guard_hi: refuse the change if what ends the raw text now starts
+        before guard_hi and ends after guard_lo (it was not in the input)."""
+        cdef Py_ssize_t lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
+        cdef Py_ssize_t hi = self.guard_hi if self.guard_hi >= 0 else self.out_len
+        cdef int ctx = self.guard_ctx
+        self.guard_ctx = -1
+        window = PyBytes_FromStringAndSize(<const char*>self.out + lo, self.out_len - lo)
+        closers = _SEAM_CLOSERS[ctx]
+        if ctx == T_SCRIPT and self.guard_escape:
+            closers = _ESCAPED_SCRIPT_CLOSERS
+        for m in closers.finditer(window):
+            if m.start() + lo < hi and m.end(1) + lo > self.guard_lo:
+                raise ValueError(
+                    f"text inserted into {_TYPE_NAMES[ctx]} content makes "
+                    f"{m.group(1).decode('latin-1')!r} together with the text next to it, "
+                    f"which would end it or change how it is read: the change is refused")
+        if ctx == T_SCRIPT and hi > self.guard_lo:
+            # Nor may the insertion split such a sequence of the input ('<!-' | '-'): script
+            # text comes in pieces cut anywhere, and the input's state would no longer change.
+            view = window[:self.guard_lo - lo] + window[hi - lo:]
+            for m in _ESCAPED_SCRIPT_CLOSERS.finditer(view):
+                if m.start() < self.guard_lo - lo < m.end(1):
+                    raise ValueError(
+                        f"text inserted into SCRIPT_DATA content splits "
+                        f"{m.group(1).decode('latin-1')!r} of the input, which would change how "
+                        f"it is read: the change is refused")
+        return 0
+
+    cdef int finish_eof_token(self) except -1:
+        """Content is written after the end of input, which ended inside a token: finish the
+        token (a comment or DOCTYPE) or drop it (a tag) so that it does not absorb the content
+        and reads as it did at the end of input (Lexer.note_eof)."""
+        cdef Lexer lx = self.lx
+        if (self.out_len == self.verb_end_out and self.out_pos == self.verb_end_pos
+                and self.out_pos == lx.stream_len and self.verb_start_pos <= lx.eof_start):
+            if lx.eof_drop >= 0:
+                self.out_len -= lx.stream_len - lx.eof_drop
+            self.write_bytes(lx.eof_closer)
+            self.verb_end_out = -1
         return 0
 
     cdef bytes input_slice(self, Py_ssize_t start, Py_ssize_t end):
@@ -261,9 +531,26 @@ cdef class RewriteSink(TokenSink):
         return self.out_pos
 
     def take(self):
-        """The output assembled so far (and forget it)."""
-        out = PyBytes_FromStringAndSize(<const char*>self.out, self.out_len)
-        self.out_len = 0
+        """The output assembled so far (and forget it).  While the stream runs, an end that
+        a seam could still have to rewrite (see divert) is kept for later."""
+        cdef Py_ssize_t keep = 0
+        cdef Py_ssize_t lo, n
+        cdef Lexer lx = self.lx
+        if self.may_change and lx is not None and not lx.failed and not lx.closed:
+            keep = self.hazard(lx.text_type)
+            if self.guard_ctx >= 0:
+                lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
+                if self.out_len - lo > keep:
+                    keep = self.out_len - lo
+        n = self.out_len - keep
+        out = PyBytes_FromStringAndSize(<const char*>self.out, n)
+        if keep:
+            memmove(self.out, self.out + n, keep)
+        self.out_len = keep
+        self.verb_end_out -= n
+        self.guard_lo -= n
+        if self.guard_hi >= 0:
+            self.guard_hi -= n
         return out
 
     # ------------------------------------------------------------------ tokens
@@ -276,11 +563,27 @@ cdef class RewriteSink(TokenSink):
                      bint last) except -1:
         cdef list handlers
         cdef TextChunk chunk
+        cdef int escape_before = 0
+        cdef int escape_after = 0
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
         handlers = self.active_text
-        if not handlers or self.removing_depth >= 0:
+        if text_type == T_SCRIPT:
+            if self.script_end < 0:             # a script's text starts
+                self.script_now = 0
+                self.script_out = 0
+            escape_before = self.script_now
+            escape_after = lx.script_state(False)
+            self.script_now = escape_after
+            self.script_end = -1 if last else content_end
+        if self.removing_depth >= 0:
+            return 0
+        if not handlers or (content_start == content_end and not last):
+            # (only the last piece of a text node may be empty)
+            if text_type == T_SCRIPT:
+                self.script_copied(escape_before, escape_after, content_start, content_end,
+                                   last)
             return 0
         chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
                                 content_start, self.encoding)
@@ -291,14 +594,59 @@ cdef class RewriteSink(TokenSink):
         chunk.live = False
         if chunk.is_modified():
             self.copy_input(content_start)
-            self.write_all(chunk.before_parts)
+            if chunk.before_parts is not None:
+                self.divert(text_type)
+                self.write_all(chunk.before_parts, text_type)
             if chunk.removed_:
-                if chunk.replacement is not None:
-                    self.write_bytes(chunk.replacement)
+                if content_end > content_start or chunk.replacement is not None:
+                    self.divert(text_type)
+                self.write_part(chunk.replacement, text_type)
+                if type(chunk.replacement) is bytes:
+                    self.script_out = escape_after      # markup: as the handler meant it
             else:
+                if text_type == T_SCRIPT:
+                    self.script_copied(escape_before, escape_after, content_start, content_end,
+                                       False)
                 self.copy_input(content_end)
             self.out_pos = content_end
-            self.write_all(chunk.after_parts)
+            if chunk.after_parts is not None:
+                self.divert(text_type)
+                self.write_all(chunk.after_parts, text_type)
+        elif text_type == T_SCRIPT:
+            self.script_copied(escape_before, escape_after, content_start, content_end, False)
+        if text_type == T_SCRIPT and last:
+            self.script_copied(escape_after, escape_after, content_end, content_end, True)
+        return 0
+
+    cdef int script_escape(self, bint at_end_tag) except -1:
+        """Before a script's end tag, or at the end of input in a script: the output's escape
+        state there (with text handlers, as tracked over its pieces; else as the input's)."""
+        if not self.lx.want_text:
+            self.script_out = self.lx.script_state(at_end_tag)
+        return 0
+
+    cdef int script_copied(self, int before, int after, Py_ssize_t start,
+                           Py_ssize_t end, bint last) except -1:
+        """Script text the input read from escape state ``before`` to ``after`` is written as
+        it is.  If the output is in another state there (text was removed), the text must not
+        contain what could read differently.  ``last``: the text node ends there, at the
+        script's end tag (or at the end of input), which must still end it."""
+        cdef const unsigned char* p
+        cdef Py_ssize_t i
+        if self.script_out == before:
+            self.script_out = after
+        else:
+            p = self.lx.data + (start - self.lx.base)
+            for i in range(end - start):
+                if p[i] == 0x3C or p[i] == 0x2D:        # '<', '-'
+                    raise ValueError(
+                        "text removed from SCRIPT_DATA content goes into or out of a '<!--' "
+                        "escape, so the text after it would be read differently: the change is "
+                        "refused")
+        if last and self.script_out == 2 and after != 2 and end < self.lx.stream_len:
+            raise ValueError(
+                "text removed from SCRIPT_DATA content leaves it double-escaped (after '<!--' "
+                "and '<script>'), where its end tag would not end it: the change is refused")
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -313,14 +661,19 @@ cdef class RewriteSink(TokenSink):
         comment.live = False
         if comment.is_modified():
             self.copy_input(start)
-            self.write_all(comment.before_parts)
+            if comment.before_parts is not None or comment.removed_:
+                self.divert(0)
+            self.write_all(comment.before_parts, 0)
             if comment.removed_:
-                if comment.replacement is not None:
-                    self.write_bytes(comment.replacement)
+                self.write_part(comment.replacement, 0)
+            elif comment.new_text is None:
+                self.copy_input(end)    # (as written: it may be unfinished at the end)
             else:
                 self.write_bytes(comment.serialize())
             self.out_pos = end
-            self.write_all(comment.after_parts)
+            if comment.after_parts is not None:
+                self.divert(0)
+                self.write_all(comment.after_parts, 0)
         return 0
 
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
@@ -342,6 +695,7 @@ cdef class RewriteSink(TokenSink):
         doctype.live = False
         if doctype.removed:
             self.copy_input(d.start)
+            self.divert(0)
             self.out_pos = d.end
         return 0
 
@@ -762,23 +1116,31 @@ cdef class RewriteSink(TokenSink):
         el.live = False
         if not el.is_modified():
             return None
+        cdef int ctx = 0                        # (start tags are read in DATA only)
+        cdef int content_ctx = self.lx.text_type
+        self.script_out = 0                     # (what a script's content starts in)
         self.copy_input(tag.start)
-        self.write_all(el.before_parts)
+        if el.before_parts is not None or el.removed_:
+            self.divert(ctx)
+        self.write_all(el.before_parts, ctx)
         if not el.removed_:
             self.write_bytes(el.serialize_start_tag())
-        elif el.replacement is not None:
-            self.write_bytes(el.replacement)
+        else:
+            self.write_part(el.replacement, ctx)
         if ns == 0 and not el.removed_ and (tag.name_hash == PRE_HASH or
                                             tag.name_hash == LISTING_HASH or
                                             tag.name_hash == TEXTAREA_HASH):
             # the tree builder drops a newline right after <pre>, <listing>, <textarea>
             self.protect_leading_newline(el)
-        self.write_all(el.prepend_parts)
-        if el.inner is not None:
-            self.write_bytes(el.inner)
+        if el.prepend_parts is not None or el.inner is not None:
+            self.divert(content_ctx)
+            self.write_all(el.prepend_parts, content_ctx)
+            self.write_part(el.inner, content_ctx)
         self.out_pos = tag.end
         if not pushed:
-            self.write_all(el.after_parts)
+            if el.after_parts is not None:
+                self.divert(content_ctx)
+                self.write_all(el.after_parts, content_ctx)
             return None
         if (el.after_parts is None and el.append_parts is None and el.end_handlers is None
                 and el.new_name is None and not el.removed_ and not el.remove_content):
@@ -798,12 +1160,11 @@ cdef class RewriteSink(TokenSink):
         cdef Py_ssize_t i
         if parts is not None:
             for i in range(len(parts)):
-                if parts[i]:
-                    if (<bytes>parts[i])[:1] == b"\n":
-                        parts[i] = b"\n" + parts[i]
+                if _part_bytes(parts[i]):
+                    parts[i] = _newline_first(parts[i])
                     return 0
-        if el.inner is not None and el.inner[:1] == b"\n":
-            el.inner = b"\n" + el.inner
+        if el.inner is not None:
+            el.inner = _newline_first(el.inner)
         return 0
 
     cdef int close_element(self, TagRec* tag, bint explicit) except -1:
@@ -855,6 +1216,7 @@ cdef class RewriteSink(TokenSink):
         cdef Element el
         cdef EndTag end_tag
         cdef Py_ssize_t at = tag.start if tag != NULL else self.close_at
+        cdef int ctx, ctx_after
         if state.scoped_rules is not None:
             for r in state.scoped_rules:
                 self.active_counts[r] -= 1
@@ -869,8 +1231,17 @@ cdef class RewriteSink(TokenSink):
         if self.removing_depth >= 0:
             return 0
         self.copy_input(at)
+        # where the content around it lands: before, in the element's text (at the end of
+        # input, in whatever text the input ended in); after an end tag, in what follows it
+        # (an end tag is read after DATA text, or after the content of its own raw-text or RCDATA
+        # element)
+        ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
+        if ctx == T_SCRIPT:
+            self.script_escape(explicit)
+        ctx_after = self.lx.text_type if explicit else ctx
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
-        end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding)
+        end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding, ctx,
+                               ctx_after)
         if el.append_parts is not None:
             end_tag.before_parts = list(el.append_parts)
         if el.after_parts is not None:
@@ -879,20 +1250,24 @@ cdef class RewriteSink(TokenSink):
             for fn in el.end_handlers:
                 self.call(fn, end_tag)
         end_tag.live = False
-        self.write_all(end_tag.before_parts)
+        if end_tag.before_parts is not None:
+            self.divert(ctx)
+            self.write_all(end_tag.before_parts, ctx)
         if explicit:
-            if end_tag.removed_:
-                if end_tag.replacement is not None:
-                    self.write_bytes(end_tag.replacement)
-            elif not el.removed_:
-                if end_tag.new_name is not None:
-                    self.write_bytes(end_tag.serialize())
-                elif el.new_name is not None:
-                    self.write_bytes(b"</" + el.new_name + b">")
-                else:
-                    self.write_bytes(raw)
+            if end_tag.removed_ or el.removed_:
+                self.divert(ctx)
+                if end_tag.removed_:
+                    self.write_part(end_tag.replacement, ctx)
+            elif end_tag.new_name is not None:
+                self.write_bytes(end_tag.serialize())
+            elif el.new_name is not None:
+                self.write_bytes(b"</" + el.new_name + b">")
+            else:
+                self.copy_input(tag.end)
             self.out_pos = tag.end
-        self.write_all(end_tag.after_parts)
+        if end_tag.after_parts is not None:
+            self.divert(ctx_after)
+            self.write_all(end_tag.after_parts, ctx_after)
         return 0
 
     cdef int refresh_active(self) except -1:
@@ -913,6 +1288,8 @@ cdef class RewriteSink(TokenSink):
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
         self.close_at = self.lx.stream_len
+        if self.lx.text_type == T_SCRIPT:
+            self.script_escape(False)
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)
@@ -921,13 +1298,36 @@ cdef class RewriteSink(TokenSink):
         """Run the document end handlers (registration order) and write what they append."""
         cdef DocumentEnd end
         if not self.rules.doc_end:
+            self.end_checks()
             return
         end = DocumentEnd(self.encoding)
         for fn in self.rules.doc_end:
             self.call(fn, end)
         end.live = False
-        self.write_all(end.parts)
+        if end.parts:
+            self.divert(self.lx.text_type)
+            self.write_all(end.parts, self.lx.text_type)
+        self.end_checks()
+
+    cdef int end_checks(self) except -1:
+        """The end of the output: nothing follows raw text inserted last."""
+        if self.guard_ctx >= 0:
+            self.check_guard()
+        return 0
 
 
 def _seq(item):
     return item[0]
+
+
+cdef bytes _part_bytes(part):
+    return <bytes>part if type(part) is bytes else <bytes>(<tuple>part)[0]
+
+
+cdef object _newline_first(part):
+    """An inserted part with one more newline in front if it starts with one."""
+    if _part_bytes(part)[:1] != b"\n":
+        return part
+    if type(part) is bytes:
+        return b"\n" + part
+    return (b"\n" + (<tuple>part)[0], "\n" + (<tuple>part)[1], (<tuple>part)[2])

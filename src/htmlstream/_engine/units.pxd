@@ -14,6 +14,7 @@ cpdef str process_text(str text, int text_type)
 cpdef bytes encode_content(content, bint html, int text_type, str encoding)
 cpdef str validate_tag_name(name)
 cpdef str validate_attribute_name(name)
+cdef object text_part(content, bint html, int text_type, str encoding)
 
 
 cdef class Unit:
@@ -23,10 +24,11 @@ cdef class Unit:
     cdef bint live
     cdef list before_parts          # None until used
     cdef list after_parts
-    cdef bytes replacement
+    cdef object replacement         # bytes (html) or (bytes, str, text type): see text_part
     cdef bint removed_
     cdef int check(self) except -1
     cdef int context(self)
+    cdef int context_after(self)
     cdef bint is_modified(self)
 
 
@@ -64,6 +66,8 @@ cdef class EndTag(Unit):
     cdef str name_
     cdef bytes new_name
     cdef bint implicit_
+    cdef int ctx_before             # text type where before() content lands
+    cdef int ctx_after              # ... and after() content
     cdef bytes serialize(self)
 
 
@@ -82,7 +86,7 @@ cdef class Element(Unit):
     cdef bint tag_modified
     cdef list prepend_parts
     cdef list append_parts
-    cdef bytes inner
+    cdef object inner
     cdef bint remove_content        # the content is dropped (remove, replace, set_inner_content)
     cdef bint whole                 # the whole element goes (remove, replace)
     cdef list end_handlers
@@ -92,6 +96,7 @@ cdef class Element(Unit):
     cdef bytes lname(self, str name)
     cdef str decode_value(self, Py_ssize_t i)
     cdef str attr_name(self, Py_ssize_t i)
+    cdef Py_ssize_t span_end(self, Py_ssize_t i)
     cdef Py_ssize_t prev_end(self, Py_ssize_t i)
     cdef bytes serialize_start_tag(self)
     cdef void drop_everything(self)
@@ -100,6 +105,7 @@ cdef class Element(Unit):
 cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t offset,
                                str encoding)
 cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encoding)
-cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding)
+cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding,
+                         int ctx_before, int ctx_after)
 cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding)

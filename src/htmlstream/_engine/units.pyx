@@ -61,6 +61,8 @@ cdef str _escape_text(str text):
         text = text.replace("<", "&lt;")
     if ">" in text:
         text = text.replace(">", "&gt;")
+    if "\r" in text:                   # a raw CR would read as LF
+        text = text.replace("\r", "&#13;")
     return text
 
 
@@ -101,6 +103,8 @@ cdef str _escape_attr(str text):
         text = text.replace("&", "&amp;")
     if '"' in text:
         text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
     return text
 
 
@@ -133,6 +137,18 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding):
             f"{content[exc.start:exc.end]!r} cannot be written in {encoding} inside "
             f"{_TEXT_TYPES[text_type].name} content, where character references are not decoded"
         ) from None
+
+
+cdef object text_part(content, bint html, int text_type, str encoding):
+    """Inserted content as the units keep it: ``html`` content as bytes; text as
+    ``(bytes for text_type, the str, text_type)``, so that the sink can tell it from markup
+    (raw text it checks together with the bytes next to it) and encode it again if it lands
+    in another text type than expected (content written where an element ends, or at the
+    end of the document, can be inside an unclosed ``<script>``)."""
+    cdef bytes b = encode_content(content, html, text_type, encoding)
+    if html:
+        return b
+    return (b, content, text_type)
 
 
 cdef bytes _encode_name(str name, str encoding, str what):
@@ -204,6 +220,9 @@ cdef class Unit:
     cdef int context(self):
         return 0
 
+    cdef int context_after(self):
+        return self.context()
+
     cdef bint is_modified(self):
         return self.before_parts is not None or self.after_parts is not None or self.removed_
 
@@ -233,19 +252,19 @@ cdef class Unit:
         self.check()
         if self.before_parts is None:
             self.before_parts = []
-        self.before_parts.append(encode_content(content, html, self.context(), self.encoding))
+        self.before_parts.append(text_part(content, html, self.context(), self.encoding))
 
     def after(self, content, *, bint html=False):
         """Insert ``content`` just after the unit (successive calls: the last comes first)."""
         self.check()
         if self.after_parts is None:
             self.after_parts = []
-        self.after_parts.insert(0, encode_content(content, html, self.context(), self.encoding))
+        self.after_parts.insert(0, text_part(content, html, self.context_after(), self.encoding))
 
     def replace(self, content, *, bint html=False):
         """Replace the unit with ``content``."""
         self.check()
-        self.replacement = encode_content(content, html, self.context(), self.encoding)
+        self.replacement = text_part(content, html, self.context(), self.encoding)
         self.removed_ = True
 
     def remove(self):
@@ -388,7 +407,7 @@ cdef class DocumentEnd:
         """Write ``content`` at the very end of the output."""
         if not self.live:
             raise UnitExpired("this DocumentEnd can no longer be changed")
-        self.parts.append(encode_content(content, html, 0, self.encoding))
+        self.parts.append(text_part(content, html, 0, self.encoding))
 
 
 cdef class EndTag(Unit):
@@ -398,6 +417,12 @@ cdef class EndTag(Unit):
     ``implicit`` is true and ``raw`` is empty: ``before``/``after`` still insert content where
     the element ends; renaming or removing it does nothing.
     """
+
+    cdef int context(self):
+        return self.ctx_before
+
+    cdef int context_after(self):
+        return self.ctx_after
 
     @property
     def raw(self):
@@ -433,8 +458,11 @@ cdef class EndTag(Unit):
         return f"<EndTag {self.name_!r}{' implicit' if self.implicit_ else ''}>"
 
 
-cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding):
+cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding,
+                         int ctx_before, int ctx_after):
     cdef EndTag t = EndTag.__new__(EndTag)
+    t.ctx_before = ctx_before
+    t.ctx_after = ctx_after
     t.encoding = encoding
     t.live = True
     t.raw_ = raw
@@ -680,18 +708,29 @@ cdef class Element(Unit):
             return
         self.tag_modified = True
 
+    cdef Py_ssize_t span_end(self, Py_ssize_t i):
+        """End of attribute span i, with the '=' of an attribute that has no value after it
+        (``<p a=>``: the lexer ends the span at the name)."""
+        cdef AttrSpan* a = &self.spans[i]
+        return a.value_end if a.value_end > a.end else a.end
+
     cdef Py_ssize_t prev_end(self, Py_ssize_t i):
-        return self.spans[i - 1].end if i > 0 else self.name_end
+        return self.span_end(i - 1) if i > 0 else self.name_end
 
     cdef bytes serialize_start_tag(self):
         """The start tag as it will be written: the raw bytes with only the changed parts
-        spliced in (quoting, spacing and case of everything else stay as written)."""
+        spliced in (quoting, spacing and case of everything else stay as written).  A splice
+        never joins what is left: an attribute glued to a removed one (``<p a="x"b>``) gets a
+        space (as does a '/' after it), and one whose '=' has no value (``<p a=>``) gets ``""``
+        before an addition."""
         cdef list edits = []
         cdef list additions = None
-        cdef Py_ssize_t i, first, p, start
+        cdef Py_ssize_t i, first, p, start, end
         cdef AttrSpan* a
         cdef bytes raw = self.raw_
         cdef bytes lname
+        cdef bint last_edited = False
+        cdef unsigned char c
         if not self.tag_modified:
             return raw
         if self.new_name is None and self.overrides is not None and len(self.overrides) == 1:
@@ -700,11 +739,14 @@ cdef class Element(Unit):
             if entry[1] is not None and not entry[2]:
                 i = self.span_index(entry[0])
                 if i >= 0:      # where it first stood, name as written
-                    return _splice(raw, self.spans[i].name_end, self.spans[i].end, b'="',
+                    return _splice(raw, self.spans[i].name_end, self.span_end(i), b'="',
                                    _attr_value_bytes(entry[1], self.encoding))
-                p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
-                return _splice(raw, p, p, b" " + <bytes>entry[0] + b'="',
-                               _attr_value_bytes(entry[1], self.encoding))
+                if self.n_spans == 0 or not (self.spans[self.n_spans - 1].value_end
+                                             > self.spans[self.n_spans - 1].end):
+                    # (after a valueless 'a=' the general path adds '""' first)
+                    p = self.span_end(self.n_spans - 1) if self.n_spans else self.name_end
+                    return _splice(raw, p, p, b" " + <bytes>entry[0] + b'="',
+                                   _attr_value_bytes(entry[1], self.encoding))
         if self.new_name is not None:
             edits.append((self.name_start, self.name_end, self.new_name))
         if self.overrides is not None:
@@ -717,12 +759,23 @@ cdef class Element(Unit):
                     if not self.span_named(i, lname):
                         continue
                     a = &self.spans[i]
+                    end = self.span_end(i)
                     if value is None or at_end:     # removed: every duplicate goes too
-                        edits.append((self.prev_end(i), a.end, b""))
+                        glue = b""
+                        if end < len(raw):
+                            c = raw[end]
+                            if not (c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0C
+                                    or c == 0x0D or c == 0x3E):
+                                # keep what follows apart from what precedes: an attribute
+                                # glued to this one, or a '/' an unquoted value would take
+                                glue = b" "
+                        edits.append((self.prev_end(i), end, glue))
+                        last_edited |= i == self.n_spans - 1
                     elif first < 0:             # set: where it first stood, name as written
-                        edits.append((a.name_start, a.end, b"".join((
+                        edits.append((a.name_start, end, b"".join((
                             _slice(raw, a.name_start, a.name_end), b'="',
                             _attr_value_bytes(value, self.encoding), b'"'))))
+                        last_edited |= i == self.n_spans - 1
                     first = i
                 if (first < 0 or at_end) and value is not None:
                     if additions is None:
@@ -730,7 +783,13 @@ cdef class Element(Unit):
                     additions.append(b"".join((b" ", lname, b'="',
                                                _attr_value_bytes(value, self.encoding), b'"')))
         if additions is not None:
-            p = self.spans[self.n_spans - 1].end if self.n_spans else self.name_end
+            if self.n_spans:
+                p = self.span_end(self.n_spans - 1)
+                a = &self.spans[self.n_spans - 1]
+                if a.value_end > a.end and not last_edited:
+                    additions.insert(0, b'""')  # 'a=' would take the addition as its value
+            else:
+                p = self.name_end
             edits.append((p, p, b"".join(additions)))
         if not edits:
             return raw
@@ -755,7 +814,7 @@ cdef class Element(Unit):
             if self.prepend_parts is None:
                 self.prepend_parts = []
             self.prepend_parts.insert(
-                0, encode_content(content, html, self.content_text_type, self.encoding))
+                0, text_part(content, html, self.content_text_type, self.encoding))
 
     def append(self, content, *, bint html=False):
         """Insert ``content`` at the end of the element's content (no-op on void elements)."""
@@ -764,13 +823,13 @@ cdef class Element(Unit):
             if self.append_parts is None:
                 self.append_parts = []
             self.append_parts.append(
-                encode_content(content, html, self.content_text_type, self.encoding))
+                text_part(content, html, self.content_text_type, self.encoding))
 
     def set_inner_content(self, content, *, bint html=False):
         """Replace the element's content (no-op on void elements)."""
         self.check()
         if self.can_have_content_:
-            self.inner = encode_content(content, html, self.content_text_type, self.encoding)
+            self.inner = text_part(content, html, self.content_text_type, self.encoding)
             self.prepend_parts = None
             self.append_parts = None
             self.remove_content = True
