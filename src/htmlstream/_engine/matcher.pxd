@@ -10,6 +10,9 @@ from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 
 
 cdef struct CState:
+    uint64_t tag_hash           # the compound's (a copy, for a quick rejection)
+    bint needs_attrs            # the compound tests attributes (an element without any fails)
+    bint never                  # the compound can never match
     int compound                # index in Program.c_compounds
     int next_state              # -1: last compound of its chain
     int combinator              # how next_state is reached
@@ -70,11 +73,13 @@ cdef class Program:
     cdef public list states             # per state: (compound, next_state, combinator, target, level)
     cdef public list levels             # nesting level of each state
     cdef public dict entry_by_hash      # tag hash -> [state id]: first compounds indexed by tag
-    cdef public list entry_by_name      # [(name bytes, state id)]: tag names that do not hash
+    cdef public dict entry_by_name      # name bytes -> [state id]: tag names that do not hash
     cdef public list entry_any          # first compounds tried on every element
     cdef public dict entry_by_id        # id bytes -> [state id]: first compounds needing it
     cdef public dict entry_by_class     # class bytes -> [state id]
     cdef public dict entry_by_attr      # lower attribute name bytes -> [state id]
+    cdef public dict entry_by_attrv     # lower name + NUL + first value byte -> [state id]
+    cdef public dict entry_by_attrv_all # lower name -> [state id] of all its entry_by_attrv
     cdef public bint attr_index         # some first compound is indexed by an attribute
     cdef public int n_states
     cdef public int n_flags
@@ -110,6 +115,8 @@ cdef class Program:
     cdef Table by_id
     cdef Table by_class
     cdef Table by_attr
+    cdef Table by_attrv
+    cdef Table by_attrv_all
 
     cdef Py_ssize_t _fill(self, Table* t, dict index, Py_ssize_t pos, bint hashes) except -1
 

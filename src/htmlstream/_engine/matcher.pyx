@@ -32,7 +32,7 @@ Data layout (all of it C, nothing allocated for an element that matches nothing)
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
-from libc.string cimport memcmp, memset
+from libc.string cimport memchr, memcmp, memset
 
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
@@ -207,11 +207,8 @@ cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* k
 
 cdef inline bint plain_value(const unsigned char* p, Py_ssize_t n) noexcept:
     """No character reference, CR or NUL: the raw bytes are the value."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if p[i] == 0x26 or p[i] == 0x0D or p[i] == 0:
-            return False
-    return True
+    return n == 0 or (memchr(p, 0x26, n) == NULL and memchr(p, 0x0D, n) == NULL
+                      and memchr(p, 0, n) == NULL)
 
 
 cdef inline bint is_html_ws(unsigned char c) noexcept:
@@ -364,6 +361,8 @@ cdef class Program:
         memset(&self.by_id, 0, sizeof(Table))
         memset(&self.by_class, 0, sizeof(Table))
         memset(&self.by_attr, 0, sizeof(Table))
+        memset(&self.by_attrv, 0, sizeof(Table))
+        memset(&self.by_attrv_all, 0, sizeof(Table))
 
     def __dealloc__(self):
         PyMem_Free(self.c_states)
@@ -379,17 +378,21 @@ cdef class Program:
         PyMem_Free(self.by_id.slots)
         PyMem_Free(self.by_class.slots)
         PyMem_Free(self.by_attr.slots)
+        PyMem_Free(self.by_attrv.slots)
+        PyMem_Free(self.by_attrv_all.slots)
 
     def __init__(self, list rules, str encoding="utf-8"):
         """``rules``: one parsed ``SelectorList`` per rule, in registration order."""
         self.states = []
         self.compound_specs = []
         self.entry_by_hash = {}
-        self.entry_by_name = []
+        self.entry_by_name = {}
         self.entry_any = []
         self.entry_by_id = {}
         self.entry_by_class = {}
         self.entry_by_attr = {}
+        self.entry_by_attrv = {}
+        self.entry_by_attrv_all = {}
         self.names = []
         self.attr_py = []
         self.keep = []
@@ -415,16 +418,17 @@ cdef class Program:
     # ---------------------------------------------------------------- compiling
 
     def _add_list(self, selector_list, int target, int level, set nth_types):
-        for complex_sel in selector_list.selectors:
-            self._add_complex(complex_sel, target, level, nth_types)
+        """Add the chains of ``selector_list``; their compiled compounds, per selector."""
+        return [self._add_complex(complex_sel, target, level, nth_types)
+                for complex_sel in selector_list.selectors]
 
     def _new_flag(self, selector_list, int level, set nth_types):
         flag = self.n_flags
         self.n_flags += 1
         self.nested = True
         self.needs_frames = True     # flags are decided in the full pass
-        self._add_list(selector_list, -flag - 1, level + 1, nth_types)
-        return flag
+        compiled = self._add_list(selector_list, -flag - 1, level + 1, nth_types)
+        return flag, compiled
 
     def _add_complex(self, complex_sel, int target, int level, set nth_types):
         compounds = complex_sel.compounds
@@ -442,49 +446,85 @@ cdef class Program:
             else:
                 self.states.append((compiled[i], -1, C_DESC, target, level))
         spec = self.compound_specs[compiled[0]]
-        if spec["never"]:
-            return                      # can never match: not an entry at all
-        key = self._entry_key(compounds[0], spec)
-        if key is None:
-            self.entry_any.append(first_id)
-        elif key[0] == "hash":
-            self.entry_by_hash.setdefault(key[1], []).append(first_id)
-        elif key[0] == "name":
-            self.entry_by_name.append((key[1], first_id))
-        else:
-            self.attr_index = True
-            index = {"id": self.entry_by_id, "class": self.entry_by_class,
-                     "attr": self.entry_by_attr}[key[0]]
-            for k in key[1]:
+        if not spec["never"]:           # (one that can never match is no entry at all)
+            keys = self._entry_keys(spec)
+            if keys is None:
+                self.entry_any.append(first_id)
+            for kind, k in keys or ():
+                if kind == "hash":
+                    index = self.entry_by_hash
+                elif kind == "name":
+                    index = self.entry_by_name
+                else:
+                    self.attr_index = True
+                    index = {"id": self.entry_by_id, "class": self.entry_by_class,
+                             "attr": self.entry_by_attr, "attrv": self.entry_by_attrv,
+                             "attrv_all": self.entry_by_attrv_all}[kind]
                 ids = index.setdefault(k, [])
                 if first_id not in ids:
                     ids.append(first_id)
+        return compiled
+
+    def _entry_keys(self, dict spec):
+        """Where a first compound is indexed: [(kind, key)] for what an element must have (one
+        of) for it to match, or None (tried on every element)."""
+        keys = self._entry_key(spec["ast"], spec)
+        if keys is not None:
+            return keys
+        # :is(a, b) and :where(a, b) of single compounds: one of theirs
+        for args in spec["is_args"]:
+            if args is None:
+                continue
+            keys = []
+            for arg in args:
+                if arg["never"]:
+                    continue
+                more = self._entry_keys(arg)
+                if more is None:
+                    break
+                keys += [k for k in more if k not in keys]
+            else:
+                return keys
+        return None
 
     def _entry_key(self, compound, dict spec):
-        """Where a first compound is indexed: by what an element must have for it to match,
-        the most selective first (id, class, attribute name, tag), or None (tried on every
-        element).  A key is only used when every element that can match has it in the form
-        looked up (ids and classes: their bytes in the document, and UTF-8 for decoded values;
-        attribute names: ASCII-lower-cased bytes)."""
+        """The most selective key of the compound itself: an id, a class, an attribute with
+        the first character of its value, an attribute name, the tag; or None.  A key is only
+        used when every element that can match has it in the form looked up (ids and classes:
+        their bytes in the document, and UTF-8 for decoded values; attribute names:
+        ASCII-lower-cased bytes)."""
         for kind, values in (("id", compound.ids), ("class", compound.classes)):
             for value in values:
                 if "\ufffd" in value:
                     continue
-                keys = [value.encode("utf-8")]
+                keys = [(kind, value.encode("utf-8"))]
                 try:
                     raw = value.encode(self.encoding)
                 except UnicodeEncodeError:
                     raw = None
-                if raw is not None and raw not in keys:
-                    keys.append(raw)
-                return (kind, keys)
+                if raw is not None and (kind, raw) not in keys:
+                    keys.append((kind, raw))
+                return keys
+        if self.raw_values:
+            for test in spec["attrs"]:
+                # [a=v], [a^=v], [a|=v]: the value starts with v's first character
+                value = test["value"]
+                if test["lname"] is None or not test["raw_ok"] or not value or \
+                        test["op"] not in (A_EQUALS, A_PREFIX, A_DASH) or \
+                        not value[0].isascii() or len(test["lname"]) > 200:
+                    continue
+                firsts = {value[0]}
+                if test["case"] != CASE_SENSITIVE:
+                    firsts |= {value[0].lower(), value[0].upper()}
+                return [("attrv_all", test["lname"])] + [
+                    ("attrv", test["lname"] + b"\0" + ch.encode("ascii")) for ch in sorted(firsts)]
         for test in spec["attrs"]:
             if test["lname"] is not None:
-                return ("attr", [test["lname"]])
+                return [("attr", test["lname"])]
         if spec["tag_hash"] != EMPTY_HASH:
-            return ("hash", spec["tag_hash"])
+            return [("hash", spec["tag_hash"])]
         if spec["name"] is not None and not spec["name_decoded"]:
-            return ("name", spec["name"])
+            return [("name", spec["name"])]
         return None
 
     def _encode(self, str value):
@@ -495,7 +535,8 @@ cdef class Program:
 
     def _compile_compound(self, compound, int level, set nth_types):
         spec = {"tag_hash": EMPTY_HASH, "name": None, "name_decoded": False, "never": False,
-                "svg_ok": True, "math_ok": True, "attrs": [], "pseudos": []}
+                "svg_ok": True, "math_ok": True, "attrs": [], "pseudos": [], "ast": compound,
+                "is_args": []}
         if compound.tag is not None:
             # Type selectors: ASCII case-insensitive on HTML elements, exact on SVG and MathML
             # elements, whose names the parser gives in their canonical case.
@@ -537,8 +578,9 @@ cdef class Program:
             self._attr_test(spec, attr.name, op, attr.value, case)
         for pseudo in compound.pseudos:
             if isinstance(pseudo, _sel.NthChild):
-                flag = -1 if pseudo.of is None else self._new_flag(pseudo.of, level, nth_types)
-                if flag >= 0:
+                flag = -1
+                if pseudo.of is not None:
+                    flag = self._new_flag(pseudo.of, level, nth_types)[0]
                     self.of_flags.add(flag)
                 spec["pseudos"].append((P_NTH_CHILD, pseudo.a, pseudo.b, flag))
                 self.needs_frames = True
@@ -554,10 +596,13 @@ cdef class Program:
                 spec["pseudos"].append((P_ROOT, 0, 0, -1))
             elif isinstance(pseudo, _sel.Not):
                 spec["pseudos"].append((P_NOT, 0, 0, self._new_flag(pseudo.arg, level,
-                                                                      nth_types)))
+                                                                      nth_types)[0]))
             elif isinstance(pseudo, (_sel.Is, _sel.Where)):
-                spec["pseudos"].append((P_IS, 0, 0, self._new_flag(pseudo.arg, level,
-                                                                     nth_types)))
+                flag, compiled = self._new_flag(pseudo.arg, level, nth_types)
+                spec["pseudos"].append((P_IS, 0, 0, flag))
+                spec["is_args"].append(
+                    [self.compound_specs[c[0]] for c in compiled]
+                    if all(len(c) == 1 for c in compiled) else None)
             else:
                 raise TypeError(f"unsupported pseudo-class {pseudo!r}")
         self.compound_specs.append(spec)
@@ -610,6 +655,9 @@ cdef class Program:
             raise MemoryError()
         for i, (compound, next_state, combinator, target, level) in enumerate(self.states):
             self.c_states[i].compound = compound
+            self.c_states[i].tag_hash = self.compound_specs[compound]["tag_hash"]
+            self.c_states[i].needs_attrs = len(self.compound_specs[compound]["attrs"]) > 0
+            self.c_states[i].never = self.compound_specs[compound]["never"]
             self.c_states[i].next_state = next_state
             self.c_states[i].combinator = combinator
             self.c_states[i].target = target
@@ -663,29 +711,27 @@ cdef class Program:
                 self.c_pseudos[pi].flag = flag
                 pi += 1
         # the entry index
-        n_entries = (sum(len(v) for v in self.entry_by_hash.values()) + len(self.entry_by_name)
-                     + sum(len(v) for v in self.entry_by_id.values())
-                     + sum(len(v) for v in self.entry_by_class.values())
-                     + sum(len(v) for v in self.entry_by_attr.values()))
+        n_entries = sum(sum(len(v) for v in index.values()) for index in (
+            self.entry_by_hash, self.entry_by_name, self.entry_by_id, self.entry_by_class,
+            self.entry_by_attr, self.entry_by_attrv, self.entry_by_attrv_all))
         self.entries = int_array(n_entries, 0)
         self.any_entries = int_array(len(self.entry_any), 0)
         self.n_any = len(self.entry_any)
         for i, s in enumerate(self.entry_any):
             self.any_entries[i] = s
-        by_name = {}
-        for name, s in self.entry_by_name:
-            by_name.setdefault(name, []).append(s)
         pos = 0
         self.hash_filter = 0
         pos = self._fill(&self.by_hash, self.entry_by_hash, pos, True)
         for key in self.entry_by_hash:
             self.hash_filter |= (<uint64_t>1) << (<uint64_t>key & 63)
-        pos = self._fill(&self.by_name, by_name, pos, False)
+        pos = self._fill(&self.by_name, self.entry_by_name, pos, False)
         pos = self._fill(&self.by_id, self.entry_by_id, pos, False)
         pos = self._fill(&self.by_class, self.entry_by_class, pos, False)
         pos = self._fill(&self.by_attr, self.entry_by_attr, pos, False)
+        pos = self._fill(&self.by_attrv, self.entry_by_attrv, pos, False)
+        pos = self._fill(&self.by_attrv_all, self.entry_by_attrv_all, pos, False)
         self.attr_len_mask = 0
-        for key in self.entry_by_attr:
+        for key in [*self.entry_by_attr, *self.entry_by_attrv_all]:
             self.attr_len_mask |= (<uint64_t>1) << (len(key) if len(key) < 63 else 63)
         self.n_nth_types = len(nth_types)
         self.nth_types = <uint64_t*>PyMem_Malloc(max(len(nth_types), 1) * sizeof(uint64_t))
@@ -867,6 +913,8 @@ cdef class Matcher:
         cdef Py_ssize_t i
         cdef int lvl
         cdef const unsigned char* nb
+        cdef const CState* st
+        cdef bint no_attrs
         if prog.n_states != self.cap_states or prog.n_flags != self.cap_flags:
             self._reserve()
         self.serial += 1
@@ -928,18 +976,20 @@ cdef class Matcher:
             parent.adj_n = 0
 
         if self.n_cands:
-            if prog.nested:
-                # arguments of :not()/:is()... first, deepest first: the flags they set are read
-                # by the compounds one level up
-                lvl = prog.max_level
-                while lvl >= 0:
-                    for i in range(self.n_cands):
-                        if prog.c_states[self.cands[i]].level == lvl:
-                            self._process(self.cands[i], name_hash, name, ns)
-                    lvl -= 1
-            else:
+            no_attrs = tag == NULL or tag.n_attrs == 0
+            # arguments of :not()/:is()... first, deepest first: the flags they set are read by
+            # the compounds one level up
+            lvl = prog.max_level if prog.nested else 0
+            while lvl >= 0:
                 for i in range(self.n_cands):
+                    st = &prog.c_states[self.cands[i]]
+                    # a quick rejection on the tag and the attributes first
+                    if (st.level != lvl or st.never
+                            or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
+                            or (st.needs_attrs and no_attrs)):
+                        continue
                     self._process(self.cands[i], name_hash, name, ns)
+                lvl -= 1
         self.lx = None
         self.tag = NULL
         if self.n_matched == 0:
@@ -1117,16 +1167,38 @@ cdef class Matcher:
         cdef uint64_t h
         cdef bytes key
         cdef bint is_id, is_class
+        cdef unsigned char c0
+        cdef uint64_t h2
+        cdef unsigned char buf[256]
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             n = a.name_end - a.name_start
             nm = d + a.name_start
-            if prog.by_attr.n and prog.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
+            if prog.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
                 h = fnv1a_lower(nm, n)
-                if bloom_has(prog.by_attr.bloom, h):
+                if prog.by_attr.n and bloom_has(prog.by_attr.bloom, h):
                     slot = table_find(&prog.by_attr, h, nm, n, True)
                     if slot != NULL:
                         self._queue_entries(slot.start, slot.count)
+                if prog.by_attrv_all.n and n <= 200 and a.value_end > a.value_start >= 0:
+                    # [a=v], [a^=v], [a|=v] are indexed by the name and v's first character
+                    c0 = d[a.value_start]
+                    if c0 == 0x26 or c0 == 0x0D or c0 == 0:
+                        # (the decoded value's first character is not known here: all of them)
+                        if bloom_has(prog.by_attrv_all.bloom, h):
+                            slot = table_find(&prog.by_attrv_all, h, nm, n, True)
+                            if slot != NULL:
+                                self._queue_entries(slot.start, slot.count)
+                    elif c0 < 0x80:
+                        h2 = (h * 1099511628211ULL ^ c0) * 1099511628211ULL
+                        if bloom_has(prog.by_attrv.bloom, h2):
+                            for j in range(n):
+                                buf[j] = nm[j] | 0x20 if 0x41 <= nm[j] <= 0x5A else nm[j]
+                            buf[n] = 0
+                            buf[n + 1] = c0
+                            slot = table_find(&prog.by_attrv, h2, buf, n + 2, False)
+                            if slot != NULL:
+                                self._queue_entries(slot.start, slot.count)
             if a.value_start < 0:
                 continue
             is_id = n == 2 and prog.by_id.n and (nm[0] | 0x20) == 0x69 and (nm[1] | 0x20) == 0x64
@@ -1137,7 +1209,9 @@ cdef class Matcher:
                 continue
             v = d + a.value_start
             vn = a.value_end - a.value_start
-            if prog.raw_values and plain_value(v, vn):
+            if prog.raw_values:
+                # the raw bytes first (a hit is a candidate, the test decides); the decoded
+                # value too when the value has a character reference, CR or NUL
                 if is_id:
                     h = fnv1a(v, vn)
                     if bloom_has(prog.by_id.bloom, h):
@@ -1155,16 +1229,17 @@ cdef class Matcher:
                                 if slot != NULL:
                                     self._queue_entries(slot.start, slot.count)
                         j = k
-            else:
-                # decoded (character references, another encoding): looked up as UTF-8
-                tokens = [self._decoded(i)] if is_id else split_html_ws(self._decoded(i))
-                for token in tokens:
-                    key = (<str>token).encode("utf-8", "surrogatepass")
-                    slot = table_find(&prog.by_id if is_id else &prog.by_class,
-                                      fnv1a(<const unsigned char*><const char*>key, len(key)),
-                                      <const unsigned char*><const char*>key, len(key), False)
-                    if slot != NULL:
-                        self._queue_entries(slot.start, slot.count)
+                if plain_value(v, vn):
+                    continue
+            # decoded (character references, another encoding): looked up as UTF-8
+            tokens = [self._decoded(i)] if is_id else split_html_ws(self._decoded(i))
+            for token in tokens:
+                key = (<str>token).encode("utf-8", "surrogatepass")
+                slot = table_find(&prog.by_id if is_id else &prog.by_class,
+                                  fnv1a(<const unsigned char*><const char*>key, len(key)),
+                                  <const unsigned char*><const char*>key, len(key), False)
+                if slot != NULL:
+                    self._queue_entries(slot.start, slot.count)
         return 0
 
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1:
@@ -1263,15 +1338,15 @@ cdef class Matcher:
                 v = d + a.value_start
                 vn = a.value_end - a.value_start
             if t.raw_ok:
+                if t.value != NULL and (t.op == A_EQUALS or t.op == A_PREFIX or
+                                        t.op == A_DASH) and ascii_prefix_differs(
+                        v, vn, t.lower if insensitive else t.value, t.value_len, insensitive):
+                    return False        # (most values are told apart by their first bytes)
                 if plain_value(v, vn):
                     if t.value == NULL:
                         return False    # the raw value has no character the selector's has
                     return raw_matches(t.op, v, vn, t.lower if insensitive else t.value,
                                        t.value_len, insensitive)
-                if t.value != NULL and (t.op == A_EQUALS or t.op == A_PREFIX or
-                                        t.op == A_DASH) and ascii_prefix_differs(
-                        v, vn, t.lower if insensitive else t.value, t.value_len, insensitive):
-                    return False
             return self._decoded_test(t, i, ns)
         return False
 
