@@ -4,6 +4,7 @@
 # Everything the per-element path reads is C data: the compiled selectors are arrays of structs
 # owned by the Program, the pending states of the open elements are ranges of integer stacks
 # owned by the Matcher.  An element none of the selectors can match costs a few hash probes.
+cimport cython
 from libc.stdint cimport uint64_t
 
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
@@ -31,6 +32,8 @@ cdef struct CAttrTest:
     bint svg_ok                 # the name's case fits the (adjusted) SVG attribute names
     bint math_ok                # ... and the MathML ones
     bint raw_ok                 # a raw value without '&', CR or NUL compares in place
+    bint class_token            # .c (class ~= c, case-sensitive, in place): see token_bits
+    uint64_t token_bits         # two bits of the element's class Bloom filter that c sets
     int py_index                # in Program.attr_py: (lower name, value, lower value) as str
 
 
@@ -110,6 +113,9 @@ cdef class Program:
     cdef int n_nth_types
     cdef uint64_t hash_filter           # bit (hash & 63) set for every hash in by_hash
     cdef uint64_t attr_len_mask         # bit min(len, 63) set for every indexed attribute name
+    cdef uint64_t id_len_mask           # ... id
+    cdef uint64_t class_len_mask        # ... class
+    cdef uint64_t nth_filter            # bit (hash & 63) set for every hash in nth_types
     cdef Table by_hash
     cdef Table by_name
     cdef Table by_id
@@ -151,6 +157,7 @@ cdef struct IntStack:
     Py_ssize_t cap
 
 
+@cython.final
 cdef class Matcher:
     cdef Program program                # may be replaced by the same selectors in another encoding
     cdef CFrame* frames                 # frames[0] is the document; frames[1:n_frames] are open
@@ -182,6 +189,9 @@ cdef class Matcher:
     cdef Py_ssize_t n_stage_child
     cdef int serial
     cdef dict name_ids                  # names that do not hash -> id, for :nth-of-type()
+    cdef int cls_serial                 # the element serial cls_bits are for
+    cdef int cls_state                  # 0: no class attribute; 1: cls_bits valid; 2: unknown
+    cdef uint64_t cls_bits              # 64-bit Bloom filter of the element's classes
     cdef list dvals                     # decoded attribute values of the current element
     cdef int* dstamp
     cdef Py_ssize_t dcap
@@ -204,6 +214,7 @@ cdef class Matcher:
     cdef void _drop(self) noexcept
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1
+    cdef void _class_bits(self) noexcept
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
     cdef list _result(self)

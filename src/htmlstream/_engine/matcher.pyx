@@ -32,7 +32,7 @@ Data layout (all of it C, nothing allocated for an element that matches nothing)
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
-from libc.string cimport memchr, memcmp, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
@@ -205,6 +205,12 @@ cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* k
         i = (i + 1) & t.mask
 
 
+cdef inline uint64_t token_bits(const unsigned char* p, Py_ssize_t n) noexcept:
+    """The two bits a class name sets in an element's 64-bit class Bloom filter."""
+    cdef uint64_t h = mix(fnv1a(p, n))
+    return ((<uint64_t>1) << (h & 63)) | ((<uint64_t>1) << ((h >> 6) & 63))
+
+
 cdef inline bint plain_value(const unsigned char* p, Py_ssize_t n) noexcept:
     """No character reference, CR or NUL: the raw bytes are the value."""
     return n == 0 or (memchr(p, 0x26, n) == NULL and memchr(p, 0x0D, n) == NULL
@@ -223,6 +229,21 @@ cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
         j += 1
     start[0] = j
     while j < vn and not is_html_ws(v[j]):
+        j += 1
+    return j
+
+
+cdef inline Py_ssize_t next_control(const unsigned char* v, Py_ssize_t j,
+                                    Py_ssize_t n) noexcept:
+    """The index of the first byte below 0x21 (HTML whitespace is among them) in v[j:n], or n;
+    eight bytes at a time."""
+    cdef uint64_t w
+    while j + 8 <= n:
+        memcpy(&w, v + j, 8)
+        if (w - 0x2121212121212121ULL) & ~w & 0x8080808080808080ULL:
+            break       # (the lowest such byte is exact; find it byte by byte)
+        j += 8
+    while j < n and v[j] > 0x20:
         j += 1
     return j
 
@@ -699,6 +720,10 @@ cdef class Program:
                 t.math_ok = test["math_ok"]
                 t.raw_ok = test["raw_ok"] and (test["op"] == A_EXISTS or t.value != NULL
                                                or test["vbytes"] is None)
+                t.class_token = (t.raw_ok and t.value != NULL and test["op"] == A_INCLUDES
+                                 and test["case"] == CASE_SENSITIVE
+                                 and test["lname"] == b"class")
+                t.token_bits = token_bits(t.value, t.value_len) if t.class_token else 0
                 t.py_index = len(self.attr_py)
                 self.attr_py.append((test["name"], test["value"], test["lower"]))
                 ai += 1
@@ -730,15 +755,17 @@ cdef class Program:
         pos = self._fill(&self.by_attr, self.entry_by_attr, pos, False)
         pos = self._fill(&self.by_attrv, self.entry_by_attrv, pos, False)
         pos = self._fill(&self.by_attrv_all, self.entry_by_attrv_all, pos, False)
-        self.attr_len_mask = 0
-        for key in [*self.entry_by_attr, *self.entry_by_attrv_all]:
-            self.attr_len_mask |= (<uint64_t>1) << (len(key) if len(key) < 63 else 63)
+        self.attr_len_mask = _length_mask([*self.entry_by_attr, *self.entry_by_attrv_all])
+        self.id_len_mask = _length_mask(self.entry_by_id)
+        self.class_len_mask = _length_mask(self.entry_by_class)
         self.n_nth_types = len(nth_types)
         self.nth_types = <uint64_t*>PyMem_Malloc(max(len(nth_types), 1) * sizeof(uint64_t))
         if self.nth_types == NULL:
             raise MemoryError()
+        self.nth_filter = 0
         for i, h in enumerate(sorted(nth_types)):
             self.nth_types[i] = h
+            self.nth_filter |= (<uint64_t>1) << (<uint64_t>h & 63)
         self.flag_counted = int_array(self.n_flags, 0)
         for flag in self.of_flags:
             self.flag_counted[flag] = 1
@@ -785,6 +812,14 @@ cdef class Program:
     def compounds(self):
         """The compiled compounds (one dict each), for inspection."""
         return list(self.compound_specs)
+
+
+def _length_mask(keys):
+    """Bit min(len, 63) set for the length of every key."""
+    mask = 0
+    for key in keys:
+        mask |= 1 << min(len(key), 63)
+    return mask
 
 
 def _byte_exact(str encoding):
@@ -915,6 +950,8 @@ cdef class Matcher:
         cdef const unsigned char* nb
         cdef const CState* st
         cdef bint no_attrs
+        cdef Py_ssize_t n, k
+        cdef int s
         if prog.n_states != self.cap_states or prog.n_flags != self.cap_flags:
             self._reserve()
         self.serial += 1
@@ -924,6 +961,7 @@ cdef class Matcher:
             memset(self.flag_stamp, 0, max(self.cap_flags, 1) * sizeof(int))
             memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
             memset(self.dstamp, 0, self.dcap * sizeof(int))
+            self.cls_serial = 0
         self.lx = lx
         self.tag = tag
         self.n_cands = 0
@@ -933,7 +971,8 @@ cdef class Matcher:
         parent = &self.frames[self.n_frames - 1]
         if prog.needs_frames:
             parent.child_count += 1
-            if prog.uses_nth_of_type:
+            if prog.uses_nth_of_type and (prog.nth_of_type_all or (
+                    prog.nth_filter & ((<uint64_t>1) << (name_hash & 63)))):
                 self._count_type(parent, name_hash, name)
         if prog.n_states == 0:
             if prog.needs_frames:
@@ -980,15 +1019,21 @@ cdef class Matcher:
             # arguments of :not()/:is()... first, deepest first: the flags they set are read by
             # the compounds one level up
             lvl = prog.max_level if prog.nested else 0
-            while lvl >= 0:
-                for i in range(self.n_cands):
-                    st = &prog.c_states[self.cands[i]]
+            n = self.n_cands
+            while n:
+                # one level at a time; the candidates of the levels below are kept, in order
+                k = 0
+                for i in range(n):
+                    s = self.cands[i]
+                    st = &prog.c_states[s]
+                    if st.level != lvl:
+                        self.cands[k] = s
+                        k += 1
                     # a quick rejection on the tag and the attributes first
-                    if (st.level != lvl or st.never
-                            or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
-                            or (st.needs_attrs and no_attrs)):
-                        continue
-                    self._process(self.cands[i], name_hash, name, ns)
+                    elif not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
+                              or (st.needs_attrs and no_attrs)):
+                        self._process(s, name_hash, name, ns)
+                n = k
                 lvl -= 1
         self.lx = None
         self.tag = NULL
@@ -1211,25 +1256,33 @@ cdef class Matcher:
             vn = a.value_end - a.value_start
             if prog.raw_values:
                 # the raw bytes first (a hit is a candidate, the test decides); the decoded
-                # value too when the value has a character reference, CR or NUL
+                # value too when the value has a character reference, CR or NUL.  Only keys
+                # of a length some selector has are hashed.
                 if is_id:
-                    h = fnv1a(v, vn)
-                    if bloom_has(prog.by_id.bloom, h):
-                        slot = table_find(&prog.by_id, h, v, vn, False)
-                        if slot != NULL:
-                            self._queue_entries(slot.start, slot.count)
+                    if prog.id_len_mask & ((<uint64_t>1) << (vn if vn < 63 else 63)):
+                        h = fnv1a(v, vn)
+                        if bloom_has(prog.by_id.bloom, h):
+                            slot = table_find(&prog.by_id, h, v, vn, False)
+                            if slot != NULL:
+                                self._queue_entries(slot.start, slot.count)
                 else:
                     j = 0
                     while j < vn:
-                        k = token_end(v, vn, &j)
-                        if k > j:
+                        while j < vn and is_html_ws(v[j]):
+                            j += 1
+                        k = next_control(v, j, vn)
+                        while k < vn and not is_html_ws(v[k]):
+                            k = next_control(v, k + 1, vn)  # (a control byte in the token)
+                        if k > j and prog.class_len_mask & (
+                                (<uint64_t>1) << (k - j if k - j < 63 else 63)):
                             h = fnv1a(v + j, k - j)
                             if bloom_has(prog.by_class.bloom, h):
                                 slot = table_find(&prog.by_class, h, v + j, k - j, False)
                                 if slot != NULL:
                                     self._queue_entries(slot.start, slot.count)
                         j = k
-                if plain_value(v, vn):
+                # (only a character reference can give other class tokens; for an id, CR too)
+                if memchr(v, 0x26, vn) == NULL and (not is_id or memchr(v, 0x0D, vn) == NULL):
                     continue
             # decoded (character references, another encoding): looked up as UTF-8
             tokens = [self._decoded(i)] if is_id else split_html_ws(self._decoded(i))
@@ -1318,6 +1371,13 @@ cdef class Matcher:
         cdef bint insensitive
         if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
             return False        # the parser gives the name another case on this element
+        if t.class_token:
+            # the element's classes are hashed once, for all the .c tests it meets
+            if self.cls_serial != self.serial:
+                self._class_bits()
+            if self.cls_state == 0 or (
+                    self.cls_state == 1 and (self.cls_bits & t.token_bits) != t.token_bits):
+                return False
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             if t.lname != NULL:
@@ -1349,6 +1409,43 @@ cdef class Matcher:
                                        t.value_len, insensitive)
             return self._decoded_test(t, i, ns)
         return False
+
+    cdef void _class_bits(self) noexcept:
+        """Hash the current element's classes into ``cls_bits`` (``cls_state`` 1), unless its
+        class attribute has a character reference (2) or there is none (0)."""
+        cdef TagRec* tag = self.tag
+        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* v
+        cdef AttrRec* a
+        cdef Py_ssize_t i, j, k, vn
+        self.cls_serial = self.serial
+        self.cls_state = 0
+        self.cls_bits = 0
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            if a.name_end - a.name_start == 5 and same(d + a.name_start,
+                                                       <const unsigned char*>b"class", 5, True):
+                break
+        else:
+            return
+        self.cls_state = 1
+        if a.value_start < 0:
+            return
+        v = d + a.value_start
+        vn = a.value_end - a.value_start
+        if memchr(v, 0x26, vn) != NULL:
+            self.cls_state = 2      # (CR and NUL do not change which tokens a class test sees)
+            return
+        j = 0
+        while j < vn:
+            while j < vn and is_html_ws(v[j]):
+                j += 1
+            k = next_control(v, j, vn)
+            while k < vn and not is_html_ws(v[k]):
+                k = next_control(v, k + 1, vn)
+            if k > j:
+                self.cls_bits |= token_bits(v + j, k - j)
+            j = k
 
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1:
         """Compare attribute ``i``'s decoded value with ``t``'s."""
