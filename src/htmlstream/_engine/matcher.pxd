@@ -14,8 +14,12 @@ cdef struct CState:
     uint64_t tag_hash           # the compound's (a copy, for a quick rejection)
     bint needs_attrs            # the compound tests attributes (an element without any fails)
     bint never                  # the compound can never match
+    uint64_t tag_bit            # bit (tag_hash & 63), or all bits for a compound with no tag hash
+    uint64_t class_bits         # the token_bits of its first .c test, or 0
     int compound                # index in Program.c_compounds
-    int next_state              # -1: last compound of its chain
+    int next_state              # -1: last compound of its chain (else the first next state)
+    int next_start              # its next states: Program.c_next[next_start : + next_n]
+    int next_n
     int combinator              # how next_state is reached
     int target                  # >= 0: rule id; < 0: sets flag (-target - 1)
     int level                   # nesting level (arguments of :not/:is... are one deeper)
@@ -100,7 +104,10 @@ cdef class Program:
     cdef list keep                      # bytes objects the C arrays point into
     cdef list compound_specs            # compile-time: per compound (spec dict)
     # C form
+    cdef dict _shared                   # compile-time: (compound, combinator, level) -> state
+    cdef public dict next_extra         # state -> [further next states] (shared first states)
     cdef CState* c_states
+    cdef int* c_next
     cdef CCompound* c_compounds
     cdef CAttrTest* c_attrs
     cdef CPseudo* c_pseudos
@@ -143,6 +150,10 @@ cdef struct CFrame:
     Py_ssize_t type_n
     Py_ssize_t of_start         # counts of its element children by flag (pairs flag, count)
     Py_ssize_t of_n
+    uint64_t child_mask         # the tag_bit of every state in its child range, ORed
+    uint64_t adj_mask           # ... adj range
+    uint64_t gen_mask           # ... gen range
+    uint64_t desc_mask          # ... the descendant states it and its ancestors added
 
 
 cdef struct TypeCount:
@@ -179,14 +190,18 @@ cdef class Matcher:
     cdef int* desc_owner                # per state: the frame that made it a descendant state, -1
     cdef int* flag_stamp                # per flag: the element serial it was last set for
     cdef int* rule_stamp                # per rule: the element serial it last matched
-    cdef int* cands                     # candidate states of the element being matched
+    cdef int* cands                     # candidate states of the element being matched (level 0)
     cdef Py_ssize_t n_cands
+    cdef int* hi                        # ... of nesting levels above 0
+    cdef Py_ssize_t n_hi
     cdef int* matched
     cdef Py_ssize_t n_matched
     cdef int* stage_desc                # states the element's descendants will continue from
     cdef Py_ssize_t n_stage_desc
     cdef int* stage_child
     cdef Py_ssize_t n_stage_child
+    cdef uint64_t stage_desc_mask
+    cdef uint64_t stage_child_mask
     cdef int serial
     cdef dict name_ids                  # names that do not hash -> id, for :nth-of-type()
     cdef int cls_serial                 # the element serial cls_bits are for
@@ -210,11 +225,13 @@ cdef class Matcher:
     cdef Py_ssize_t _type_count(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
     cdef int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _set_flag(self, int flag) except -1
+    cdef int _pend(self, int combinator, int nxt) except -1
     cdef Py_ssize_t _of_count(self, CFrame* parent, int flag) noexcept
     cdef void _drop(self) noexcept
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1
     cdef void _class_bits(self) noexcept
+    cdef bint _lacks_class(self, uint64_t bits) noexcept
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
     cdef list _result(self)

@@ -377,6 +377,7 @@ cdef class Program:
         self.any_entries = NULL
         self.nth_types = NULL
         self.flag_counted = NULL
+        self.c_next = NULL
         memset(&self.by_hash, 0, sizeof(Table))
         memset(&self.by_name, 0, sizeof(Table))
         memset(&self.by_id, 0, sizeof(Table))
@@ -394,6 +395,7 @@ cdef class Program:
         PyMem_Free(self.any_entries)
         PyMem_Free(self.nth_types)
         PyMem_Free(self.flag_counted)
+        PyMem_Free(self.c_next)
         PyMem_Free(self.by_hash.slots)
         PyMem_Free(self.by_name.slots)
         PyMem_Free(self.by_id.slots)
@@ -414,6 +416,8 @@ cdef class Program:
         self.entry_by_attr = {}
         self.entry_by_attrv = {}
         self.entry_by_attrv_all = {}
+        self._shared = {}
+        self.next_extra = {}
         self.names = []
         self.attr_py = []
         self.keep = []
@@ -457,15 +461,28 @@ cdef class Program:
         n = len(compounds)
         # Compile the compounds first: their arguments (:not, :is...) add states of their own,
         # and this chain's states must be consecutive.
+        # Chains that start with the same compound and combinator share their first state (a
+        # state can have several next states): ``ul > li.a``, ``ul > li.b`` test ``ul`` once.
+        # Not when the compound has arguments (their flags would be computed for nothing).
+        key = None
+        if n > 1 and not any(isinstance(p, (_sel.Not, _sel.Is, _sel.Where)) or (
+                isinstance(p, _sel.NthChild) and p.of is not None) for p in compounds[0].pseudos):
+            key = (compounds[0], combinators[0], level)
+            shared = self._shared.get(key)
+            if shared is not None:
+                compiled = [self._compile_compound(compound, level, nth_types)
+                            for compound in compounds[1:]]
+                first_id = len(self.states)
+                self._add_states(compiled, combinators[1:], target, level)
+                self.next_extra.setdefault(shared, []).append(first_id)
+                return [self.states[shared][0]] + compiled
+        # Compile the compounds first: their arguments (:not, :is...) add states of their own,
+        # and this chain's states must be consecutive.
         compiled = [self._compile_compound(compound, level, nth_types) for compound in compounds]
         first_id = len(self.states)
-        for i in range(n):
-            if i + 1 < n:
-                self.needs_frames = True    # a combinator: states wait on the stack
-                self.states.append((compiled[i], first_id + i + 1,
-                                    _COMBINATORS[combinators[i]], 0, level))
-            else:
-                self.states.append((compiled[i], -1, C_DESC, target, level))
+        self._add_states(compiled, combinators, target, level)
+        if key is not None:
+            self._shared[key] = first_id
         spec = self.compound_specs[compiled[0]]
         if not spec["never"]:           # (one that can never match is no entry at all)
             keys = self._entry_keys(spec)
@@ -485,6 +502,18 @@ cdef class Program:
                 if first_id not in ids:
                     ids.append(first_id)
         return compiled
+
+    def _add_states(self, list compiled, combinators, int target, int level):
+        """One state per compiled compound, consecutive, chained by ``combinators``."""
+        first_id = len(self.states)
+        n = len(compiled)
+        for i in range(n):
+            if i + 1 < n:
+                self.needs_frames = True    # a combinator: states wait on the stack
+                self.states.append((compiled[i], first_id + i + 1,
+                                    _COMBINATORS[combinators[i]], 0, level))
+            else:
+                self.states.append((compiled[i], -1, C_DESC, target, level))
 
     def _entry_keys(self, dict spec):
         """Where a first compound is indexed: [(kind, key)] for what an element must have (one
@@ -674,11 +703,23 @@ cdef class Program:
         if (self.c_states == NULL or self.c_compounds == NULL or self.c_attrs == NULL
                 or self.c_pseudos == NULL):
             raise MemoryError()
+        nexts = [([] if st[1] < 0 else [st[1]]) + self.next_extra.get(i, [])
+                 for i, st in enumerate(self.states)]
+        self.c_next = int_array(sum(len(x) for x in nexts), 0)
+        pos = 0
         for i, (compound, next_state, combinator, target, level) in enumerate(self.states):
+            self.c_states[i].next_start = pos
+            self.c_states[i].next_n = len(nexts[i])
+            for nxt in nexts[i]:
+                self.c_next[pos] = nxt
+                pos += 1
             self.c_states[i].compound = compound
             self.c_states[i].tag_hash = self.compound_specs[compound]["tag_hash"]
             self.c_states[i].needs_attrs = len(self.compound_specs[compound]["attrs"]) > 0
             self.c_states[i].never = self.compound_specs[compound]["never"]
+            h = self.compound_specs[compound]["tag_hash"]
+            self.c_states[i].tag_bit = ~(<uint64_t>0) if h == EMPTY_HASH else \
+                (<uint64_t>1) << (<uint64_t>h & 63)
             self.c_states[i].next_state = next_state
             self.c_states[i].combinator = combinator
             self.c_states[i].target = target
@@ -735,6 +776,13 @@ cdef class Program:
                 self.c_pseudos[pi].b = b_
                 self.c_pseudos[pi].flag = flag
                 pi += 1
+        for i in range(self.n_states):
+            c = &self.c_compounds[self.c_states[i].compound]
+            self.c_states[i].class_bits = 0
+            for ai in range(c.attr_first, c.attr_first + c.n_attrs):
+                if self.c_attrs[ai].class_token:
+                    self.c_states[i].class_bits = self.c_attrs[ai].token_bits
+                    break
         # the entry index
         n_entries = sum(sum(len(v) for v in index.values()) for index in (
             self.entry_by_hash, self.entry_by_name, self.entry_by_id, self.entry_by_class,
@@ -850,6 +898,7 @@ cdef class Matcher:
         self.flag_stamp = NULL
         self.rule_stamp = NULL
         self.cands = NULL
+        self.hi = NULL
         self.matched = NULL
         self.stage_desc = NULL
         self.stage_child = NULL
@@ -868,6 +917,7 @@ cdef class Matcher:
         PyMem_Free(self.flag_stamp)
         PyMem_Free(self.rule_stamp)
         PyMem_Free(self.cands)
+        PyMem_Free(self.hi)
         PyMem_Free(self.matched)
         PyMem_Free(self.stage_desc)
         PyMem_Free(self.stage_child)
@@ -909,16 +959,18 @@ cdef class Matcher:
         PyMem_Free(self.flag_stamp)
         PyMem_Free(self.rule_stamp)
         PyMem_Free(self.cands)
+        PyMem_Free(self.hi)
         PyMem_Free(self.matched)
         PyMem_Free(self.stage_desc)
         PyMem_Free(self.stage_child)
         self.stamp = self.desc_owner = self.flag_stamp = self.rule_stamp = NULL
-        self.cands = self.matched = self.stage_desc = self.stage_child = NULL
+        self.cands = self.hi = self.matched = self.stage_desc = self.stage_child = NULL
         self.stamp = int_array(ns, 0)
         self.desc_owner = int_array(ns, -1)
         self.flag_stamp = int_array(nf, 0)
         self.rule_stamp = int_array(nr, 0)
         self.cands = int_array(ns, 0)
+        self.hi = int_array(ns, 0)
         self.matched = int_array(nr, 0)
         self.stage_desc = int_array(ns, 0)
         self.stage_child = int_array(ns, 0)
@@ -952,6 +1004,7 @@ cdef class Matcher:
         cdef bint no_attrs
         cdef Py_ssize_t n, k
         cdef int s
+        cdef uint64_t bit
         if prog.n_states != self.cap_states or prog.n_flags != self.cap_flags:
             self._reserve()
         self.serial += 1
@@ -965,9 +1018,12 @@ cdef class Matcher:
         self.lx = lx
         self.tag = tag
         self.n_cands = 0
+        self.n_hi = 0
         self.n_matched = 0
         self.n_stage_desc = 0
         self.n_stage_child = 0
+        self.stage_desc_mask = 0
+        self.stage_child_mask = 0
         parent = &self.frames[self.n_frames - 1]
         if prog.needs_frames:
             parent.child_count += 1
@@ -994,47 +1050,54 @@ cdef class Matcher:
             slot = table_find(&prog.by_name, fnv1a(nb, len(name)), nb, len(name), False)
             if slot != NULL:
                 self._queue_entries(slot.start, slot.count)
-        for i in range(prog.n_any):
-            if self.stamp[prog.any_entries[i]] != self.serial:
-                self.stamp[prog.any_entries[i]] = self.serial
-                self.cands[self.n_cands] = prog.any_entries[i]
-                self.n_cands += 1
+        if prog.n_any:
+            self._queue_entries(-1, prog.n_any)
         if prog.attr_index and tag != NULL and tag.n_attrs:
             self._attribute_entries()
         if prog.needs_frames:
-            if parent.child_n:
+            # (a 64-bit mask of the pending states' tags skips a range that cannot match)
+            bit = (<uint64_t>1) << (name_hash & 63)
+            if parent.child_n and parent.child_mask & bit:
                 self._queue_range(&self.child, parent.child_start, parent.child_n)
-            if parent.adj_n:
+            if parent.adj_n and parent.adj_mask & bit:
                 self._queue_range(&self.adj, parent.adj_start, parent.adj_n)
-            if parent.gen_n:
+            if parent.gen_n and parent.gen_mask & bit:
                 self._queue_range(&self.gen, parent.gen_start, parent.gen_n)
-            if self.desc.n:
+            if self.desc.n and parent.desc_mask & bit:
                 self._queue_range(&self.desc, 0, self.desc.n)
             # the next sibling continues from what this element leaves (set while processing)
             self.adj.n = parent.adj_start
             parent.adj_n = 0
+            parent.adj_mask = 0
 
-        if self.n_cands:
+        if self.n_cands or self.n_hi:
             no_attrs = tag == NULL or tag.n_attrs == 0
             # arguments of :not()/:is()... first, deepest first: the flags they set are read by
-            # the compounds one level up
-            lvl = prog.max_level if prog.nested else 0
-            n = self.n_cands
+            # the compounds one level up; each pass keeps the candidates of the levels below
+            lvl = prog.max_level
+            n = self.n_hi
             while n:
-                # one level at a time; the candidates of the levels below are kept, in order
                 k = 0
                 for i in range(n):
-                    s = self.cands[i]
+                    s = self.hi[i]
                     st = &prog.c_states[s]
                     if st.level != lvl:
-                        self.cands[k] = s
+                        self.hi[k] = s
                         k += 1
-                    # a quick rejection on the tag and the attributes first
                     elif not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
-                              or (st.needs_attrs and no_attrs)):
+                              or (st.needs_attrs and no_attrs)
+                              or (st.class_bits and self._lacks_class(st.class_bits))):
                         self._process(s, name_hash, name, ns)
                 n = k
                 lvl -= 1
+            for i in range(self.n_cands):
+                s = self.cands[i]
+                st = &prog.c_states[s]
+                # a quick rejection on the tag and the attributes first
+                if not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
+                        or (st.needs_attrs and no_attrs)
+                        or (st.class_bits and self._lacks_class(st.class_bits))):
+                    self._process(s, name_hash, name, ns)
         self.lx = None
         self.tag = NULL
         if self.n_matched == 0:
@@ -1056,14 +1119,20 @@ cdef class Matcher:
         return [m[i] for i in range(self.n_matched)]
 
     cdef int _queue_entries(self, int start, int count) except -1:
-        cdef int* e = self.program.entries + start
+        """Queue entries[start : start + count] (start -1: the entries tried on every element)
+        as candidates: nested ones (arguments of :not()...) in ``hi``, the others in ``cands``."""
+        cdef int* e = self.program.any_entries if start < 0 else self.program.entries + start
         cdef int i, s
         for i in range(count):
             s = e[i]
             if self.stamp[s] != self.serial:
                 self.stamp[s] = self.serial
-                self.cands[self.n_cands] = s
-                self.n_cands += 1
+                if self.program.c_states[s].level:
+                    self.hi[self.n_hi] = s
+                    self.n_hi += 1
+                else:
+                    self.cands[self.n_cands] = s
+                    self.n_cands += 1
         return 0
 
     cdef int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1:
@@ -1073,18 +1142,20 @@ cdef class Matcher:
             s = st.data[i]
             if self.stamp[s] != self.serial:
                 self.stamp[s] = self.serial
-                self.cands[self.n_cands] = s
-                self.n_cands += 1
+                if self.program.c_states[s].level:
+                    self.hi[self.n_hi] = s
+                    self.n_hi += 1
+                else:
+                    self.cands[self.n_cands] = s
+                    self.n_cands += 1
         return 0
 
     cdef int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1:
         """Test candidate state ``s``; on a match, record its rule, set its flag or make the
-        next state of its chain pending."""
+        next states of its chain pending."""
         cdef Program prog = self.program
         cdef const CState* st = &prog.c_states[s]
-        cdef CFrame* parent
-        cdef Py_ssize_t i
-        cdef int nxt
+        cdef Py_ssize_t j
         if not self._test(&prog.c_compounds[st.compound], name_hash, name, ns):
             return 0
         if st.next_state < 0:
@@ -1096,34 +1167,46 @@ cdef class Matcher:
             else:
                 self._set_flag(-st.target - 1)
             return 0
-        nxt = st.next_state
-        if st.combinator == C_DESC:
+        for j in range(st.next_start, st.next_start + st.next_n):
+            self._pend(st.combinator, prog.c_next[j])
+        return 0
+
+    cdef int _pend(self, int combinator, int nxt) except -1:
+        """Make state ``nxt`` pending where ``combinator`` says, for the current element."""
+        cdef Program prog = self.program
+        cdef CFrame* parent
+        cdef Py_ssize_t i
+        if combinator == C_DESC:
             if self.desc_owner[nxt] < 0:        # else an ancestor already has it pending
                 for i in range(self.n_stage_desc):
                     if self.stage_desc[i] == nxt:
                         return 0
                 self.stage_desc[self.n_stage_desc] = nxt
                 self.n_stage_desc += 1
-        elif st.combinator == C_CHILD:
+                self.stage_desc_mask |= prog.c_states[nxt].tag_bit
+        elif combinator == C_CHILD:
             for i in range(self.n_stage_child):
                 if self.stage_child[i] == nxt:
                     return 0
             self.stage_child[self.n_stage_child] = nxt
             self.n_stage_child += 1
+            self.stage_child_mask |= prog.c_states[nxt].tag_bit
         else:
             parent = &self.frames[self.n_frames - 1]
-            if st.combinator == C_ADJ:
+            if combinator == C_ADJ:
                 for i in range(parent.adj_start, parent.adj_start + parent.adj_n):
                     if self.adj.data[i] == nxt:
                         return 0
                 ipush(&self.adj, nxt)
                 parent.adj_n += 1
+                parent.adj_mask |= prog.c_states[nxt].tag_bit
             else:
                 for i in range(parent.gen_start, parent.gen_start + parent.gen_n):
                     if self.gen.data[i] == nxt:
                         return 0
                 ipush(&self.gen, nxt)
                 parent.gen_n += 1
+                parent.gen_mask |= prog.c_states[nxt].tag_bit
         return 0
 
     cdef int _set_flag(self, int flag) except -1:
@@ -1410,6 +1493,13 @@ cdef class Matcher:
             return self._decoded_test(t, i, ns)
         return False
 
+    cdef bint _lacks_class(self, uint64_t bits) noexcept:
+        """Whether the current element certainly has not every class whose token_bits are
+        ``bits`` (it has attributes)."""
+        if self.cls_serial != self.serial:
+            self._class_bits()
+        return self.cls_state == 0 or (self.cls_state == 1 and (self.cls_bits & bits) != bits)
+
     cdef void _class_bits(self) noexcept:
         """Hash the current element's classes into ``cls_bits`` (``cls_state`` 1), unless its
         class attribute has a character reference (2) or there is none (0)."""
@@ -1517,8 +1607,14 @@ cdef class Matcher:
         f.type_n = 0
         f.of_start = self.ofs.n
         f.of_n = 0
+        f.child_mask = self.stage_child_mask
+        f.adj_mask = 0
+        f.gen_mask = 0
+        f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
         self.n_stage_desc = 0
         self.n_stage_child = 0
+        self.stage_desc_mask = 0
+        self.stage_child_mask = 0
         self.n_frames = top + 1
 
     cdef void _drop(self) noexcept:
