@@ -122,6 +122,7 @@ cdef class Program:
     cdef uint64_t attr_len_mask         # bit min(len, 63) set for every indexed attribute name
     cdef uint64_t id_len_mask           # ... id
     cdef uint64_t class_len_mask        # ... class
+    cdef uint64_t cls_hash_mask         # class_len_mask and the lengths of the .c tests
     cdef uint64_t nth_filter            # bit (hash & 63) set for every hash in nth_types
     cdef Table by_hash
     cdef Table by_name
@@ -211,7 +212,7 @@ cdef class Matcher:
     cdef int* dstamp
     cdef Py_ssize_t dcap
     # the element being matched
-    cdef Lexer lx
+    cdef const unsigned char* d         # the lexer's window, indexed by stream offset
     cdef TagRec* tag
 
     cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
@@ -221,6 +222,7 @@ cdef class Matcher:
     cdef int _queue_entries(self, int start, int count) except -1
     cdef int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1
     cdef int _attribute_entries(self) except -1
+    cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1
     cdef int _count_type(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
     cdef Py_ssize_t _type_count(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
     cdef int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1

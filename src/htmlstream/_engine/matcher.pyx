@@ -205,10 +205,14 @@ cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* k
         i = (i + 1) & t.mask
 
 
-cdef inline uint64_t token_bits(const unsigned char* p, Py_ssize_t n) noexcept:
-    """The two bits a class name sets in an element's 64-bit class Bloom filter."""
-    cdef uint64_t h = mix(fnv1a(p, n))
+cdef inline uint64_t bits_of(uint64_t h) noexcept:
+    """The two bits a class name of FNV-1a ``h`` sets in an element's class Bloom filter."""
+    h = mix(h)
     return ((<uint64_t>1) << (h & 63)) | ((<uint64_t>1) << ((h >> 6) & 63))
+
+
+cdef inline uint64_t token_bits(const unsigned char* p, Py_ssize_t n) noexcept:
+    return bits_of(fnv1a(p, n))
 
 
 cdef inline bint plain_value(const unsigned char* p, Py_ssize_t n) noexcept:
@@ -233,19 +237,28 @@ cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
     return j
 
 
-cdef inline Py_ssize_t next_control(const unsigned char* v, Py_ssize_t j,
-                                    Py_ssize_t n) noexcept:
-    """The index of the first byte below 0x21 (HTML whitespace is among them) in v[j:n], or n;
-    eight bytes at a time."""
-    cdef uint64_t w
-    while j + 8 <= n:
-        memcpy(&w, v + j, 8)
-        if (w - 0x2121212121212121ULL) & ~w & 0x8080808080808080ULL:
-            break       # (the lowest such byte is exact; find it byte by byte)
-        j += 8
-    while j < n and v[j] > 0x20:
-        j += 1
-    return j
+cdef extern from *:
+    """
+    #include <string.h>
+    /* The index of the first byte below 0x21 (HTML whitespace is among them) in v[j:n], or n:
+       eight bytes at a time (the lowest byte the SWAR test flags is exact). */
+    static inline Py_ssize_t hs_next_control(const unsigned char* v, Py_ssize_t j,
+                                             Py_ssize_t n) {
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        while (j + 8 <= n) {
+            uint64_t w, m;
+            memcpy(&w, v + j, 8);
+            m = (w - 0x2121212121212121ULL) & ~w & 0x8080808080808080ULL;
+            if (m) return j + (__builtin_ctzll(m) >> 3);
+            j += 8;
+        }
+    #endif
+        while (j < n && v[j] > 0x20) j++;
+        return j;
+    }
+    """
+    Py_ssize_t next_control "hs_next_control"(const unsigned char* v, Py_ssize_t j,
+                                               Py_ssize_t n) noexcept nogil
 
 
 cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsigned char* w,
@@ -806,6 +819,10 @@ cdef class Program:
         self.attr_len_mask = _length_mask([*self.entry_by_attr, *self.entry_by_attrv_all])
         self.id_len_mask = _length_mask(self.entry_by_id)
         self.class_len_mask = _length_mask(self.entry_by_class)
+        self.cls_hash_mask = self.class_len_mask
+        for i in range(n_attrs):
+            if self.c_attrs[i].class_token:
+                self.cls_hash_mask |= (<uint64_t>1) << min(self.c_attrs[i].value_len, 63)
         self.n_nth_types = len(nth_types)
         self.nth_types = <uint64_t*>PyMem_Malloc(max(len(nth_types), 1) * sizeof(uint64_t))
         if self.nth_types == NULL:
@@ -1015,7 +1032,7 @@ cdef class Matcher:
             memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
             memset(self.dstamp, 0, self.dcap * sizeof(int))
             self.cls_serial = 0
-        self.lx = lx
+        self.d = lx.data - lx.base
         self.tag = tag
         self.n_cands = 0
         self.n_hi = 0
@@ -1033,7 +1050,6 @@ cdef class Matcher:
         if prog.n_states == 0:
             if prog.needs_frames:
                 parent.adj_n = 0
-            self.lx = None
             self.tag = NULL
             return None
 
@@ -1098,7 +1114,6 @@ cdef class Matcher:
                         or (st.needs_attrs and no_attrs)
                         or (st.class_bits and self._lacks_class(st.class_bits))):
                     self._process(s, name_hash, name, ns)
-        self.lx = None
         self.tag = NULL
         if self.n_matched == 0:
             return None
@@ -1153,10 +1168,9 @@ cdef class Matcher:
     cdef int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1:
         """Test candidate state ``s``; on a match, record its rule, set its flag or make the
         next states of its chain pending."""
-        cdef Program prog = self.program
-        cdef const CState* st = &prog.c_states[s]
+        cdef const CState* st = &self.program.c_states[s]
         cdef Py_ssize_t j
-        if not self._test(&prog.c_compounds[st.compound], name_hash, name, ns):
+        if not self._test(&self.program.c_compounds[st.compound], name_hash, name, ns):
             return 0
         if st.next_state < 0:
             if st.target >= 0:
@@ -1168,12 +1182,11 @@ cdef class Matcher:
                 self._set_flag(-st.target - 1)
             return 0
         for j in range(st.next_start, st.next_start + st.next_n):
-            self._pend(st.combinator, prog.c_next[j])
+            self._pend(st.combinator, self.program.c_next[j])
         return 0
 
     cdef int _pend(self, int combinator, int nxt) except -1:
         """Make state ``nxt`` pending where ``combinator`` says, for the current element."""
-        cdef Program prog = self.program
         cdef CFrame* parent
         cdef Py_ssize_t i
         if combinator == C_DESC:
@@ -1183,14 +1196,14 @@ cdef class Matcher:
                         return 0
                 self.stage_desc[self.n_stage_desc] = nxt
                 self.n_stage_desc += 1
-                self.stage_desc_mask |= prog.c_states[nxt].tag_bit
+                self.stage_desc_mask |= self.program.c_states[nxt].tag_bit
         elif combinator == C_CHILD:
             for i in range(self.n_stage_child):
                 if self.stage_child[i] == nxt:
                     return 0
             self.stage_child[self.n_stage_child] = nxt
             self.n_stage_child += 1
-            self.stage_child_mask |= prog.c_states[nxt].tag_bit
+            self.stage_child_mask |= self.program.c_states[nxt].tag_bit
         else:
             parent = &self.frames[self.n_frames - 1]
             if combinator == C_ADJ:
@@ -1199,14 +1212,14 @@ cdef class Matcher:
                         return 0
                 ipush(&self.adj, nxt)
                 parent.adj_n += 1
-                parent.adj_mask |= prog.c_states[nxt].tag_bit
+                parent.adj_mask |= self.program.c_states[nxt].tag_bit
             else:
                 for i in range(parent.gen_start, parent.gen_start + parent.gen_n):
                     if self.gen.data[i] == nxt:
                         return 0
                 ipush(&self.gen, nxt)
                 parent.gen_n += 1
-                parent.gen_mask |= prog.c_states[nxt].tag_bit
+                parent.gen_mask |= self.program.c_states[nxt].tag_bit
         return 0
 
     cdef int _set_flag(self, int flag) except -1:
@@ -1284,71 +1297,83 @@ cdef class Matcher:
         """Queue the first compounds indexed by an id, class or attribute name of the current
         tag.  Bloom filters over the indexed keys keep this to a few instructions for the
         attributes no selector names."""
-        cdef Program prog = self.program
         cdef TagRec* tag = self.tag
-        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* d = self.d
         cdef const unsigned char* nm
         cdef const unsigned char* v
         cdef AttrRec* a
         cdef const Slot* slot
         cdef Py_ssize_t i, n, vn, j, k
         cdef uint64_t h
-        cdef bytes key
-        cdef bint is_id, is_class
+        cdef bint is_id, first_class
+        cdef uint64_t bit
         cdef unsigned char c0
         cdef uint64_t h2
         cdef unsigned char buf[256]
+        if self.program.cls_hash_mask and self.program.raw_values:
+            self.cls_bits = 0           # (no class attribute: cls_state 0, set below)
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             n = a.name_end - a.name_start
             nm = d + a.name_start
-            if prog.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
+            if self.program.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
                 h = fnv1a_lower(nm, n)
-                if prog.by_attr.n and bloom_has(prog.by_attr.bloom, h):
-                    slot = table_find(&prog.by_attr, h, nm, n, True)
+                if self.program.by_attr.n and bloom_has(self.program.by_attr.bloom, h):
+                    slot = table_find(&self.program.by_attr, h, nm, n, True)
                     if slot != NULL:
                         self._queue_entries(slot.start, slot.count)
-                if prog.by_attrv_all.n and n <= 200 and a.value_end > a.value_start >= 0:
+                if self.program.by_attrv_all.n and n <= 200 and a.value_end > a.value_start >= 0:
                     # [a=v], [a^=v], [a|=v] are indexed by the name and v's first character
                     c0 = d[a.value_start]
                     if c0 == 0x26 or c0 == 0x0D or c0 == 0:
                         # (the decoded value's first character is not known here: all of them)
-                        if bloom_has(prog.by_attrv_all.bloom, h):
-                            slot = table_find(&prog.by_attrv_all, h, nm, n, True)
+                        if bloom_has(self.program.by_attrv_all.bloom, h):
+                            slot = table_find(&self.program.by_attrv_all, h, nm, n, True)
                             if slot != NULL:
                                 self._queue_entries(slot.start, slot.count)
                     elif c0 < 0x80:
                         h2 = (h * 1099511628211ULL ^ c0) * 1099511628211ULL
-                        if bloom_has(prog.by_attrv.bloom, h2):
+                        if bloom_has(self.program.by_attrv.bloom, h2):
                             for j in range(n):
                                 buf[j] = nm[j] | 0x20 if 0x41 <= nm[j] <= 0x5A else nm[j]
                             buf[n] = 0
                             buf[n + 1] = c0
-                            slot = table_find(&prog.by_attrv, h2, buf, n + 2, False)
+                            slot = table_find(&self.program.by_attrv, h2, buf, n + 2, False)
                             if slot != NULL:
                                 self._queue_entries(slot.start, slot.count)
             if a.value_start < 0:
                 continue
-            is_id = n == 2 and prog.by_id.n and (nm[0] | 0x20) == 0x69 and (nm[1] | 0x20) == 0x64
-            is_class = n == 5 and prog.by_class.n and (nm[0] | 0x20) == 0x63 and \
-                (nm[1] | 0x20) == 0x6C and (nm[2] | 0x20) == 0x61 and \
-                (nm[3] | 0x20) == 0x73 and (nm[4] | 0x20) == 0x73
-            if not is_id and not is_class:
+            if n == 2:
+                is_id = True
+                if not self.program.by_id.n or (nm[0] | 0x20) != 0x69 or (nm[1] | 0x20) != 0x64:
+                    continue
+            elif n == 5:
+                is_id = False
+                if not self.program.cls_hash_mask or not same(nm, <const unsigned char*>b"class",
+                                                           5, True):
+                    continue
+            else:
                 continue
             v = d + a.value_start
             vn = a.value_end - a.value_start
-            if prog.raw_values:
+            if self.program.raw_values:
                 # the raw bytes first (a hit is a candidate, the test decides); the decoded
                 # value too when the value has a character reference, CR or NUL.  Only keys
                 # of a length some selector has are hashed.
                 if is_id:
-                    if prog.id_len_mask & ((<uint64_t>1) << (vn if vn < 63 else 63)):
+                    if self.program.id_len_mask & ((<uint64_t>1) << (vn if vn < 63 else 63)):
                         h = fnv1a(v, vn)
-                        if bloom_has(prog.by_id.bloom, h):
-                            slot = table_find(&prog.by_id, h, v, vn, False)
+                        if bloom_has(self.program.by_id.bloom, h):
+                            slot = table_find(&self.program.by_id, h, v, vn, False)
                             if slot != NULL:
                                 self._queue_entries(slot.start, slot.count)
                 else:
+                    # the element's class Bloom filter for .c tests is made on the way (from
+                    # the first class attribute, for the tokens of a length some .c test has)
+                    first_class = self.cls_serial != self.serial
+                    if first_class:
+                        self.cls_serial = self.serial
+                        self.cls_state = 1 if memchr(v, 0x26, vn) == NULL else 2
                     j = 0
                     while j < vn:
                         while j < vn and is_html_ws(v[j]):
@@ -1356,31 +1381,45 @@ cdef class Matcher:
                         k = next_control(v, j, vn)
                         while k < vn and not is_html_ws(v[k]):
                             k = next_control(v, k + 1, vn)  # (a control byte in the token)
-                        if k > j and prog.class_len_mask & (
-                                (<uint64_t>1) << (k - j if k - j < 63 else 63)):
+                        bit = (<uint64_t>1) << (k - j if k - j < 63 else 63)
+                        if k > j and self.program.cls_hash_mask & bit:
                             h = fnv1a(v + j, k - j)
-                            if bloom_has(prog.by_class.bloom, h):
-                                slot = table_find(&prog.by_class, h, v + j, k - j, False)
+                            if first_class:
+                                self.cls_bits |= bits_of(h)
+                            if self.program.class_len_mask & bit and \
+                                    bloom_has(self.program.by_class.bloom, h):
+                                slot = table_find(&self.program.by_class, h, v + j, k - j, False)
                                 if slot != NULL:
                                     self._queue_entries(slot.start, slot.count)
                         j = k
                 # (only a character reference can give other class tokens; for an id, CR too)
                 if memchr(v, 0x26, vn) == NULL and (not is_id or memchr(v, 0x0D, vn) == NULL):
                     continue
-            # decoded (character references, another encoding): looked up as UTF-8
-            tokens = [self._decoded(i)] if is_id else split_html_ws(self._decoded(i))
-            for token in tokens:
-                key = (<str>token).encode("utf-8", "surrogatepass")
-                slot = table_find(&prog.by_id if is_id else &prog.by_class,
-                                  fnv1a(<const unsigned char*><const char*>key, len(key)),
-                                  <const unsigned char*><const char*>key, len(key), False)
-                if slot != NULL:
-                    self._queue_entries(slot.start, slot.count)
+            self._decoded_entries(i, is_id)
+        if self.program.cls_hash_mask and self.program.raw_values and \
+                self.cls_serial != self.serial:
+            self.cls_serial = self.serial
+            self.cls_state = 0
+        return 0
+
+    cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1:
+        """Queue the first compounds indexed by the decoded id or classes of attribute ``i``
+        (a value with a character reference, or a document in a multi-byte encoding): the
+        index holds every key in UTF-8 too."""
+        cdef const Slot* slot
+        cdef bytes key
+        tokens = [self._decoded(i)] if is_id else split_html_ws(self._decoded(i))
+        for token in tokens:
+            key = (<str>token).encode("utf-8", "surrogatepass")
+            slot = table_find(&self.program.by_id if is_id else &self.program.by_class,
+                              fnv1a(<const unsigned char*><const char*>key, len(key)),
+                              <const unsigned char*><const char*>key, len(key), False)
+            if slot != NULL:
+                self._queue_entries(slot.start, slot.count)
         return 0
 
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1:
         """Whether the current element matches compound ``c``."""
-        cdef Program prog = self.program
         cdef const CPseudo* p
         cdef CFrame* parent
         cdef Py_ssize_t i
@@ -1398,24 +1437,24 @@ cdef class Matcher:
             if c.name_decoded:
                 if self.tag == NULL:
                     return False
-                raw = (<const char*>self.lx.data + (self.tag.name_start - self.lx.base))[
+                raw = (<const char*>self.d + self.tag.name_start)[
                     :self.tag.name_end - self.tag.name_start]
-                if raw.decode(prog.encoding, "replace").replace("\0", "\ufffd").translate(
-                        _ASCII_LOWER) != prog.names[c.name_index]:
+                if raw.decode(self.program.encoding, "replace").replace("\0", "\ufffd").translate(
+                        _ASCII_LOWER) != self.program.names[c.name_index]:
                     return False
-            elif name is None or name != prog.names[c.name_index]:
+            elif name is None or name != self.program.names[c.name_index]:
                 return False
         if c.n_attrs:
             if self.tag == NULL:
                 return False        # an implied element has no attributes
             for i in range(c.attr_first, c.attr_first + c.n_attrs):
-                r = self._attr_test(&prog.c_attrs[i], ns)
+                r = self._attr_test(&self.program.c_attrs[i], ns)
                 if not r:
                     return False
         if c.n_pseudos:
             parent = &self.frames[self.n_frames - 1]
             for i in range(c.pseudo_first, c.pseudo_first + c.n_pseudos):
-                p = &prog.c_pseudos[i]
+                p = &self.program.c_pseudos[i]
                 if p.kind == P_NTH_CHILD:
                     if p.flag >= 0:
                         if self.flag_stamp[p.flag] != self.serial:
@@ -1447,7 +1486,7 @@ cdef class Matcher:
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1:
         """Test the current tag's first attribute called like ``t``'s."""
         cdef TagRec* tag = self.tag
-        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* d = self.d
         cdef const unsigned char* v
         cdef AttrRec* a
         cdef Py_ssize_t i, vn
@@ -1504,7 +1543,7 @@ cdef class Matcher:
         """Hash the current element's classes into ``cls_bits`` (``cls_state`` 1), unless its
         class attribute has a character reference (2) or there is none (0)."""
         cdef TagRec* tag = self.tag
-        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* d = self.d
         cdef const unsigned char* v
         cdef AttrRec* a
         cdef Py_ssize_t i, j, k, vn
@@ -1560,7 +1599,7 @@ cdef class Matcher:
         if a.value_start < 0:
             value = ""
         else:
-            value = (<const char*>self.lx.data + (a.value_start - self.lx.base))[
+            value = (<const char*>self.d + a.value_start)[
                 :a.value_end - a.value_start].decode(self.program.encoding, "replace")
             if "\r" in value:
                 value = value.replace("\r\n", "\n").replace("\r", "\n")
