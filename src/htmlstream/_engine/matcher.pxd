@@ -16,6 +16,7 @@ cdef struct CState:
     bint never                  # the compound can never match
     uint64_t tag_bit            # bit (tag_hash & 63), or all bits for a compound with no tag hash
     uint64_t class_bits         # the token_bits of its first .c test, or 0
+    int is_flag                 # the flag of its first :is()/:where(), or -1
     int compound                # index in Program.c_compounds
     int next_state              # -1: last compound of its chain (else the first next state)
     int next_start              # its next states: Program.c_next[next_start : + next_n]
@@ -219,21 +220,21 @@ cdef class Matcher:
                                bytes name)
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns)
     cdef int _reserve(self) except -1
-    cdef int _queue_entries(self, int start, int count) except -1
-    cdef int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1
+    cdef inline int _queue_entries(self, int start, int count) except -1
+    cdef inline int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1
     cdef int _attribute_entries(self) except -1
     cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1
     cdef int _count_type(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
     cdef Py_ssize_t _type_count(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
-    cdef int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1
+    cdef inline int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _set_flag(self, int flag) except -1
-    cdef int _pend(self, int combinator, int nxt) except -1
+    cdef inline int _pend(self, int combinator, int nxt) except -1
     cdef Py_ssize_t _of_count(self, CFrame* parent, int flag) noexcept
     cdef void _drop(self) noexcept
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1
     cdef void _class_bits(self) noexcept
-    cdef bint _lacks_class(self, uint64_t bits) noexcept
+    cdef inline bint _lacks_class(self, uint64_t bits) noexcept
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
     cdef list _result(self)

@@ -791,6 +791,11 @@ cdef class Program:
                 pi += 1
         for i in range(self.n_states):
             c = &self.c_compounds[self.c_states[i].compound]
+            self.c_states[i].is_flag = -1
+            for pi in range(c.pseudo_first, c.pseudo_first + c.n_pseudos):
+                if self.c_pseudos[pi].kind == P_IS:
+                    self.c_states[i].is_flag = self.c_pseudos[pi].flag
+                    break
             self.c_states[i].class_bits = 0
             for ai in range(c.attr_first, c.attr_first + c.n_attrs):
                 if self.c_attrs[ai].class_token:
@@ -1102,6 +1107,7 @@ cdef class Matcher:
                         k += 1
                     elif not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
                               or (st.needs_attrs and no_attrs)
+                              or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
                               or (st.class_bits and self._lacks_class(st.class_bits))):
                         self._process(s, name_hash, name, ns)
                 n = k
@@ -1112,6 +1118,7 @@ cdef class Matcher:
                 # a quick rejection on the tag and the attributes first
                 if not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
                         or (st.needs_attrs and no_attrs)
+                        or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
                         or (st.class_bits and self._lacks_class(st.class_bits))):
                     self._process(s, name_hash, name, ns)
         self.tag = NULL
@@ -1133,7 +1140,7 @@ cdef class Matcher:
             m[j] = r
         return [m[i] for i in range(self.n_matched)]
 
-    cdef int _queue_entries(self, int start, int count) except -1:
+    cdef inline int _queue_entries(self, int start, int count) except -1:
         """Queue entries[start : start + count] (start -1: the entries tried on every element)
         as candidates: nested ones (arguments of :not()...) in ``hi``, the others in ``cands``."""
         cdef int* e = self.program.any_entries if start < 0 else self.program.entries + start
@@ -1150,7 +1157,7 @@ cdef class Matcher:
                     self.n_cands += 1
         return 0
 
-    cdef int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1:
+    cdef inline int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1:
         cdef Py_ssize_t i
         cdef int s
         for i in range(start, start + n):
@@ -1165,7 +1172,7 @@ cdef class Matcher:
                     self.n_cands += 1
         return 0
 
-    cdef int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1:
+    cdef inline int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1:
         """Test candidate state ``s``; on a match, record its rule, set its flag or make the
         next states of its chain pending."""
         cdef const CState* st = &self.program.c_states[s]
@@ -1185,7 +1192,7 @@ cdef class Matcher:
             self._pend(st.combinator, self.program.c_next[j])
         return 0
 
-    cdef int _pend(self, int combinator, int nxt) except -1:
+    cdef inline int _pend(self, int combinator, int nxt) except -1:
         """Make state ``nxt`` pending where ``combinator`` says, for the current element."""
         cdef CFrame* parent
         cdef Py_ssize_t i
@@ -1305,7 +1312,7 @@ cdef class Matcher:
         cdef const Slot* slot
         cdef Py_ssize_t i, n, vn, j, k
         cdef uint64_t h
-        cdef bint is_id, first_class
+        cdef bint is_id, first_class, amp = False
         cdef uint64_t bit
         cdef unsigned char c0
         cdef uint64_t h2
@@ -1371,9 +1378,10 @@ cdef class Matcher:
                     # the element's class Bloom filter for .c tests is made on the way (from
                     # the first class attribute, for the tokens of a length some .c test has)
                     first_class = self.cls_serial != self.serial
+                    amp = memchr(v, 0x26, vn) != NULL
                     if first_class:
                         self.cls_serial = self.serial
-                        self.cls_state = 1 if memchr(v, 0x26, vn) == NULL else 2
+                        self.cls_state = 2 if amp else 1
                     j = 0
                     while j < vn:
                         while j < vn and is_html_ws(v[j]):
@@ -1393,7 +1401,9 @@ cdef class Matcher:
                                     self._queue_entries(slot.start, slot.count)
                         j = k
                 # (only a character reference can give other class tokens; for an id, CR too)
-                if memchr(v, 0x26, vn) == NULL and (not is_id or memchr(v, 0x0D, vn) == NULL):
+                if is_id:
+                    amp = memchr(v, 0x26, vn) != NULL or memchr(v, 0x0D, vn) != NULL
+                if not amp:
                     continue
             self._decoded_entries(i, is_id)
         if self.program.cls_hash_mask and self.program.raw_values and \
@@ -1532,7 +1542,7 @@ cdef class Matcher:
             return self._decoded_test(t, i, ns)
         return False
 
-    cdef bint _lacks_class(self, uint64_t bits) noexcept:
+    cdef inline bint _lacks_class(self, uint64_t bits) noexcept:
         """Whether the current element certainly has not every class whose token_bits are
         ``bits`` (it has attributes)."""
         if self.cls_serial != self.serial:
