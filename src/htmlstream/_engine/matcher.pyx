@@ -4,18 +4,35 @@
 A complex selector ``A > B C + D`` is a chain of states, one per compound, read left to right.
 When an element matches a state's compound, the next state becomes *pending* where the
 combinator says the next compound must be found: for the element's descendants (`` ``), its
-children (``>``), its next element sibling (``+``) or all its later siblings (``~``).  Those
-pending states live on the frames of the open-element stack, so an element is only ever tested
-against the first compounds (indexed by tag name) and the states its ancestors and earlier
-siblings left pending: the cost does not grow with selectors that cannot match the tag.
+children (``>``), its next element sibling (``+``) or all its later siblings (``~``).  An
+element is only ever tested against the first compounds indexed under its tag name, id, classes
+or attribute names, and the states its ancestors and earlier siblings left pending: the cost does
+not grow with selectors that cannot match it.
 
 Arguments of ``:not()``, ``:is()``, ``:where()`` and ``:nth-child(An+B of S)`` are compiled as
 further chains whose last state sets a *flag* on the element instead of matching a rule; they
 sit one nesting level deeper and are decided first, so the compound that reads the flag knows it.
+
+Data layout (all of it C, nothing allocated for an element that matches nothing):
+
+* :class:`Program`: states, compounds, attribute tests and pseudo-classes are arrays of structs;
+  the entry index is open-addressing hash tables (tag hash; tag names that do not hash; ids;
+  classes; lower-case attribute names) in front of which 64-bit and 256-bit Bloom filters
+  answer "no" for the common element in a few instructions.
+* :class:`Matcher`: a frame per open element (an array of structs) and five integer stacks.
+  The states pending for an element's children, next sibling and later siblings are ranges of
+  the ``child``, ``adj`` and ``gen`` stacks that grow and shrink with the open-element stack.
+  A descendant state stays pending for the whole subtree, so it is pushed once, on the
+  ``desc`` stack, by the outermost element that made it pending (``desc_owner``); deeper
+  elements that make it pending again add nothing, and every element walks the distinct
+  active descendant states once: descendant matching is linear in the depth.
+* Attribute values are read in place, in the document's bytes, when they hold no character
+  reference; otherwise (and in multi-byte legacy encodings) the decoded text is compared.
 """
 
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
-from libc.string cimport memcmp
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
@@ -70,6 +87,20 @@ feGaussianBlur feImage feMerge feMergeNode feMorphology feOffset fePointLight
 feSpecularLighting feSpotLight feTile feTurbulence foreignObject glyphRef linearGradient
 radialGradient textPath""".split()}
 
+# Attribute names the HTML parser gives mixed case on SVG elements ("adjust SVG attributes") and
+# on MathML elements ("adjust MathML attributes"); every other name is lower-case there.
+SVG_ATTRIBUTE_NAMES = {name.lower(): name for name in """
+attributeName attributeType baseFrequency baseProfile calcMode clipPathUnits diffuseConstant
+edgeMode filterUnits glyphRef gradientTransform gradientUnits kernelMatrix kernelUnitLength
+keyPoints keySplines keyTimes lengthAdjust limitingConeAngle markerHeight markerUnits
+markerWidth maskContentUnits maskUnits numOctaves pathLength patternContentUnits
+patternTransform patternUnits pointsAtX pointsAtY pointsAtZ preserveAlpha preserveAspectRatio
+primitiveUnits refX refY repeatCount repeatDur requiredExtensions requiredFeatures
+specularConstant specularExponent spreadMethod startOffset stdDeviation stitchTiles
+surfaceScale systemLanguage tableValues targetX targetY textLength viewBox viewTarget
+xChannelSelector yChannelSelector zoomAndPan""".split()}
+MATHML_ATTRIBUTE_NAMES = {"definitionurl": "definitionURL"}
+
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _COMBINATORS = {
@@ -88,8 +119,12 @@ _OPS = {
     _sel.AttrOp.SUBSTRING: A_SUBSTRING,
 }
 
-cdef bytes _WS = b" \t\n\f\r"
+_HTML_WS = " \t\n\f\r"
 
+
+# --------------------------------------------------------------------------------------------
+# C helpers
+# --------------------------------------------------------------------------------------------
 
 cdef inline uint64_t fnv1a(const unsigned char* p, Py_ssize_t n) noexcept:
     cdef uint64_t h = 14695981039346656037ULL
@@ -99,257 +134,37 @@ cdef inline uint64_t fnv1a(const unsigned char* p, Py_ssize_t n) noexcept:
     return h
 
 
+cdef inline uint64_t fnv1a_lower(const unsigned char* p, Py_ssize_t n) noexcept:
+    """FNV-1a of p[:n] ASCII-lower-cased."""
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    for i in range(n):
+        c = p[i]
+        if 0x41 <= c <= 0x5A:
+            c |= 0x20
+        h = (h ^ c) * 1099511628211ULL
+    return h
+
+
+cdef inline uint64_t mix(uint64_t h) noexcept:
+    """Spread a key over the table's slots (tag hashes have their entropy in the low bits)."""
+    h ^= h >> 29
+    h *= 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 32
+    return h
+
+
 cdef inline void bloom_add(uint64_t* bloom, uint64_t h) noexcept:
+    h = mix(h)
     bloom[(h & 255) >> 6] |= (<uint64_t>1) << (h & 63)
     bloom[((h >> 8) & 255) >> 6] |= (<uint64_t>1) << ((h >> 8) & 63)
 
 
 cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept:
+    h = mix(h)
     return ((bloom[(h & 255) >> 6] >> (h & 63)) & 1) and \
         ((bloom[((h >> 8) & 255) >> 6] >> ((h >> 8) & 63)) & 1)
-
-
-cdef inline bint plain_value(const unsigned char* p, Py_ssize_t n) noexcept:
-    """No character reference, CR or NUL: the raw bytes are the value."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if p[i] == 0x26 or p[i] == 0x0D or p[i] == 0:
-            return False
-    return True
-
-
-cdef inline bint is_html_ws(unsigned char c) noexcept:
-    return c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0C or c == 0x0D
-
-
-cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
-                                 Py_ssize_t* start) noexcept:
-    """Skip HTML whitespace from ``start[0]`` (updated); return the end of the token there."""
-    cdef Py_ssize_t j = start[0]
-    while j < vn and is_html_ws(v[j]):
-        j += 1
-    start[0] = j
-    while j < vn and not is_html_ws(v[j]):
-        j += 1
-    return j
-
-
-cdef list split_html_ws(bytes value):
-    """``value`` split on HTML whitespace (bytes.split() would also split on \\x0b)."""
-    return [token for token in value.replace(b"\t", b" ").replace(b"\n", b" ").replace(
-        b"\f", b" ").replace(b"\r", b" ").split(b" ") if token]
-
-
-cdef class Compound:
-    pass
-
-
-cdef class State:
-    pass
-
-
-cdef class Program:
-    """Selectors compiled for matching; built once per Rewriter and shared by its streams."""
-
-    def __init__(self, list rules, str encoding="utf-8"):
-        """``rules``: one parsed ``SelectorList`` per rule, in registration order."""
-        self.states = []
-        self.compounds = []
-        self.entry_by_hash = {}
-        self.entry_by_name = []
-        self.entry_any = []
-        self.entry_by_id = {}
-        self.entry_by_class = {}
-        self.entry_by_attr = {}
-        self.attr_index = False
-        self.n_flags = 0
-        self.hash_filter = 0
-        self.needs_frames = False
-        self.n_rules = len(rules)
-        self.nested = False
-        self.uses_nth_of_type = False
-        self.encoding = encoding
-        self.utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
-        for rule_id, selector_list in enumerate(rules):
-            self._add_list(selector_list, rule_id, 0)
-        self.n_states = len(self.states)
-        for i in range(4):
-            self.id_bloom[i] = 0
-            self.class_bloom[i] = 0
-        for key in self.entry_by_id:
-            bloom_add(self.id_bloom, fnv1a(key, len(key)))
-        for key in self.entry_by_class:
-            bloom_add(self.class_bloom, fnv1a(key, len(key)))
-        self.attr_len_mask = 0
-        for key in self.entry_by_attr:
-            self.attr_len_mask |= (<uint64_t>1) << (len(key) if len(key) < 63 else 63)
-        self.levels = [(<State>st).level for st in self.states]
-
-    def _add_list(self, selector_list, int target, int level):
-        for complex_sel in selector_list.selectors:
-            self._add_complex(complex_sel, target, level)
-
-    def _new_flag(self, selector_list, int level):
-        flag = self.n_flags
-        self.n_flags += 1
-        self.nested = True
-        self.needs_frames = True     # flags are decided in the full pass
-        self._add_list(selector_list, -flag - 1, level + 1)
-        return flag
-
-    def _add_complex(self, complex_sel, int target, int level):
-        compounds = complex_sel.compounds
-        combinators = complex_sel.combinators
-        n = len(compounds)
-        # Compile the compounds first: their arguments (:not, :is...) add states of their own,
-        # and this chain's states must be consecutive.
-        compiled = [self._compile_compound(compound, level) for compound in compounds]
-        first_id = len(self.states)
-        for i in range(n):
-            st = State()
-            st.id = first_id + i
-            st.compound = compiled[i]
-            st.level = level
-            if i + 1 < n:
-                self.needs_frames = True    # a combinator: states wait on the stack
-                st.next_state = first_id + i + 1
-                st.combinator = _COMBINATORS[combinators[i]]
-                st.target = 0
-            else:
-                st.next_state = -1
-                st.combinator = C_DESC
-                st.target = target
-            self.states.append(st)
-        first = self.states[first_id]
-        comp = (<State>first).compound
-        if comp.never:
-            pass                        # can never match: not an entry at all
-        elif comp.tag_hash == EMPTY_HASH and comp.tag_name is None:
-            # No tag name: index by an attribute the compound needs, so that it is only tried
-            # on elements that have it (.note, #main, [href] ... cost nothing elsewhere).
-            key = self._attribute_key(compounds[0])
-            if key is None:
-                self.entry_any.append(first_id)
-            else:
-                index = {"id": self.entry_by_id, "class": self.entry_by_class,
-                         "attr": self.entry_by_attr}[key[0]]
-                index.setdefault(key[1], []).append(first_id)
-                self.attr_index = True
-        elif comp.tag_name is not None:
-            self.entry_by_name.append((comp.tag_name, first_id))
-        else:
-            self.entry_by_hash.setdefault(comp.tag_hash, []).append(first_id)
-            self.hash_filter |= (<uint64_t>1) << (comp.tag_hash & 63)
-
-    def _attribute_key(self, compound):
-        """("id", value) / ("class", name) / ("attr", lower name) that an element must have
-        for ``compound`` to match it, or None."""
-        if compound.ids:
-            value = self._encode(compound.ids[0])
-            return None if value is None else ("id", value)
-        if compound.classes:
-            value = self._encode(compound.classes[0])
-            return None if value is None else ("class", value)
-        if compound.attributes:
-            name = self._encode(compound.attributes[0].name.translate(_ASCII_LOWER))
-            return None if name is None else ("attr", name)
-        return None
-
-    def _encode(self, str value):
-        try:
-            return value.encode(self.encoding)
-        except UnicodeEncodeError:
-            return None     # cannot occur in this document's bytes
-
-    def _compile_compound(self, compound, int level):
-        cdef Compound c = Compound()
-        cdef bytes name
-        c.tag_hash = EMPTY_HASH
-        c.tag_name = None
-        c.attr_tests = []
-        c.pseudos = []
-        c.never = False
-        c.svg_ok = True
-        c.math_ok = True
-        if compound.tag is not None:
-            # Type selectors: ASCII case-insensitive on HTML elements, exact on SVG and MathML
-            # elements, whose names the parser gives in their canonical case.
-            lower = compound.tag.translate(_ASCII_LOWER)
-            c.svg_ok = compound.tag == SVG_TAG_NAMES.get(lower, lower)
-            c.math_ok = compound.tag == lower
-            name = lower.encode("utf-8")
-            h = hash_bytes(name, len(name))
-            if h == INVALID_HASH:
-                c.tag_name = name
-            else:
-                c.tag_hash = h
-        for ident in compound.ids:
-            self._attr_test(c, "id", A_EQUALS, ident, CASE_SENSITIVE)
-        for cls in compound.classes:
-            self._attr_test(c, "class", A_INCLUDES, cls, CASE_SENSITIVE)
-        for attr in compound.attributes:
-            op = _OPS[attr.op]
-            if attr.case is _sel.CaseFlag.INSENSITIVE:
-                case = CASE_INSENSITIVE
-            elif attr.case is _sel.CaseFlag.SENSITIVE:
-                case = CASE_SENSITIVE
-            elif attr.name.translate(_ASCII_LOWER) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
-                case = CASE_HTML
-            else:
-                case = CASE_SENSITIVE
-            self._attr_test(c, attr.name, op, attr.value, case)
-        for pseudo in compound.pseudos:
-            if isinstance(pseudo, _sel.NthChild):
-                flag = -1 if pseudo.of is None else self._new_flag(pseudo.of, level)
-                c.pseudos.append((P_NTH_CHILD, pseudo.a, pseudo.b, flag))
-                self.needs_frames = True
-            elif isinstance(pseudo, _sel.NthOfType):
-                self.uses_nth_of_type = True
-                c.pseudos.append((P_NTH_OF_TYPE, pseudo.a, pseudo.b, -1))
-                self.needs_frames = True
-            elif isinstance(pseudo, _sel.Root):
-                c.pseudos.append((P_ROOT, 0, 0, -1))
-            elif isinstance(pseudo, _sel.Not):
-                c.pseudos.append((P_NOT, 0, 0, self._new_flag(pseudo.arg, level)))
-            elif isinstance(pseudo, (_sel.Is, _sel.Where)):
-                c.pseudos.append((P_IS, 0, 0, self._new_flag(pseudo.arg, level)))
-            else:
-                raise TypeError(f"unsupported pseudo-class {pseudo!r}")
-        self.compounds.append(c)
-        return c
-
-    def _attr_test(self, Compound c, str name, int op, value, int case):
-        cdef bytes vbytes = None
-        if op != A_EXISTS:
-            vbytes = self._encode(value)
-            if vbytes is None:
-                c.never = True
-                return
-            # CSS: an empty operand of ^= $= *= matches nothing; ~= never matches "" or spaces.
-            if op in (A_PREFIX, A_SUFFIX, A_SUBSTRING) and not vbytes:
-                c.never = True
-            if op == A_INCLUDES and (not vbytes or any(ch in _WS for ch in vbytes)):
-                c.never = True
-        lname = self._encode(name.translate(_ASCII_LOWER))
-        if lname is None:
-            c.never = True
-            return
-        c.attr_tests.append((lname, op, vbytes,
-                             None if vbytes is None else vbytes.lower(), case))
-
-
-cdef class Frame:
-    pass
-
-
-cdef inline bint nth_matches(long a, long b, long index) noexcept:
-    """Whether index (1-based) is a*n + b for some n >= 0."""
-    cdef long diff = index - b
-    if a == 0:
-        return diff == 0
-    if (diff > 0 and a < 0) or (diff < 0 and a > 0):
-        return False
-    return diff % a == 0
 
 
 cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t n,
@@ -368,11 +183,87 @@ cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t
     return True
 
 
-cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, bytes wanted,
-                      bint insensitive) noexcept:
-    """value_matches on a raw value in place, without allocating."""
-    cdef const unsigned char* w = <const unsigned char*><const char*>wanted
-    cdef Py_ssize_t wn = len(wanted)
+cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* kb,
+                            Py_ssize_t kn, bint lower) noexcept:
+    """The slot of ``key`` (a tag hash when ``kb`` is NULL, else FNV-1a of kb[:kn], which
+    is compared, ASCII-lower-cased first with ``lower``), or NULL."""
+    cdef Py_ssize_t i
+    cdef const Slot* s
+    if t.slots == NULL:
+        return NULL
+    i = <Py_ssize_t>(mix(key) & <uint64_t>t.mask)
+    while True:
+        s = &t.slots[i]
+        if s.key_len < 0:
+            return NULL
+        if s.key == key:
+            if kb == NULL:
+                if s.key_bytes == NULL:
+                    return s
+            elif s.key_bytes != NULL and s.key_len == kn and same(kb, s.key_bytes, kn, lower):
+                return s
+        i = (i + 1) & t.mask
+
+
+cdef inline uint64_t bits_of(uint64_t h) noexcept:
+    """The two bits a class name of FNV-1a ``h`` sets in an element's class Bloom filter."""
+    h = mix(h)
+    return ((<uint64_t>1) << (h & 63)) | ((<uint64_t>1) << ((h >> 6) & 63))
+
+
+cdef inline uint64_t token_bits(const unsigned char* p, Py_ssize_t n) noexcept:
+    return bits_of(fnv1a(p, n))
+
+
+cdef inline bint plain_value(const unsigned char* p, Py_ssize_t n) noexcept:
+    """No character reference, CR or NUL: the raw bytes are the value."""
+    return n == 0 or (memchr(p, 0x26, n) == NULL and memchr(p, 0x0D, n) == NULL
+                      and memchr(p, 0, n) == NULL)
+
+
+cdef inline bint is_html_ws(unsigned char c) noexcept:
+    return c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0C or c == 0x0D
+
+
+cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
+                                 Py_ssize_t* start) noexcept:
+    """Skip HTML whitespace from ``start[0]`` (updated); return the end of the token there."""
+    cdef Py_ssize_t j = start[0]
+    while j < vn and is_html_ws(v[j]):
+        j += 1
+    start[0] = j
+    while j < vn and not is_html_ws(v[j]):
+        j += 1
+    return j
+
+
+cdef extern from *:
+    """
+    #include <string.h>
+    /* The index of the first byte below 0x21 (HTML whitespace is among them) in v[j:n], or n:
+       eight bytes at a time (the lowest byte the SWAR test flags is exact). */
+    static inline Py_ssize_t hs_next_control(const unsigned char* v, Py_ssize_t j,
+                                             Py_ssize_t n) {
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        while (j + 8 <= n) {
+            uint64_t w, m;
+            memcpy(&w, v + j, 8);
+            m = (w - 0x2121212121212121ULL) & ~w & 0x8080808080808080ULL;
+            if (m) return j + (__builtin_ctzll(m) >> 3);
+            j += 8;
+        }
+    #endif
+        while (j < n && v[j] > 0x20) j++;
+        return j;
+    }
+    """
+    Py_ssize_t next_control "hs_next_control"(const unsigned char* v, Py_ssize_t j,
+                                               Py_ssize_t n) noexcept nogil
+
+
+cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsigned char* w,
+                      Py_ssize_t wn, bint insensitive) noexcept:
+    """A raw attribute value v[:vn] against the selector's value w[:wn], in place."""
     cdef Py_ssize_t j, k
     if op == A_EQUALS:
         return vn == wn and same(v, w, wn, insensitive)
@@ -399,8 +290,26 @@ cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, bytes wante
     return True
 
 
-cdef bint value_matches(int op, bytes actual, bytes wanted):
-    cdef Py_ssize_t n, i, j, m
+cdef inline bint ascii_prefix_differs(const unsigned char* v, Py_ssize_t vn,
+                                      const unsigned char* w, Py_ssize_t wn,
+                                      bint insensitive) noexcept:
+    """Whether the ASCII bytes that start the raw value v already differ from w (so that the
+    decoded value cannot start with w either: ASCII other than '&', CR and NUL decodes to
+    itself).  Stops, answering no, at the first byte that is not plain ASCII."""
+    cdef Py_ssize_t j
+    cdef unsigned char c
+    for j in range(vn if vn < wn else wn):
+        c = v[j]
+        if c >= 0x80 or c == 0x26 or c == 0x0D or c == 0:
+            return False
+        if insensitive and 0x41 <= c <= 0x5A:
+            c |= 0x20
+        if c != w[j]:
+            return True
+    return False
+
+
+cdef bint str_matches(int op, str actual, str wanted):
     if op == A_EQUALS:
         return actual == wanted
     if op == A_PREFIX:
@@ -410,34 +319,721 @@ cdef bint value_matches(int op, bytes actual, bytes wanted):
     if op == A_SUBSTRING:
         return wanted in actual
     if op == A_DASH:
-        return actual == wanted or actual.startswith(wanted + b"-")
+        return actual == wanted or actual.startswith(wanted + "-")
     if op == A_INCLUDES:
         return wanted in split_html_ws(actual)
     return True
 
 
+cdef list split_html_ws(str value):
+    """``value`` split on HTML whitespace (str.split() would also split on other spaces)."""
+    return [token for token in value.replace("\t", " ").replace("\n", " ").replace(
+        "\f", " ").replace("\r", " ").split(" ") if token]
+
+
+cdef inline bint nth_matches(long a, long b, Py_ssize_t index) noexcept:
+    """Whether index (1-based) is a*n + b for some n >= 0."""
+    cdef long diff = <long>index - b
+    if a == 0:
+        return diff == 0
+    if (diff > 0 and a < 0) or (diff < 0 and a > 0):
+        return False
+    return diff % a == 0
+
+
+cdef void* grow(void* p, Py_ssize_t* cap, Py_ssize_t need, Py_ssize_t item) except? NULL:
+    """Reallocate ``p`` (``cap[0]`` items of ``item`` bytes) to hold at least ``need``."""
+    cdef Py_ssize_t n = cap[0] * 2 if cap[0] > 0 else 16
+    cdef void* q
+    while n < need:
+        n *= 2
+    q = PyMem_Realloc(p, n * item)
+    if q == NULL:
+        raise MemoryError()
+    cap[0] = n
+    return q
+
+
+cdef inline int ipush(IntStack* s, int v) except -1:
+    if s.n == s.cap:
+        s.data = <int*>grow(s.data, &s.cap, s.n + 1, sizeof(int))
+    s.data[s.n] = v
+    s.n += 1
+    return 0
+
+
+cdef int* int_array(Py_ssize_t n, int fill) except NULL:
+    cdef int* p = <int*>PyMem_Malloc((n if n > 0 else 1) * sizeof(int))
+    cdef Py_ssize_t i
+    if p == NULL:
+        raise MemoryError()
+    for i in range(n if n > 0 else 1):
+        p[i] = fill
+    return p
+
+
+# --------------------------------------------------------------------------------------------
+# Program
+# --------------------------------------------------------------------------------------------
+
+cdef class Program:
+    """Selectors compiled for matching; built once per Rewriter (and encoding) and shared by its
+    streams.  The same selectors compiled for two encodings have the same states, flags and
+    rules, numbered alike (a stream switches programs at a ``<meta charset>``)."""
+
+    def __cinit__(self):
+        self.c_states = NULL
+        self.c_compounds = NULL
+        self.c_attrs = NULL
+        self.c_pseudos = NULL
+        self.entries = NULL
+        self.any_entries = NULL
+        self.nth_types = NULL
+        self.flag_counted = NULL
+        self.c_next = NULL
+        memset(&self.by_hash, 0, sizeof(Table))
+        memset(&self.by_name, 0, sizeof(Table))
+        memset(&self.by_id, 0, sizeof(Table))
+        memset(&self.by_class, 0, sizeof(Table))
+        memset(&self.by_attr, 0, sizeof(Table))
+        memset(&self.by_attrv, 0, sizeof(Table))
+        memset(&self.by_attrv_all, 0, sizeof(Table))
+
+    def __dealloc__(self):
+        PyMem_Free(self.c_states)
+        PyMem_Free(self.c_compounds)
+        PyMem_Free(self.c_attrs)
+        PyMem_Free(self.c_pseudos)
+        PyMem_Free(self.entries)
+        PyMem_Free(self.any_entries)
+        PyMem_Free(self.nth_types)
+        PyMem_Free(self.flag_counted)
+        PyMem_Free(self.c_next)
+        PyMem_Free(self.by_hash.slots)
+        PyMem_Free(self.by_name.slots)
+        PyMem_Free(self.by_id.slots)
+        PyMem_Free(self.by_class.slots)
+        PyMem_Free(self.by_attr.slots)
+        PyMem_Free(self.by_attrv.slots)
+        PyMem_Free(self.by_attrv_all.slots)
+
+    def __init__(self, list rules, str encoding="utf-8"):
+        """``rules``: one parsed ``SelectorList`` per rule, in registration order."""
+        self.states = []
+        self.compound_specs = []
+        self.entry_by_hash = {}
+        self.entry_by_name = {}
+        self.entry_any = []
+        self.entry_by_id = {}
+        self.entry_by_class = {}
+        self.entry_by_attr = {}
+        self.entry_by_attrv = {}
+        self.entry_by_attrv_all = {}
+        self._shared = {}
+        self.next_extra = {}
+        self.names = []
+        self.attr_py = []
+        self.keep = []
+        self.attr_index = False
+        self.of_flags = set()
+        self.n_flags = 0
+        self.needs_frames = False
+        self.n_rules = len(rules)
+        self.nested = False
+        self.uses_nth_of_type = False
+        self.nth_of_type_all = False
+        self.encoding = encoding
+        self.utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
+        self.raw_values = self.utf8 or _byte_exact(encoding)
+        nth_types = set()
+        for rule_id, selector_list in enumerate(rules):
+            self._add_list(selector_list, rule_id, 0, nth_types)
+        self.n_states = len(self.states)
+        self.levels = [st[4] for st in self.states]
+        self.max_level = max(self.levels, default=0)
+        self._build(nth_types)
+
+    # ---------------------------------------------------------------- compiling
+
+    def _add_list(self, selector_list, int target, int level, set nth_types):
+        """Add the chains of ``selector_list``; their compiled compounds, per selector."""
+        return [self._add_complex(complex_sel, target, level, nth_types)
+                for complex_sel in selector_list.selectors]
+
+    def _new_flag(self, selector_list, int level, set nth_types):
+        flag = self.n_flags
+        self.n_flags += 1
+        self.nested = True
+        self.needs_frames = True     # flags are decided in the full pass
+        compiled = self._add_list(selector_list, -flag - 1, level + 1, nth_types)
+        return flag, compiled
+
+    def _add_complex(self, complex_sel, int target, int level, set nth_types):
+        compounds = complex_sel.compounds
+        combinators = complex_sel.combinators
+        n = len(compounds)
+        # Compile the compounds first: their arguments (:not, :is...) add states of their own,
+        # and this chain's states must be consecutive.
+        # Chains that start with the same compound and combinator share their first state (a
+        # state can have several next states): ``ul > li.a``, ``ul > li.b`` test ``ul`` once.
+        # Not when the compound has arguments (their flags would be computed for nothing).
+        key = None
+        if n > 1 and not any(isinstance(p, (_sel.Not, _sel.Is, _sel.Where)) or (
+                isinstance(p, _sel.NthChild) and p.of is not None) for p in compounds[0].pseudos):
+            key = (compounds[0], combinators[0], level)
+            shared = self._shared.get(key)
+            if shared is not None:
+                compiled = [self._compile_compound(compound, level, nth_types)
+                            for compound in compounds[1:]]
+                first_id = len(self.states)
+                self._add_states(compiled, combinators[1:], target, level)
+                self.next_extra.setdefault(shared, []).append(first_id)
+                return [self.states[shared][0]] + compiled
+        # Compile the compounds first: their arguments (:not, :is...) add states of their own,
+        # and this chain's states must be consecutive.
+        compiled = [self._compile_compound(compound, level, nth_types) for compound in compounds]
+        first_id = len(self.states)
+        self._add_states(compiled, combinators, target, level)
+        if key is not None:
+            self._shared[key] = first_id
+        spec = self.compound_specs[compiled[0]]
+        if not spec["never"]:           # (one that can never match is no entry at all)
+            keys = self._entry_keys(spec)
+            if keys is None:
+                self.entry_any.append(first_id)
+            for kind, k in keys or ():
+                if kind == "hash":
+                    index = self.entry_by_hash
+                elif kind == "name":
+                    index = self.entry_by_name
+                else:
+                    self.attr_index = True
+                    index = {"id": self.entry_by_id, "class": self.entry_by_class,
+                             "attr": self.entry_by_attr, "attrv": self.entry_by_attrv,
+                             "attrv_all": self.entry_by_attrv_all}[kind]
+                ids = index.setdefault(k, [])
+                if first_id not in ids:
+                    ids.append(first_id)
+        return compiled
+
+    def _add_states(self, list compiled, combinators, int target, int level):
+        """One state per compiled compound, consecutive, chained by ``combinators``."""
+        first_id = len(self.states)
+        n = len(compiled)
+        for i in range(n):
+            if i + 1 < n:
+                self.needs_frames = True    # a combinator: states wait on the stack
+                self.states.append((compiled[i], first_id + i + 1,
+                                    _COMBINATORS[combinators[i]], 0, level))
+            else:
+                self.states.append((compiled[i], -1, C_DESC, target, level))
+
+    def _entry_keys(self, dict spec):
+        """Where a first compound is indexed: [(kind, key)] for what an element must have (one
+        of) for it to match, or None (tried on every element)."""
+        keys = self._entry_key(spec["ast"], spec)
+        if keys is not None:
+            return keys
+        # :is(a, b) and :where(a, b) of single compounds: one of theirs
+        for args in spec["is_args"]:
+            if args is None:
+                continue
+            keys = []
+            for arg in args:
+                if arg["never"]:
+                    continue
+                more = self._entry_keys(arg)
+                if more is None:
+                    break
+                keys += [k for k in more if k not in keys]
+            else:
+                return keys
+        return None
+
+    def _entry_key(self, compound, dict spec):
+        """The most selective key of the compound itself: an id, a class, an attribute with
+        the first character of its value, an attribute name, the tag; or None.  A key is only
+        used when every element that can match has it in the form looked up (ids and classes:
+        their bytes in the document, and UTF-8 for decoded values; attribute names:
+        ASCII-lower-cased bytes)."""
+        for kind, values in (("id", compound.ids), ("class", compound.classes)):
+            for value in values:
+                if "\ufffd" in value:
+                    continue
+                keys = [(kind, value.encode("utf-8"))]
+                try:
+                    raw = value.encode(self.encoding)
+                except UnicodeEncodeError:
+                    raw = None
+                if raw is not None and (kind, raw) not in keys:
+                    keys.append((kind, raw))
+                return keys
+        if self.raw_values:
+            for test in spec["attrs"]:
+                # [a=v], [a^=v], [a|=v]: the value starts with v's first character
+                value = test["value"]
+                if test["lname"] is None or not test["raw_ok"] or not value or \
+                        test["op"] not in (A_EQUALS, A_PREFIX, A_DASH) or \
+                        not value[0].isascii() or len(test["lname"]) > 200:
+                    continue
+                firsts = {value[0]}
+                if test["case"] != CASE_SENSITIVE:
+                    firsts |= {value[0].lower(), value[0].upper()}
+                return [("attrv_all", test["lname"])] + [
+                    ("attrv", test["lname"] + b"\0" + ch.encode("ascii")) for ch in sorted(firsts)]
+        for test in spec["attrs"]:
+            if test["lname"] is not None:
+                return [("attr", test["lname"])]
+        if spec["tag_hash"] != EMPTY_HASH:
+            return [("hash", spec["tag_hash"])]
+        if spec["name"] is not None and not spec["name_decoded"]:
+            return [("name", spec["name"])]
+        return None
+
+    def _encode(self, str value):
+        try:
+            return value.encode(self.encoding)
+        except UnicodeEncodeError:
+            return None
+
+    def _compile_compound(self, compound, int level, set nth_types):
+        spec = {"tag_hash": EMPTY_HASH, "name": None, "name_decoded": False, "never": False,
+                "svg_ok": True, "math_ok": True, "attrs": [], "pseudos": [], "ast": compound,
+                "is_args": []}
+        if compound.tag is not None:
+            # Type selectors: ASCII case-insensitive on HTML elements, exact on SVG and MathML
+            # elements, whose names the parser gives in their canonical case.
+            lower = compound.tag.translate(_ASCII_LOWER)
+            spec["svg_ok"] = compound.tag == SVG_TAG_NAMES.get(lower, lower)
+            spec["math_ok"] = compound.tag == lower
+            if lower.isascii():
+                name = lower.encode("ascii")
+                h = hash_bytes(name, len(name))
+                if h == INVALID_HASH:
+                    spec["name"] = name
+                else:
+                    spec["tag_hash"] = h
+            elif self.raw_values and "\ufffd" not in lower:
+                # the lexer's bytes, ASCII-lower-cased, are compared (exact in UTF-8 and in
+                # encodings of one byte per character)
+                name = self._encode(lower)
+                if name is None:
+                    spec["never"] = True    # not a character of the document's encoding
+                else:
+                    spec["name"] = name
+            else:
+                spec["name"] = lower
+                spec["name_decoded"] = True
+        for ident in compound.ids:
+            self._attr_test(spec, "id", A_EQUALS, ident, CASE_SENSITIVE)
+        for cls in compound.classes:
+            self._attr_test(spec, "class", A_INCLUDES, cls, CASE_SENSITIVE)
+        for attr in compound.attributes:
+            op = _OPS[attr.op]
+            if attr.case is _sel.CaseFlag.INSENSITIVE:
+                case = CASE_INSENSITIVE
+            elif attr.case is _sel.CaseFlag.SENSITIVE:
+                case = CASE_SENSITIVE
+            elif attr.name.translate(_ASCII_LOWER) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
+                case = CASE_HTML
+            else:
+                case = CASE_SENSITIVE
+            self._attr_test(spec, attr.name, op, attr.value, case)
+        for pseudo in compound.pseudos:
+            if isinstance(pseudo, _sel.NthChild):
+                flag = -1
+                if pseudo.of is not None:
+                    flag = self._new_flag(pseudo.of, level, nth_types)[0]
+                    self.of_flags.add(flag)
+                spec["pseudos"].append((P_NTH_CHILD, pseudo.a, pseudo.b, flag))
+                self.needs_frames = True
+            elif isinstance(pseudo, _sel.NthOfType):
+                self.uses_nth_of_type = True
+                if spec["tag_hash"] != EMPTY_HASH:
+                    nth_types.add(spec["tag_hash"])
+                else:
+                    self.nth_of_type_all = True
+                spec["pseudos"].append((P_NTH_OF_TYPE, pseudo.a, pseudo.b, -1))
+                self.needs_frames = True
+            elif isinstance(pseudo, _sel.Root):
+                spec["pseudos"].append((P_ROOT, 0, 0, -1))
+            elif isinstance(pseudo, _sel.Not):
+                spec["pseudos"].append((P_NOT, 0, 0, self._new_flag(pseudo.arg, level,
+                                                                      nth_types)[0]))
+            elif isinstance(pseudo, (_sel.Is, _sel.Where)):
+                flag, compiled = self._new_flag(pseudo.arg, level, nth_types)
+                spec["pseudos"].append((P_IS, 0, 0, flag))
+                spec["is_args"].append(
+                    [self.compound_specs[c[0]] for c in compiled]
+                    if all(len(c) == 1 for c in compiled) else None)
+            else:
+                raise TypeError(f"unsupported pseudo-class {pseudo!r}")
+        self.compound_specs.append(spec)
+        return len(self.compound_specs) - 1
+
+    def _attr_test(self, dict spec, str name, int op, value, int case):
+        lower_name = name.translate(_ASCII_LOWER)
+        test = {"name": lower_name, "op": op, "case": case, "value": value,
+                "lower": None if value is None else value.translate(_ASCII_LOWER),
+                "svg_ok": name == SVG_ATTRIBUTE_NAMES.get(lower_name, lower_name),
+                "math_ok": name == MATHML_ATTRIBUTE_NAMES.get(lower_name, lower_name),
+                "lname": None, "vbytes": None, "lbytes": None,
+                "raw_ok": self.raw_values and (value is None or "\ufffd" not in value)}
+        if op != A_EXISTS:
+            # CSS: an empty operand of ^= $= *= matches nothing; ~= never matches "" or spaces.
+            if op in (A_PREFIX, A_SUFFIX, A_SUBSTRING) and not value:
+                spec["never"] = True
+            if op == A_INCLUDES and (not value or any(ch in _HTML_WS for ch in value)):
+                spec["never"] = True
+            test["vbytes"] = self._encode(value)
+            test["lbytes"] = self._encode(test["lower"])
+        if lower_name.isascii():
+            test["lname"] = lower_name.encode("ascii")
+        elif self.raw_values and "\ufffd" not in lower_name:
+            test["lname"] = self._encode(lower_name)
+            if test["lname"] is None:
+                spec["never"] = True        # no attribute of the document has this name
+        spec["attrs"].append(test)
+
+    # ---------------------------------------------------------------- the C form
+
+    def _keep(self, bytes b):
+        self.keep.append(b)
+        return b
+
+    def _build(self, set nth_types):
+        cdef Py_ssize_t n_attrs = sum(len(s["attrs"]) for s in self.compound_specs)
+        cdef Py_ssize_t n_pseudos = sum(len(s["pseudos"]) for s in self.compound_specs)
+        cdef Py_ssize_t i, ai = 0, pi = 0
+        cdef CCompound* c
+        cdef CAttrTest* t
+        cdef bytes b
+        self.c_states = <CState*>PyMem_Malloc(max(self.n_states, 1) * sizeof(CState))
+        self.c_compounds = <CCompound*>PyMem_Malloc(
+            max(len(self.compound_specs), 1) * sizeof(CCompound))
+        self.c_attrs = <CAttrTest*>PyMem_Malloc(max(n_attrs, 1) * sizeof(CAttrTest))
+        self.c_pseudos = <CPseudo*>PyMem_Malloc(max(n_pseudos, 1) * sizeof(CPseudo))
+        if (self.c_states == NULL or self.c_compounds == NULL or self.c_attrs == NULL
+                or self.c_pseudos == NULL):
+            raise MemoryError()
+        nexts = [([] if st[1] < 0 else [st[1]]) + self.next_extra.get(i, [])
+                 for i, st in enumerate(self.states)]
+        self.c_next = int_array(sum(len(x) for x in nexts), 0)
+        pos = 0
+        for i, (compound, next_state, combinator, target, level) in enumerate(self.states):
+            self.c_states[i].next_start = pos
+            self.c_states[i].next_n = len(nexts[i])
+            for nxt in nexts[i]:
+                self.c_next[pos] = nxt
+                pos += 1
+            self.c_states[i].compound = compound
+            self.c_states[i].tag_hash = self.compound_specs[compound]["tag_hash"]
+            self.c_states[i].needs_attrs = len(self.compound_specs[compound]["attrs"]) > 0
+            self.c_states[i].never = self.compound_specs[compound]["never"]
+            h = self.compound_specs[compound]["tag_hash"]
+            self.c_states[i].tag_bit = ~(<uint64_t>0) if h == EMPTY_HASH else \
+                (<uint64_t>1) << (<uint64_t>h & 63)
+            self.c_states[i].next_state = next_state
+            self.c_states[i].combinator = combinator
+            self.c_states[i].target = target
+            self.c_states[i].level = level
+        for i, spec in enumerate(self.compound_specs):
+            c = &self.c_compounds[i]
+            c.tag_hash = spec["tag_hash"]
+            c.name_index = -1
+            if spec["name"] is not None:
+                c.name_index = len(self.names)
+                self.names.append(spec["name"])
+            c.name_decoded = spec["name_decoded"]
+            c.never = spec["never"]
+            c.svg_ok = spec["svg_ok"]
+            c.math_ok = spec["math_ok"]
+            c.attr_first = ai
+            c.n_attrs = len(spec["attrs"])
+            for test in spec["attrs"]:
+                t = &self.c_attrs[ai]
+                t.lname = NULL
+                t.lname_len = 0
+                if test["lname"] is not None:
+                    b = self._keep(test["lname"])
+                    t.lname = <const unsigned char*><const char*>b
+                    t.lname_len = len(b)
+                t.value = NULL
+                t.lower = NULL
+                t.value_len = 0
+                if test["vbytes"] is not None and test["lbytes"] is not None \
+                        and len(test["vbytes"]) == len(test["lbytes"]):
+                    b = self._keep(test["vbytes"])
+                    t.value = <const unsigned char*><const char*>b
+                    t.value_len = len(b)
+                    b = self._keep(test["lbytes"])
+                    t.lower = <const unsigned char*><const char*>b
+                t.op = test["op"]
+                t.case = test["case"]
+                t.svg_ok = test["svg_ok"]
+                t.math_ok = test["math_ok"]
+                t.raw_ok = test["raw_ok"] and (test["op"] == A_EXISTS or t.value != NULL
+                                               or test["vbytes"] is None)
+                t.class_token = (t.raw_ok and t.value != NULL and test["op"] == A_INCLUDES
+                                 and test["case"] == CASE_SENSITIVE
+                                 and test["lname"] == b"class")
+                t.token_bits = token_bits(t.value, t.value_len) if t.class_token else 0
+                t.py_index = len(self.attr_py)
+                self.attr_py.append((test["name"], test["value"], test["lower"]))
+                ai += 1
+            c.pseudo_first = pi
+            c.n_pseudos = len(spec["pseudos"])
+            for kind, a, b_, flag in spec["pseudos"]:
+                self.c_pseudos[pi].kind = kind
+                self.c_pseudos[pi].a = a
+                self.c_pseudos[pi].b = b_
+                self.c_pseudos[pi].flag = flag
+                pi += 1
+        for i in range(self.n_states):
+            c = &self.c_compounds[self.c_states[i].compound]
+            self.c_states[i].is_flag = -1
+            for pi in range(c.pseudo_first, c.pseudo_first + c.n_pseudos):
+                if self.c_pseudos[pi].kind == P_IS:
+                    self.c_states[i].is_flag = self.c_pseudos[pi].flag
+                    break
+            self.c_states[i].class_bits = 0
+            for ai in range(c.attr_first, c.attr_first + c.n_attrs):
+                if self.c_attrs[ai].class_token:
+                    self.c_states[i].class_bits = self.c_attrs[ai].token_bits
+                    break
+        # the entry index
+        n_entries = sum(sum(len(v) for v in index.values()) for index in (
+            self.entry_by_hash, self.entry_by_name, self.entry_by_id, self.entry_by_class,
+            self.entry_by_attr, self.entry_by_attrv, self.entry_by_attrv_all))
+        self.entries = int_array(n_entries, 0)
+        self.any_entries = int_array(len(self.entry_any), 0)
+        self.n_any = len(self.entry_any)
+        for i, s in enumerate(self.entry_any):
+            self.any_entries[i] = s
+        pos = 0
+        self.hash_filter = 0
+        pos = self._fill(&self.by_hash, self.entry_by_hash, pos, True)
+        for key in self.entry_by_hash:
+            self.hash_filter |= (<uint64_t>1) << (<uint64_t>key & 63)
+        pos = self._fill(&self.by_name, self.entry_by_name, pos, False)
+        pos = self._fill(&self.by_id, self.entry_by_id, pos, False)
+        pos = self._fill(&self.by_class, self.entry_by_class, pos, False)
+        pos = self._fill(&self.by_attr, self.entry_by_attr, pos, False)
+        pos = self._fill(&self.by_attrv, self.entry_by_attrv, pos, False)
+        pos = self._fill(&self.by_attrv_all, self.entry_by_attrv_all, pos, False)
+        self.attr_len_mask = _length_mask([*self.entry_by_attr, *self.entry_by_attrv_all])
+        self.id_len_mask = _length_mask(self.entry_by_id)
+        self.class_len_mask = _length_mask(self.entry_by_class)
+        self.cls_hash_mask = self.class_len_mask
+        for i in range(n_attrs):
+            if self.c_attrs[i].class_token:
+                self.cls_hash_mask |= (<uint64_t>1) << min(self.c_attrs[i].value_len, 63)
+        self.n_nth_types = len(nth_types)
+        self.nth_types = <uint64_t*>PyMem_Malloc(max(len(nth_types), 1) * sizeof(uint64_t))
+        if self.nth_types == NULL:
+            raise MemoryError()
+        self.nth_filter = 0
+        for i, h in enumerate(sorted(nth_types)):
+            self.nth_types[i] = h
+            self.nth_filter |= (<uint64_t>1) << (<uint64_t>h & 63)
+        self.flag_counted = int_array(self.n_flags, 0)
+        for flag in self.of_flags:
+            self.flag_counted[flag] = 1
+
+    cdef Py_ssize_t _fill(self, Table* t, dict index, Py_ssize_t pos, bint hashes) except -1:
+        """Build table ``t`` from ``index`` (key -> [state id]); entries from ``pos`` on."""
+        cdef Py_ssize_t cap = 8
+        cdef Py_ssize_t i
+        cdef uint64_t key
+        cdef bytes b
+        cdef Slot* s
+        while cap < 2 * len(index):
+            cap *= 2
+        t.slots = <Slot*>PyMem_Malloc(cap * sizeof(Slot))
+        if t.slots == NULL:
+            raise MemoryError()
+        for i in range(cap):
+            t.slots[i].key_len = -1
+        t.mask = cap - 1
+        t.n = len(index)
+        for k, states in index.items():
+            if hashes:
+                key = k
+                b = None
+            else:
+                b = self._keep(k)
+                key = fnv1a(<const unsigned char*><const char*>b, len(b))
+            bloom_add(t.bloom, key)
+            i = <Py_ssize_t>(mix(key) & <uint64_t>t.mask)
+            while t.slots[i].key_len >= 0:
+                i = (i + 1) & t.mask
+            s = &t.slots[i]
+            s.key = key
+            s.key_bytes = NULL if b is None else <const unsigned char*><const char*>b
+            s.key_len = 0 if b is None else len(b)
+            s.start = pos
+            s.count = len(states)
+            for st in states:
+                self.entries[pos] = st
+                pos += 1
+        return pos
+
+    @property
+    def compounds(self):
+        """The compiled compounds (one dict each), for inspection."""
+        return list(self.compound_specs)
+
+
+def _length_mask(keys):
+    """Bit min(len, 63) set for the length of every key."""
+    mask = 0
+    for key in keys:
+        mask |= 1 << min(len(key), 63)
+    return mask
+
+
+def _byte_exact(str encoding):
+    """Whether ``encoding`` has one byte per character, every byte decoding to a distinct
+    character, ASCII bytes to themselves and no other byte to ASCII: then raw bytes compare
+    (and ASCII-lower-case) as the characters they decode to."""
+    try:
+        chars = bytes(range(256)).decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return False
+    return (len(chars) == 256 and len(set(chars)) == 256
+            and chars[:128] == bytes(range(128)).decode("ascii")
+            and all(ord(ch) >= 128 for ch in chars[128:]))
+
+
+# --------------------------------------------------------------------------------------------
+# Matcher
+# --------------------------------------------------------------------------------------------
+
+cdef class SavedFrame:
+    """An open frame taken out of the stack with its pending states (see "Stack surgery")."""
+
+
+cdef SavedFrame _empty_frame(uint64_t name_hash, int ns):
+    """A frame for an element that was not matched: nothing pending, no children yet."""
+    cdef SavedFrame sf = SavedFrame()
+    memset(&sf.f, 0, sizeof(CFrame))
+    sf.f.name_hash = name_hash
+    sf.f.ns = ns
+    sf.staged = []
+    sf.child = []
+    sf.adj = []
+    sf.gen = []
+    sf.ofs = []
+    sf.types = []
+    return sf
+
+
 cdef class Matcher:
     """Per-document matching state: a frame per open element."""
 
+    def __cinit__(self):
+        self.frames = NULL
+        self.types = NULL
+        self.stamp = NULL
+        self.desc_owner = NULL
+        self.flag_stamp = NULL
+        self.rule_stamp = NULL
+        self.cands = NULL
+        self.hi = NULL
+        self.matched = NULL
+        self.stage_desc = NULL
+        self.stage_child = NULL
+        self.stage_dup = NULL
+        self.dstamp = NULL
+        memset(&self.desc, 0, sizeof(IntStack))
+        memset(&self.dup, 0, sizeof(IntStack))
+        memset(&self.child, 0, sizeof(IntStack))
+        memset(&self.adj, 0, sizeof(IntStack))
+        memset(&self.gen, 0, sizeof(IntStack))
+        memset(&self.ofs, 0, sizeof(IntStack))
+
+    def __dealloc__(self):
+        PyMem_Free(self.frames)
+        PyMem_Free(self.types)
+        PyMem_Free(self.stamp)
+        PyMem_Free(self.desc_owner)
+        PyMem_Free(self.flag_stamp)
+        PyMem_Free(self.rule_stamp)
+        PyMem_Free(self.cands)
+        PyMem_Free(self.hi)
+        PyMem_Free(self.matched)
+        PyMem_Free(self.stage_desc)
+        PyMem_Free(self.stage_child)
+        PyMem_Free(self.stage_dup)
+        PyMem_Free(self.dstamp)
+        PyMem_Free(self.desc.data)
+        PyMem_Free(self.dup.data)
+        PyMem_Free(self.child.data)
+        PyMem_Free(self.adj.data)
+        PyMem_Free(self.gen.data)
+        PyMem_Free(self.ofs.data)
+
     def __init__(self, Program program):
         self.program = program
-        doc = Frame()
-        doc.name_hash = EMPTY_HASH
-        doc.ns = 0
-        self.frames = [doc]         # a pool: frames[0 : n_frames] are open, the rest reusable
+        self.frames_cap = 0
+        self.frames = <CFrame*>grow(NULL, &self.frames_cap, 64, sizeof(CFrame))
+        memset(&self.frames[0], 0, sizeof(CFrame))
+        self.frames[0].name_hash = EMPTY_HASH
         self.n_frames = 1
-        self.cands = []
-        self.desc_frames = []
-        self.stamp = _zeros(max(program.n_states, 1))
-        self.flag_stamp = _zeros(max(program.n_flags, 1))
+        self.n_detached = 0
+        self.types_cap = 0
+        self.types_n = 0
+        self.cap_states = -1
         self.serial = 0
-        self.pending_desc = None
-        self.pending_child = None
+        self.name_ids = None
+        self.dvals = []
+        self.dcap = 0
+        self._reserve()
+
+    cdef int _reserve(self) except -1:
+        """Size the per-state, per-flag and per-rule arrays for the program (a program for
+        another encoding has the same numbers)."""
+        cdef Program prog = self.program
+        cdef Py_ssize_t ns = prog.n_states, nf = prog.n_flags, nr = prog.n_rules
+        if ns == self.cap_states and nf == self.cap_flags and nr == self.cap_rules:
+            return 0
+        if self.cap_states >= 0 and (self.n_frames > 1 or self.desc.n):
+            raise ValueError("the matcher's program changed shape while elements are open")
+        PyMem_Free(self.stamp)
+        PyMem_Free(self.desc_owner)
+        PyMem_Free(self.flag_stamp)
+        PyMem_Free(self.rule_stamp)
+        PyMem_Free(self.cands)
+        PyMem_Free(self.hi)
+        PyMem_Free(self.matched)
+        PyMem_Free(self.stage_desc)
+        PyMem_Free(self.stage_child)
+        PyMem_Free(self.stage_dup)
+        self.stamp = self.desc_owner = self.flag_stamp = self.rule_stamp = NULL
+        self.cands = self.hi = self.matched = self.stage_desc = self.stage_child = NULL
+        self.stage_dup = NULL
+        self.stamp = int_array(ns, 0)
+        self.desc_owner = int_array(ns, -1)
+        self.flag_stamp = int_array(nf, 0)
+        self.rule_stamp = int_array(nr, 0)
+        self.cands = int_array(ns, 0)
+        self.hi = int_array(ns, 0)
+        self.matched = int_array(nr, 0)
+        self.stage_desc = int_array(ns, 0)
+        self.stage_child = int_array(ns, 0)
+        self.stage_dup = int_array(ns, 0)
+        self.cap_states = ns
+        self.cap_flags = nf
+        self.cap_rules = nr
+        self.n_stage_desc = 0
+        self.n_stage_child = 0
+        self.n_stage_dup = 0
+        return 0
 
     @property
     def depth(self):
         """Number of open elements."""
-        return self.n_frames - 1
+        return self.n_frames - 1 - self.n_detached
 
     cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
                                bytes name):
@@ -445,224 +1041,435 @@ cdef class Matcher:
         return self.match(lx, NULL if implied else &lx.tag, name_hash, name, ns)
 
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns):
-        """The rule ids the element matches (sorted), or None.  Call push() next if it opens."""
+        """The rule ids the element matches (sorted), or None.  Call push() next if it opens.
+        ``name`` is the ASCII-lower-cased tag name when ``name_hash`` is INVALID_HASH."""
         cdef Program prog = self.program
-        cdef Frame parent = <Frame>self.frames[self.n_frames - 1 if prog.needs_frames else 0]
-        cdef list cands
-        cdef list matched = None
-        cdef list desc_new = None, child_new = None, adj_new = None, gen_new = None
-        cdef State st
-        cdef int s, i, lvl
-        cdef Frame f
+        cdef CFrame* parent
+        cdef const Slot* slot
+        cdef Py_ssize_t i
+        cdef int lvl
+        cdef const unsigned char* nb
+        cdef const CState* st
+        cdef bint no_attrs
+        cdef Py_ssize_t n, k
+        cdef int s
+        cdef uint64_t bit
+        if prog.n_states != self.cap_states or prog.n_flags != self.cap_flags:
+            self._reserve()
         self.serial += 1
-        self.lx = lx
+        if self.serial == 0x7FFFFFFF:
+            self.serial = 1
+            memset(self.stamp, 0, self.cap_states * sizeof(int))
+            memset(self.flag_stamp, 0, max(self.cap_flags, 1) * sizeof(int))
+            memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
+            memset(self.dstamp, 0, self.dcap * sizeof(int))
+            self.cls_serial = 0
+        self.d = lx.data - lx.base
         self.tag = tag
-        if not prog.needs_frames:
-            return self._match_simple(name_hash, name, ns, parent)
-        parent.child_count += 1
-        if prog.uses_nth_of_type:
-            if parent.type_counts is None:
-                parent.type_counts = {}
-            parent.type_counts[name_hash if name_hash != INVALID_HASH else name] = \
-                parent.type_counts.get(name_hash if name_hash != INVALID_HASH else name, 0) + 1
+        self.n_cands = 0
+        self.n_hi = 0
+        self.n_matched = 0
+        self.n_stage_desc = 0
+        self.n_stage_child = 0
+        self.n_stage_dup = 0
+        self.stage_desc_mask = 0
+        self.stage_child_mask = 0
+        parent = &self.frames[self.n_frames - 1]
+        if prog.needs_frames:
+            parent.child_count += 1
+            if prog.uses_nth_of_type and (prog.nth_of_type_all or (
+                    prog.nth_filter & ((<uint64_t>1) << (name_hash & 63)))):
+                self._count_type(parent, name_hash, name)
         if prog.n_states == 0:
-            self.pending_desc = None
-            self.pending_child = None
-            parent.adj = None
+            if prog.needs_frames:
+                parent.adj_n = 0
+            self.tag = NULL
             return None
 
-        # Candidate states: first compounds for this tag, and what the stack left pending.
-        cands = self.cands
-        if cands:
-            cands = self.cands = []
+        # Candidate states: first compounds indexed by this element's tag, id, classes and
+        # attribute names, those tried on every element, and what the stack left pending.
         if name_hash != INVALID_HASH:
-            # a one-word filter on the hash spares the dictionary look-up for most tags
+            # a one-word filter on the hash spares the table probe for most tags
             if prog.hash_filter & ((<uint64_t>1) << (name_hash & 63)):
-                entries = prog.entry_by_hash.get(name_hash)
-                if entries is not None:
-                    self._queue(cands, entries)
-        elif prog.entry_by_name:
-            for ename, sid in prog.entry_by_name:
-                if ename == name:
-                    self._queue(cands, [sid])
-        if prog.entry_any:
-            self._queue(cands, prog.entry_any)
+                slot = table_find(&prog.by_hash, name_hash, NULL, 0, False)
+                if slot != NULL:
+                    self._queue_entries(slot.start, slot.count)
+        elif prog.by_name.n and name is not None:
+            nb = <const unsigned char*><const char*>name
+            slot = table_find(&prog.by_name, fnv1a(nb, len(name)), nb, len(name), False)
+            if slot != NULL:
+                self._queue_entries(slot.start, slot.count)
+        if prog.n_any:
+            self._queue_entries(-1, prog.n_any)
         if prog.attr_index and tag != NULL and tag.n_attrs:
-            for entries in self._attribute_entries():
-                self._queue(cands, entries)
-        if parent.child is not None:
-            self._queue(cands, parent.child)
-        if parent.adj is not None:
-            self._queue(cands, parent.adj)
-        if parent.gen is not None:
-            self._queue(cands, parent.gen)
-        for f in self.desc_frames:
-            self._queue(cands, f.desc)
-        if prog.nested and len(cands) > 1:
-            cands.sort(key=prog.levels.__getitem__, reverse=True)
+            self._attribute_entries()
+        if prog.needs_frames:
+            # (a 64-bit mask of the pending states' tags skips a range that cannot match)
+            bit = (<uint64_t>1) << (name_hash & 63)
+            if parent.child_n and parent.child_mask & bit:
+                self._queue_range(&self.child, parent.child_start, parent.child_n)
+            if parent.adj_n and parent.adj_mask & bit:
+                self._queue_range(&self.adj, parent.adj_start, parent.adj_n)
+            if parent.gen_n and parent.gen_mask & bit:
+                self._queue_range(&self.gen, parent.gen_start, parent.gen_n)
+            if self.desc.n and parent.desc_mask & bit:
+                self._queue_range(&self.desc, 0, self.desc.n)
+            # the next sibling continues from what this element leaves (set while processing)
+            self.adj.n = parent.adj_start
+            parent.adj_n = 0
+            parent.adj_mask = 0
 
-        for s in cands:
-            st = <State>prog.states[s]
-            if not self._test(st.compound, name_hash, name, ns, parent):
-                continue
-            if st.next_state < 0:
-                if st.target >= 0:
-                    if matched is None:
-                        matched = [st.target]
-                    elif st.target not in matched:
-                        matched.append(st.target)
+        if self.n_cands or self.n_hi:
+            no_attrs = tag == NULL or tag.n_attrs == 0
+            # arguments of :not()/:is()... first, deepest first: the flags they set are read by
+            # the compounds one level up; each pass keeps the candidates of the levels below
+            lvl = prog.max_level
+            n = self.n_hi
+            while n:
+                k = 0
+                for i in range(n):
+                    s = self.hi[i]
+                    st = &prog.c_states[s]
+                    if st.level != lvl:
+                        self.hi[k] = s
+                        k += 1
+                    elif not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
+                              or (st.needs_attrs and no_attrs)
+                              or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
+                              or (st.class_bits and self._lacks_class(st.class_bits))):
+                        self._process(s, name_hash, name, ns)
+                n = k
+                lvl -= 1
+            for i in range(self.n_cands):
+                s = self.cands[i]
+                st = &prog.c_states[s]
+                # a quick rejection on the tag and the attributes first
+                if not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
+                        or (st.needs_attrs and no_attrs)
+                        or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
+                        or (st.class_bits and self._lacks_class(st.class_bits))):
+                    self._process(s, name_hash, name, ns)
+        self.tag = NULL
+        if self.n_matched == 0:
+            return None
+        return self._result()
+
+    cdef list _result(self):
+        """The matched rule ids, sorted, as a list."""
+        cdef Py_ssize_t i, j
+        cdef int r
+        cdef int* m = self.matched
+        for i in range(1, self.n_matched):
+            r = m[i]
+            j = i
+            while j > 0 and m[j - 1] > r:
+                m[j] = m[j - 1]
+                j -= 1
+            m[j] = r
+        return [m[i] for i in range(self.n_matched)]
+
+    cdef inline int _queue_entries(self, int start, int count) except -1:
+        """Queue entries[start : start + count] (start -1: the entries tried on every element)
+        as candidates: nested ones (arguments of :not()...) in ``hi``, the others in ``cands``."""
+        cdef int* e = self.program.any_entries if start < 0 else self.program.entries + start
+        cdef int i, s
+        for i in range(count):
+            s = e[i]
+            if self.stamp[s] != self.serial:
+                self.stamp[s] = self.serial
+                if self.program.c_states[s].level:
+                    self.hi[self.n_hi] = s
+                    self.n_hi += 1
                 else:
-                    self._set_flag(-st.target - 1, parent)
-                continue
-            if st.combinator == C_DESC:
-                if desc_new is None:
-                    desc_new = []
-                desc_new.append(st.next_state)
-            elif st.combinator == C_CHILD:
-                if child_new is None:
-                    child_new = []
-                child_new.append(st.next_state)
-            elif st.combinator == C_ADJ:
-                if adj_new is None:
-                    adj_new = []
-                adj_new.append(st.next_state)
-            else:
-                if gen_new is None:
-                    gen_new = []
-                gen_new.append(st.next_state)
+                    self.cands[self.n_cands] = s
+                    self.n_cands += 1
+        return 0
 
-        parent.adj = adj_new
-        if gen_new is not None:
-            if parent.gen is None:
-                parent.gen = gen_new
-            else:
-                for s in gen_new:
-                    if s not in parent.gen:
-                        parent.gen.append(s)
-        self.pending_desc = desc_new
-        self.pending_child = child_new
-        self.tag = NULL
-        if matched is not None and len(matched) > 1:
-            matched.sort()
-        return matched
+    cdef inline int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1:
+        cdef Py_ssize_t i
+        cdef int s
+        for i in range(start, start + n):
+            s = st.data[i]
+            if self.stamp[s] != self.serial:
+                self.stamp[s] = self.serial
+                if self.program.c_states[s].level:
+                    self.hi[self.n_hi] = s
+                    self.n_hi += 1
+                else:
+                    self.cands[self.n_cands] = s
+                    self.n_cands += 1
+        return 0
 
-    cdef list _match_simple(self, uint64_t name_hash, bytes name, int ns, Frame parent):
-        """Every selector is one compound with no structural pseudo-class: test the element's
-        first compounds, nothing waits on the stack."""
+    cdef inline int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1:
+        """Test candidate state ``s``; on a match, record its rule, set its flag or make the
+        next states of its chain pending."""
+        cdef const CState* st = &self.program.c_states[s]
+        cdef Py_ssize_t j
+        if not self._test(&self.program.c_compounds[st.compound], name_hash, name, ns):
+            return 0
+        if st.next_state < 0:
+            if st.target >= 0:
+                if self.rule_stamp[st.target] != self.serial:
+                    self.rule_stamp[st.target] = self.serial
+                    self.matched[self.n_matched] = st.target
+                    self.n_matched += 1
+            else:
+                self._set_flag(-st.target - 1)
+            return 0
+        for j in range(st.next_start, st.next_start + st.next_n):
+            self._pend(st.combinator, self.program.c_next[j])
+        return 0
+
+    cdef inline int _pend(self, int combinator, int nxt) except -1:
+        """Make state ``nxt`` pending where ``combinator`` says, for the current element."""
+        cdef CFrame* parent
+        cdef Py_ssize_t i
+        if combinator == C_DESC:
+            if self.desc_owner[nxt] < 0:        # else an ancestor already has it pending
+                for i in range(self.n_stage_desc):
+                    if self.stage_desc[i] == nxt:
+                        return 0
+                self.stage_desc[self.n_stage_desc] = nxt
+                self.n_stage_desc += 1
+                self.stage_desc_mask |= self.program.c_states[nxt].tag_bit
+            else:
+                # remembered for the case that the ancestor leaves the stack while this element
+                # stays open (see "Stack surgery")
+                for i in range(self.n_stage_dup):
+                    if self.stage_dup[i] == nxt:
+                        return 0
+                self.stage_dup[self.n_stage_dup] = nxt
+                self.n_stage_dup += 1
+        elif combinator == C_CHILD:
+            for i in range(self.n_stage_child):
+                if self.stage_child[i] == nxt:
+                    return 0
+            self.stage_child[self.n_stage_child] = nxt
+            self.n_stage_child += 1
+            self.stage_child_mask |= self.program.c_states[nxt].tag_bit
+        else:
+            parent = &self.frames[self.n_frames - 1]
+            if combinator == C_ADJ:
+                for i in range(parent.adj_start, parent.adj_start + parent.adj_n):
+                    if self.adj.data[i] == nxt:
+                        return 0
+                ipush(&self.adj, nxt)
+                parent.adj_n += 1
+                parent.adj_mask |= self.program.c_states[nxt].tag_bit
+            else:
+                for i in range(parent.gen_start, parent.gen_start + parent.gen_n):
+                    if self.gen.data[i] == nxt:
+                        return 0
+                ipush(&self.gen, nxt)
+                parent.gen_n += 1
+                parent.gen_mask |= self.program.c_states[nxt].tag_bit
+        return 0
+
+    cdef int _set_flag(self, int flag) except -1:
+        """The element matches the argument of flag ``flag``; :nth-child(An+B of S) counts
+        the siblings that match S, this element included."""
+        cdef CFrame* parent
+        cdef Py_ssize_t i
+        if self.flag_stamp[flag] == self.serial:
+            return 0
+        self.flag_stamp[flag] = self.serial
+        if not self.program.flag_counted[flag]:
+            return 0
+        parent = &self.frames[self.n_frames - 1]
+        for i in range(parent.of_start, parent.of_start + 2 * parent.of_n, 2):
+            if self.ofs.data[i] == flag:
+                self.ofs.data[i + 1] += 1
+                return 0
+        ipush(&self.ofs, flag)
+        ipush(&self.ofs, 1)
+        parent.of_n += 1
+        return 0
+
+    cdef int _count_type(self, CFrame* parent, uint64_t name_hash, bytes name) except -1:
+        """Count the element among its parent's children of its type (for :nth-of-type)."""
         cdef Program prog = self.program
-        cdef list matched = None
-        cdef list entries = None
-        cdef State st
-        cdef int s
-        if name_hash != INVALID_HASH:
-            if prog.hash_filter & ((<uint64_t>1) << (name_hash & 63)):
-                entries = prog.entry_by_hash.get(name_hash)
-        elif prog.entry_by_name:
-            for ename, sid in prog.entry_by_name:
-                if ename == name:
-                    matched = self._collect(matched, [sid], name_hash, name, ns, parent)
-        if entries is not None:
-            matched = self._collect(matched, entries, name_hash, name, ns, parent)
-        if prog.entry_any:
-            matched = self._collect(matched, prog.entry_any, name_hash, name, ns, parent)
-        if prog.attr_index and self.tag != NULL and self.tag.n_attrs:
-            for entries in self._attribute_entries():
-                matched = self._collect(matched, entries, name_hash, name, ns, parent)
-        self.tag = NULL
-        if matched is not None and len(matched) > 1:
-            matched.sort()
-        return matched
+        cdef uint64_t key = name_hash
+        cdef int kind = 0
+        cdef Py_ssize_t i
+        cdef TypeCount* tc
+        if name_hash == INVALID_HASH:
+            if not prog.nth_of_type_all or name is None:
+                return 0
+            if self.name_ids is None:
+                self.name_ids = {}
+            key = self.name_ids.setdefault(name, len(self.name_ids))
+            kind = 1
+        elif not prog.nth_of_type_all:
+            for i in range(prog.n_nth_types):
+                if prog.nth_types[i] == name_hash:
+                    break
+            else:
+                return 0            # no :nth-of-type() compound can match this type
+        for i in range(parent.type_start, parent.type_start + parent.type_n):
+            tc = &self.types[i]
+            if tc.key == key and tc.kind == kind:
+                tc.count += 1
+                return 0
+        if self.types_n == self.types_cap:
+            self.types = <TypeCount*>grow(self.types, &self.types_cap, self.types_n + 1,
+                                          sizeof(TypeCount))
+        tc = &self.types[self.types_n]
+        tc.key = key
+        tc.kind = kind
+        tc.count = 1
+        self.types_n += 1
+        parent.type_n += 1
+        return 0
 
-    cdef list _collect(self, list matched, list states, uint64_t name_hash, bytes name, int ns,
-                       Frame parent):
-        cdef State st
-        cdef int s
-        for s in states:
-            st = <State>self.program.states[s]
-            if st.target >= 0 and self._test(st.compound, name_hash, name, ns, parent):
-                if matched is None:
-                    matched = [st.target]
-                elif st.target not in matched:
-                    matched.append(st.target)
-        return matched
+    cdef Py_ssize_t _type_count(self, CFrame* parent, uint64_t name_hash,
+                                bytes name) except -1:
+        cdef uint64_t key = name_hash
+        cdef int kind = 0
+        cdef Py_ssize_t i
+        if name_hash == INVALID_HASH:
+            if self.name_ids is None or name is None or name not in self.name_ids:
+                return 0
+            key = self.name_ids[name]
+            kind = 1
+        for i in range(parent.type_start, parent.type_start + parent.type_n):
+            if self.types[i].key == key and self.types[i].kind == kind:
+                return self.types[i].count
+        return 0
 
-    cdef list _attribute_entries(self):
-        """The first compounds indexed by an id, class or attribute name the current tag has.
-        Bloom filters over the indexed ids and classes keep this allocation-free for the
+    cdef int _attribute_entries(self) except -1:
+        """Queue the first compounds indexed by an id, class or attribute name of the current
+        tag.  Bloom filters over the indexed keys keep this to a few instructions for the
         attributes no selector names."""
-        cdef Program prog = self.program
         cdef TagRec* tag = self.tag
-        cdef const unsigned char* d = self.lx.data - self.lx.base
+        cdef const unsigned char* d = self.d
+        cdef const unsigned char* nm
         cdef const unsigned char* v
         cdef AttrRec* a
+        cdef const Slot* slot
         cdef Py_ssize_t i, n, vn, j, k
-        cdef bytes lname
-        cdef list found = None
+        cdef uint64_t h
+        cdef bint is_id, first_class, amp = False
+        cdef uint64_t bit
+        cdef unsigned char c0
+        cdef uint64_t h2
+        cdef unsigned char buf[256]
+        if self.program.cls_hash_mask and self.program.raw_values:
+            self.cls_bits = 0           # (no class attribute: cls_state 0, set below)
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             n = a.name_end - a.name_start
-            if prog.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
-                lname = (<const char*>d + a.name_start)[:n].lower()
-                entries = prog.entry_by_attr.get(lname)
-                if entries is not None:
-                    found = _add(found, entries)
+            nm = d + a.name_start
+            if self.program.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
+                h = fnv1a_lower(nm, n)
+                if self.program.by_attr.n and bloom_has(self.program.by_attr.bloom, h):
+                    slot = table_find(&self.program.by_attr, h, nm, n, True)
+                    if slot != NULL:
+                        self._queue_entries(slot.start, slot.count)
+                if self.program.by_attrv_all.n and n <= 200 and a.value_end > a.value_start >= 0:
+                    # [a=v], [a^=v], [a|=v] are indexed by the name and v's first character
+                    c0 = d[a.value_start]
+                    if c0 == 0x26 or c0 == 0x0D or c0 == 0:
+                        # (the decoded value's first character is not known here: all of them)
+                        if bloom_has(self.program.by_attrv_all.bloom, h):
+                            slot = table_find(&self.program.by_attrv_all, h, nm, n, True)
+                            if slot != NULL:
+                                self._queue_entries(slot.start, slot.count)
+                    elif c0 < 0x80:
+                        h2 = (h * 1099511628211ULL ^ c0) * 1099511628211ULL
+                        if bloom_has(self.program.by_attrv.bloom, h2):
+                            for j in range(n):
+                                buf[j] = nm[j] | 0x20 if 0x41 <= nm[j] <= 0x5A else nm[j]
+                            buf[n] = 0
+                            buf[n + 1] = c0
+                            slot = table_find(&self.program.by_attrv, h2, buf, n + 2, False)
+                            if slot != NULL:
+                                self._queue_entries(slot.start, slot.count)
             if a.value_start < 0:
                 continue
-            if n == 2 and prog.entry_by_id and (d[a.name_start] | 0x20) == 0x69 \
-                    and (d[a.name_start + 1] | 0x20) == 0x64:
-                v = d + a.value_start
-                vn = a.value_end - a.value_start
-                if plain_value(v, vn):
-                    if not bloom_has(prog.id_bloom, fnv1a(v, vn)):
-                        continue
-                    entries = prog.entry_by_id.get((<const char*>v)[:vn])
+            if n == 2:
+                is_id = True
+                if not self.program.by_id.n or (nm[0] | 0x20) != 0x69 or (nm[1] | 0x20) != 0x64:
+                    continue
+            elif n == 5:
+                is_id = False
+                if not self.program.cls_hash_mask or not same(nm, <const unsigned char*>b"class",
+                                                           5, True):
+                    continue
+            else:
+                continue
+            v = d + a.value_start
+            vn = a.value_end - a.value_start
+            if self.program.raw_values:
+                # the raw bytes first (a hit is a candidate, the test decides); the decoded
+                # value too when the value has a character reference, CR or NUL.  Only keys
+                # of a length some selector has are hashed.
+                if is_id:
+                    if self.program.id_len_mask & ((<uint64_t>1) << (vn if vn < 63 else 63)):
+                        h = fnv1a(v, vn)
+                        if bloom_has(self.program.by_id.bloom, h):
+                            slot = table_find(&self.program.by_id, h, v, vn, False)
+                            if slot != NULL:
+                                self._queue_entries(slot.start, slot.count)
                 else:
-                    entries = prog.entry_by_id.get(self._value(a))
-                if entries is not None:
-                    found = _add(found, entries)
-            elif n == 5 and prog.entry_by_class and \
-                    (<const char*>d + a.name_start)[:5].lower() == b"class":
-                v = d + a.value_start
-                vn = a.value_end - a.value_start
-                if plain_value(v, vn):
+                    # the element's class Bloom filter for .c tests is made on the way (from
+                    # the first class attribute, for the tokens of a length some .c test has)
+                    first_class = self.cls_serial != self.serial
+                    amp = memchr(v, 0x26, vn) != NULL
+                    if first_class:
+                        self.cls_serial = self.serial
+                        self.cls_state = 2 if amp else 1
                     j = 0
                     while j < vn:
-                        k = token_end(v, vn, &j)
-                        if k > j and bloom_has(prog.class_bloom, fnv1a(v + j, k - j)):
-                            entries = prog.entry_by_class.get((<const char*>v + j)[:k - j])
-                            if entries is not None:
-                                found = _add(found, entries)
+                        while j < vn and is_html_ws(v[j]):
+                            j += 1
+                        k = next_control(v, j, vn)
+                        while k < vn and not is_html_ws(v[k]):
+                            k = next_control(v, k + 1, vn)  # (a control byte in the token)
+                        bit = (<uint64_t>1) << (k - j if k - j < 63 else 63)
+                        if k > j and self.program.cls_hash_mask & bit:
+                            h = fnv1a(v + j, k - j)
+                            if first_class:
+                                self.cls_bits |= bits_of(h)
+                            if self.program.class_len_mask & bit and \
+                                    bloom_has(self.program.by_class.bloom, h):
+                                slot = table_find(&self.program.by_class, h, v + j, k - j, False)
+                                if slot != NULL:
+                                    self._queue_entries(slot.start, slot.count)
                         j = k
-                else:
-                    for token in split_html_ws(self._value(a)):
-                        entries = prog.entry_by_class.get(token)
-                        if entries is not None:
-                            found = _add(found, entries)
-        return found if found is not None else _EMPTY
+                # (only a character reference can give other class tokens; for an id, CR too)
+                if is_id:
+                    amp = memchr(v, 0x26, vn) != NULL or memchr(v, 0x0D, vn) != NULL
+                if not amp:
+                    continue
+            self._decoded_entries(i, is_id)
+        if self.program.cls_hash_mask and self.program.raw_values and \
+                self.cls_serial != self.serial:
+            self.cls_serial = self.serial
+            self.cls_state = 0
+        return 0
 
-    cdef void _queue(self, list cands, list states):
-        cdef int s
-        cdef int serial = self.serial
-        for s in states:
-            if self.stamp[s] != serial:
-                self.stamp[s] = serial
-                cands.append(s)
+    cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1:
+        """Queue the first compounds indexed by the decoded id or classes of attribute ``i``
+        (a value with a character reference, or a document in a multi-byte encoding): the
+        index holds every key in UTF-8 too."""
+        cdef const Slot* slot
+        cdef bytes key
+        tokens = [self._decoded(i)] if is_id else split_html_ws(self._decoded(i))
+        for token in tokens:
+            key = (<str>token).encode("utf-8", "surrogatepass")
+            slot = table_find(&self.program.by_id if is_id else &self.program.by_class,
+                              fnv1a(<const unsigned char*><const char*>key, len(key)),
+                              <const unsigned char*><const char*>key, len(key), False)
+            if slot != NULL:
+                self._queue_entries(slot.start, slot.count)
+        return 0
 
-    cdef void _set_flag(self, int flag, Frame parent):
-        if self.flag_stamp[flag] == self.serial:
-            return
-        self.flag_stamp[flag] = self.serial
-        # :nth-child(An+B of S) counts the siblings that match S, this element included.
-        if parent.of_counts is None:
-            parent.of_counts = {}
-        parent.of_counts[flag] = parent.of_counts.get(flag, 0) + 1
-
-    cdef bint _flag(self, int flag):
-        return self.flag_stamp[flag] == self.serial
-
-    cdef bint _test(self, Compound c, uint64_t name_hash, bytes name, int ns, Frame parent):
-        cdef int kind, flag
-        cdef long a, b
+    cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1:
+        """Whether the current element matches compound ``c``."""
+        cdef const CPseudo* p
+        cdef CFrame* parent
+        cdef Py_ssize_t i
+        cdef int r
         if c.never:
             return False
         if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
@@ -670,203 +1477,469 @@ cdef class Matcher:
         if c.tag_hash != EMPTY_HASH:
             if c.tag_hash != name_hash:
                 return False
-        elif c.tag_name is not None:
-            if name_hash != INVALID_HASH or c.tag_name != name:
+        elif c.name_index >= 0:
+            if name_hash != INVALID_HASH:
                 return False
-        if c.attr_tests:
+            if c.name_decoded:
+                if self.tag == NULL:
+                    return False
+                raw = (<const char*>self.d + self.tag.name_start)[
+                    :self.tag.name_end - self.tag.name_start]
+                if raw.decode(self.program.encoding, "replace").replace("\0", "\ufffd").translate(
+                        _ASCII_LOWER) != self.program.names[c.name_index]:
+                    return False
+            elif name is None or name != self.program.names[c.name_index]:
+                return False
+        if c.n_attrs:
             if self.tag == NULL:
                 return False        # an implied element has no attributes
-            for aname, op, value, lower_value, case in c.attr_tests:
-                if not self._attr_matches(aname, op, value, lower_value, case, ns):
+            for i in range(c.attr_first, c.attr_first + c.n_attrs):
+                r = self._attr_test(&self.program.c_attrs[i], ns)
+                if not r:
                     return False
-        for kind, a, b, flag in c.pseudos:
-            if (kind == P_NTH_CHILD or kind == P_NTH_OF_TYPE) and parent.child_count < 0:
-                return False        # the parent is not known (push_unknown)
-            if kind == P_NTH_CHILD:
-                if flag >= 0:
-                    if not self._flag(flag):
+        if c.n_pseudos:
+            parent = &self.frames[self.n_frames - 1]
+            for i in range(c.pseudo_first, c.pseudo_first + c.n_pseudos):
+                p = &self.program.c_pseudos[i]
+                if p.kind == P_NTH_CHILD:
+                    if parent.child_count < 0:
+                        return False        # the parent is not known (push_unknown)
+                    if p.flag >= 0:
+                        if self.flag_stamp[p.flag] != self.serial:
+                            return False
+                        if not nth_matches(p.a, p.b, self._of_count(parent, p.flag)):
+                            return False
+                    elif not nth_matches(p.a, p.b, parent.child_count):
                         return False
-                    if not nth_matches(a, b, parent.of_counts.get(flag, 0)):
+                elif p.kind == P_NTH_OF_TYPE:
+                    if parent.child_count < 0:
                         return False
-                elif not nth_matches(a, b, parent.child_count):
-                    return False
-            elif kind == P_NTH_OF_TYPE:
-                key = name_hash if name_hash != INVALID_HASH else name
-                if not nth_matches(a, b, parent.type_counts.get(key, 0)):
-                    return False
-            elif kind == P_ROOT:
-                if self.n_frames != 1:
-                    return False
-            elif kind == P_NOT:
-                if self._flag(flag):
-                    return False
-            else:
-                if not self._flag(flag):
+                    if not nth_matches(p.a, p.b, self._type_count(parent, name_hash, name)):
+                        return False
+                elif p.kind == P_ROOT:
+                    if self.n_frames != 1:
+                        return False
+                elif p.kind == P_NOT:
+                    if self.flag_stamp[p.flag] == self.serial:
+                        return False
+                elif self.flag_stamp[p.flag] != self.serial:
                     return False
         return True
 
-    cdef bint _attr_matches(self, bytes aname, int op, bytes value, bytes lower_value, int case,
-                            int ns):
-        """Test the current tag's first attribute called ``aname`` (lower-case bytes)."""
+    cdef Py_ssize_t _of_count(self, CFrame* parent, int flag) noexcept:
+        cdef Py_ssize_t i
+        for i in range(parent.of_start, parent.of_start + 2 * parent.of_n, 2):
+            if self.ofs.data[i] == flag:
+                return self.ofs.data[i + 1]
+        return 0
+
+    cdef int _attr_test(self, const CAttrTest* t, int ns) except -1:
+        """Test the current tag's first attribute called like ``t``'s."""
         cdef TagRec* tag = self.tag
-        cdef const unsigned char* d = self.lx.data - self.lx.base
-        cdef const unsigned char* q = <const unsigned char*><const char*>aname
-        cdef Py_ssize_t n = len(aname)
-        cdef Py_ssize_t i, k
+        cdef const unsigned char* d = self.d
+        cdef const unsigned char* v
         cdef AttrRec* a
-        cdef unsigned char c
-        cdef bytes actual
+        cdef Py_ssize_t i, vn
+        cdef bint insensitive
+        if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
+            return False        # the parser gives the name another case on this element
+        if t.class_token:
+            # the element's classes are hashed once, for all the .c tests it meets
+            if self.cls_serial != self.serial:
+                self._class_bits()
+            if self.cls_state == 0 or (
+                    self.cls_state == 1 and (self.cls_bits & t.token_bits) != t.token_bits):
+                return False
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
-            if a.name_end - a.name_start != n:
+            if t.lname != NULL:
+                if a.name_end - a.name_start != t.lname_len or \
+                        not same(d + a.name_start, t.lname, t.lname_len, True):
+                    continue
+            elif (<const char*>d + a.name_start)[:a.name_end - a.name_start].decode(
+                    self.program.encoding, "replace").replace("\0", "\ufffd").translate(
+                    _ASCII_LOWER) != self.program.attr_py[t.py_index][0]:
                 continue
-            for k in range(n):
-                c = d[a.name_start + k]
-                if 0x41 <= c <= 0x5A:
-                    c |= 0x20
-                if c != q[k]:
-                    break
+            if t.op == A_EXISTS:
+                return True
+            insensitive = t.case == CASE_INSENSITIVE or (t.case == CASE_HTML and ns == 0)
+            if a.value_start < 0:
+                v = d
+                vn = 0
             else:
-                if op == A_EXISTS:
-                    return True
-                insensitive = case == CASE_INSENSITIVE or (case == CASE_HTML and ns == 0)
-                if self.program.utf8 and a.value_start >= 0 and plain_value(
-                        d + a.value_start, a.value_end - a.value_start):
-                    # compare the raw bytes in place (UTF-8 is self-synchronising)
-                    return raw_matches(op, d + a.value_start, a.value_end - a.value_start,
-                                       lower_value if insensitive else value, insensitive)
-                actual = self._value(a)
-                if insensitive:
-                    return value_matches(op, actual.lower(), lower_value)
-                return value_matches(op, actual, value)
+                v = d + a.value_start
+                vn = a.value_end - a.value_start
+            if t.raw_ok:
+                if t.value != NULL and (t.op == A_EQUALS or t.op == A_PREFIX or
+                                        t.op == A_DASH) and ascii_prefix_differs(
+                        v, vn, t.lower if insensitive else t.value, t.value_len, insensitive):
+                    return False        # (most values are told apart by their first bytes)
+                if plain_value(v, vn):
+                    if t.value == NULL:
+                        return False    # the raw value has no character the selector's has
+                    return raw_matches(t.op, v, vn, t.lower if insensitive else t.value,
+                                       t.value_len, insensitive)
+            return self._decoded_test(t, i, ns)
         return False
 
-    cdef bytes _value(self, AttrRec* a):
-        """An attribute's value, decoded (character references, newlines, NUL) and encoded back
-        in the document's encoding, so that it compares with the selector's bytes."""
-        cdef bytes value
-        cdef str enc
-        if a.value_start < 0:
-            return b""
-        value = (<const char*>self.lx.data + (a.value_start - self.lx.base))[
-            :a.value_end - a.value_start]
-        if b"&" in value or b"\r" in value or b"\0" in value:
-            enc = self.program.encoding
-            text = value.decode(enc, "replace").replace("\r\n", "\n").replace("\r", "\n")
-            value = decode_charrefs(text, in_attribute=True).replace(
-                "\0", "\ufffd").encode(enc, "xmlcharrefreplace")
-        return value
+    cdef inline bint _lacks_class(self, uint64_t bits) noexcept:
+        """Whether the current element certainly has not every class whose token_bits are
+        ``bits`` (it has attributes)."""
+        if self.cls_serial != self.serial:
+            self._class_bits()
+        return self.cls_state == 0 or (self.cls_state == 1 and (self.cls_bits & bits) != bits)
 
+    cdef void _class_bits(self) noexcept:
+        """Hash the current element's classes into ``cls_bits`` (``cls_state`` 1), unless its
+        class attribute has a character reference (2) or there is none (0)."""
+        cdef TagRec* tag = self.tag
+        cdef const unsigned char* d = self.d
+        cdef const unsigned char* v
+        cdef AttrRec* a
+        cdef Py_ssize_t i, j, k, vn
+        self.cls_serial = self.serial
+        self.cls_state = 0
+        self.cls_bits = 0
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            if a.name_end - a.name_start == 5 and same(d + a.name_start,
+                                                       <const unsigned char*>b"class", 5, True):
+                break
+        else:
+            return
+        self.cls_state = 1
+        if a.value_start < 0:
+            return
+        v = d + a.value_start
+        vn = a.value_end - a.value_start
+        if memchr(v, 0x26, vn) != NULL:
+            self.cls_state = 2      # (CR and NUL do not change which tokens a class test sees)
+            return
+        j = 0
+        while j < vn:
+            while j < vn and is_html_ws(v[j]):
+                j += 1
+            k = next_control(v, j, vn)
+            while k < vn and not is_html_ws(v[k]):
+                k = next_control(v, k + 1, vn)
+            if k > j:
+                self.cls_bits |= token_bits(v + j, k - j)
+            j = k
+
+    cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1:
+        """Compare attribute ``i``'s decoded value with ``t``'s."""
+        cdef str actual = self._decoded(i)
+        _, value, lower = self.program.attr_py[t.py_index]
+        if t.case == CASE_INSENSITIVE or (t.case == CASE_HTML and ns == 0):
+            return str_matches(t.op, actual.translate(_ASCII_LOWER), lower)
+        return str_matches(t.op, actual, value)
+
+    cdef str _decoded(self, Py_ssize_t i):
+        """Attribute ``i``'s value decoded (encoding, newlines, character references, NUL),
+        as a handler reads it; computed once per element."""
+        cdef AttrRec* a = &self.tag.attrs[i]
+        cdef str value
+        if i >= self.dcap:
+            self.dstamp = <int*>grow(self.dstamp, &self.dcap, i + 1, sizeof(int))
+            memset(self.dstamp, 0, self.dcap * sizeof(int))
+            while len(self.dvals) < self.dcap:
+                self.dvals.append(None)
+        if self.dstamp[i] == self.serial:
+            return self.dvals[i]
+        if a.value_start < 0:
+            value = ""
+        else:
+            value = (<const char*>self.d + a.value_start)[
+                :a.value_end - a.value_start].decode(self.program.encoding, "replace")
+            if "\r" in value:
+                value = value.replace("\r\n", "\n").replace("\r", "\n")
+            if "&" in value:
+                value = decode_charrefs(value, in_attribute=True)
+            if "\0" in value:
+                value = value.replace("\0", "\ufffd")
+        self.dvals[i] = value
+        self.dstamp[i] = self.serial
+        return value
 
     cpdef push(self, uint64_t name_hash, int ns):
         """Open a frame for the element just matched."""
-        cdef Frame f
+        cdef CFrame* f
+        cdef Py_ssize_t i, top
+        cdef int s
         if not self.program.needs_frames:
             self.n_frames += 1
             return
-        if self.n_frames < len(self.frames):
-            f = <Frame>self.frames[self.n_frames]
-            f.child_count = 0
-            f.type_counts = None
-            f.of_counts = None
-            f.adj = None
-            f.gen = None
-        else:
-            f = Frame()
-            self.frames.append(f)
-        self.n_frames += 1
+        if self.n_frames == self.frames_cap:
+            self.frames = <CFrame*>grow(self.frames, &self.frames_cap, self.n_frames + 1,
+                                        sizeof(CFrame))
+        top = self.n_frames
+        f = &self.frames[top]
         f.name_hash = name_hash
         f.ns = ns
-        f.desc = self.pending_desc
-        f.child = self.pending_child
-        self.pending_desc = None
-        self.pending_child = None
-        if f.desc is not None:
-            self.desc_frames.append(f)
+        f.detached = False
+        f.child_count = 0
+        f.desc_start = self.desc.n
+        for i in range(self.n_stage_desc):
+            s = self.stage_desc[i]
+            if self.desc_owner[s] < 0:
+                self.desc_owner[s] = <int>top
+                ipush(&self.desc, s)
+        f.dup_start = self.dup.n
+        for i in range(self.n_stage_dup):
+            ipush(&self.dup, self.stage_dup[i])
+        f.child_start = self.child.n
+        f.child_n = self.n_stage_child
+        for i in range(self.n_stage_child):
+            ipush(&self.child, self.stage_child[i])
+        f.adj_start = self.adj.n
+        f.adj_n = 0
+        f.gen_start = self.gen.n
+        f.gen_n = 0
+        f.type_start = self.types_n
+        f.type_n = 0
+        f.of_start = self.ofs.n
+        f.of_n = 0
+        f.child_mask = self.stage_child_mask
+        f.adj_mask = 0
+        f.gen_mask = 0
+        f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
+        self.n_stage_desc = 0
+        self.n_stage_child = 0
+        self.n_stage_dup = 0
+        self.stage_desc_mask = 0
+        self.stage_child_mask = 0
+        self.n_frames = top + 1
+
+    cdef void _drop(self) noexcept:
+        """Close the innermost frame: truncate the stacks to where it started."""
+        cdef CFrame* f = &self.frames[self.n_frames - 1]
+        cdef Py_ssize_t i
+        for i in range(f.desc_start, self.desc.n):
+            self.desc_owner[self.desc.data[i]] = -1
+        self.desc.n = f.desc_start
+        self.dup.n = f.dup_start
+        self.child.n = f.child_start
+        self.adj.n = f.adj_start
+        self.gen.n = f.gen_start
+        self.types_n = f.type_start
+        self.ofs.n = f.of_start
+        if f.detached:
+            self.n_detached -= 1
+        self.n_frames -= 1
 
     cpdef pop(self):
-        """Close the innermost frame."""
-        cdef Frame f
+        """Close the innermost open element (and the removed elements it was the last open
+        element inside of)."""
         if self.n_frames <= 1:
             return
-        self.n_frames -= 1
         if not self.program.needs_frames:
+            self.n_frames -= 1
             return
-        f = <Frame>self.frames[self.n_frames]
-        if f.desc is not None:
-            if self.desc_frames and self.desc_frames[len(self.desc_frames) - 1] is f:
-                self.desc_frames.pop()
-            f.desc = None
+        self._drop()
+        while self.n_frames > 1 and self.frames[self.n_frames - 1].detached:
+            self._drop()
 
+    cpdef remove_at(self, Py_ssize_t index):
+        """The tree builder removes open element ``index`` (0: the outermost, as the open-element
+        stack is indexed) from the stack while elements above it stay open (``</form>``, the
+        adoption agency).  In the tree those elements remain its descendants, so it stays their
+        ancestor here too: its pending states keep applying to them and to what opens inside
+        them, and it is closed when the last of them is.  Its parent's later children are then
+        its later siblings, as in the tree.  Removing the innermost element is ``pop()``."""
+        cdef Py_ssize_t p, k = -1
+        if index < 0 or index >= self.n_frames - 1 - self.n_detached:
+            raise IndexError("no open element at that index")
+        if not self.program.needs_frames:
+            self.n_frames -= 1
+            return
+        for p in range(1, self.n_frames):
+            if not self.frames[p].detached:
+                k += 1
+                if k == index:
+                    break
+        if p == self.n_frames - 1:
+            self.pop()
+        else:
+            self.frames[p].detached = True
+            self.n_detached += 1
 
     # ------------------------------------------------------------------ stack surgery
-    # The tree builder sometimes changes the open-element stack below its top (</form>, the
-    # adoption agency, elements put back into <head>): these keep the other frames as they are.
+    # The rewriter replays changes the tree builder makes below the top of the stack (elements
+    # taken out of the middle, inserted below open ones, <head> re-opened for content put back
+    # into it, transient and merged elements matched in another place).  A frame that leaves the
+    # stack is copied out with its pending ranges (SavedFrame); the frames above it are copied
+    # out and appended again in their new order, so every range stays in stack order.  None of
+    # this is on the per-element path: it costs the frames above the change.  Descendant states
+    # an element made pending while an ancestor had them already are kept apart (``dup``):
+    # when that ancestor leaves, the outermost of the others that stays takes them over.
+
+    cdef SavedFrame _save(self, Py_ssize_t j):
+        """A copy of open frame ``j`` with its ranges."""
+        cdef SavedFrame sf = SavedFrame()
+        cdef CFrame* f = &self.frames[j]
+        cdef Py_ssize_t i, desc_end, dup_end
+        if j + 1 < self.n_frames:
+            desc_end = self.frames[j + 1].desc_start
+            dup_end = self.frames[j + 1].dup_start
+        else:
+            desc_end = self.desc.n
+            dup_end = self.dup.n
+        sf.f = f[0]
+        sf.staged = [self.desc.data[i] for i in range(f.desc_start, desc_end)]
+        for i in range(f.dup_start, dup_end):
+            sf.staged.append(self.dup.data[i])
+        sf.child = [self.child.data[i] for i in range(f.child_start, f.child_start + f.child_n)]
+        sf.adj = [self.adj.data[i] for i in range(f.adj_start, f.adj_start + f.adj_n)]
+        sf.gen = [self.gen.data[i] for i in range(f.gen_start, f.gen_start + f.gen_n)]
+        sf.ofs = [self.ofs.data[i] for i in range(f.of_start, f.of_start + 2 * f.of_n)]
+        sf.types = [(self.types[i].key, self.types[i].kind, self.types[i].count)
+                    for i in range(f.type_start, f.type_start + f.type_n)]
+        return sf
+
+    cdef int _truncate(self, Py_ssize_t k) except -1:
+        """Close frames ``k`` and above at once (their ranges go; save them first)."""
+        cdef CFrame* f
+        cdef Py_ssize_t i
+        if k >= self.n_frames:
+            return 0
+        f = &self.frames[k]
+        for i in range(f.desc_start, self.desc.n):
+            self.desc_owner[self.desc.data[i]] = -1
+        self.desc.n = f.desc_start
+        self.dup.n = f.dup_start
+        self.child.n = f.child_start
+        self.adj.n = f.adj_start
+        self.gen.n = f.gen_start
+        self.types_n = f.type_start
+        self.ofs.n = f.of_start
+        for i in range(k, self.n_frames):
+            if self.frames[i].detached:
+                self.n_detached -= 1
+        self.n_frames = k
+        return 0
+
+    cdef int _restore(self, SavedFrame sf) except -1:
+        """Open a saved frame as the innermost one, its ranges on top of the stacks; it owns the
+        descendant states no ancestor has pending."""
+        cdef CFrame* f
+        cdef Py_ssize_t top = self.n_frames
+        cdef uint64_t mask
+        cdef TypeCount* tc
+        cdef int s
+        if top == self.frames_cap:
+            self.frames = <CFrame*>grow(self.frames, &self.frames_cap, top + 1, sizeof(CFrame))
+        f = &self.frames[top]
+        f[0] = sf.f
+        mask = self.frames[top - 1].desc_mask if top > 0 else 0    # (0: the document)
+        f.desc_start = self.desc.n
+        f.dup_start = self.dup.n
+        for s in sf.staged:
+            if self.desc_owner[s] < 0:
+                self.desc_owner[s] = <int>top
+                ipush(&self.desc, s)
+                mask |= self.program.c_states[s].tag_bit
+            else:
+                ipush(&self.dup, s)
+        f.desc_mask = mask
+        f.child_start = self.child.n
+        for s in sf.child:
+            ipush(&self.child, s)
+        f.adj_start = self.adj.n
+        for s in sf.adj:
+            ipush(&self.adj, s)
+        f.gen_start = self.gen.n
+        for s in sf.gen:
+            ipush(&self.gen, s)
+        f.of_start = self.ofs.n
+        for s in sf.ofs:
+            ipush(&self.ofs, s)
+        f.type_start = self.types_n
+        if self.types_n + len(sf.types) > self.types_cap:
+            self.types = <TypeCount*>grow(self.types, &self.types_cap,
+                                          self.types_n + len(sf.types), sizeof(TypeCount))
+        for key, kind, count in sf.types:
+            tc = &self.types[self.types_n]
+            tc.key = key
+            tc.kind = kind
+            tc.count = count
+            self.types_n += 1
+        if f.detached:
+            self.n_detached += 1
+        self.n_frames = top + 1
+        return 0
 
     cdef object detach_frame(self, Py_ssize_t i):
-        """Take the open frame ``i`` (1 = the outermost element) out of the stack, wherever it
-        is, and return it (None without frames); the frames above it keep their state."""
-        cdef Frame f
+        """Take open frame ``i`` (1: the outermost element) out of the stack, wherever it is,
+        and return it (None without frames) for attach_frame(); the frames above it keep their
+        state, without its descendant states."""
+        cdef list saved
         cdef Py_ssize_t j
         if i < 1 or i >= self.n_frames:
             return None
-        self.n_frames -= 1
         if not self.program.needs_frames:
+            self.n_frames -= 1
             return None
-        f = <Frame>self.frames.pop(i)
-        if f.desc is not None:
-            for j in range(len(self.desc_frames)):
-                if self.desc_frames[j] is f:
-                    del self.desc_frames[j]
-                    break
-        return f
+        saved = [self._save(j) for j in range(i, self.n_frames)]
+        self._truncate(i)
+        for j in range(1, len(saved)):
+            self._restore(<SavedFrame>saved[j])
+        return saved[0]
 
     cdef int attach_frame(self, object f) except -1:
         """Open again, as the innermost frame, a frame detach_frame() returned."""
-        if not self.program.needs_frames or f is None:
+        cdef SavedFrame sf
+        if not self.program.needs_frames:
             self.n_frames += 1
             return 0
-        self.frames.insert(self.n_frames, f)
-        self.n_frames += 1
-        if (<Frame>f).desc is not None:
-            self.desc_frames.append(f)      # the innermost: last in stack order
+        if f is None:
+            sf = _empty_frame(EMPTY_HASH, 0)
+        else:
+            sf = <SavedFrame?>f
+        self._restore(sf)
         return 0
 
     cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1:
         """Open a frame at ``i`` (below frames already open) for an element the tree builder
         inserted there; it was not matched and leaves nothing pending for its descendants."""
-        cdef Frame f
+        cdef list saved
+        cdef SavedFrame sf
+        cdef Py_ssize_t j
         if i < 1 or i > self.n_frames:
             return 0
-        self.n_frames += 1
         if not self.program.needs_frames:
+            self.n_frames += 1
             return 0
-        f = Frame()
-        f.name_hash = name_hash
-        f.ns = ns
-        self.frames.insert(i, f)
+        saved = [self._save(j) for j in range(i, self.n_frames)]
+        self._truncate(i)
+        self._restore(_empty_frame(name_hash, ns))
+        for sf in saved:
+            self._restore(sf)
         return 0
 
     cdef int push_unknown(self) except -1:
         """Open a frame for an element that is not known (beyond the simulator's max_depth):
         its children have no pending states and no position (:nth-* do not match them)."""
-        cdef Frame f
-        self.pending_desc = None
-        self.pending_child = None
+        self.n_stage_desc = 0
+        self.n_stage_child = 0
+        self.n_stage_dup = 0
+        self.stage_desc_mask = 0
+        self.stage_child_mask = 0
         self.push(EMPTY_HASH, 0)
         if self.program.needs_frames:
-            f = <Frame>self.frames[self.n_frames - 1]
-            f.child_count = -(1 << 60)
+            self.frames[self.n_frames - 1].child_count = -(1 << 60)
         return 0
 
     cdef object sibling_state(self, Py_ssize_t i):
         """What open frame ``i`` keeps for its next children (the states their earlier
         siblings left), for match_uncounted(); None without frames."""
-        cdef Frame f
+        cdef CFrame* f
+        cdef Py_ssize_t k
         if not self.program.needs_frames or i < 0 or i >= self.n_frames:
             return None
-        f = <Frame>self.frames[i]
-        return (f.adj, None if f.gen is None else list(f.gen))
+        f = &self.frames[i]
+        return ([self.adj.data[k] for k in range(f.adj_start, f.adj_start + f.adj_n)],
+                [self.gen.data[k] for k in range(f.gen_start, f.gen_start + f.gen_n)],
+                f.adj_mask, f.gen_mask)
 
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
                               int ns, Py_ssize_t parent, object siblings):
@@ -876,10 +1949,12 @@ cdef class Matcher:
         last child), with the sibling states ``siblings`` (from sibling_state() just before
         that element was matched; None: no earlier sibling), leaving every frame's state as it
         was."""
-        cdef Frame p
+        cdef Py_ssize_t n_frames = self.n_frames, i
+        cdef list saved
         cdef list matched
-        cdef Py_ssize_t n_frames = self.n_frames, k = 0, j
-        cdef list desc_frames = self.desc_frames
+        cdef CFrame* p
+        cdef uint64_t key
+        cdef int kind = 0, s
         if parent < 0 or parent >= n_frames:
             parent = n_frames - 1
         if not self.program.needs_frames:
@@ -888,55 +1963,46 @@ cdef class Matcher:
                 return self.match(lx, tag, name_hash, name, ns)
             finally:
                 self.n_frames = n_frames
-        p = <Frame>self.frames[parent]
-        child_count = p.child_count
-        type_counts = None if p.type_counts is None else dict(p.type_counts)
-        of_counts = None if p.of_counts is None else dict(p.of_counts)
-        adj = p.adj
-        gen = None if p.gen is None else list(p.gen)
-        if parent < n_frames - 1:
-            # the twin's own element counts as its position: it is the last child of parent
-            p.child_count -= 1
-            key = name_hash if name_hash != INVALID_HASH else name
-            if p.type_counts is not None and p.type_counts.get(key, 0) > 0:
-                p.type_counts[key] -= 1
-            # the sibling states there are those the element itself left: not for its twin
-            p.adj = None
-            p.gen = None
-            if siblings is not None:
-                p.adj = siblings[0]
-                p.gen = None if siblings[1] is None else list(siblings[1])
-            # only the ancestors' descendant states (desc_frames is in stack order)
-            for j in range(parent + 1):
-                if (<Frame>self.frames[j]).desc is not None:
-                    k += 1
-            self.desc_frames = desc_frames[:k]
-            self.n_frames = parent + 1
+        saved = [self._save(i) for i in range(parent, n_frames)]
         try:
+            if parent < n_frames - 1:
+                self._truncate(parent + 1)      # only the ancestors' states
+                p = &self.frames[parent]
+                # the twin's own element counts as its position: it is the last child of parent
+                p.child_count -= 1
+                key = name_hash
+                if name_hash == INVALID_HASH:
+                    kind = 1
+                    key = <uint64_t>(-1)
+                    if self.name_ids is not None and name is not None and name in self.name_ids:
+                        key = self.name_ids[name]
+                for i in range(p.type_start, p.type_start + p.type_n):
+                    if self.types[i].key == key and self.types[i].kind == kind:
+                        if self.types[i].count > 0:
+                            self.types[i].count -= 1
+                        break
+                # the sibling states there are those the element itself left: not for its twin
+                self.adj.n = p.adj_start
+                self.gen.n = p.gen_start
+                p.adj_n = p.gen_n = 0
+                p.adj_mask = p.gen_mask = 0
+                if siblings is not None:
+                    for s in siblings[0]:
+                        ipush(&self.adj, s)
+                    for s in siblings[1]:
+                        ipush(&self.gen, s)
+                    p.adj_n = len(siblings[0])
+                    p.gen_n = len(siblings[1])
+                    p.adj_mask = siblings[2]
+                    p.gen_mask = siblings[3]
             matched = self.match(lx, tag, name_hash, name, ns)
         finally:
-            self.n_frames = n_frames
-            self.desc_frames = desc_frames
-            p.child_count = child_count
-            p.type_counts = type_counts
-            p.of_counts = of_counts
-            p.adj = adj
-            p.gen = gen
-            self.pending_desc = None
-            self.pending_child = None
+            self.n_stage_desc = 0
+            self.n_stage_child = 0
+            self.n_stage_dup = 0
+            self.stage_desc_mask = 0
+            self.stage_child_mask = 0
+            self._truncate(parent)
+            for i in range(len(saved)):
+                self._restore(<SavedFrame>saved[i])
         return matched
-
-
-cdef list _EMPTY = []
-
-
-cdef inline list _add(list found, list entries):
-    if found is None:
-        return [entries]
-    found.append(entries)
-    return found
-
-
-cdef object _zeros(Py_ssize_t n):
-    import array
-    return array.array("i", bytes(4 * n))
