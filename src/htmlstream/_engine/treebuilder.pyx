@@ -17,7 +17,7 @@ See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the s
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memchr, memmove, memset
+from libc.string cimport memchr, memcpy, memmove, memset
 
 from htmlstream._engine.lexer cimport (
     CDATA_SECTION,
@@ -212,6 +212,8 @@ cdef enum TagFlag:
     F_BLOCK_END = 1 << 8        # "</address>, </article>, ...": in scope -> pop until
     F_HEADING = 1 << 9
     F_GUARDED = 1 << 10         # text-content tags (strict mode)
+    F_PLAIN_START = 1 << 11     # "any other start tag" in body: body_start names no such tid
+    F_PLAIN_END = 1 << 12       # "any other end tag" in body: body_end names no such tid
 
 cdef uint64_t TAG_HASH[<int>T_COUNT]
 cdef uint32_t TAG_FLAGS[<int>T_COUNT]
@@ -246,6 +248,13 @@ _FLAG_LISTS = (
                   "search section select summary ul"),
     (F_HEADING, "h1 h2 h3 h4 h5 h6"),
     (F_GUARDED, "textarea title plaintext script style iframe xmp noembed noframes noscript"),
+    # The fast paths of on_tag (and T_OTHER, set in _init_tables).  Keep in step with body_start
+    # and body_end: a tid listed here must fall through every branch of the function to its last
+    # lines ("reconstruct, insert" and "any other end tag").
+    (F_PLAIN_START, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
+                    "sub sup var"),
+    (F_PLAIN_END, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
+                  "sub sup var"),
 )
 
 
@@ -277,6 +286,7 @@ cdef void _init_tables() except *:
     for flag, names in _FLAG_LISTS:
         for name in names.split():
             TAG_FLAGS[<int>index[name]] |= flag
+    TAG_FLAGS[<int>T_OTHER] |= F_PLAIN_START | F_PLAIN_END
 
 
 _init_tables()
@@ -308,9 +318,59 @@ cdef inline uint64_t fnv_step(uint64_t h, unsigned char c) noexcept nogil:
     return (h ^ c) * <uint64_t>1099511628211ULL
 
 
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t swar_lower(uint64_t w) noexcept nogil:
+    """``w`` with every byte in A-Z (of the eight) lower-cased, the others unchanged."""
+    cdef uint64_t low7 = w & <uint64_t>0x7F7F7F7F7F7F7F7FULL
+    cdef uint64_t ge_a = low7 + <uint64_t>0x3F3F3F3F3F3F3F3FULL    # bit 7 set: byte >= 'A'
+    cdef uint64_t gt_z = low7 + <uint64_t>0x2525252525252525ULL    # bit 7 set: byte > 'Z'
+    return w | (((ge_a & ~gt_z & ~w) & <uint64_t>0x8080808080808080ULL) >> 2)
+
+
+cdef inline bint swar_has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Whether one of the eight bytes of ``w`` equals the byte repeated in ``pattern``."""
+    cdef uint64_t x = w ^ pattern
+    return ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL) != 0
+
+
 cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """FNV-1a of a tag or attribute name as the tokenizer gives it (ASCII-lower-cased, NUL as
-    U+FFFD), for names the 5-bit hash cannot hold."""
+    """A 64-bit hash of a tag or attribute name as the tokenizer gives it (ASCII-lower-cased,
+    NUL as U+FFFD), for names the 5-bit hash cannot hold: two names hash alike when the tokenizer
+    makes the same name of them.
+
+    Names without NUL and 0xEF bytes (all but a few) are hashed eight bytes at a time; a name
+    with one (the tokenizer's name then has an 0xEF byte) is hashed byte by byte with FNV-1a,
+    NUL as EF BF BD, so the two ways never meet on one tokenizer name."""
+    cdef uint64_t h = <uint64_t>0x243F6A8885A308D3ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        if swar_has_byte(w, 0) or swar_has_byte(w, <uint64_t>0xEFEFEFEFEFEFEFEFULL):
+            return fnv_name_bytes(p, n)
+        h = (h ^ swar_lower(w)) * <uint64_t>0x9E3779B97F4A7C15ULL
+        h ^= h >> 32
+        i += 8
+    if i < n:
+        w = 0
+        while i < n:
+            c = p[i]
+            if c == 0 or c == 0xEF:
+                return fnv_name_bytes(p, n)
+            w = (w << 8) | lower(c)
+            i += 1
+        h = (h ^ w) * <uint64_t>0x9E3779B97F4A7C15ULL
+    return mix64(h)
+
+
+cdef uint64_t fnv_name_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a of the tokenizer's name (see fnv_name), byte by byte."""
     cdef uint64_t h = <uint64_t>14695981039346656037ULL
     cdef Py_ssize_t i
     for i in range(n):
@@ -327,12 +387,6 @@ cdef uint64_t fnv_raw(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     for i in range(n):
         h = fnv_step(h, p[i])
     return h
-
-
-cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
-    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
-    return z ^ (z >> 31)
 
 
 cdef inline bint eq_ci(const unsigned char* p, Py_ssize_t n, const char* lit, Py_ssize_t m) noexcept:
@@ -2277,10 +2331,25 @@ cdef class TreeBuilderSimulator(Feedback):
         self.pending_text_type = -1
         if self.changed_reset:
             begin_changes(self)
-        if self.overflow > 0:
+        e = top(self)
+        if e != NULL and self.mode == M_IN_BODY and e.ns == NS_HTML \
+                and TAG_FLAGS[tid] & (F_PLAIN_END if tag.is_end else F_PLAIN_START):
+            # The common case, an ordinary element in body (custom elements, <span>...): what
+            # html_end/html_start would come to through mode_end/body_end, mode_start/body_start.
+            if tag.is_end:
+                any_other_end(self)
+            else:
+                self.last_namespace = NS_HTML
+                self.last_pushed = False
+                self.last_inserted = False
+                self.last_in_head = False
+                if self.strict:
+                    check_ambiguity(self)
+                reconstruct(self)
+                insert_html(self)
+        elif self.overflow > 0:
             overflow_tag(self)
         elif tag.is_end:
-            e = top(self)
             if e != NULL and e.ns != NS_HTML:
                 if tid == T_P or tid == T_BR:
                     pop_to_html_or_integration_point(self)
