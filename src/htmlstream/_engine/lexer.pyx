@@ -945,6 +945,21 @@ cdef class Lexer:
                     break
                 p = hit - d
                 self.token_start = base + p
+                # The usual tags, '<' letter and '</' letter, go straight to the tag name (what
+                # S_TAG_OPEN and S_END_TAG_OPEN below do with them); anything else, or a '<' too
+                # near the end of the window to tell, takes those states.
+                if p + 2 < n:
+                    c = d[p + 1]
+                    if is_alpha(c):
+                        self.begin_tag(base + p, False)
+                        self.state = S_TAG_NAME
+                        p += 1
+                        continue
+                    if c == b'/' and is_alpha(d[p + 2]):
+                        self.begin_tag(base + p, True)
+                        self.state = S_TAG_NAME
+                        p += 2
+                        continue
                 self.state = S_TAG_OPEN
                 p += 1
                 continue
