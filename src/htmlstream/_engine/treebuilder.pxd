@@ -122,6 +122,6 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef int pending_text_type
 
     cdef dict long_names          # xname -> name, for open_elements() (bounded)
-    cdef uint64_t long_seen[64]   # xnames already in long_names (a cache)
+    cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
 
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

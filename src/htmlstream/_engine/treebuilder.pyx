@@ -860,7 +860,7 @@ cdef void insert_html(TreeBuilderSimulator s) noexcept:
     push_new(s, &e)
     note_start(s, NS_HTML, True)
     if e.name == INVALID_HASH:
-        _remember_long_name(s)
+        remember_long_name(s)
 
 
 cdef void insert_void(TreeBuilderSimulator s) noexcept:
@@ -879,20 +879,33 @@ cdef void insert_implied(TreeBuilderSimulator s, int tid) noexcept:
     push_new(s, &e)
 
 
+cdef inline void remember_long_name(TreeBuilderSimulator s) noexcept:
+    """Names the 5-bit hash cannot hold: keep the name for open_elements().  A C cache of the
+    names seen recently (two-way set-associative, 128 sets, most recent first) keeps the
+    dictionary out of the way: a document has a few dozen such names, used again and again."""
+    cdef uint64_t x = s.t_xname
+    cdef Py_ssize_t k = <Py_ssize_t>((x >> 57) << 1)
+    if s.long_seen[k] == x or s.t_tag == NULL:
+        return
+    if s.long_seen[k + 1] == x:
+        s.long_seen[k + 1] = s.long_seen[k]
+        s.long_seen[k] = x
+        return
+    s.long_seen[k + 1] = s.long_seen[k]
+    s.long_seen[k] = x
+    _remember_long_name(s)
+
+
 cdef object _remember_long_name(TreeBuilderSimulator s):
-    # Names the 5-bit hash cannot hold: keep the name for open_elements() (a small C cache
-    # keeps the dictionary out of the way for names seen recently).
+    # (remember_long_name's slow path: the name is not in the C cache.)
     cdef TagRec* t = s.t_tag
-    cdef Py_ssize_t slot = <Py_ssize_t>(s.t_xname & 63)
-    if t == NULL or s.long_seen[slot] == s.t_xname:
-        return None
-    s.long_seen[slot] = s.t_xname
     key = s.t_xname
     if key not in s.long_names and len(s.long_names) < 256:
         raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
                                         t.name_end - t.name_start)
-        s.long_names[key] = raw.decode("utf-8", "replace").translate(_ASCII_LOWER) \
-            .replace("\0", "\ufffd")
+        # (bytes.lower() lower-cases ASCII letters only, as the tokenizer does; an ASCII byte is
+        # never part of a multi-byte sequence, so lowering before decoding changes nothing else)
+        s.long_names[key] = raw.lower().decode("utf-8", "replace").replace("\0", "\ufffd")
     return None
 
 
@@ -991,7 +1004,7 @@ cdef int insert_foreign(TreeBuilderSimulator s, int ns) except -1:
     push_new(s, &e)
     note_start(s, ns, True)
     if e.name == INVALID_HASH:
-        _remember_long_name(s)
+        remember_long_name(s)
     return 0
 
 
