@@ -87,7 +87,8 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- the list of active formatting elements ---
     cdef FormattingEntry* afe
     cdef Py_ssize_t afe_len
-    cdef bint afe_pending       # its last entry is an element that is not open (text re-opens it)
+    cdef bint afe_pending       # its last entry is an element that is not open (text re-opens it;
+                                # up to date after a tag only where update_after needs it)
 
     # --- insertion modes ---
     cdef int mode

@@ -1113,10 +1113,17 @@ cdef int adoption_agency(TreeBuilderSimulator s, int subject) except -1:
     cdef bint last_is_fb
     cdef FormattingEntry entry
     cdef OpenElement clone
-    if cur != NULL and cur.ns == NS_HTML and cur.tid == subject \
-            and afe_index_of_id(s, cur.id) < 0:
-        pop(s)
-        return 0
+    if cur != NULL and cur.ns == NS_HTML and cur.tid == subject:
+        if s.afe_len > 0 and s.afe[s.afe_len - 1].id == cur.id:
+            # The usual <b>...</b>: the formatting element is the current node and the last
+            # entry of the list, so it is in scope and has no furthest block: what the loop below
+            # comes to is popping it and removing its entry.
+            pop(s)
+            s.afe_len -= 1
+            return 0
+        if afe_index_of_id(s, cur.id) < 0:
+            pop(s)
+            return 0
     for outer in range(8):
         fe_afe = -1
         j = s.afe_len - 1
@@ -2242,11 +2249,19 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     return 0
 
 
-cdef void update_after(TreeBuilderSimulator s) noexcept:
+cdef inline void update_after(TreeBuilderSimulator s) noexcept:
+    """After a tag: whether the text that follows can change anything (``wants_text``).
+    ``afe_pending`` is worked out only when that depends on it (it is read nowhere else)."""
     cdef Py_ssize_t last = s.afe_len - 1
-    s.afe_pending = last >= 0 and s.afe[last].id != 0 and index_of_id(s, s.afe[last].id) < 0
-    s.wants_text = s.overflow == 0 and s.mode != M_TEXT and (
-        s.mode <= M_AFTER_HEAD or s.mode == M_IN_COLUMN_GROUP or s.frameset_ok or s.afe_pending)
+    cdef int m = s.mode
+    if s.overflow != 0 or m == M_TEXT:
+        s.wants_text = False
+    elif m <= M_AFTER_HEAD or m == M_IN_COLUMN_GROUP or s.frameset_ok:
+        s.wants_text = True
+    else:
+        s.afe_pending = last >= 0 and s.afe[last].id != 0 \
+            and index_of_id(s, s.afe[last].id) < 0
+        s.wants_text = s.afe_pending
 
 
 cdef class TreeBuilderSimulator(Feedback):
