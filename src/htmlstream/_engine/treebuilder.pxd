@@ -60,6 +60,8 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef OpenElement* stack
     cdef readonly Py_ssize_t depth      # recorded open elements
     cdef readonly Py_ssize_t overflow   # open elements beyond max_depth (counted only)
+    cdef Py_ssize_t n_p                 # HTML <p> elements in stack[0 : depth] (kept by push_entry,
+                                        # pop, truncate, remove_at, insert_at)
     cdef uint64_t next_id
     # Lowest stack index changed since the previous tag was handled, i.e. by the text before
     # the last tag and by the last tag itself (entries below it are the same elements as then).

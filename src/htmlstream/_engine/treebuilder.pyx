@@ -604,6 +604,8 @@ cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
         s.overflow_last_ns = e.ns
         return
     s.stack[s.depth] = e[0]
+    if e.tid == T_P and e.ns == NS_HTML:
+        s.n_p += 1
     lower_changed(s, s.depth)
     s.depth += 1
 
@@ -619,13 +621,20 @@ cdef inline void pop(TreeBuilderSimulator s) noexcept:
         s.overflow -= 1
     elif s.depth > 0:
         s.depth -= 1
+        if is_html(&s.stack[s.depth], T_P):
+            s.n_p -= 1
         lower_changed(s, s.depth)
 
 
 cdef inline void truncate(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
     """Pop elements until the one at index ``i`` has been popped."""
+    cdef Py_ssize_t j
     s.overflow = 0
     if i < s.depth:
+        if s.n_p > 0:
+            for j in range(i, s.depth):
+                if is_html(&s.stack[j], T_P):
+                    s.n_p -= 1
         s.depth = i
         lower_changed(s, i)
 
@@ -633,6 +642,8 @@ cdef inline void truncate(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
 cdef void remove_at(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
     if i < 0 or i >= s.depth:
         return
+    if is_html(&s.stack[i], T_P):
+        s.n_p -= 1
     memmove(&s.stack[i], &s.stack[i + 1], (s.depth - i - 1) * sizeof(OpenElement))
     s.depth -= 1
     lower_changed(s, i)
@@ -652,12 +663,16 @@ cdef void insert_at(TreeBuilderSimulator s, Py_ssize_t i, OpenElement* e) noexce
     if s.depth >= s.max_depth:
         # Full: the current node goes beyond the recorded part.
         s.depth -= 1
+        if is_html(&s.stack[s.depth], T_P):
+            s.n_p -= 1
         s.overflow += 1
         if i > s.depth:
             s.overflow += 1
             return
     memmove(&s.stack[i + 1], &s.stack[i], (s.depth - i) * sizeof(OpenElement))
     s.stack[i] = e[0]
+    if e.tid == T_P and e.ns == NS_HTML:
+        s.n_p += 1
     s.depth += 1
     lower_changed(s, i)
 
@@ -687,6 +702,8 @@ cdef Py_ssize_t find_in_scope(TreeBuilderSimulator s, int tid, int kind) noexcep
     """Index of the topmost HTML ``tid`` element if it is in the given scope, else -1."""
     cdef Py_ssize_t i = s.depth - 1
     cdef OpenElement* e
+    if tid == T_P and s.n_p == 0:
+        return -1       # (no <p> open: the usual answer to "close a p element")
     while i >= 0:
         e = &s.stack[i]
         if e.ns == NS_HTML and e.tid == tid:
@@ -2298,6 +2315,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.strict = strict
         self.max_depth = max_depth
         self.depth = 0
+        self.n_p = 0
         self.overflow = 0
         self.next_id = 0
         self.changed_from = 0
