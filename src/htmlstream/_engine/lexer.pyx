@@ -165,6 +165,25 @@ for _c in (0x2F, 0x3D):
     ATTR_STOP[_c] = 1
 
 
+
+cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
+                                     Py_ssize_t n) noexcept nogil:
+    """The index of the first byte from ``p`` that ends an unquoted attribute value (white space
+    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time while none of them is below 0x21 or
+    ``>`` (a word with one is finished byte by byte, so the answer is exact)."""
+    cdef uint64_t w, x
+    while p + 8 <= n:
+        memcpy(&w, d + p, 8)
+        x = w ^ <uint64_t>0x3E3E3E3E3E3E3E3EULL
+        if ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
+                or ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL):
+            break
+        p += 8
+    while p < n and ATTR_STOP[d[p]] != 3:
+        p += 1
+    return p
+
+
 cdef class TokenSink:
     """Receives tokens from the lexer (subclass in Cython; the default does nothing)."""
 
@@ -594,8 +613,7 @@ cdef class Lexer:
                 p = hit - d + 1
                 st = S_AFTER_ATTR_VALUE_QUOTED
             elif st == S_ATTR_VALUE_UNQ:
-                while p < n and ATTR_STOP[d[p]] != 3:
-                    p += 1
+                p = skip_unquoted(d, p, n)
                 if p >= n:
                     break
                 if d[p] == b'>':
@@ -945,6 +963,21 @@ cdef class Lexer:
                     break
                 p = hit - d
                 self.token_start = base + p
+                # The usual tags, '<' letter and '</' letter, go straight to the tag name (what
+                # S_TAG_OPEN and S_END_TAG_OPEN below do with them); anything else, or a '<' too
+                # near the end of the window to tell, takes those states.
+                if p + 2 < n:
+                    c = d[p + 1]
+                    if is_alpha(c):
+                        self.begin_tag(base + p, False)
+                        self.state = S_TAG_NAME
+                        p += 1
+                        continue
+                    if c == b'/' and is_alpha(d[p + 2]):
+                        self.begin_tag(base + p, True)
+                        self.state = S_TAG_NAME
+                        p += 2
+                        continue
                 self.state = S_TAG_OPEN
                 p += 1
                 continue

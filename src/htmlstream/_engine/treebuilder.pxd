@@ -60,6 +60,8 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef OpenElement* stack
     cdef readonly Py_ssize_t depth      # recorded open elements
     cdef readonly Py_ssize_t overflow   # open elements beyond max_depth (counted only)
+    cdef Py_ssize_t n_p                 # HTML <p> elements in stack[0 : depth] (kept by push_entry,
+                                        # pop, truncate, remove_at, insert_at)
     cdef uint64_t next_id
     # Lowest stack index changed since the previous tag was handled, i.e. by the text before
     # the last tag and by the last tag itself (entries below it are the same elements as then).
@@ -87,7 +89,8 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- the list of active formatting elements ---
     cdef FormattingEntry* afe
     cdef Py_ssize_t afe_len
-    cdef bint afe_pending       # its last entry is an element that is not open (text re-opens it)
+    cdef bint afe_pending       # its last entry is an element that is not open (text re-opens it;
+                                # up to date after a tag only where update_after needs it)
 
     # --- insertion modes ---
     cdef int mode
@@ -122,6 +125,6 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef int pending_text_type
 
     cdef dict long_names          # xname -> name, for open_elements() (bounded)
-    cdef uint64_t long_seen[64]   # xnames already in long_names (a cache)
+    cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
 
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

@@ -17,7 +17,7 @@ See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the s
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memchr, memmove, memset
+from libc.string cimport memchr, memcpy, memmove, memset
 
 from htmlstream._engine.lexer cimport (
     CDATA_SECTION,
@@ -212,6 +212,8 @@ cdef enum TagFlag:
     F_BLOCK_END = 1 << 8        # "</address>, </article>, ...": in scope -> pop until
     F_HEADING = 1 << 9
     F_GUARDED = 1 << 10         # text-content tags (strict mode)
+    F_PLAIN_START = 1 << 11     # "any other start tag" in body: body_start names no such tid
+    F_PLAIN_END = 1 << 12       # "any other end tag" in body: body_end names no such tid
 
 cdef uint64_t TAG_HASH[<int>T_COUNT]
 cdef uint32_t TAG_FLAGS[<int>T_COUNT]
@@ -246,6 +248,13 @@ _FLAG_LISTS = (
                   "search section select summary ul"),
     (F_HEADING, "h1 h2 h3 h4 h5 h6"),
     (F_GUARDED, "textarea title plaintext script style iframe xmp noembed noframes noscript"),
+    # The fast paths of on_tag (and T_OTHER, set in _init_tables).  Keep in step with body_start
+    # and body_end: a tid listed here must fall through every branch of the function to its last
+    # lines ("reconstruct, insert" and "any other end tag").
+    (F_PLAIN_START, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
+                    "sub sup var"),
+    (F_PLAIN_END, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
+                  "sub sup var"),
 )
 
 
@@ -277,6 +286,7 @@ cdef void _init_tables() except *:
     for flag, names in _FLAG_LISTS:
         for name in names.split():
             TAG_FLAGS[<int>index[name]] |= flag
+    TAG_FLAGS[<int>T_OTHER] |= F_PLAIN_START | F_PLAIN_END
 
 
 _init_tables()
@@ -308,9 +318,59 @@ cdef inline uint64_t fnv_step(uint64_t h, unsigned char c) noexcept nogil:
     return (h ^ c) * <uint64_t>1099511628211ULL
 
 
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t swar_lower(uint64_t w) noexcept nogil:
+    """``w`` with every byte in A-Z (of the eight) lower-cased, the others unchanged."""
+    cdef uint64_t low7 = w & <uint64_t>0x7F7F7F7F7F7F7F7FULL
+    cdef uint64_t ge_a = low7 + <uint64_t>0x3F3F3F3F3F3F3F3FULL    # bit 7 set: byte >= 'A'
+    cdef uint64_t gt_z = low7 + <uint64_t>0x2525252525252525ULL    # bit 7 set: byte > 'Z'
+    return w | (((ge_a & ~gt_z & ~w) & <uint64_t>0x8080808080808080ULL) >> 2)
+
+
+cdef inline bint swar_has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Whether one of the eight bytes of ``w`` equals the byte repeated in ``pattern``."""
+    cdef uint64_t x = w ^ pattern
+    return ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL) != 0
+
+
 cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """FNV-1a of a tag or attribute name as the tokenizer gives it (ASCII-lower-cased, NUL as
-    U+FFFD), for names the 5-bit hash cannot hold."""
+    """A 64-bit hash of a tag or attribute name as the tokenizer gives it (ASCII-lower-cased,
+    NUL as U+FFFD), for names the 5-bit hash cannot hold: two names hash alike when the tokenizer
+    makes the same name of them.
+
+    Names without NUL and 0xEF bytes (all but a few) are hashed eight bytes at a time; a name
+    with one (the tokenizer's name then has an 0xEF byte) is hashed byte by byte with FNV-1a,
+    NUL as EF BF BD, so the two ways never meet on one tokenizer name."""
+    cdef uint64_t h = <uint64_t>0x243F6A8885A308D3ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        if swar_has_byte(w, 0) or swar_has_byte(w, <uint64_t>0xEFEFEFEFEFEFEFEFULL):
+            return fnv_name_bytes(p, n)
+        h = (h ^ swar_lower(w)) * <uint64_t>0x9E3779B97F4A7C15ULL
+        h ^= h >> 32
+        i += 8
+    if i < n:
+        w = 0
+        while i < n:
+            c = p[i]
+            if c == 0 or c == 0xEF:
+                return fnv_name_bytes(p, n)
+            w = (w << 8) | lower(c)
+            i += 1
+        h = (h ^ w) * <uint64_t>0x9E3779B97F4A7C15ULL
+    return mix64(h)
+
+
+cdef uint64_t fnv_name_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a of the tokenizer's name (see fnv_name), byte by byte."""
     cdef uint64_t h = <uint64_t>14695981039346656037ULL
     cdef Py_ssize_t i
     for i in range(n):
@@ -327,12 +387,6 @@ cdef uint64_t fnv_raw(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     for i in range(n):
         h = fnv_step(h, p[i])
     return h
-
-
-cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
-    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
-    return z ^ (z >> 31)
 
 
 cdef inline bint eq_ci(const unsigned char* p, Py_ssize_t n, const char* lit, Py_ssize_t m) noexcept:
@@ -550,6 +604,8 @@ cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
         s.overflow_last_ns = e.ns
         return
     s.stack[s.depth] = e[0]
+    if e.tid == T_P and e.ns == NS_HTML:
+        s.n_p += 1
     lower_changed(s, s.depth)
     s.depth += 1
 
@@ -565,13 +621,20 @@ cdef inline void pop(TreeBuilderSimulator s) noexcept:
         s.overflow -= 1
     elif s.depth > 0:
         s.depth -= 1
+        if is_html(&s.stack[s.depth], T_P):
+            s.n_p -= 1
         lower_changed(s, s.depth)
 
 
 cdef inline void truncate(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
     """Pop elements until the one at index ``i`` has been popped."""
+    cdef Py_ssize_t j
     s.overflow = 0
     if i < s.depth:
+        if s.n_p > 0:
+            for j in range(i, s.depth):
+                if is_html(&s.stack[j], T_P):
+                    s.n_p -= 1
         s.depth = i
         lower_changed(s, i)
 
@@ -579,6 +642,8 @@ cdef inline void truncate(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
 cdef void remove_at(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
     if i < 0 or i >= s.depth:
         return
+    if is_html(&s.stack[i], T_P):
+        s.n_p -= 1
     memmove(&s.stack[i], &s.stack[i + 1], (s.depth - i - 1) * sizeof(OpenElement))
     s.depth -= 1
     lower_changed(s, i)
@@ -598,12 +663,16 @@ cdef void insert_at(TreeBuilderSimulator s, Py_ssize_t i, OpenElement* e) noexce
     if s.depth >= s.max_depth:
         # Full: the current node goes beyond the recorded part.
         s.depth -= 1
+        if is_html(&s.stack[s.depth], T_P):
+            s.n_p -= 1
         s.overflow += 1
         if i > s.depth:
             s.overflow += 1
             return
     memmove(&s.stack[i + 1], &s.stack[i], (s.depth - i) * sizeof(OpenElement))
     s.stack[i] = e[0]
+    if e.tid == T_P and e.ns == NS_HTML:
+        s.n_p += 1
     s.depth += 1
     lower_changed(s, i)
 
@@ -633,6 +702,8 @@ cdef Py_ssize_t find_in_scope(TreeBuilderSimulator s, int tid, int kind) noexcep
     """Index of the topmost HTML ``tid`` element if it is in the given scope, else -1."""
     cdef Py_ssize_t i = s.depth - 1
     cdef OpenElement* e
+    if tid == T_P and s.n_p == 0:
+        return -1       # (no <p> open: the usual answer to "close a p element")
     while i >= 0:
         e = &s.stack[i]
         if e.ns == NS_HTML and e.tid == tid:
@@ -806,7 +877,7 @@ cdef void insert_html(TreeBuilderSimulator s) noexcept:
     push_new(s, &e)
     note_start(s, NS_HTML, True)
     if e.name == INVALID_HASH:
-        _remember_long_name(s)
+        remember_long_name(s)
 
 
 cdef void insert_void(TreeBuilderSimulator s) noexcept:
@@ -825,20 +896,33 @@ cdef void insert_implied(TreeBuilderSimulator s, int tid) noexcept:
     push_new(s, &e)
 
 
+cdef inline void remember_long_name(TreeBuilderSimulator s) noexcept:
+    """Names the 5-bit hash cannot hold: keep the name for open_elements().  A C cache of the
+    names seen recently (two-way set-associative, 128 sets, most recent first) keeps the
+    dictionary out of the way: a document has a few dozen such names, used again and again."""
+    cdef uint64_t x = s.t_xname
+    cdef Py_ssize_t k = <Py_ssize_t>((x >> 57) << 1)
+    if s.long_seen[k] == x or s.t_tag == NULL:
+        return
+    if s.long_seen[k + 1] == x:
+        s.long_seen[k + 1] = s.long_seen[k]
+        s.long_seen[k] = x
+        return
+    s.long_seen[k + 1] = s.long_seen[k]
+    s.long_seen[k] = x
+    _remember_long_name(s)
+
+
 cdef object _remember_long_name(TreeBuilderSimulator s):
-    # Names the 5-bit hash cannot hold: keep the name for open_elements() (a small C cache
-    # keeps the dictionary out of the way for names seen recently).
+    # (remember_long_name's slow path: the name is not in the C cache.)
     cdef TagRec* t = s.t_tag
-    cdef Py_ssize_t slot = <Py_ssize_t>(s.t_xname & 63)
-    if t == NULL or s.long_seen[slot] == s.t_xname:
-        return None
-    s.long_seen[slot] = s.t_xname
     key = s.t_xname
     if key not in s.long_names and len(s.long_names) < 256:
         raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
                                         t.name_end - t.name_start)
-        s.long_names[key] = raw.decode("utf-8", "replace").translate(_ASCII_LOWER) \
-            .replace("\0", "\ufffd")
+        # (bytes.lower() lower-cases ASCII letters only, as the tokenizer does; an ASCII byte is
+        # never part of a multi-byte sequence, so lowering before decoding changes nothing else)
+        s.long_names[key] = raw.lower().decode("utf-8", "replace").replace("\0", "\ufffd")
     return None
 
 
@@ -937,7 +1021,7 @@ cdef int insert_foreign(TreeBuilderSimulator s, int ns) except -1:
     push_new(s, &e)
     note_start(s, ns, True)
     if e.name == INVALID_HASH:
-        _remember_long_name(s)
+        remember_long_name(s)
     return 0
 
 
@@ -1046,10 +1130,17 @@ cdef int adoption_agency(TreeBuilderSimulator s, int subject) except -1:
     cdef bint last_is_fb
     cdef FormattingEntry entry
     cdef OpenElement clone
-    if cur != NULL and cur.ns == NS_HTML and cur.tid == subject \
-            and afe_index_of_id(s, cur.id) < 0:
-        pop(s)
-        return 0
+    if cur != NULL and cur.ns == NS_HTML and cur.tid == subject:
+        if s.afe_len > 0 and s.afe[s.afe_len - 1].id == cur.id:
+            # The usual <b>...</b>: the formatting element is the current node and the last
+            # entry of the list, so it is in scope and has no furthest block: what the loop below
+            # comes to is popping it and removing its entry.
+            pop(s)
+            s.afe_len -= 1
+            return 0
+        if afe_index_of_id(s, cur.id) < 0:
+            pop(s)
+            return 0
     for outer in range(8):
         fe_afe = -1
         j = s.afe_len - 1
@@ -2175,11 +2266,19 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     return 0
 
 
-cdef void update_after(TreeBuilderSimulator s) noexcept:
+cdef inline void update_after(TreeBuilderSimulator s) noexcept:
+    """After a tag: whether the text that follows can change anything (``wants_text``).
+    ``afe_pending`` is worked out only when that depends on it (it is read nowhere else)."""
     cdef Py_ssize_t last = s.afe_len - 1
-    s.afe_pending = last >= 0 and s.afe[last].id != 0 and index_of_id(s, s.afe[last].id) < 0
-    s.wants_text = s.overflow == 0 and s.mode != M_TEXT and (
-        s.mode <= M_AFTER_HEAD or s.mode == M_IN_COLUMN_GROUP or s.frameset_ok or s.afe_pending)
+    cdef int m = s.mode
+    if s.overflow != 0 or m == M_TEXT:
+        s.wants_text = False
+    elif m <= M_AFTER_HEAD or m == M_IN_COLUMN_GROUP or s.frameset_ok:
+        s.wants_text = True
+    else:
+        s.afe_pending = last >= 0 and s.afe[last].id != 0 \
+            and index_of_id(s, s.afe[last].id) < 0
+        s.wants_text = s.afe_pending
 
 
 cdef class TreeBuilderSimulator(Feedback):
@@ -2216,6 +2315,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.strict = strict
         self.max_depth = max_depth
         self.depth = 0
+        self.n_p = 0
         self.overflow = 0
         self.next_id = 0
         self.changed_from = 0
@@ -2277,10 +2377,25 @@ cdef class TreeBuilderSimulator(Feedback):
         self.pending_text_type = -1
         if self.changed_reset:
             begin_changes(self)
-        if self.overflow > 0:
+        e = top(self)
+        if e != NULL and self.mode == M_IN_BODY and e.ns == NS_HTML \
+                and TAG_FLAGS[tid] & (F_PLAIN_END if tag.is_end else F_PLAIN_START):
+            # The common case, an ordinary element in body (custom elements, <span>...): what
+            # html_end/html_start would come to through mode_end/body_end, mode_start/body_start.
+            if tag.is_end:
+                any_other_end(self)
+            else:
+                self.last_namespace = NS_HTML
+                self.last_pushed = False
+                self.last_inserted = False
+                self.last_in_head = False
+                if self.strict:
+                    check_ambiguity(self)
+                reconstruct(self)
+                insert_html(self)
+        elif self.overflow > 0:
             overflow_tag(self)
         elif tag.is_end:
-            e = top(self)
             if e != NULL and e.ns != NS_HTML:
                 if tid == T_P or tid == T_BR:
                     pop_to_html_or_integration_point(self)
