@@ -1392,8 +1392,11 @@ cdef class Matcher:
                     continue
             elif n == 5:
                 is_id = False
-                if not self.program.cls_hash_mask or not same(nm, <const unsigned char*>b"class",
-                                                           5, True):
+                # ("class" in any case: OR 0x20 lower-cases a letter and maps no other byte to
+                # a lower-case letter; byte by byte, so that "style", "title"... stop at once)
+                if not self.program.cls_hash_mask or (nm[0] | 0x20) != 0x63 or \
+                        (nm[1] | 0x20) != 0x6C or (nm[2] | 0x20) != 0x61 or \
+                        (nm[3] | 0x20) != 0x73 or (nm[4] | 0x20) != 0x73:
                     continue
             else:
                 continue
