@@ -34,6 +34,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
+from htmlstream._engine.ascii cimport ascii_lower_equals
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
 
@@ -170,17 +171,9 @@ cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept:
 cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t n,
                       bint insensitive) noexcept:
     """p[:n] == q[:n]; with ``insensitive`` p is ASCII-lower-cased first (q is lower-case)."""
-    cdef Py_ssize_t i
-    cdef unsigned char c
     if not insensitive:
         return memcmp(p, q, n) == 0
-    for i in range(n):
-        c = p[i]
-        if 0x41 <= c <= 0x5A:
-            c |= 0x20
-        if c != q[i]:
-            return False
-    return True
+    return ascii_lower_equals(p, q, n)
 
 
 cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* kb,

@@ -14,6 +14,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+from htmlstream._engine.ascii cimport ascii_lower_equals
+
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
@@ -531,24 +533,13 @@ cdef class Element(Unit):
         """Whether attribute span i is called ``lname`` (lower-case bytes), ASCII-insensitively."""
         cdef AttrSpan* a = &self.spans[i]
         cdef Py_ssize_t n = a.name_end - a.name_start
-        cdef Py_ssize_t k
-        cdef const unsigned char* p
-        cdef const unsigned char* q
-        cdef unsigned char c
         if not lname.isascii():
             # NUL reads as U+FFFD, invalid bytes as replacement characters: compare decoded
             return self.attr_name(i).encode(self.encoding, "replace") == lname
         if n != len(lname):
             return False
-        p = (<const unsigned char*><const char*>self.raw_) + a.name_start
-        q = <const unsigned char*><const char*>lname
-        for k in range(n):
-            c = p[k]
-            if 0x41 <= c <= 0x5A:
-                c |= 0x20
-            if c != q[k]:
-                return False
-        return True
+        return ascii_lower_equals((<const unsigned char*><const char*>self.raw_) + a.name_start,
+                                  <const unsigned char*><const char*>lname, n)
 
     cdef Py_ssize_t span_index(self, bytes lname):
         """The first attribute span called ``lname``, or -1."""
