@@ -1,16 +1,27 @@
 # cython: language_level=3
-"""ASCII helpers shared by the engine's modules (inline: no call cost)."""
+"""ASCII byte helpers shared by the engine's modules (inline: no call cost)."""
+
+
+cdef inline unsigned char lower(unsigned char c) noexcept nogil:
+    """``c`` with an ASCII upper-case letter lower-cased."""
+    if c >= 0x41 and c <= 0x5A:
+        return c | 0x20
+    return c
+
+
+cdef inline bint is_alpha(unsigned char c) noexcept nogil:
+    return (c | 0x20) >= 0x61 and (c | 0x20) <= 0x7A
+
+
+cdef inline bint is_alnum(unsigned char c) noexcept nogil:
+    return is_alpha(c) or (c >= 0x30 and c <= 0x39)
 
 
 cdef inline bint ascii_lower_equals(const unsigned char* p, const unsigned char* q,
-                                    Py_ssize_t n) noexcept:
+                                    Py_ssize_t n) noexcept nogil:
     """Whether p[:n], ASCII-lower-cased, equals q[:n] (q is lower-case already)."""
     cdef Py_ssize_t i
-    cdef unsigned char c
     for i in range(n):
-        c = p[i]
-        if 0x41 <= c <= 0x5A:
-            c |= 0x20
-        if c != q[i]:
+        if lower(p[i]) != q[i]:
             return False
     return True

@@ -20,6 +20,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
 
+from htmlstream._engine.ascii cimport is_alnum, is_alpha, lower
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, hash_update
 
 from htmlstream.errors import BufferLimitExceeded
@@ -110,19 +111,9 @@ cdef inline bint is_ws(unsigned char c) noexcept nogil:
     # HTML whitespace; CR counts because the input stream preprocessor turns it into LF.
     return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D
 
-cdef inline bint is_alpha(unsigned char c) noexcept nogil:
-    return (c | 0x20) >= 0x61 and (c | 0x20) <= 0x7A
-
-cdef inline bint is_alnum(unsigned char c) noexcept nogil:
-    return is_alpha(c) or (c >= 0x30 and c <= 0x39)
-
 cdef inline bint is_hex(unsigned char c) noexcept nogil:
     return (c >= 0x30 and c <= 0x39) or ((c | 0x20) >= 0x61 and (c | 0x20) <= 0x66)
 
-cdef inline unsigned char lower(unsigned char c) noexcept nogil:
-    if c >= 0x41 and c <= 0x5A:
-        return c | 0x20
-    return c
 
 # 0: no more bytes decide it yet, 1: matches, -1: does not match.
 cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* word,

@@ -34,7 +34,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from htmlstream._engine.ascii cimport ascii_lower_equals
+from htmlstream._engine.ascii cimport ascii_lower_equals, lower
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
 
@@ -139,12 +139,8 @@ cdef inline uint64_t fnv1a_lower(const unsigned char* p, Py_ssize_t n) noexcept:
     """FNV-1a of p[:n] ASCII-lower-cased."""
     cdef uint64_t h = 14695981039346656037ULL
     cdef Py_ssize_t i
-    cdef unsigned char c
     for i in range(n):
-        c = p[i]
-        if 0x41 <= c <= 0x5A:
-            c |= 0x20
-        h = (h ^ c) * 1099511628211ULL
+        h = (h ^ lower(p[i])) * 1099511628211ULL
     return h
 
 
@@ -295,8 +291,8 @@ cdef inline bint ascii_prefix_differs(const unsigned char* v, Py_ssize_t vn,
         c = v[j]
         if c >= 0x80 or c == 0x26 or c == 0x0D or c == 0:
             return False
-        if insensitive and 0x41 <= c <= 0x5A:
-            c |= 0x20
+        if insensitive:
+            c = lower(c)
         if c != w[j]:
             return True
     return False
@@ -1371,7 +1367,7 @@ cdef class Matcher:
                         h2 = (h * 1099511628211ULL ^ c0) * 1099511628211ULL
                         if bloom_has(self.program.by_attrv.bloom, h2):
                             for j in range(n):
-                                buf[j] = nm[j] | 0x20 if 0x41 <= nm[j] <= 0x5A else nm[j]
+                                buf[j] = lower(nm[j])
                             buf[n] = 0
                             buf[n + 1] = c0
                             slot = table_find(&self.program.by_attrv, h2, buf, n + 2, False)

@@ -15,6 +15,7 @@ from libc.string cimport memcpy, memmove
 
 import re
 
+from htmlstream._engine.ascii cimport is_alnum, is_alpha
 from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
@@ -102,12 +103,6 @@ cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
     return True
 
 
-cdef inline bint _is_alpha(unsigned char c) noexcept:
-    return 0x61 <= (c | 0x20) <= 0x7A
-
-
-cdef inline bint _is_alnum(unsigned char c) noexcept:
-    return 0x61 <= (c | 0x20) <= 0x7A or 0x30 <= c <= 0x39
 
 
 cdef class Rules:
@@ -414,12 +409,12 @@ cdef class RewriteSink(TokenSink):
             if c == 0x3C:                           # '<'
                 return 1
             i = n
-            while i > 0 and n - i < 40 and _is_alpha(o[i - 1]):
+            while i > 0 and n - i < 40 and is_alpha(o[i - 1]):
                 i -= 1
             if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
                 return n - i + 2
             i = n
-            while i > 0 and n - i <= 1026 and _is_alnum(o[i - 1]):
+            while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
                 i -= 1
             if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
                 return n - i + 1

@@ -19,6 +19,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr, memcpy, memmove, memset
 
+from htmlstream._engine.ascii cimport lower
 from htmlstream._engine.lexer cimport (
     CDATA_SECTION,
     DATA,
@@ -304,10 +305,6 @@ cdef inline int tid_of_hash(uint64_t h) noexcept nogil:
         k = (k + 1) & (TID_SLOTS - 1)
 
 
-cdef inline unsigned char lower(unsigned char c) noexcept nogil:
-    if c >= 0x41 and c <= 0x5A:
-        return c | 0x20
-    return c
 
 
 cdef inline bint is_ws(unsigned char c) noexcept nogil:
