@@ -17,6 +17,9 @@ cdef struct CState:
     uint64_t tag_bit            # bit (tag_hash & 63), or all bits for a compound with no tag hash
     uint64_t class_bits         # the token_bits of its first .c test, or 0
     int is_flag                 # the flag of its first :is()/:where(), or -1
+    int not_flag                # the flag of its first :not(), or -1
+    Py_ssize_t min_child        # > 0: its :nth-child(An+B)/:nth-of-type(An+B) needs the parent
+                                # to have at least this many element children, itself included
     int compound                # index in Program.c_compounds
     int next_state              # -1: last compound of its chain (else the first next state)
     int next_start              # its next states: Program.c_next[next_start : + next_n]
@@ -120,8 +123,14 @@ cdef class Program:
     cdef uint64_t* nth_types            # tag hashes counted for :nth-of-type()
     cdef int n_nth_types
     cdef uint64_t hash_filter           # bit (hash & 63) set for every hash in by_hash
-    cdef uint64_t attr_len_mask         # bit min(len, 63) set for every indexed attribute name
+    cdef uint64_t scan_len_mask         # bit min(len, 63) of every attribute name the index
+                                        # scan looks at (by_attr, by_attrv_all, id, class)
+    cdef uint64_t attr_len_mask         # bit min(len, 63) set for every name in by_attr
+    cdef uint64_t attrv_len_mask        # ... in by_attrv_all
+    cdef uint64_t attrv_first[4]        # 256-bit set of the value bytes by_attrv keys end with
     cdef uint64_t id_len_mask           # ... id
+    cdef uint64_t id_first[4]           # 256-bit set of the bytes an id value that could be (or
+                                        # decode to) a key in by_id can start with
     cdef uint64_t class_len_mask        # ... class
     cdef uint64_t cls_hash_mask         # class_len_mask and the lengths of the .c tests
     cdef uint64_t nth_filter            # bit (hash & 63) set for every hash in nth_types
@@ -137,8 +146,6 @@ cdef class Program:
 
 
 cdef struct CFrame:
-    uint64_t name_hash
-    int ns
     bint detached               # removed from the open-element stack, above elements still open
     Py_ssize_t child_count
     Py_ssize_t desc_start       # the states it added to the descendant stack start here
@@ -204,6 +211,9 @@ cdef class Matcher:
     cdef Py_ssize_t cap_flags
     cdef Py_ssize_t cap_rules
     cdef int* stamp                     # per state: the element serial it was last queued for
+    cdef int* pend_stamp                # per state: the element serial it was last staged for
+    cdef int* adj_pos                   # per state: where it was last pushed on ``adj`` (checked)
+    cdef int* gen_pos                   # ... on ``gen``
     cdef int* desc_owner                # per state: the frame that made it a descendant state, -1
     cdef int* flag_stamp                # per flag: the element serial it was last set for
     cdef int* rule_stamp                # per rule: the element serial it last matched
@@ -237,17 +247,25 @@ cdef class Matcher:
                                bytes name)
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns)
     cdef int _reserve(self) except -1
-    cdef inline int _queue_entries(self, int start, int count) except -1
-    cdef inline int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1
+    cdef inline void _queue_entries(self, int start, int count) noexcept
+    cdef inline void _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) noexcept
     cdef int _attribute_entries(self) except -1
+    cdef bint _scan_classes(self, const unsigned char* v, Py_ssize_t vn, bint back, bint bits,
+                            bint index) noexcept
+    cdef inline Py_ssize_t _split_at(self, const unsigned char* v, Py_ssize_t j, uint64_t m,
+                                     Py_ssize_t ts, bint bits, bint index) noexcept
+    cdef inline void _class_token(self, const unsigned char* t, Py_ssize_t n, bint bits,
+                                  bint index) noexcept
     cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1
     cdef int _count_type(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
     cdef Py_ssize_t _type_count(self, CFrame* parent, uint64_t name_hash, bytes name) except -1
+    cdef inline bint _rejects(self, const CState* st, uint64_t name_hash, bint no_attrs,
+                              const CFrame* parent) noexcept
     cdef inline int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _set_flag(self, int flag) except -1
     cdef inline int _pend(self, int combinator, int nxt) except -1
     cdef Py_ssize_t _of_count(self, CFrame* parent, int flag) noexcept
-    cdef void _drop(self) noexcept
+    cdef inline void _drop(self) noexcept
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1
     cdef void _class_bits(self) noexcept
@@ -256,6 +274,7 @@ cdef class Matcher:
     cdef str _decoded(self, Py_ssize_t i)
     cdef list _result(self)
     cpdef push(self, uint64_t name_hash, int ns)
+    cdef int _push_staged(self, Py_ssize_t top) except -1
     cpdef pop(self)
     cpdef remove_at(self, Py_ssize_t index)
     # Changing the stack elsewhere than at its top (see "Stack surgery" in matcher.pyx); not on

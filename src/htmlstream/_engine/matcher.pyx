@@ -229,25 +229,50 @@ cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
 cdef extern from *:
     """
     #include <string.h>
-    /* The index of the first byte below 0x21 (HTML whitespace is among them) in v[j:n], or n:
-       eight bytes at a time (the lowest byte the SWAR test flags is exact). */
-    static inline Py_ssize_t hs_next_control(const unsigned char* v, Py_ssize_t j,
-                                             Py_ssize_t n) {
-    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        while (j + 8 <= n) {
-            uint64_t w, m;
-            memcpy(&w, v + j, 8);
-            m = (w - 0x2121212121212121ULL) & ~w & 0x8080808080808080ULL;
-            if (m) return j + (__builtin_ctzll(m) >> 3);
-            j += 8;
-        }
+    /* Eight bytes at a time.  A word holds the bytes p[0..7] with p[0] in its low byte; a byte
+       test leaves 0x80 in each byte it is true of. */
+    #define HS_HIGH 0x8080808080808080ULL
+    static inline uint64_t hs_load(const unsigned char* p) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t w;
+        memcpy(&w, p, 8);
+        return w;
+    #else
+        uint64_t w = 0;
+        int k;
+        for (k = 7; k >= 0; k--) w = (w << 8) | p[k];
+        return w;
     #endif
-        while (j < n && v[j] > 0x20) j++;
-        return j;
+    }
+    /* The n - j (1 to 7) bytes at v + j in the low bytes, the others zero; ``back``: the eight
+       bytes that end at v + n may be read (they are all in the tag). */
+    static inline uint64_t hs_tail(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
+                                   int back) {
+        uint64_t w = 0;
+        Py_ssize_t k;
+        if (back) return hs_load(v + n - 8) >> (8 * (8 - (n - j)));
+        for (k = n - 1; k >= j; k--) w = (w << 8) | v[k];
+        return w;
+    }
+    /* Exactly the bytes below 0x21 (HTML whitespace is among them). */
+    static inline uint64_t hs_below_21(uint64_t w) {
+        return ~(((w & ~HS_HIGH) + 0x5F5F5F5F5F5F5F5FULL) | w) & HS_HIGH;
+    }
+    static inline int hs_low_byte(uint64_t m) {
+    #if defined(__GNUC__)
+        return __builtin_ctzll(m) >> 3;
+    #else
+        int k = 0;
+        while (!(m & 0xFF)) { m >>= 8; k++; }
+        return k;
+    #endif
     }
     """
-    Py_ssize_t next_control "hs_next_control"(const unsigned char* v, Py_ssize_t j,
-                                               Py_ssize_t n) noexcept nogil
+    uint64_t load_word "hs_load"(const unsigned char* p) noexcept nogil
+    uint64_t tail_word "hs_tail"(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
+                                  bint back) noexcept nogil
+    uint64_t below_21 "hs_below_21"(uint64_t w) noexcept nogil
+    int low_byte "hs_low_byte"(uint64_t m) noexcept nogil
 
 
 cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsigned char* w,
@@ -696,6 +721,7 @@ cdef class Program:
         cdef Py_ssize_t i, ai = 0, pi = 0
         cdef CCompound* c
         cdef CAttrTest* t
+        cdef CPseudo* p
         cdef bytes b
         self.c_states = <CState*>PyMem_Malloc(max(self.n_states, 1) * sizeof(CState))
         self.c_compounds = <CCompound*>PyMem_Malloc(
@@ -781,10 +807,19 @@ cdef class Program:
         for i in range(self.n_states):
             c = &self.c_compounds[self.c_states[i].compound]
             self.c_states[i].is_flag = -1
-            for pi in range(c.pseudo_first, c.pseudo_first + c.n_pseudos):
-                if self.c_pseudos[pi].kind == P_IS:
-                    self.c_states[i].is_flag = self.c_pseudos[pi].flag
-                    break
+            self.c_states[i].not_flag = -1
+            self.c_states[i].min_child = 0
+            for pi in range(c.pseudo_first + c.n_pseudos - 1, c.pseudo_first - 1, -1):
+                p = &self.c_pseudos[pi]
+                if p.kind == P_IS:
+                    self.c_states[i].is_flag = p.flag
+                elif p.kind == P_NOT:
+                    self.c_states[i].not_flag = p.flag
+                elif (p.kind == P_NTH_OF_TYPE or p.flag < 0 and p.kind == P_NTH_CHILD) and \
+                        p.a >= 0 and p.b > self.c_states[i].min_child:
+                    # An+B with A >= 0 is at least B; the element counts among the children,
+                    # so a bound of 1 is no bound
+                    self.c_states[i].min_child = p.b if p.b > 1 else 0
             self.c_states[i].class_bits = 0
             for ai in range(c.attr_first, c.attr_first + c.n_attrs):
                 if self.c_attrs[ai].class_token:
@@ -810,13 +845,27 @@ cdef class Program:
         pos = self._fill(&self.by_attr, self.entry_by_attr, pos, False)
         pos = self._fill(&self.by_attrv, self.entry_by_attrv, pos, False)
         pos = self._fill(&self.by_attrv_all, self.entry_by_attrv_all, pos, False)
-        self.attr_len_mask = _length_mask([*self.entry_by_attr, *self.entry_by_attrv_all])
+        self.attr_len_mask = _length_mask(self.entry_by_attr)
+        self.attrv_len_mask = _length_mask(self.entry_by_attrv_all)
+        memset(self.attrv_first, 0, sizeof(self.attrv_first))
+        for key in self.entry_by_attrv:
+            self.attrv_first[key[-1] >> 6] |= (<uint64_t>1) << (key[-1] & 63)
         self.id_len_mask = _length_mask(self.entry_by_id)
+        # an ASCII first byte other than '&', CR and NUL is the decoded value's first character
+        memset(self.id_first, 0, sizeof(self.id_first))
+        firsts = {key[0] for key in self.entry_by_id} | {0x26, 0x0D, 0} | set(range(0x80, 0x100))
+        for c0 in firsts:
+            self.id_first[c0 >> 6] |= (<uint64_t>1) << (c0 & 63)
         self.class_len_mask = _length_mask(self.entry_by_class)
         self.cls_hash_mask = self.class_len_mask
         for i in range(n_attrs):
             if self.c_attrs[i].class_token:
                 self.cls_hash_mask |= (<uint64_t>1) << min(self.c_attrs[i].value_len, 63)
+        self.scan_len_mask = self.attr_len_mask | self.attrv_len_mask
+        if self.by_id.n:
+            self.scan_len_mask |= 1 << 2
+        if self.cls_hash_mask:
+            self.scan_len_mask |= 1 << 5
         self.n_nth_types = len(nth_types)
         self.nth_types = <uint64_t*>PyMem_Malloc(max(len(nth_types), 1) * sizeof(uint64_t))
         if self.nth_types == NULL:
@@ -902,12 +951,10 @@ cdef class SavedFrame:
     """An open frame taken out of the stack with its pending states (see "Stack surgery")."""
 
 
-cdef SavedFrame _empty_frame(uint64_t name_hash, int ns):
+cdef SavedFrame _empty_frame():
     """A frame for an element that was not matched: nothing pending, no children yet."""
     cdef SavedFrame sf = SavedFrame()
     memset(&sf.f, 0, sizeof(CFrame))
-    sf.f.name_hash = name_hash
-    sf.f.ns = ns
     sf.staged = []
     sf.child = []
     sf.adj = []
@@ -924,6 +971,9 @@ cdef class Matcher:
         self.frames = NULL
         self.types = NULL
         self.stamp = NULL
+        self.pend_stamp = NULL
+        self.adj_pos = NULL
+        self.gen_pos = NULL
         self.desc_owner = NULL
         self.flag_stamp = NULL
         self.rule_stamp = NULL
@@ -945,6 +995,9 @@ cdef class Matcher:
         PyMem_Free(self.frames)
         PyMem_Free(self.types)
         PyMem_Free(self.stamp)
+        PyMem_Free(self.pend_stamp)
+        PyMem_Free(self.adj_pos)
+        PyMem_Free(self.gen_pos)
         PyMem_Free(self.desc_owner)
         PyMem_Free(self.flag_stamp)
         PyMem_Free(self.rule_stamp)
@@ -967,7 +1020,6 @@ cdef class Matcher:
         self.frames_cap = 0
         self.frames = <CFrame*>grow(NULL, &self.frames_cap, 64, sizeof(CFrame))
         memset(&self.frames[0], 0, sizeof(CFrame))
-        self.frames[0].name_hash = EMPTY_HASH
         self.n_frames = 1
         self.n_detached = 0
         self.types_cap = 0
@@ -989,6 +1041,9 @@ cdef class Matcher:
         if self.cap_states >= 0 and (self.n_frames > 1 or self.desc.n):
             raise ValueError("the matcher's program changed shape while elements are open")
         PyMem_Free(self.stamp)
+        PyMem_Free(self.pend_stamp)
+        PyMem_Free(self.adj_pos)
+        PyMem_Free(self.gen_pos)
         PyMem_Free(self.desc_owner)
         PyMem_Free(self.flag_stamp)
         PyMem_Free(self.rule_stamp)
@@ -1000,8 +1055,11 @@ cdef class Matcher:
         PyMem_Free(self.stage_dup)
         self.stamp = self.desc_owner = self.flag_stamp = self.rule_stamp = NULL
         self.cands = self.hi = self.matched = self.stage_desc = self.stage_child = NULL
-        self.stage_dup = NULL
+        self.stage_dup = self.pend_stamp = self.adj_pos = self.gen_pos = NULL
         self.stamp = int_array(ns, 0)
+        self.pend_stamp = int_array(ns, 0)
+        self.adj_pos = int_array(ns, 0)
+        self.gen_pos = int_array(ns, 0)
         self.desc_owner = int_array(ns, -1)
         self.flag_stamp = int_array(nf, 0)
         self.rule_stamp = int_array(nr, 0)
@@ -1049,6 +1107,7 @@ cdef class Matcher:
         if self.serial == 0x7FFFFFFF:
             self.serial = 1
             memset(self.stamp, 0, self.cap_states * sizeof(int))
+            memset(self.pend_stamp, 0, self.cap_states * sizeof(int))
             memset(self.flag_stamp, 0, max(self.cap_flags, 1) * sizeof(int))
             memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
             memset(self.dstamp, 0, self.dcap * sizeof(int))
@@ -1122,21 +1181,13 @@ cdef class Matcher:
                     if st.level != lvl:
                         self.hi[k] = s
                         k += 1
-                    elif not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
-                              or (st.needs_attrs and no_attrs)
-                              or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
-                              or (st.class_bits and self._lacks_class(st.class_bits))):
+                    elif not self._rejects(st, name_hash, no_attrs, parent):
                         self._process(s, name_hash, name, ns)
                 n = k
                 lvl -= 1
             for i in range(self.n_cands):
                 s = self.cands[i]
-                st = &prog.c_states[s]
-                # a quick rejection on the tag and the attributes first
-                if not (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
-                        or (st.needs_attrs and no_attrs)
-                        or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
-                        or (st.class_bits and self._lacks_class(st.class_bits))):
+                if not self._rejects(&prog.c_states[s], name_hash, no_attrs, parent):
                     self._process(s, name_hash, name, ns)
         self.tag = NULL
         if self.n_matched == 0:
@@ -1157,7 +1208,7 @@ cdef class Matcher:
             m[j] = r
         return [m[i] for i in range(self.n_matched)]
 
-    cdef inline int _queue_entries(self, int start, int count) except -1:
+    cdef inline void _queue_entries(self, int start, int count) noexcept:
         """Queue entries[start : start + count] (start -1: the entries tried on every element)
         as candidates: nested ones (arguments of :not()...) in ``hi``, the others in ``cands``."""
         cdef int* e = self.program.any_entries if start < 0 else self.program.entries + start
@@ -1172,9 +1223,8 @@ cdef class Matcher:
                 else:
                     self.cands[self.n_cands] = s
                     self.n_cands += 1
-        return 0
 
-    cdef inline int _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) except -1:
+    cdef inline void _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) noexcept:
         cdef Py_ssize_t i
         cdef int s
         for i in range(start, start + n):
@@ -1187,7 +1237,18 @@ cdef class Matcher:
                 else:
                     self.cands[self.n_cands] = s
                     self.n_cands += 1
-        return 0
+
+    cdef inline bint _rejects(self, const CState* st, uint64_t name_hash, bint no_attrs,
+                              const CFrame* parent) noexcept:
+        """A quick rejection of candidate ``st`` before its compound is tested: on the tag, the
+        attributes, the flags its first :is() and :not() read, its first .c test (the element's
+        class Bloom filter) and the position its :nth-child()/:nth-of-type() needs."""
+        return (st.never or (st.tag_hash != EMPTY_HASH and st.tag_hash != name_hash)
+                or (st.needs_attrs and no_attrs)
+                or (st.is_flag >= 0 and self.flag_stamp[st.is_flag] != self.serial)
+                or (st.not_flag >= 0 and self.flag_stamp[st.not_flag] == self.serial)
+                or (st.min_child and parent.child_count < st.min_child)
+                or (st.class_bits and self._lacks_class(st.class_bits)))
 
     cdef inline int _process(self, int s, uint64_t name_hash, bytes name, int ns) except -1:
         """Test candidate state ``s``; on a match, record its rule, set its flag or make the
@@ -1213,45 +1274,44 @@ cdef class Matcher:
         """Make state ``nxt`` pending where ``combinator`` says, for the current element."""
         cdef CFrame* parent
         cdef Py_ssize_t i
-        if combinator == C_DESC:
-            if self.desc_owner[nxt] < 0:        # else an ancestor already has it pending
-                for i in range(self.n_stage_desc):
-                    if self.stage_desc[i] == nxt:
-                        return 0
+        # (a state has one predecessor, so one combinator: one stamp tells whether it is staged
+        # for this element already; the parent's adj and gen ranges are the top of their stacks,
+        # and a state's last position there tells whether it is in them)
+        if combinator <= C_CHILD:
+            if self.pend_stamp[nxt] == self.serial:
+                return 0
+            self.pend_stamp[nxt] = self.serial
+            if combinator == C_CHILD:
+                self.stage_child[self.n_stage_child] = nxt
+                self.n_stage_child += 1
+                self.stage_child_mask |= self.program.c_states[nxt].tag_bit
+            elif self.desc_owner[nxt] < 0:      # else an ancestor already has it pending
                 self.stage_desc[self.n_stage_desc] = nxt
                 self.n_stage_desc += 1
                 self.stage_desc_mask |= self.program.c_states[nxt].tag_bit
             else:
                 # remembered for the case that the ancestor leaves the stack while this element
                 # stays open (see "Stack surgery")
-                for i in range(self.n_stage_dup):
-                    if self.stage_dup[i] == nxt:
-                        return 0
                 self.stage_dup[self.n_stage_dup] = nxt
                 self.n_stage_dup += 1
-        elif combinator == C_CHILD:
-            for i in range(self.n_stage_child):
-                if self.stage_child[i] == nxt:
-                    return 0
-            self.stage_child[self.n_stage_child] = nxt
-            self.n_stage_child += 1
-            self.stage_child_mask |= self.program.c_states[nxt].tag_bit
+            return 0
+        parent = &self.frames[self.n_frames - 1]
+        if combinator == C_ADJ:
+            i = self.adj_pos[nxt]
+            if parent.adj_start <= i < self.adj.n and self.adj.data[i] == nxt:
+                return 0
+            self.adj_pos[nxt] = <int>self.adj.n
+            ipush(&self.adj, nxt)
+            parent.adj_n += 1
+            parent.adj_mask |= self.program.c_states[nxt].tag_bit
         else:
-            parent = &self.frames[self.n_frames - 1]
-            if combinator == C_ADJ:
-                for i in range(parent.adj_start, parent.adj_start + parent.adj_n):
-                    if self.adj.data[i] == nxt:
-                        return 0
-                ipush(&self.adj, nxt)
-                parent.adj_n += 1
-                parent.adj_mask |= self.program.c_states[nxt].tag_bit
-            else:
-                for i in range(parent.gen_start, parent.gen_start + parent.gen_n):
-                    if self.gen.data[i] == nxt:
-                        return 0
-                ipush(&self.gen, nxt)
-                parent.gen_n += 1
-                parent.gen_mask |= self.program.c_states[nxt].tag_bit
+            i = self.gen_pos[nxt]
+            if parent.gen_start <= i < self.gen.n and self.gen.data[i] == nxt:
+                return 0
+            self.gen_pos[nxt] = <int>self.gen.n
+            ipush(&self.gen, nxt)
+            parent.gen_n += 1
+            parent.gen_mask |= self.program.c_states[nxt].tag_bit
         return 0
 
     cdef int _set_flag(self, int flag) except -1:
@@ -1327,118 +1387,158 @@ cdef class Matcher:
 
     cdef int _attribute_entries(self) except -1:
         """Queue the first compounds indexed by an id, class or attribute name of the current
-        tag.  Bloom filters over the indexed keys keep this to a few instructions for the
-        attributes no selector names."""
+        tag.  Only names of a length some key has are looked at, and a value's first byte is
+        checked against the bytes [a=v] keys hold before any name is hashed: the attributes no
+        selector names cost a few instructions."""
+        cdef Program prog = self.program
         cdef TagRec* tag = self.tag
         cdef const unsigned char* d = self.d
         cdef const unsigned char* nm
         cdef const unsigned char* v
         cdef AttrRec* a
         cdef const Slot* slot
-        cdef Py_ssize_t i, n, vn, j, k
-        cdef uint64_t h
-        cdef bint is_id, first_class, amp = False
-        cdef uint64_t bit
+        cdef Py_ssize_t i, n, vn, j
+        cdef uint64_t h, h2, bit
+        cdef bint hashed, first_class, amp
         cdef unsigned char c0
-        cdef uint64_t h2
         cdef unsigned char buf[256]
-        if self.program.cls_hash_mask and self.program.raw_values:
+        if prog.cls_hash_mask and prog.raw_values:
             self.cls_bits = 0           # (no class attribute: cls_state 0, set below)
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             n = a.name_end - a.name_start
+            bit = (<uint64_t>1) << (n if n < 63 else 63)
+            if not (prog.scan_len_mask & bit):
+                continue
             nm = d + a.name_start
-            if self.program.attr_len_mask & ((<uint64_t>1) << (n if n < 63 else 63)):
+            hashed = False
+            if prog.attr_len_mask & bit:
                 h = fnv1a_lower(nm, n)
-                if self.program.by_attr.n and bloom_has(self.program.by_attr.bloom, h):
-                    slot = table_find(&self.program.by_attr, h, nm, n, True)
+                hashed = True
+                if bloom_has(prog.by_attr.bloom, h):
+                    slot = table_find(&prog.by_attr, h, nm, n, True)
                     if slot != NULL:
                         self._queue_entries(slot.start, slot.count)
-                if self.program.by_attrv_all.n and n <= 200 and a.value_end > a.value_start >= 0:
-                    # [a=v], [a^=v], [a|=v] are indexed by the name and v's first character
-                    c0 = d[a.value_start]
-                    if c0 == 0x26 or c0 == 0x0D or c0 == 0:
-                        # (the decoded value's first character is not known here: all of them)
-                        if bloom_has(self.program.by_attrv_all.bloom, h):
-                            slot = table_find(&self.program.by_attrv_all, h, nm, n, True)
-                            if slot != NULL:
-                                self._queue_entries(slot.start, slot.count)
-                    elif c0 < 0x80:
-                        h2 = (h * 1099511628211ULL ^ c0) * 1099511628211ULL
-                        if bloom_has(self.program.by_attrv.bloom, h2):
-                            for j in range(n):
-                                buf[j] = lower(nm[j])
-                            buf[n] = 0
-                            buf[n + 1] = c0
-                            slot = table_find(&self.program.by_attrv, h2, buf, n + 2, False)
-                            if slot != NULL:
-                                self._queue_entries(slot.start, slot.count)
+            if prog.attrv_len_mask & bit and n <= 200 and a.value_end > a.value_start >= 0:
+                # [a=v], [a^=v], [a|=v] are indexed by the name and v's first character
+                c0 = d[a.value_start]
+                if c0 == 0x26 or c0 == 0x0D or c0 == 0:
+                    # (the decoded value's first character is not known here: all of them)
+                    if not hashed:
+                        h = fnv1a_lower(nm, n)
+                        hashed = True
+                    if bloom_has(prog.by_attrv_all.bloom, h):
+                        slot = table_find(&prog.by_attrv_all, h, nm, n, True)
+                        if slot != NULL:
+                            self._queue_entries(slot.start, slot.count)
+                elif (prog.attrv_first[c0 >> 6] >> (c0 & 63)) & 1:
+                    if not hashed:
+                        h = fnv1a_lower(nm, n)
+                        hashed = True
+                    h2 = (h * 1099511628211ULL ^ c0) * 1099511628211ULL
+                    if bloom_has(prog.by_attrv.bloom, h2):
+                        for j in range(n):
+                            buf[j] = lower(nm[j])
+                        buf[n] = 0
+                        buf[n + 1] = c0
+                        slot = table_find(&prog.by_attrv, h2, buf, n + 2, False)
+                        if slot != NULL:
+                            self._queue_entries(slot.start, slot.count)
             if a.value_start < 0:
-                continue
-            if n == 2:
-                is_id = True
-                if not self.program.by_id.n or (nm[0] | 0x20) != 0x69 or (nm[1] | 0x20) != 0x64:
-                    continue
-            elif n == 5:
-                is_id = False
-                # ("class" in any case: OR 0x20 lower-cases a letter and maps no other byte to
-                # a lower-case letter; byte by byte, so that "style", "title"... stop at once)
-                if not self.program.cls_hash_mask or (nm[0] | 0x20) != 0x63 or \
-                        (nm[1] | 0x20) != 0x6C or (nm[2] | 0x20) != 0x61 or \
-                        (nm[3] | 0x20) != 0x73 or (nm[4] | 0x20) != 0x73:
-                    continue
-            else:
                 continue
             v = d + a.value_start
             vn = a.value_end - a.value_start
-            if self.program.raw_values:
-                # the raw bytes first (a hit is a candidate, the test decides); the decoded
-                # value too when the value has a character reference, CR or NUL.  Only keys
-                # of a length some selector has are hashed.
-                if is_id:
-                    if self.program.id_len_mask & ((<uint64_t>1) << (vn if vn < 63 else 63)):
+            if n == 2:
+                if not prog.by_id.n or (nm[0] | 0x20) != 0x69 or (nm[1] | 0x20) != 0x64 or \
+                        vn == 0:
+                    continue
+                if prog.raw_values:
+                    if not (prog.id_first[v[0] >> 6] >> (v[0] & 63)) & 1:
+                        continue            # (most ids: no key starts with their first byte)
+                    # the raw bytes (a hit is a candidate, the test decides), hashed only when
+                    # some id has their length; the decoded value too when the value has a
+                    # character reference or CR (NUL cannot give an id that is a key)
+                    if prog.id_len_mask & ((<uint64_t>1) << (vn if vn < 63 else 63)):
                         h = fnv1a(v, vn)
-                        if bloom_has(self.program.by_id.bloom, h):
-                            slot = table_find(&self.program.by_id, h, v, vn, False)
+                        if bloom_has(prog.by_id.bloom, h):
+                            slot = table_find(&prog.by_id, h, v, vn, False)
                             if slot != NULL:
                                 self._queue_entries(slot.start, slot.count)
-                else:
+                    if memchr(v, 0x26, vn) == NULL and memchr(v, 0x0D, vn) == NULL:
+                        continue
+                self._decoded_entries(i, True)
+            elif n == 5:
+                # ("class" in any case: OR 0x20 lower-cases a letter and maps no other byte to
+                # a lower-case letter; byte by byte, so that "style", "title"... stop at once)
+                if not prog.cls_hash_mask or (nm[0] | 0x20) != 0x63 or \
+                        (nm[1] | 0x20) != 0x6C or (nm[2] | 0x20) != 0x61 or \
+                        (nm[3] | 0x20) != 0x73 or (nm[4] | 0x20) != 0x73:
+                    continue
+                if prog.raw_values:
                     # the element's class Bloom filter for .c tests is made on the way (from
-                    # the first class attribute, for the tokens of a length some .c test has)
+                    # the first class attribute); only a character reference can give other
+                    # class tokens than the raw bytes have
                     first_class = self.cls_serial != self.serial
-                    amp = memchr(v, 0x26, vn) != NULL
+                    amp = self._scan_classes(v, vn, a.value_end - 8 >= tag.start, first_class,
+                                             True)
                     if first_class:
                         self.cls_serial = self.serial
                         self.cls_state = 2 if amp else 1
-                    j = 0
-                    while j < vn:
-                        while j < vn and is_html_ws(v[j]):
-                            j += 1
-                        k = next_control(v, j, vn)
-                        while k < vn and not is_html_ws(v[k]):
-                            k = next_control(v, k + 1, vn)  # (a control byte in the token)
-                        bit = (<uint64_t>1) << (k - j if k - j < 63 else 63)
-                        if k > j and self.program.cls_hash_mask & bit:
-                            h = fnv1a(v + j, k - j)
-                            if first_class:
-                                self.cls_bits |= bits_of(h)
-                            if self.program.class_len_mask & bit and \
-                                    bloom_has(self.program.by_class.bloom, h):
-                                slot = table_find(&self.program.by_class, h, v + j, k - j, False)
-                                if slot != NULL:
-                                    self._queue_entries(slot.start, slot.count)
-                        j = k
-                # (only a character reference can give other class tokens; for an id, CR too)
-                if is_id:
-                    amp = memchr(v, 0x26, vn) != NULL or memchr(v, 0x0D, vn) != NULL
-                if not amp:
-                    continue
-            self._decoded_entries(i, is_id)
-        if self.program.cls_hash_mask and self.program.raw_values and \
-                self.cls_serial != self.serial:
+                    if not amp:
+                        continue
+                self._decoded_entries(i, False)
+        if prog.cls_hash_mask and prog.raw_values and self.cls_serial != self.serial:
             self.cls_serial = self.serial
             self.cls_state = 0
         return 0
+
+    cdef bint _scan_classes(self, const unsigned char* v, Py_ssize_t vn, bint back, bint bits,
+                            bint index) noexcept:
+        """Split the class value v[:vn] on HTML whitespace, eight bytes at a time: its tokens of
+        a length some class key or .c test has are hashed into ``cls_bits`` (``bits``) and
+        looked up in the class index (``index``).  Whether the value has a '&' (glibc's memchr
+        answers that in fewer instructions than a test per word).  ``back``: the eight bytes
+        that end at v + vn are in the tag."""
+        cdef Py_ssize_t j = 0, ts = 0
+        while j + 8 <= vn:
+            ts = self._split_at(v, j, below_21(load_word(v + j)), ts, bits, index)
+            j += 8
+        if j < vn:
+            ts = self._split_at(v, j, below_21(tail_word(v, j, vn, back)) &
+                                (((<uint64_t>1) << (8 * (vn - j))) - 1), ts, bits, index)
+        if vn > ts:
+            self._class_token(v + ts, vn - ts, bits, index)
+        return memchr(v, 0x26, vn) != NULL
+
+    cdef inline Py_ssize_t _split_at(self, const unsigned char* v, Py_ssize_t j, uint64_t m,
+                                     Py_ssize_t ts, bint bits, bint index) noexcept:
+        """The bytes below 0x21 of the word at v + j (``m``) that are whitespace end the token
+        that starts at ``ts``; where the next one starts."""
+        cdef Py_ssize_t p
+        while m:
+            p = j + low_byte(m)
+            m &= m - 1
+            if is_html_ws(v[p]):            # (other control bytes are part of a token)
+                if p > ts:
+                    self._class_token(v + ts, p - ts, bits, index)
+                ts = p + 1
+        return ts
+
+    cdef inline void _class_token(self, const unsigned char* t, Py_ssize_t n, bint bits,
+                                  bint index) noexcept:
+        cdef uint64_t bit = (<uint64_t>1) << (n if n < 63 else 63)
+        cdef uint64_t h
+        cdef const Slot* slot
+        if not (self.program.cls_hash_mask & bit):
+            return
+        h = fnv1a(t, n)
+        if bits:
+            self.cls_bits |= bits_of(h)
+        if index and self.program.class_len_mask & bit and \
+                bloom_has(self.program.by_class.bloom, h):
+            slot = table_find(&self.program.by_class, h, t, n, False)
+            if slot != NULL:
+                self._queue_entries(slot.start, slot.count)
 
     cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1:
         """Queue the first compounds indexed by the decoded id or classes of attribute ``i``
@@ -1586,9 +1686,8 @@ cdef class Matcher:
         class attribute has a character reference (2) or there is none (0)."""
         cdef TagRec* tag = self.tag
         cdef const unsigned char* d = self.d
-        cdef const unsigned char* v
         cdef AttrRec* a
-        cdef Py_ssize_t i, j, k, vn
+        cdef Py_ssize_t i
         self.cls_serial = self.serial
         self.cls_state = 0
         self.cls_bits = 0
@@ -1602,21 +1701,10 @@ cdef class Matcher:
         self.cls_state = 1
         if a.value_start < 0:
             return
-        v = d + a.value_start
-        vn = a.value_end - a.value_start
-        if memchr(v, 0x26, vn) != NULL:
-            self.cls_state = 2      # (CR and NUL do not change which tokens a class test sees)
-            return
-        j = 0
-        while j < vn:
-            while j < vn and is_html_ws(v[j]):
-                j += 1
-            k = next_control(v, j, vn)
-            while k < vn and not is_html_ws(v[k]):
-                k = next_control(v, k + 1, vn)
-            if k > j:
-                self.cls_bits |= token_bits(v + j, k - j)
-            j = k
+        # (CR and NUL do not change which tokens a class test sees)
+        if self._scan_classes(d + a.value_start, a.value_end - a.value_start,
+                              a.value_end - 8 >= tag.start, True, False):
+            self.cls_state = 2
 
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1:
         """Compare attribute ``i``'s decoded value with ``t``'s."""
@@ -1654,10 +1742,10 @@ cdef class Matcher:
         return value
 
     cpdef push(self, uint64_t name_hash, int ns):
-        """Open a frame for the element just matched."""
+        """Open a frame for the element just matched (its name and namespace are not needed:
+        what its descendants and siblings are matched against is in the pending states)."""
         cdef CFrame* f
-        cdef Py_ssize_t i, top
-        cdef int s
+        cdef Py_ssize_t top
         if not self.program.needs_frames:
             self.n_frames += 1
             return
@@ -1666,23 +1754,12 @@ cdef class Matcher:
                                         sizeof(CFrame))
         top = self.n_frames
         f = &self.frames[top]
-        f.name_hash = name_hash
-        f.ns = ns
         f.detached = False
         f.child_count = 0
         f.desc_start = self.desc.n
-        for i in range(self.n_stage_desc):
-            s = self.stage_desc[i]
-            if self.desc_owner[s] < 0:
-                self.desc_owner[s] = <int>top
-                ipush(&self.desc, s)
         f.dup_start = self.dup.n
-        for i in range(self.n_stage_dup):
-            ipush(&self.dup, self.stage_dup[i])
         f.child_start = self.child.n
         f.child_n = self.n_stage_child
-        for i in range(self.n_stage_child):
-            ipush(&self.child, self.stage_child[i])
         f.adj_start = self.adj.n
         f.adj_n = 0
         f.gen_start = self.gen.n
@@ -1695,14 +1772,32 @@ cdef class Matcher:
         f.adj_mask = 0
         f.gen_mask = 0
         f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
+        self.n_frames = top + 1
+        if self.n_stage_desc or self.n_stage_child or self.n_stage_dup:
+            self._push_staged(top)
+
+    cdef int _push_staged(self, Py_ssize_t top) except -1:
+        """Push the states the element of frame ``top`` staged onto the stacks (its ranges
+        start at their tops)."""
+        cdef Py_ssize_t i
+        cdef int s
+        for i in range(self.n_stage_desc):
+            s = self.stage_desc[i]
+            if self.desc_owner[s] < 0:
+                self.desc_owner[s] = <int>top
+                ipush(&self.desc, s)
+        for i in range(self.n_stage_dup):
+            ipush(&self.dup, self.stage_dup[i])
+        for i in range(self.n_stage_child):
+            ipush(&self.child, self.stage_child[i])
         self.n_stage_desc = 0
         self.n_stage_child = 0
         self.n_stage_dup = 0
         self.stage_desc_mask = 0
         self.stage_child_mask = 0
-        self.n_frames = top + 1
+        return 0
 
-    cdef void _drop(self) noexcept:
+    cdef inline void _drop(self) noexcept:
         """Close the innermost frame: truncate the stacks to where it started."""
         cdef CFrame* f = &self.frames[self.n_frames - 1]
         cdef Py_ssize_t i
@@ -1884,7 +1979,7 @@ cdef class Matcher:
             self.n_frames += 1
             return 0
         if f is None:
-            sf = _empty_frame(EMPTY_HASH, 0)
+            sf = _empty_frame()
         else:
             sf = <SavedFrame?>f
         self._restore(sf)
@@ -1903,7 +1998,7 @@ cdef class Matcher:
             return 0
         saved = [self._save(j) for j in range(i, self.n_frames)]
         self._truncate(i)
-        self._restore(_empty_frame(name_hash, ns))
+        self._restore(_empty_frame())
         for sf in saved:
             self._restore(sf)
         return 0
