@@ -18,6 +18,7 @@ cdef struct CState:
     uint64_t class_bits         # the token_bits of its first .c test, or 0
     int is_flag                 # the flag of its first :is()/:where(), or -1
     int not_flag                # the flag of its first :not(), or -1
+    bint trivial                # the quick rejection (Matcher._rejects) decides the compound
     Py_ssize_t min_child        # > 0: its :nth-child(An+B)/:nth-of-type(An+B) needs the parent
                                 # to have at least this many element children, itself included
     int compound                # index in Program.c_compounds

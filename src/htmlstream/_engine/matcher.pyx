@@ -820,6 +820,14 @@ cdef class Program:
                     # An+B with A >= 0 is at least B; the element counts among the children,
                     # so a bound of 1 is no bound
                     self.c_states[i].min_child = p.b if p.b > 1 else 0
+            # (a type selector, one :is() and one :not() are all _rejects() needs to decide)
+            self.c_states[i].trivial = not c.never and c.name_index < 0 and c.svg_ok and \
+                c.math_ok and c.n_attrs == 0 and all(
+                    (self.c_pseudos[pi].kind == P_IS and
+                     self.c_pseudos[pi].flag == self.c_states[i].is_flag) or
+                    (self.c_pseudos[pi].kind == P_NOT and
+                     self.c_pseudos[pi].flag == self.c_states[i].not_flag)
+                    for pi in range(c.pseudo_first, c.pseudo_first + c.n_pseudos))
             self.c_states[i].class_bits = 0
             for ai in range(c.attr_first, c.attr_first + c.n_attrs):
                 if self.c_attrs[ai].class_token:
@@ -1255,7 +1263,8 @@ cdef class Matcher:
         next states of its chain pending."""
         cdef const CState* st = &self.program.c_states[s]
         cdef Py_ssize_t j
-        if not self._test(&self.program.c_compounds[st.compound], name_hash, name, ns):
+        if not st.trivial and not self._test(&self.program.c_compounds[st.compound], name_hash,
+                                             name, ns):
             return 0
         if st.next_state < 0:
             if st.target >= 0:
