@@ -274,9 +274,9 @@ cdef class Matcher:
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
     cdef list _result(self)
-    cpdef push(self, uint64_t name_hash, int ns)
+    cpdef int push(self, uint64_t name_hash, int ns) except -1
     cdef int _push_staged(self, Py_ssize_t top) except -1
-    cpdef pop(self)
+    cpdef void pop(self) noexcept
     cpdef remove_at(self, Py_ssize_t index)
     # Changing the stack elsewhere than at its top (see "Stack surgery" in matcher.pyx); not on
     # the per-element path.

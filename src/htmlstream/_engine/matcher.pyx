@@ -1750,14 +1750,14 @@ cdef class Matcher:
         self.dstamp[i] = self.serial
         return value
 
-    cpdef push(self, uint64_t name_hash, int ns):
+    cpdef int push(self, uint64_t name_hash, int ns) except -1:
         """Open a frame for the element just matched (its name and namespace are not needed:
         what its descendants and siblings are matched against is in the pending states)."""
         cdef CFrame* f
         cdef Py_ssize_t top
         if not self.program.needs_frames:
             self.n_frames += 1
-            return
+            return 0
         if self.n_frames == self.frames_cap:
             self.frames = <CFrame*>grow(self.frames, &self.frames_cap, self.n_frames + 1,
                                         sizeof(CFrame))
@@ -1784,6 +1784,7 @@ cdef class Matcher:
         self.n_frames = top + 1
         if self.n_stage_desc or self.n_stage_child or self.n_stage_dup:
             self._push_staged(top)
+        return 0
 
     cdef int _push_staged(self, Py_ssize_t top) except -1:
         """Push the states the element of frame ``top`` staged onto the stacks (its ranges
@@ -1823,7 +1824,7 @@ cdef class Matcher:
             self.n_detached -= 1
         self.n_frames -= 1
 
-    cpdef pop(self):
+    cpdef void pop(self) noexcept:
         """Close the innermost open element (and the removed elements it was the last open
         element inside of)."""
         if self.n_frames <= 1:
