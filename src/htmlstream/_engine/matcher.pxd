@@ -253,8 +253,6 @@ cdef class Matcher:
     cdef int _attribute_entries(self) except -1
     cdef bint _scan_classes(self, const unsigned char* v, Py_ssize_t vn, bint back, bint bits,
                             bint index) noexcept
-    cdef inline Py_ssize_t _split_at(self, const unsigned char* v, Py_ssize_t j, uint64_t m,
-                                     Py_ssize_t ts, bint bits, bint index) noexcept
     cdef inline void _class_token(self, const unsigned char* t, Py_ssize_t n, bint bits,
                                   bint index) noexcept
     cdef int _decoded_entries(self, Py_ssize_t i, bint is_id) except -1

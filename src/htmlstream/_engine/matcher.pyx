@@ -228,51 +228,59 @@ cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
 
 cdef extern from *:
     """
-    #include <string.h>
-    /* Eight bytes at a time.  A word holds the bytes p[0..7] with p[0] in its low byte; a byte
-       test leaves 0x80 in each byte it is true of. */
-    #define HS_HIGH 0x8080808080808080ULL
-    static inline uint64_t hs_load(const unsigned char* p) {
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        uint64_t w;
-        memcpy(&w, p, 8);
-        return w;
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* Sixteen bytes at a time: bit i of the answer is about p[i].  The bytes below 0x21 (HTML
+       whitespace is among them), and in *amp the '&' bytes. */
+    static inline unsigned hs_below_21(const unsigned char* p, unsigned* amp) {
+    #if defined(__SSE2__)
+        __m128i x = _mm_loadu_si128((const __m128i*)p);
+        *amp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x26)));
+        return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)),
+                                                          x));
     #else
-        uint64_t w = 0;
-        int k;
-        for (k = 7; k >= 0; k--) w = (w << 8) | p[k];
-        return w;
+        unsigned m = 0, a = 0, k;
+        for (k = 0; k < 16; k++) {
+            m |= (unsigned)(p[k] < 0x21) << k;
+            a |= (unsigned)(p[k] == 0x26) << k;
+        }
+        *amp = a;
+        return m;
     #endif
     }
-    /* The n - j (1 to 7) bytes at v + j in the low bytes, the others zero; ``back``: the eight
-       bytes that end at v + n may be read (they are all in the tag). */
-    static inline uint64_t hs_tail(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
-                                   int back) {
-        uint64_t w = 0;
-        Py_ssize_t k;
-        if (back) return hs_load(v + n - 8) >> (8 * (8 - (n - j)));
-        for (k = n - 1; k >= j; k--) w = (w << 8) | v[k];
-        return w;
+    /* The same for the last n - j (1 to 15) bytes of v[:n]; ``back``: the sixteen bytes that
+       end at v + n may be read (they are in the tag). */
+    static inline unsigned hs_below_21_tail(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
+                                            int back, unsigned* amp) {
+        unsigned r = (unsigned)(n - j), m, a = 0, k;
+        if (back) {
+            m = hs_below_21(v + n - 16, &a) >> (16 - r);
+            *amp = a >> (16 - r);
+            return m;
+        }
+        m = 0;
+        for (k = 0; k < r; k++) {
+            m |= (unsigned)(v[j + k] < 0x21) << k;
+            a |= (unsigned)(v[j + k] == 0x26) << k;
+        }
+        *amp = a;
+        return m;
     }
-    /* Exactly the bytes below 0x21 (HTML whitespace is among them). */
-    static inline uint64_t hs_below_21(uint64_t w) {
-        return ~(((w & ~HS_HIGH) + 0x5F5F5F5F5F5F5F5FULL) | w) & HS_HIGH;
-    }
-    static inline int hs_low_byte(uint64_t m) {
+    static inline int hs_low_bit(unsigned m) {
     #if defined(__GNUC__)
-        return __builtin_ctzll(m) >> 3;
+        return __builtin_ctz(m);
     #else
         int k = 0;
-        while (!(m & 0xFF)) { m >>= 8; k++; }
+        while (!(m & 1)) { m >>= 1; k++; }
         return k;
     #endif
     }
     """
-    uint64_t load_word "hs_load"(const unsigned char* p) noexcept nogil
-    uint64_t tail_word "hs_tail"(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
-                                  bint back) noexcept nogil
-    uint64_t below_21 "hs_below_21"(uint64_t w) noexcept nogil
-    int low_byte "hs_low_byte"(uint64_t m) noexcept nogil
+    unsigned below_21 "hs_below_21"(const unsigned char* p, unsigned* amp) noexcept nogil
+    unsigned below_21_tail "hs_below_21_tail"(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
+                                              bint back, unsigned* amp) noexcept nogil
+    int low_bit "hs_low_bit"(unsigned m) noexcept nogil
 
 
 cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsigned char* w,
@@ -1488,7 +1496,7 @@ cdef class Matcher:
                     # the first class attribute); only a character reference can give other
                     # class tokens than the raw bytes have
                     first_class = self.cls_serial != self.serial
-                    amp = self._scan_classes(v, vn, a.value_end - 8 >= tag.start, first_class,
+                    amp = self._scan_classes(v, vn, a.value_end - 16 >= tag.start, first_class,
                                              True)
                     if first_class:
                         self.cls_serial = self.serial
@@ -1503,35 +1511,29 @@ cdef class Matcher:
 
     cdef bint _scan_classes(self, const unsigned char* v, Py_ssize_t vn, bint back, bint bits,
                             bint index) noexcept:
-        """Split the class value v[:vn] on HTML whitespace, eight bytes at a time: its tokens of
-        a length some class key or .c test has are hashed into ``cls_bits`` (``bits``) and
-        looked up in the class index (``index``).  Whether the value has a '&' (glibc's memchr
-        answers that in fewer instructions than a test per word).  ``back``: the eight bytes
-        that end at v + vn are in the tag."""
-        cdef Py_ssize_t j = 0, ts = 0
-        while j + 8 <= vn:
-            ts = self._split_at(v, j, below_21(load_word(v + j)), ts, bits, index)
-            j += 8
-        if j < vn:
-            ts = self._split_at(v, j, below_21(tail_word(v, j, vn, back)) &
-                                (((<uint64_t>1) << (8 * (vn - j))) - 1), ts, bits, index)
+        """Split the class value v[:vn] on HTML whitespace, sixteen bytes at a time: its tokens
+        of a length some class key or .c test has are hashed into ``cls_bits`` (``bits``) and
+        looked up in the class index (``index``).  Whether the value has a '&'.  ``back``: the
+        sixteen bytes that end at v + vn are in the tag."""
+        cdef Py_ssize_t j = 0, ts = 0, p
+        cdef unsigned m, a, amp = 0
+        while j < vn:
+            if j + 16 <= vn:
+                m = below_21(v + j, &a)
+            else:
+                m = below_21_tail(v, j, vn, back, &a)
+            amp |= a
+            while m:
+                p = j + low_bit(m)
+                m &= m - 1
+                if is_html_ws(v[p]):        # (other control bytes are part of a token)
+                    if p > ts:
+                        self._class_token(v + ts, p - ts, bits, index)
+                    ts = p + 1
+            j += 16
         if vn > ts:
             self._class_token(v + ts, vn - ts, bits, index)
-        return memchr(v, 0x26, vn) != NULL
-
-    cdef inline Py_ssize_t _split_at(self, const unsigned char* v, Py_ssize_t j, uint64_t m,
-                                     Py_ssize_t ts, bint bits, bint index) noexcept:
-        """The bytes below 0x21 of the word at v + j (``m``) that are whitespace end the token
-        that starts at ``ts``; where the next one starts."""
-        cdef Py_ssize_t p
-        while m:
-            p = j + low_byte(m)
-            m &= m - 1
-            if is_html_ws(v[p]):            # (other control bytes are part of a token)
-                if p > ts:
-                    self._class_token(v + ts, p - ts, bits, index)
-                ts = p + 1
-        return ts
+        return amp != 0
 
     cdef inline void _class_token(self, const unsigned char* t, Py_ssize_t n, bint bits,
                                   bint index) noexcept:
@@ -1712,7 +1714,7 @@ cdef class Matcher:
             return
         # (CR and NUL do not change which tokens a class test sees)
         if self._scan_classes(d + a.value_start, a.value_end - a.value_start,
-                              a.value_end - 8 >= tag.start, True, False):
+                              a.value_end - 16 >= tag.start, True, False):
             self.cls_state = 2
 
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1:
