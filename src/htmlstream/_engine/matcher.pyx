@@ -938,11 +938,11 @@ cdef class Program:
         return list(self.compound_specs)
 
 
-def _length_mask(keys):
+cdef uint64_t _length_mask(keys):
     """Bit min(len, 63) set for the length of every key."""
-    mask = 0
+    cdef uint64_t mask = 0
     for key in keys:
-        mask |= 1 << min(len(key), 63)
+        mask |= (<uint64_t>1) << min(len(key), 63)
     return mask
 
 
