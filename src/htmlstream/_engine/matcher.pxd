@@ -16,6 +16,8 @@ cdef struct CState:
     bint never                  # the compound can never match
     uint64_t tag_bit            # bit (tag_hash & 63), or all bits for a compound with no tag hash
     uint64_t class_bits         # the token_bits of its first .c test, or 0
+    uint64_t cls_key            # class_bits, or all bits when it has no .c test (the class
+                                # masks of the ranges it is pending in, see Matcher._no_class)
     int is_flag                 # the flag of its first :is()/:where(), or -1
     int not_flag                # the flag of its first :not(), or -1
     bint trivial                # the quick rejection (Matcher._rejects) decides the compound
@@ -165,6 +167,9 @@ cdef struct CFrame:
     uint64_t child_mask         # the tag_bit of every state in its child range, ORed
     uint64_t adj_mask           # ... adj range
     uint64_t gen_mask           # ... gen range
+    uint64_t child_cls          # the cls_key of every state in its child range, ORed
+    uint64_t adj_cls            # ... adj range
+    uint64_t gen_cls            # ... gen range
     uint64_t desc_mask          # ... the descendant states it and its ancestors added
 
 
@@ -232,6 +237,7 @@ cdef class Matcher:
     cdef Py_ssize_t n_stage_dup
     cdef uint64_t stage_desc_mask
     cdef uint64_t stage_child_mask
+    cdef uint64_t stage_child_cls
     cdef int serial
     cdef dict name_ids                  # names that do not hash -> id, for :nth-of-type()
     cdef int cls_serial                 # the element serial cls_bits are for
@@ -269,6 +275,7 @@ cdef class Matcher:
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1
     cdef void _class_bits(self) noexcept
     cdef inline bint _lacks_class(self, uint64_t bits) noexcept
+    cdef inline bint _no_class(self, uint64_t cls, bint no_attrs) noexcept
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
     cdef list _result(self)

@@ -841,6 +841,7 @@ cdef class Program:
                 if self.c_attrs[ai].class_token:
                     self.c_states[i].class_bits = self.c_attrs[ai].token_bits
                     break
+            self.c_states[i].cls_key = self.c_states[i].class_bits or ~(<uint64_t>0)
         # the entry index
         n_entries = sum(sum(len(v) for v in index.values()) for index in (
             self.entry_by_hash, self.entry_by_name, self.entry_by_id, self.entry_by_class,
@@ -1138,6 +1139,7 @@ cdef class Matcher:
         self.n_stage_dup = 0
         self.stage_desc_mask = 0
         self.stage_child_mask = 0
+        self.stage_child_cls = 0
         parent = &self.frames[self.n_frames - 1]
         if prog.needs_frames:
             parent.child_count += 1
@@ -1167,14 +1169,19 @@ cdef class Matcher:
             self._queue_entries(-1, prog.n_any)
         if prog.attr_index and tag != NULL and tag.n_attrs:
             self._attribute_entries()
+        no_attrs = tag == NULL or tag.n_attrs == 0
         if prog.needs_frames:
-            # (a 64-bit mask of the pending states' tags skips a range that cannot match)
+            # (64-bit masks of the pending states' tags and classes skip a range that cannot
+            # match)
             bit = (<uint64_t>1) << (name_hash & 63)
-            if parent.child_n and parent.child_mask & bit:
+            if parent.child_n and parent.child_mask & bit and \
+                    not self._no_class(parent.child_cls, no_attrs):
                 self._queue_range(&self.child, parent.child_start, parent.child_n)
-            if parent.adj_n and parent.adj_mask & bit:
+            if parent.adj_n and parent.adj_mask & bit and \
+                    not self._no_class(parent.adj_cls, no_attrs):
                 self._queue_range(&self.adj, parent.adj_start, parent.adj_n)
-            if parent.gen_n and parent.gen_mask & bit:
+            if parent.gen_n and parent.gen_mask & bit and \
+                    not self._no_class(parent.gen_cls, no_attrs):
                 self._queue_range(&self.gen, parent.gen_start, parent.gen_n)
             if self.desc.n and parent.desc_mask & bit:
                 self._queue_range(&self.desc, 0, self.desc.n)
@@ -1182,9 +1189,9 @@ cdef class Matcher:
             self.adj.n = parent.adj_start
             parent.adj_n = 0
             parent.adj_mask = 0
+            parent.adj_cls = 0
 
         if self.n_cands or self.n_hi:
-            no_attrs = tag == NULL or tag.n_attrs == 0
             # arguments of :not()/:is()... first, deepest first: the flags they set are read by
             # the compounds one level up; each pass keeps the candidates of the levels below
             lvl = prog.max_level
@@ -1302,6 +1309,7 @@ cdef class Matcher:
                 self.stage_child[self.n_stage_child] = nxt
                 self.n_stage_child += 1
                 self.stage_child_mask |= self.program.c_states[nxt].tag_bit
+                self.stage_child_cls |= self.program.c_states[nxt].cls_key
             elif self.desc_owner[nxt] < 0:      # else an ancestor already has it pending
                 self.stage_desc[self.n_stage_desc] = nxt
                 self.n_stage_desc += 1
@@ -1321,6 +1329,7 @@ cdef class Matcher:
             ipush(&self.adj, nxt)
             parent.adj_n += 1
             parent.adj_mask |= self.program.c_states[nxt].tag_bit
+            parent.adj_cls |= self.program.c_states[nxt].cls_key
         else:
             i = self.gen_pos[nxt]
             if parent.gen_start <= i < self.gen.n and self.gen.data[i] == nxt:
@@ -1329,6 +1338,7 @@ cdef class Matcher:
             ipush(&self.gen, nxt)
             parent.gen_n += 1
             parent.gen_mask |= self.program.c_states[nxt].tag_bit
+            parent.gen_cls |= self.program.c_states[nxt].cls_key
         return 0
 
     cdef int _set_flag(self, int flag) except -1:
@@ -1685,6 +1695,18 @@ cdef class Matcher:
             return self._decoded_test(t, i, ns)
         return False
 
+    cdef inline bint _no_class(self, uint64_t cls, bint no_attrs) noexcept:
+        """Whether every state of a range whose cls_key ORed is ``cls`` certainly fails on the
+        element's classes: each has a .c test, and no bit of theirs is in the element's class
+        Bloom filter."""
+        if cls == ~(<uint64_t>0):
+            return False
+        if no_attrs:
+            return True
+        if self.cls_serial != self.serial:
+            self._class_bits()
+        return self.cls_state == 0 or (self.cls_state == 1 and (self.cls_bits & cls) == 0)
+
     cdef inline bint _lacks_class(self, uint64_t bits) noexcept:
         """Whether the current element certainly has not every class whose token_bits are
         ``bits`` (it has attributes)."""
@@ -1782,6 +1804,9 @@ cdef class Matcher:
         f.child_mask = self.stage_child_mask
         f.adj_mask = 0
         f.gen_mask = 0
+        f.child_cls = self.stage_child_cls
+        f.adj_cls = 0
+        f.gen_cls = 0
         f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
         self.n_frames = top + 1
         if self.n_stage_desc or self.n_stage_child or self.n_stage_dup:
@@ -1807,6 +1832,7 @@ cdef class Matcher:
         self.n_stage_dup = 0
         self.stage_desc_mask = 0
         self.stage_child_mask = 0
+        self.stage_child_cls = 0
         return 0
 
     cdef inline void _drop(self) noexcept:
@@ -2023,6 +2049,7 @@ cdef class Matcher:
         self.n_stage_dup = 0
         self.stage_desc_mask = 0
         self.stage_child_mask = 0
+        self.stage_child_cls = 0
         self.push(EMPTY_HASH, 0)
         if self.program.needs_frames:
             self.frames[self.n_frames - 1].child_count = -(1 << 60)
@@ -2085,6 +2112,7 @@ cdef class Matcher:
                 self.gen.n = p.gen_start
                 p.adj_n = p.gen_n = 0
                 p.adj_mask = p.gen_mask = 0
+                p.adj_cls = p.gen_cls = 0
                 if siblings is not None:
                     for s in siblings[0]:
                         ipush(&self.adj, s)
@@ -2094,6 +2122,7 @@ cdef class Matcher:
                     p.gen_n = len(siblings[1])
                     p.adj_mask = siblings[2]
                     p.gen_mask = siblings[3]
+                    p.adj_cls = p.gen_cls = ~(<uint64_t>0)     # (not skipped by class)
             matched = self.match(lx, tag, name_hash, name, ns)
         finally:
             self.n_stage_desc = 0
@@ -2101,6 +2130,7 @@ cdef class Matcher:
             self.n_stage_dup = 0
             self.stage_desc_mask = 0
             self.stage_child_mask = 0
+            self.stage_child_cls = 0
             self._truncate(parent)
             for i in range(len(saved)):
                 self._restore(<SavedFrame>saved[i])
