@@ -150,6 +150,9 @@ cdef class Program:
 
 cdef struct CFrame:
     bint detached               # removed from the open-element stack, above elements still open
+    bint light                  # nothing pending in it yet: only detached, child_count and
+                                # desc_mask are set; its ranges (all empty) start where those
+                                # of the next frame that is not light do (Matcher._materialize)
     Py_ssize_t child_count
     Py_ssize_t desc_start       # the states it added to the descendant stack start here
     Py_ssize_t dup_start        # the descendant states it made pending that an ancestor had
@@ -281,6 +284,8 @@ cdef class Matcher:
     cdef list _result(self)
     cpdef int push(self, uint64_t name_hash, int ns) except -1
     cdef int _push_staged(self, Py_ssize_t top) except -1
+    cdef void _materialize(self, CFrame* f) noexcept
+    cdef void _materialize_all(self) noexcept
     cpdef void pop(self) noexcept
     cpdef remove_at(self, Py_ssize_t index)
     # Changing the stack elsewhere than at its top (see "Stack surgery" in matcher.pyx); not on

@@ -1174,22 +1174,24 @@ cdef class Matcher:
             # (64-bit masks of the pending states' tags and classes skip a range that cannot
             # match)
             bit = (<uint64_t>1) << (name_hash & 63)
-            if parent.child_n and parent.child_mask & bit and \
-                    not self._no_class(parent.child_cls, no_attrs):
-                self._queue_range(&self.child, parent.child_start, parent.child_n)
-            if parent.adj_n and parent.adj_mask & bit and \
-                    not self._no_class(parent.adj_cls, no_attrs):
-                self._queue_range(&self.adj, parent.adj_start, parent.adj_n)
-            if parent.gen_n and parent.gen_mask & bit and \
-                    not self._no_class(parent.gen_cls, no_attrs):
-                self._queue_range(&self.gen, parent.gen_start, parent.gen_n)
+            if not parent.light:
+                if parent.child_n and parent.child_mask & bit and \
+                        not self._no_class(parent.child_cls, no_attrs):
+                    self._queue_range(&self.child, parent.child_start, parent.child_n)
+                if parent.adj_n:
+                    if parent.adj_mask & bit and not self._no_class(parent.adj_cls, no_attrs):
+                        self._queue_range(&self.adj, parent.adj_start, parent.adj_n)
+                    # the next sibling continues from what this element leaves (set while
+                    # processing; the parent's adj range is the top of the stack)
+                    self.adj.n = parent.adj_start
+                    parent.adj_n = 0
+                    parent.adj_mask = 0
+                    parent.adj_cls = 0
+                if parent.gen_n and parent.gen_mask & bit and \
+                        not self._no_class(parent.gen_cls, no_attrs):
+                    self._queue_range(&self.gen, parent.gen_start, parent.gen_n)
             if self.desc.n and parent.desc_mask & bit:
                 self._queue_range(&self.desc, 0, self.desc.n)
-            # the next sibling continues from what this element leaves (set while processing)
-            self.adj.n = parent.adj_start
-            parent.adj_n = 0
-            parent.adj_mask = 0
-            parent.adj_cls = 0
 
         if self.n_cands or self.n_hi:
             # arguments of :not()/:is()... first, deepest first: the flags they set are read by
@@ -1321,6 +1323,8 @@ cdef class Matcher:
                 self.n_stage_dup += 1
             return 0
         parent = &self.frames[self.n_frames - 1]
+        if parent.light:
+            self._materialize(parent)
         if combinator == C_ADJ:
             i = self.adj_pos[nxt]
             if parent.adj_start <= i < self.adj.n and self.adj.data[i] == nxt:
@@ -1352,6 +1356,8 @@ cdef class Matcher:
         if not self.program.flag_counted[flag]:
             return 0
         parent = &self.frames[self.n_frames - 1]
+        if parent.light:
+            self._materialize(parent)
         for i in range(parent.of_start, parent.of_start + 2 * parent.of_n, 2):
             if self.ofs.data[i] == flag:
                 self.ofs.data[i + 1] += 1
@@ -1381,6 +1387,8 @@ cdef class Matcher:
                     break
             else:
                 return 0            # no :nth-of-type() compound can match this type
+        if parent.light:
+            self._materialize(parent)
         for i in range(parent.type_start, parent.type_start + parent.type_n):
             tc = &self.types[i]
             if tc.key == key and tc.kind == kind:
@@ -1407,6 +1415,8 @@ cdef class Matcher:
                 return 0
             key = self.name_ids[name]
             kind = 1
+        if parent.light:
+            return 0
         for i in range(parent.type_start, parent.type_start + parent.type_n):
             if self.types[i].key == key and self.types[i].kind == kind:
                 return self.types[i].count
@@ -1641,6 +1651,8 @@ cdef class Matcher:
 
     cdef Py_ssize_t _of_count(self, CFrame* parent, int flag) noexcept:
         cdef Py_ssize_t i
+        if parent.light:
+            return 0
         for i in range(parent.of_start, parent.of_start + 2 * parent.of_n, 2):
             if self.ofs.data[i] == flag:
                 return self.ofs.data[i + 1]
@@ -1789,10 +1801,25 @@ cdef class Matcher:
         f = &self.frames[top]
         f.detached = False
         f.child_count = 0
+        f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
+        self.n_frames = top + 1
+        if self.n_stage_desc or self.n_stage_child or self.n_stage_dup:
+            self._materialize(f)
+            f.child_n = self.n_stage_child
+            f.child_mask = self.stage_child_mask
+            f.child_cls = self.stage_child_cls
+            self._push_staged(top)
+        else:
+            f.light = True      # (most elements: their ranges are set up when first used)
+        return 0
+
+    cdef void _materialize(self, CFrame* f) noexcept:
+        """Set up the ranges of the innermost frame ``f``, all empty, at the stacks' tops."""
+        f.light = False
         f.desc_start = self.desc.n
         f.dup_start = self.dup.n
         f.child_start = self.child.n
-        f.child_n = self.n_stage_child
+        f.child_n = 0
         f.adj_start = self.adj.n
         f.adj_n = 0
         f.gen_start = self.gen.n
@@ -1801,17 +1828,29 @@ cdef class Matcher:
         f.type_n = 0
         f.of_start = self.ofs.n
         f.of_n = 0
-        f.child_mask = self.stage_child_mask
-        f.adj_mask = 0
-        f.gen_mask = 0
-        f.child_cls = self.stage_child_cls
-        f.adj_cls = 0
-        f.gen_cls = 0
-        f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
-        self.n_frames = top + 1
-        if self.n_stage_desc or self.n_stage_child or self.n_stage_dup:
-            self._push_staged(top)
-        return 0
+        f.child_mask = f.adj_mask = f.gen_mask = 0
+        f.child_cls = f.adj_cls = f.gen_cls = 0
+
+    cdef void _materialize_all(self) noexcept:
+        """Set up the ranges of every light frame (before the stack is changed below its top):
+        a light frame added nothing to the stacks, so its ranges start where those of the next
+        frame above it that is not light start, or at the tops."""
+        cdef Py_ssize_t j
+        cdef CFrame* f
+        cdef CFrame tops
+        self._materialize(&tops)
+        for j in range(self.n_frames - 1, 0, -1):
+            f = &self.frames[j]
+            if f.light:
+                tops.detached = f.detached
+                tops.child_count = f.child_count
+                tops.desc_mask = f.desc_mask
+                f[0] = tops
+            else:
+                tops = f[0]
+                tops.child_n = tops.adj_n = tops.gen_n = tops.type_n = tops.of_n = 0
+                tops.child_mask = tops.adj_mask = tops.gen_mask = 0
+                tops.child_cls = tops.adj_cls = tops.gen_cls = 0
 
     cdef int _push_staged(self, Py_ssize_t top) except -1:
         """Push the states the element of frame ``top`` staged onto the stacks (its ranges
@@ -1839,15 +1878,16 @@ cdef class Matcher:
         """Close the innermost frame: truncate the stacks to where it started."""
         cdef CFrame* f = &self.frames[self.n_frames - 1]
         cdef Py_ssize_t i
-        for i in range(f.desc_start, self.desc.n):
-            self.desc_owner[self.desc.data[i]] = -1
-        self.desc.n = f.desc_start
-        self.dup.n = f.dup_start
-        self.child.n = f.child_start
-        self.adj.n = f.adj_start
-        self.gen.n = f.gen_start
-        self.types_n = f.type_start
-        self.ofs.n = f.of_start
+        if not f.light:
+            for i in range(f.desc_start, self.desc.n):
+                self.desc_owner[self.desc.data[i]] = -1
+            self.desc.n = f.desc_start
+            self.dup.n = f.dup_start
+            self.child.n = f.child_start
+            self.adj.n = f.adj_start
+            self.gen.n = f.gen_start
+            self.types_n = f.type_start
+            self.ofs.n = f.of_start
         if f.detached:
             self.n_detached -= 1
         self.n_frames -= 1
@@ -2004,6 +2044,7 @@ cdef class Matcher:
         if not self.program.needs_frames:
             self.n_frames -= 1
             return None
+        self._materialize_all()
         saved = [self._save(j) for j in range(i, self.n_frames)]
         self._truncate(i)
         for j in range(1, len(saved)):
@@ -2034,6 +2075,7 @@ cdef class Matcher:
         if not self.program.needs_frames:
             self.n_frames += 1
             return 0
+        self._materialize_all()
         saved = [self._save(j) for j in range(i, self.n_frames)]
         self._truncate(i)
         self._restore(_empty_frame())
@@ -2062,6 +2104,7 @@ cdef class Matcher:
         cdef Py_ssize_t k
         if not self.program.needs_frames or i < 0 or i >= self.n_frames:
             return None
+        self._materialize_all()
         f = &self.frames[i]
         return ([self.adj.data[k] for k in range(f.adj_start, f.adj_start + f.adj_n)],
                 [self.gen.data[k] for k in range(f.gen_start, f.gen_start + f.gen_n)],
@@ -2089,6 +2132,7 @@ cdef class Matcher:
                 return self.match(lx, tag, name_hash, name, ns)
             finally:
                 self.n_frames = n_frames
+        self._materialize_all()
         saved = [self._save(i) for i in range(parent, n_frames)]
         try:
             if parent < n_frames - 1:
