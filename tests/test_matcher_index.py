@@ -24,14 +24,15 @@ from htmlstream.rewriter import Rewriter
 M64 = (1 << 64) - 1
 
 
-def matched(doc: bytes | str, *selectors: str, **options: Any) -> list[list[str]]:
-    """Per selector, the ``id`` of each element it matches (in document order); the same in
-    every chunking of ``doc``; all selectors registered on one rewriter."""
+def matched(doc: bytes | str, *selectors: str, key: str = "id",
+            **options: Any) -> list[list[str]]:
+    """Per selector, the ``key`` attribute of each element it matches (in document order); the
+    same in every chunking of ``doc``; all selectors registered on one rewriter."""
     data = doc.encode() if isinstance(doc, str) else doc
     got: list[list[str]] = [[] for _ in selectors]
     rw = Rewriter(**options)
     for i, selector in enumerate(selectors):
-        rw.on(selector, element=lambda el, i=i: got[i].append(el.get_attribute("id") or "?"))
+        rw.on(selector, element=lambda el, i=i: got[i].append(el.get_attribute(key) or "?"))
     first: list[list[str]] | None = None
     for chunks in chunkings(data):
         for g in got:
@@ -222,26 +223,13 @@ def test_ids_by_first_byte(selector: str, want: list[str]) -> None:
     doc = ("<p id=x class=a><p id='&#120;' class=b><p id='\rx' class=c><p id='&#10;x' class=d>"
            "<p id=été class=e><p id='&eacute;t&eacute;' class=f><p id='\0x' class=g>"
            "<p id=y class=h><p id='' class=i>")  # fmt: skip
-    got: list[str] = []
-    rw = Rewriter()
-    rw.on(selector, element=lambda el: got.append(el.get_attribute("class") or "?"))
-    rw.on("#yy, #zz", element=lambda el: None)     # (other first bytes in the index)
-    for chunks in chunkings(doc.encode()):
-        got.clear()
-        stream = rw.stream()
-        for chunk in chunks:
-            stream.feed(chunk)
-        stream.close()
-        assert got == want, [len(c) for c in chunks]
+    # (#yy, #zz: other first bytes in the index)
+    assert matched(doc, selector, "#yy, #zz", key="class")[0] == want
 
 
 def test_ids_in_a_one_byte_encoding() -> None:
     doc = b"<p id='\xe9t\xe9' class=a><p id='&eacute;t&eacute;' class=b><p id=ete class=c>"
-    got: list[str] = []
-    rw = Rewriter(encoding="windows-1252")
-    rw.on("#été", element=lambda el: got.append(el.get_attribute("class") or "?"))
-    assert rw.rewrite(doc) == doc
-    assert got == ["a", "b"]
+    assert matched(doc, "#été", key="class", encoding="windows-1252")[0] == ["a", "b"]
 
 
 # ----------------------------------------------------------------------- attribute names
