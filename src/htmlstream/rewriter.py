@@ -165,6 +165,9 @@ class Rewriter:
     #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
     #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
     _scanner = True
+    #: Whether streams may let their open-element mirror fall behind where no element has work
+    #: left (the sink's lazy mirror, see RewriteSink.sync_stack); tests set it to False.
+    _lazy_mirror = True
 
     def __init__(
         self,
@@ -590,7 +593,7 @@ class RewriterStream:
         self._lexer = Lexer(self._sink, simulator, max_buffer_size=rewriter.max_buffer_size,
                             hold_utf8=self._hold_utf8,
                             max_attributes=rewriter.max_attributes)
-        self._sink.attach(self._lexer, simulator, rewriter._scanner)
+        self._sink.attach(self._lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
         self._held = None
 
     # ------------------------------------------------------------------ the engine

@@ -270,3 +270,8 @@ cdef class Matcher:
     cdef object sibling_state(self, Py_ssize_t i)
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
                               int ns, Py_ssize_t parent, object siblings)
+    # Without frames, for the rewriter's lazy open-element mirror (end of matcher.pyx).
+    cdef object may_program             # the program may_name_lengths is for
+    cdef uint64_t may_name_lengths      # bit min(len, 63) of every name in its by_name index
+    cdef bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept
+    cdef void set_open_count(self, Py_ssize_t n) noexcept

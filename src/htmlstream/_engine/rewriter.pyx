@@ -184,6 +184,12 @@ cdef class RewriteSink(TokenSink):
     cdef bint follow_text               # sync at text while the simulator reacts to text
     cdef bint in_text_sync
     cdef Py_ssize_t close_at            # where elements closed with no tag end
+    # --- the lazy mirror (see sync_stack) ---
+    cdef bint lazy                      # the mirror may fall behind where nothing has work
+    cdef bint stale                     # it did: tags were skipped since the last replay
+    cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
+                                        # element with work left is below this index
+    cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
     # --- seams (where the output stops following the input: see divert) ---
     cdef bint may_change                # some handler can change the output
     cdef bint utf8                      # the output is UTF-8
@@ -238,6 +244,13 @@ cdef class RewriteSink(TokenSink):
         # Element handlers leave work for elements' ends, which text can close (<head>): the
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
+        # Selectors without combinators or structural pseudo-classes leave the matcher nothing
+        # to keep per open element; text handlers see text split where the stack changes.
+        self.lazy = (self.matcher is not None and not rules.program.needs_frames
+                     and not rules.any_text)
+        self.stale = False
+        self.valid = 0
+        self.window_depth = 0
         self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
                                or rules.doc_doctype or rules.doc_end)
         self.utf8 = encoding == "utf-8"
@@ -257,15 +270,17 @@ cdef class RewriteSink(TokenSink):
         if self.matcher is not None:
             self.matcher.program = program
 
-    def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True):
+    def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True, bint lazy=True):
         """Connect the lexer and simulator this sink works with.  ``scanner``: let the lexer
         scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
-        simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full."""
+        simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full.
+        ``lazy``: false keeps the open-element mirror exact at every tag (see sync_stack)."""
         cdef Rules rules = self.rules
         cdef bytes b
         cdef uint64_t h
         self.lx = lx
         self.sim = sim
+        self.lazy = self.lazy and lazy
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
         if scanner and rules.attribute_tags is not None:
             if rules.attribute_hashes is None:      # (once per Rules: streams share them)
@@ -716,6 +731,8 @@ cdef class RewriteSink(TokenSink):
         if self.matcher is None:
             # No element rules: no element can have work at its end, nothing to mirror.
             return 0
+        if self.lazy and self.skip_tag(tag):
+            return 0
         self.sync_stack(tag)
         if self.follow_text:
             lx.want_text = self.sim.wants_text
@@ -727,6 +744,8 @@ cdef class RewriteSink(TokenSink):
         """Whether the text the simulator just read changed the stack (an implied <html>,
         <head> or <body>, <head> closed, formatting elements re-opened)."""
         cdef TreeBuilderSimulator sim = self.sim
+        if self.stale:
+            return sim.changed_from < self.valid
         return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
 
     cdef int text_with_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -754,7 +773,64 @@ cdef class RewriteSink(TokenSink):
             lx.want_text = self.sim.wants_text
         return 0
 
+    cdef bint skip_tag(self, TagRec* tag) noexcept:
+        """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack
+        only above ``valid`` and its element, if any, matches no rule)."""
+        cdef uint64_t h = tag.name_hash
+        # (self.sim.x rather than a local: no reference counting on this path)
+        if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open:
+            return False
+        if tag.is_end:
+            if self.states and (h == BODY_HASH or h == HTML_HASH):
+                return False                # (end_body_or_html)
+        elif self.matcher.may_match(self.lx, tag, h) or (
+                h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
+            return False
+        self.stale = True
+        self.window_depth = self.sim.depth
+        self.lx.want_text = self.valid > 0 and self.sim.wants_text
+        return True
+
     cdef int sync_stack(self, TagRec* tag) except -1:
+        """Replay what the simulator did to the open-element stack since the last replay.
+
+        The lazy mirror: when the matcher keeps nothing per open element (``lazy``), the mirror
+        is only kept exact below ``valid``, under which every element with work left at its end
+        is (its state, a content removal).  A tag that changes the stack only at or above
+        ``valid`` and whose element matches no rule (Matcher.may_match) is skipped (skip_tag):
+        nothing can happen for it.  The next replay first rebuilds the mirror as the stack was
+        before the current changes: exact below ``valid``, the entries the current changes left
+        alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
+        closed since then, none of which has work at its end."""
+        if self.stale:
+            self.resync()
+        self.replay_stack(tag)
+        if self.lazy:
+            self.valid = 0
+            for d in self.states:
+                if <Py_ssize_t>d >= self.valid:
+                    self.valid = <Py_ssize_t>d + 1
+        return 0
+
+    cdef int resync(self) except -1:
+        """Rebuild the mirror after skipped tags (see sync_stack)."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t c = sim.changed_from, j
+        self.depth = self.valid
+        for j in range(self.valid, c):
+            self.mirror_push(sim.stack[j].id, sim.stack[j].name)
+        if c >= self.valid:
+            self.id_mark = 0                # (nothing above c has work: all of it is new)
+        if self.window_depth > self.depth:
+            self.mirror_push(0, 0)
+        if self.ghosts:
+            self.ghosts = {}
+            self.n_ghosts = 0
+        self.matcher.set_open_count(self.depth)
+        self.stale = False
+        return 0
+
+    cdef int replay_stack(self, TagRec* tag) except -1:
         """Replay what the simulator did to the open-element stack for this tag (or, with no
         tag, at ``close_at``: a text, the end of input): close the elements it popped, open the
         ones it pushed, match the ones it created and closed at once.  Elements that stay
