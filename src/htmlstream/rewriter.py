@@ -24,7 +24,7 @@ from typing import IO, Any, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
 from htmlstream._engine.matcher import Program
-from htmlstream._engine.rewriter import RewriteSink, Rules
+from htmlstream._engine.rewriter import RewriteSink, Rules, StreamBase
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
 from htmlstream.encoding import (
     NEED_MORE,
@@ -420,7 +420,7 @@ class Rewriter:
                 src_file.close()
 
 
-class RewriterStream:
+class RewriterStream(StreamBase):
     """One document being rewritten: ``feed(chunk) -> bytes`` then ``close() -> bytes``.
 
     After an error (a handler's exception, a limit) the stream is failed: bytes already
@@ -446,22 +446,16 @@ class RewriterStream:
         #: Why the stream stopped rewriting and passes its input through unchanged, or None.
         self.passthrough_reason: str | None = None
         self._closed = False
-        self._busy = False          # inside feed() or close(): a handler must not re-enter
         self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
         self._passthrough = False
-        #: Whether feed() may hand chunks straight to the engine (see feed).
-        self._fast = False
         self._sniff = rewriter.sniff
         self._transcode = rewriter.transcode
         self._text = _text
         self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
-        self._fed = 0
         #: Input held back until the stream knows how to read it (None once it does).
         self._held: bytes | bytearray | None = b""
         self._transcoder: Any = None        # incremental decoder of transcoded input
-        self._lexer: Lexer | None = None
-        self._sink: RewriteSink | None = None
         self._hold_utf8 = False
         # The rules as they are now (rules added later do not apply to this document).
         self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
@@ -485,20 +479,11 @@ class RewriterStream:
         """How many input bytes have been fed."""
         return self._fed
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        """Rewrite the next chunk; return the output bytes that are now decided."""
-        if self._fast and not self._busy and type(chunk) is bytes:
-            # The engine runs plainly (no transcoding, no <meta> to watch, no error): feed it
-            # directly (the same steps as _check/_feed/_run_lexer, fewer Python calls per chunk).
-            self._busy = True
-            self._fed += len(chunk)
-            try:
-                self._lexer.feed_bytes(chunk)   # type: ignore[union-attr]
-            except BaseException as exc:
-                return self._engine_failed(exc)
-            finally:
-                self._busy = False
-            return self._sink.take()    # type: ignore[union-attr]
+    # feed(chunk) -> bytes is StreamBase.feed (C): it runs the engine directly while ``_fast``
+    # (set once the engine runs plainly: no transcoding, no <meta> to watch, no error; _busy,
+    # _fed, _lexer and _sink are its fields), and calls _feed_slow in every other case.
+
+    def _feed_slow(self, chunk: bytes | bytearray | memoryview) -> bytes:
         self._check()
         self._busy = True
         try:

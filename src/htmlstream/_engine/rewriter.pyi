@@ -53,3 +53,13 @@ class RewriteSink(TokenSink):
     # After the lexer is closed: close what is still open, at the end of the input.
     def finish(self) -> None: ...
     def run_end_handlers(self) -> None: ...
+
+# The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() runs the engine directly
+# while ``_fast``, and calls the subclass's _feed_slow (or _engine_failed) otherwise.
+class StreamBase:
+    _busy: bool
+    _fast: bool
+    _fed: int
+    _lexer: Lexer | None
+    _sink: RewriteSink | None
+    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...

@@ -543,6 +543,9 @@ cdef class RewriteSink(TokenSink):
     def take(self):
         """The output assembled so far (and forget it).  While the stream runs, an end that
         a seam could still have to rewrite (see divert) is kept for later."""
+        return self.take_output()
+
+    cdef bytes take_output(self):
         cdef Py_ssize_t keep = 0
         cdef Py_ssize_t lo, n
         cdef Lexer lx = self.lx
@@ -1385,6 +1388,34 @@ cdef class RewriteSink(TokenSink):
         if self.guard_ctx >= 0:
             self.check_guard()
         return 0
+
+
+cdef class StreamBase:
+    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): ``feed()`` while the engine
+    runs plainly (no transcoding, no ``<meta>`` to watch, no error: ``_fast``) is a C method, with
+    no Python frame and no attribute lookup per chunk.  Every other case goes to the stream's
+    Python ``_feed_slow`` (which checks the stream and the chunk and raises as the API says)."""
+
+    cdef public bint _busy              # inside feed() or close(): a handler must not re-enter
+    cdef public bint _fast              # feed() may hand bytes straight to the engine
+    cdef public Py_ssize_t _fed         # input bytes fed
+    cdef public Lexer _lexer
+    cdef public RewriteSink _sink
+
+    def feed(self, chunk):
+        """Rewrite the next chunk; return the output bytes that are now decided."""
+        if self._fast and not self._busy and type(chunk) is bytes:
+            # (the same steps as the stream's _check/_feed/_run_lexer for this case)
+            self._busy = True
+            self._fed += len(<bytes>chunk)
+            try:
+                self._lexer.feed_bytes(chunk)
+            except BaseException as exc:
+                return self._engine_failed(exc)
+            finally:
+                self._busy = False
+            return self._sink.take_output()
+        return self._feed_slow(chunk)
 
 
 def _seq(item):
