@@ -2004,18 +2004,15 @@ cdef class Matcher:
     # depends on the element alone, and on its depth for :root: the rewriter then follows the
     # open elements only where it has work left, and asks these two things.
 
-    cdef bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
-        """Whether some first compound can be tried on the element of the start tag ``tag``,
-        named ``name_hash`` (INVALID_HASH: its name is read from the lexer's window).  False:
-        match() returns None for it (without frames, wherever it stands)."""
+    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
+        """may_match() (matcher.pxd) past its one-word filter."""
         # (self.program.x rather than a local: no reference counting on this path)
         cdef const unsigned char* nb
         cdef Py_ssize_t n
         if self.program.n_any or (self.program.attr_index and tag.n_attrs):
             return True
         if name_hash != INVALID_HASH:
-            return bool(self.program.hash_filter & ((<uint64_t>1) << (name_hash & 63))) and \
-                table_find(&self.program.by_hash, name_hash, NULL, 0, False) != NULL
+            return table_find(&self.program.by_hash, name_hash, NULL, 0, False) != NULL
         if not self.program.by_name.n:
             return False
         if self.may_program is not self.program:    # (set_encoding may replace it)
