@@ -57,6 +57,8 @@ _META_SELECTOR = parse_selector("meta")
 #: rules are shared by every stream of a rewriter).
 _active = threading.local()
 _BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")
+#: Encoding labels already looked up (lookup() is a pure function of the label).
+_LOOKUPS: dict[str, Encoding] = {}
 
 
 def _meta_charset(element: Element) -> None:
@@ -206,7 +208,11 @@ class Rewriter:
 
     def _check_encoding(self, encoding: str | Encoding) -> Encoding:
         """The encoding ``encoding`` names, if streams can handle it (EncodingError if not)."""
-        enc = lookup(encoding)
+        enc = _LOOKUPS.get(encoding) if isinstance(encoding, str) else None
+        if enc is None:
+            enc = lookup(encoding)
+            if isinstance(encoding, str) and len(_LOOKUPS) < 256:
+                _LOOKUPS[encoding] = enc    # (every stream looks its label up)
         if enc.name == "replacement" or (enc.name == "iso-2022-jp" and not self.transcode):
             raise EncodingError(not_ascii_compatible_message(str(encoding), enc))
         return enc

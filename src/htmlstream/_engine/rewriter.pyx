@@ -305,15 +305,21 @@ cdef class RewriteSink(TokenSink):
         if self.mirror_names != NULL:
             free(self.mirror_names)
 
+    cdef int mirror_reserve(self, Py_ssize_t n) except -1:
+        """Room for n entries in the mirror."""
+        cdef Py_ssize_t cap = self.mirror_cap * 2 if self.mirror_cap else 64
+        while cap < n:
+            cap *= 2
+        self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
+        self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
+        if self.mirror == NULL or self.mirror_names == NULL:
+            raise MemoryError()
+        self.mirror_cap = cap
+        return 0
+
     cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
-        cdef Py_ssize_t cap
         if self.depth == self.mirror_cap:
-            cap = self.mirror_cap * 2 if self.mirror_cap else 64
-            self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
-            self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
-            if self.mirror == NULL or self.mirror_names == NULL:
-                raise MemoryError()
-            self.mirror_cap = cap
+            self.mirror_reserve(self.depth + 1)
         self.mirror[self.depth] = id
         self.mirror_names[self.depth] = name
         self.depth += 1
@@ -731,10 +737,11 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tags
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
-        if self.matcher is None:
+        if self.lazy:
+            if self.skip_tag(tag):
+                return 0
+        elif self.matcher is None:
             # No element rules: no element can have work at its end, nothing to mirror.
-            return 0
-        if self.lazy and self.skip_tag(tag):
             return 0
         self.sync_stack(tag)
         if self.follow_text:
@@ -784,7 +791,7 @@ cdef class RewriteSink(TokenSink):
         if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open:
             return False
         if tag.is_end:
-            if self.states and (h == BODY_HASH or h == HTML_HASH):
+            if (h == BODY_HASH or h == HTML_HASH) and self.states:
                 return False                # (end_body_or_html)
         elif self.matcher.may_match(self.lx, tag, h) or (
                 h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
@@ -820,8 +827,13 @@ cdef class RewriteSink(TokenSink):
         cdef TreeBuilderSimulator sim = self.sim
         cdef Py_ssize_t c = sim.changed_from, j
         self.depth = self.valid
-        for j in range(self.valid, c):
-            self.mirror_push(sim.stack[j].id, sim.stack[j].name)
+        if c > self.valid:
+            if c > self.mirror_cap:
+                self.mirror_reserve(c)
+            for j in range(self.valid, c):
+                self.mirror[j] = sim.stack[j].id
+                self.mirror_names[j] = sim.stack[j].name
+            self.depth = c
         if c >= self.valid:
             self.id_mark = 0                # (nothing above c has work: all of it is new)
         if self.window_depth > self.depth:
