@@ -487,7 +487,8 @@ class RewriterStream(StreamBase):
 
     # feed(chunk) -> bytes is StreamBase.feed (C): it runs the engine directly while ``_fast``
     # (set once the engine runs plainly: no transcoding, no <meta> to watch, no error; _busy,
-    # _fed, _lexer and _sink are its fields), and calls _feed_slow in every other case.
+    # _closed, _error, _fed, _lexer and _sink are its fields), and calls _feed_slow in every
+    # other case.
 
     def _feed_slow(self, chunk: bytes | bytearray | memoryview) -> bytes:
         self._check()
@@ -650,8 +651,10 @@ class RewriterStream(StreamBase):
         self._sink.set_encoding(codec, program, decoder)
         self.encoding = self.output_encoding = encoding.name
 
-    def close(self) -> bytes:
-        """End of input: return the rest of the output, document end content included."""
+    # close() -> bytes is StreamBase.close (C): the engine's end directly while ``_fast``, and
+    # _close_slow in every other case.
+
+    def _close_slow(self) -> bytes:
         self._check()
         self._busy = True
         try:

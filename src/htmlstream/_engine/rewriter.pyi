@@ -54,12 +54,16 @@ class RewriteSink(TokenSink):
     def finish(self) -> None: ...
     def run_end_handlers(self) -> None: ...
 
-# The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() runs the engine directly
-# while ``_fast``, and calls the subclass's _feed_slow (or _engine_failed) otherwise.
+# The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() and close() run the
+# engine directly while ``_fast``, and call the subclass's _feed_slow (or _engine_failed) and
+# _close_slow otherwise.
 class StreamBase:
     _busy: bool
     _fast: bool
+    _closed: bool
+    _error: BaseException | None
     _fed: int
     _lexer: Lexer | None
     _sink: RewriteSink | None
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...
+    def close(self) -> bytes: ...

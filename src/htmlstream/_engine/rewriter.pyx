@@ -1410,6 +1410,8 @@ cdef class StreamBase:
 
     cdef public bint _busy              # inside feed() or close(): a handler must not re-enter
     cdef public bint _fast              # feed() may hand bytes straight to the engine
+    cdef public bint _closed
+    cdef public object _error           # what failed the stream, or None
     cdef public Py_ssize_t _fed         # input bytes fed
     cdef public Lexer _lexer
     cdef public RewriteSink _sink
@@ -1428,6 +1430,30 @@ cdef class StreamBase:
                 self._busy = False
             return self._sink.take_output()
         return self._feed_slow(chunk)
+
+    def close(self):
+        """End of input: return the rest of the output, document end content included."""
+        cdef Lexer lexer = self._lexer
+        cdef RewriteSink sink = self._sink
+        if not self._fast or self._busy:
+            return self._close_slow()
+        # (the same steps as the stream's _check/_close for this case)
+        self._fast = False
+        self._busy = True
+        try:
+            lexer.close()
+            sink.finish()
+            sink.run_end_handlers()
+        except BaseException as exc:
+            self._error = exc
+            raise
+        finally:
+            self._busy = False
+            # The lexer and its sink refer to each other: part them, so that the document's
+            # buffers are freed as soon as the stream is (not at the next garbage collection).
+            lexer.sink = None
+        self._closed = True
+        return sink.take_output()
 
 
 def _seq(item):
