@@ -46,7 +46,7 @@ _RAW_CLOSERS = {
 }
 
 
-# (attribute name, encoding) -> validated lower-case name bytes, for set_attribute.
+# encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
 cdef dict _NAME_CACHE = {}
 
 
@@ -683,21 +683,23 @@ cdef class Element(Unit):
         self.check()
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
-        key = (name, self.encoding)
-        lname = _NAME_CACHE.get(key)
+        names = _NAME_CACHE.get(self.encoding)    # (no key tuple to build per call)
+        if names is None:
+            names = _NAME_CACHE.setdefault(self.encoding, {})
+        lname = (<dict>names).get(name)
         if lname is None:
             validate_attribute_name(name)
             lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
-            if len(_NAME_CACHE) < 4096:
-                _NAME_CACHE[key] = lname
+            if len(<dict>names) < 4096:
+                (<dict>names)[name] = lname
         entry = self.override(lname)
         if entry is not None:
             if entry[1] is None:
                 entry[2] = True         # removed, then set again: it moves to the end
             entry[1] = value
+        elif self.overrides is None:
+            self.overrides = [[lname, value, False]]
         else:
-            if self.overrides is None:
-                self.overrides = []
             self.overrides.append([lname, value, False])
         self.tag_modified = True
 
