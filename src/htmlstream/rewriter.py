@@ -24,7 +24,7 @@ from typing import IO, Any, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
 from htmlstream._engine.matcher import Program
-from htmlstream._engine.rewriter import RewriteSink, Rules
+from htmlstream._engine.rewriter import RewriteSink, Rules, StreamBase
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
 from htmlstream.encoding import (
     NEED_MORE,
@@ -57,6 +57,8 @@ _META_SELECTOR = parse_selector("meta")
 #: rules are shared by every stream of a rewriter).
 _active = threading.local()
 _BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")
+#: Encoding labels already looked up (lookup() is a pure function of the label).
+_LOOKUPS: dict[str, Encoding] = {}
 
 
 def _meta_charset(element: Element) -> None:
@@ -165,6 +167,9 @@ class Rewriter:
     #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
     #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
     _scanner = True
+    #: Whether streams may let their open-element mirror fall behind where no element has work
+    #: left (the sink's lazy mirror, see RewriteSink.sync_stack); tests set it to False.
+    _lazy_mirror = True
 
     def __init__(
         self,
@@ -203,7 +208,11 @@ class Rewriter:
 
     def _check_encoding(self, encoding: str | Encoding) -> Encoding:
         """The encoding ``encoding`` names, if streams can handle it (EncodingError if not)."""
-        enc = lookup(encoding)
+        enc = _LOOKUPS.get(encoding) if isinstance(encoding, str) else None
+        if enc is None:
+            enc = lookup(encoding)
+            if isinstance(encoding, str) and len(_LOOKUPS) < 256:
+                _LOOKUPS[encoding] = enc    # (every stream looks its label up)
         if enc.name == "replacement" or (enc.name == "iso-2022-jp" and not self.transcode):
             raise EncodingError(not_ascii_compatible_message(str(encoding), enc))
         return enc
@@ -417,7 +426,7 @@ class Rewriter:
                 src_file.close()
 
 
-class RewriterStream:
+class RewriterStream(StreamBase):
     """One document being rewritten: ``feed(chunk) -> bytes`` then ``close() -> bytes``.
 
     After an error (a handler's exception, a limit) the stream is failed: bytes already
@@ -443,22 +452,16 @@ class RewriterStream:
         #: Why the stream stopped rewriting and passes its input through unchanged, or None.
         self.passthrough_reason: str | None = None
         self._closed = False
-        self._busy = False          # inside feed() or close(): a handler must not re-enter
         self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
         self._passthrough = False
-        #: Whether feed() may hand chunks straight to the engine (see feed).
-        self._fast = False
         self._sniff = rewriter.sniff
         self._transcode = rewriter.transcode
         self._text = _text
         self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
-        self._fed = 0
         #: Input held back until the stream knows how to read it (None once it does).
         self._held: bytes | bytearray | None = b""
         self._transcoder: Any = None        # incremental decoder of transcoded input
-        self._lexer: Lexer | None = None
-        self._sink: RewriteSink | None = None
         self._hold_utf8 = False
         # The rules as they are now (rules added later do not apply to this document).
         self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
@@ -482,20 +485,12 @@ class RewriterStream:
         """How many input bytes have been fed."""
         return self._fed
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        """Rewrite the next chunk; return the output bytes that are now decided."""
-        if self._fast and not self._busy and type(chunk) is bytes:
-            # The engine runs plainly (no transcoding, no <meta> to watch, no error): feed it
-            # directly (the same steps as _check/_feed/_run_lexer, fewer Python calls per chunk).
-            self._busy = True
-            self._fed += len(chunk)
-            try:
-                self._lexer.feed_bytes(chunk)   # type: ignore[union-attr]
-            except BaseException as exc:
-                return self._engine_failed(exc)
-            finally:
-                self._busy = False
-            return self._sink.take()    # type: ignore[union-attr]
+    # feed(chunk) -> bytes is StreamBase.feed (C): it runs the engine directly while ``_fast``
+    # (set once the engine runs plainly: no transcoding, no <meta> to watch, no error; _busy,
+    # _closed, _error, _fed, _lexer and _sink are its fields), and calls _feed_slow in every
+    # other case.
+
+    def _feed_slow(self, chunk: bytes | bytearray | memoryview) -> bytes:
         self._check()
         self._busy = True
         try:
@@ -590,7 +585,7 @@ class RewriterStream:
         self._lexer = Lexer(self._sink, simulator, max_buffer_size=rewriter.max_buffer_size,
                             hold_utf8=self._hold_utf8,
                             max_attributes=rewriter.max_attributes)
-        self._sink.attach(self._lexer, simulator, rewriter._scanner)
+        self._sink.attach(self._lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
         self._held = None
 
     # ------------------------------------------------------------------ the engine
@@ -656,8 +651,10 @@ class RewriterStream:
         self._sink.set_encoding(codec, program, decoder)
         self.encoding = self.output_encoding = encoding.name
 
-    def close(self) -> bytes:
-        """End of input: return the rest of the output, document end content included."""
+    # close() -> bytes is StreamBase.close (C): the engine's end directly while ``_fast``, and
+    # _close_slow in every other case.
+
+    def _close_slow(self) -> bytes:
         self._check()
         self._busy = True
         try:

@@ -8,6 +8,7 @@ cimport cython
 from libc.stdint cimport uint64_t
 
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
+from htmlstream._engine.taghash cimport INVALID_HASH
 
 
 cdef struct CState:
@@ -300,3 +301,19 @@ cdef class Matcher:
     cdef object sibling_state(self, Py_ssize_t i)
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
                               int ns, Py_ssize_t parent, object siblings)
+    # Without frames, for the rewriter's lazy open-element mirror (end of matcher.pyx).
+    cdef object may_program             # the program may_name_lengths is for
+    cdef uint64_t may_name_lengths      # bit min(len, 63) of every name in its by_name index
+    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept
+
+    cdef inline bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
+        """Whether some first compound can be tried on the element of the start tag ``tag``,
+        named ``name_hash`` (INVALID_HASH: its name is read from the lexer's window).  False:
+        match() returns None for it (without frames, wherever it stands).  (Inline: most tags
+        are answered by the one-word filter on the tag hashes, with no call.)"""
+        if (name_hash != INVALID_HASH and not self.program.n_any and not (
+                self.program.attr_index and tag.n_attrs) and not (
+                self.program.hash_filter & ((<uint64_t>1) << (name_hash & 63)))):
+            return False
+        return self.may_match_indexed(lx, tag, name_hash)
+    cdef void set_open_count(self, Py_ssize_t n) noexcept

@@ -2179,3 +2179,35 @@ cdef class Matcher:
             for i in range(len(saved)):
                 self._restore(<SavedFrame>saved[i])
         return matched
+
+    # ------------------------------------------------------------------ the rewriter's lazy mirror
+    # Without frames (no combinator, no structural or logical pseudo-class) an element's match
+    # depends on the element alone, and on its depth for :root: the rewriter then follows the
+    # open elements only where it has work left, and asks these two things.
+
+    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
+        """may_match() (matcher.pxd) past its one-word filter."""
+        # (self.program.x rather than a local: no reference counting on this path)
+        cdef const unsigned char* nb
+        cdef Py_ssize_t n
+        if self.program.n_any or (self.program.attr_index and tag.n_attrs):
+            return True
+        if name_hash != INVALID_HASH:
+            return table_find(&self.program.by_hash, name_hash, NULL, 0, False) != NULL
+        if not self.program.by_name.n:
+            return False
+        if self.may_program is not self.program:    # (set_encoding may replace it)
+            self.may_program = self.program
+            self.may_name_lengths = 0
+            for key in self.program.entry_by_name:
+                self.may_name_lengths |= (<uint64_t>1) << min(len(key), 63)
+        n = tag.name_end - tag.name_start
+        if not self.may_name_lengths & ((<uint64_t>1) << (n if n < 63 else 63)):
+            return False
+        nb = lx.data + (tag.name_start - lx.base)
+        return table_find(&self.program.by_name, fnv1a_lower(nb, n), nb, n, True) != NULL
+
+    cdef void set_open_count(self, Py_ssize_t n) noexcept:
+        """Without frames: ``n`` elements are open (all the matcher keeps of the stack then)."""
+        if not self.program.needs_frames:
+            self.n_frames = n + 1

@@ -41,7 +41,9 @@ class Rules:
 class RewriteSink(TokenSink):
     def __init__(self, rules: Rules, encoding: str) -> None: ...
     # ``scanner``: scan past the attributes nobody reads (False: lex every tag in full).
-    def attach(self, lx: Lexer, sim: TreeBuilderSimulator, scanner: bool = True) -> None: ...
+    def attach(
+        self, lx: Lexer, sim: TreeBuilderSimulator, scanner: bool = True, lazy: bool = True
+    ) -> None: ...
     def set_encoding(self, encoding: str, program: Program, decoder: Any = None) -> None: ...
     # Stream offset up to which the input has been written to the output (or skipped).
     @property
@@ -51,3 +53,17 @@ class RewriteSink(TokenSink):
     # After the lexer is closed: close what is still open, at the end of the input.
     def finish(self) -> None: ...
     def run_end_handlers(self) -> None: ...
+
+# The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() and close() run the
+# engine directly while ``_fast``, and call the subclass's _feed_slow (or _engine_failed) and
+# _close_slow otherwise.
+class StreamBase:
+    _busy: bool
+    _fast: bool
+    _closed: bool
+    _error: BaseException | None
+    _fed: int
+    _lexer: Lexer | None
+    _sink: RewriteSink | None
+    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...
+    def close(self) -> bytes: ...

@@ -184,6 +184,12 @@ cdef class RewriteSink(TokenSink):
     cdef bint follow_text               # sync at text while the simulator reacts to text
     cdef bint in_text_sync
     cdef Py_ssize_t close_at            # where elements closed with no tag end
+    # --- the lazy mirror (see sync_stack) ---
+    cdef bint lazy                      # the mirror may fall behind where nothing has work
+    cdef bint stale                     # it did: tags were skipped since the last replay
+    cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
+                                        # element with work left is below this index
+    cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
     # --- seams (where the output stops following the input: see divert) ---
     cdef bint may_change                # some handler can change the output
     cdef bint utf8                      # the output is UTF-8
@@ -238,6 +244,13 @@ cdef class RewriteSink(TokenSink):
         # Element handlers leave work for elements' ends, which text can close (<head>): the
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
+        # Selectors without combinators or structural pseudo-classes leave the matcher nothing
+        # to keep per open element; text handlers see text split where the stack changes.
+        self.lazy = (self.matcher is not None and not rules.program.needs_frames
+                     and not rules.any_text)
+        self.stale = False
+        self.valid = 0
+        self.window_depth = 0
         self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
                                or rules.doc_doctype or rules.doc_end)
         self.utf8 = encoding == "utf-8"
@@ -257,15 +270,17 @@ cdef class RewriteSink(TokenSink):
         if self.matcher is not None:
             self.matcher.program = program
 
-    def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True):
+    def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True, bint lazy=True):
         """Connect the lexer and simulator this sink works with.  ``scanner``: let the lexer
         scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
-        simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full."""
+        simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full.
+        ``lazy``: false keeps the open-element mirror exact at every tag (see sync_stack)."""
         cdef Rules rules = self.rules
         cdef bytes b
         cdef uint64_t h
         self.lx = lx
         self.sim = sim
+        self.lazy = self.lazy and lazy
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
         if scanner and rules.attribute_tags is not None:
             if rules.attribute_hashes is None:      # (once per Rules: streams share them)
@@ -290,15 +305,21 @@ cdef class RewriteSink(TokenSink):
         if self.mirror_names != NULL:
             free(self.mirror_names)
 
+    cdef int mirror_reserve(self, Py_ssize_t n) except -1:
+        """Room for n entries in the mirror."""
+        cdef Py_ssize_t cap = self.mirror_cap * 2 if self.mirror_cap else 64
+        while cap < n:
+            cap *= 2
+        self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
+        self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
+        if self.mirror == NULL or self.mirror_names == NULL:
+            raise MemoryError()
+        self.mirror_cap = cap
+        return 0
+
     cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
-        cdef Py_ssize_t cap
         if self.depth == self.mirror_cap:
-            cap = self.mirror_cap * 2 if self.mirror_cap else 64
-            self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
-            self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
-            if self.mirror == NULL or self.mirror_names == NULL:
-                raise MemoryError()
-            self.mirror_cap = cap
+            self.mirror_reserve(self.depth + 1)
         self.mirror[self.depth] = id
         self.mirror_names[self.depth] = name
         self.depth += 1
@@ -528,6 +549,9 @@ cdef class RewriteSink(TokenSink):
     def take(self):
         """The output assembled so far (and forget it).  While the stream runs, an end that
         a seam could still have to rewrite (see divert) is kept for later."""
+        return self.take_output()
+
+    cdef bytes take_output(self):
         cdef Py_ssize_t keep = 0
         cdef Py_ssize_t lo, n
         cdef Lexer lx = self.lx
@@ -713,7 +737,10 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tags
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
-        if self.matcher is None:
+        if self.lazy:
+            if self.skip_tag(tag):
+                return 0
+        elif self.matcher is None:
             # No element rules: no element can have work at its end, nothing to mirror.
             return 0
         self.sync_stack(tag)
@@ -727,6 +754,8 @@ cdef class RewriteSink(TokenSink):
         """Whether the text the simulator just read changed the stack (an implied <html>,
         <head> or <body>, <head> closed, formatting elements re-opened)."""
         cdef TreeBuilderSimulator sim = self.sim
+        if self.stale:
+            return sim.changed_from < self.valid
         return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
 
     cdef int text_with_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -754,7 +783,69 @@ cdef class RewriteSink(TokenSink):
             lx.want_text = self.sim.wants_text
         return 0
 
+    cdef bint skip_tag(self, TagRec* tag) noexcept:
+        """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack
+        only above ``valid`` and its element, if any, matches no rule)."""
+        cdef uint64_t h = tag.name_hash
+        # (self.sim.x rather than a local: no reference counting on this path)
+        if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open:
+            return False
+        if tag.is_end:
+            if (h == BODY_HASH or h == HTML_HASH) and self.states:
+                return False                # (end_body_or_html)
+        elif self.matcher.may_match(self.lx, tag, h) or (
+                h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
+            return False
+        self.stale = True
+        self.window_depth = self.sim.depth
+        self.lx.want_text = self.valid > 0 and self.sim.wants_text
+        return True
+
     cdef int sync_stack(self, TagRec* tag) except -1:
+        """Replay what the simulator did to the open-element stack since the last replay.
+
+        The lazy mirror: when the matcher keeps nothing per open element (``lazy``), the mirror
+        is only kept exact below ``valid``, under which every element with work left at its end
+        is (its state, a content removal).  A tag that changes the stack only at or above
+        ``valid`` and whose element matches no rule (Matcher.may_match) is skipped (skip_tag):
+        nothing can happen for it.  The next replay first rebuilds the mirror as the stack was
+        before the current changes: exact below ``valid``, the entries the current changes left
+        alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
+        closed since then, none of which has work at its end."""
+        if self.stale:
+            self.resync()
+        self.replay_stack(tag)
+        if self.lazy:
+            self.valid = 0
+            for d in self.states:
+                if <Py_ssize_t>d >= self.valid:
+                    self.valid = <Py_ssize_t>d + 1
+        return 0
+
+    cdef int resync(self) except -1:
+        """Rebuild the mirror after skipped tags (see sync_stack)."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t c = sim.changed_from, j
+        self.depth = self.valid
+        if c > self.valid:
+            if c > self.mirror_cap:
+                self.mirror_reserve(c)
+            for j in range(self.valid, c):
+                self.mirror[j] = sim.stack[j].id
+                self.mirror_names[j] = sim.stack[j].name
+            self.depth = c
+        if c >= self.valid:
+            self.id_mark = 0                # (nothing above c has work: all of it is new)
+        if self.window_depth > self.depth:
+            self.mirror_push(0, 0)
+        if self.ghosts:
+            self.ghosts = {}
+            self.n_ghosts = 0
+        self.matcher.set_open_count(self.depth)
+        self.stale = False
+        return 0
+
+    cdef int replay_stack(self, TagRec* tag) except -1:
         """Replay what the simulator did to the open-element stack for this tag (or, with no
         tag, at ``close_at``: a text, the end of input): close the elements it popped, open the
         ones it pushed, match the ones it created and closed at once.  Elements that stay
@@ -1309,6 +1400,60 @@ cdef class RewriteSink(TokenSink):
         if self.guard_ctx >= 0:
             self.check_guard()
         return 0
+
+
+cdef class StreamBase:
+    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): ``feed()`` while the engine
+    runs plainly (no transcoding, no ``<meta>`` to watch, no error: ``_fast``) is a C method, with
+    no Python frame and no attribute lookup per chunk.  Every other case goes to the stream's
+    Python ``_feed_slow`` (which checks the stream and the chunk and raises as the API says)."""
+
+    cdef public bint _busy              # inside feed() or close(): a handler must not re-enter
+    cdef public bint _fast              # feed() may hand bytes straight to the engine
+    cdef public bint _closed
+    cdef public object _error           # what failed the stream, or None
+    cdef public Py_ssize_t _fed         # input bytes fed
+    cdef public Lexer _lexer
+    cdef public RewriteSink _sink
+
+    def feed(self, chunk):
+        """Rewrite the next chunk; return the output bytes that are now decided."""
+        if self._fast and not self._busy and type(chunk) is bytes:
+            # (the same steps as the stream's _check/_feed/_run_lexer for this case)
+            self._busy = True
+            self._fed += len(<bytes>chunk)
+            try:
+                self._lexer.feed_bytes(chunk)
+            except BaseException as exc:
+                return self._engine_failed(exc)
+            finally:
+                self._busy = False
+            return self._sink.take_output()
+        return self._feed_slow(chunk)
+
+    def close(self):
+        """End of input: return the rest of the output, document end content included."""
+        cdef Lexer lexer = self._lexer
+        cdef RewriteSink sink = self._sink
+        if not self._fast or self._busy:
+            return self._close_slow()
+        # (the same steps as the stream's _check/_close for this case)
+        self._fast = False
+        self._busy = True
+        try:
+            lexer.close()
+            sink.finish()
+            sink.run_end_handlers()
+        except BaseException as exc:
+            self._error = exc
+            raise
+        finally:
+            self._busy = False
+            # The lexer and its sink refer to each other: part them, so that the document's
+            # buffers are freed as soon as the stream is (not at the next garbage collection).
+            lexer.sink = None
+        self._closed = True
+        return sink.take_output()
 
 
 def _seq(item):

@@ -16,6 +16,11 @@ from libc.string cimport memcpy
 
 from htmlstream._engine.ascii cimport ascii_lower_equals
 
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
+    const unsigned char* PyUnicode_1BYTE_DATA(object)
+
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
@@ -41,7 +46,7 @@ _RAW_CLOSERS = {
 }
 
 
-# (attribute name, encoding) -> validated lower-case name bytes, for set_attribute.
+# encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
 cdef dict _NAME_CACHE = {}
 
 
@@ -94,9 +99,17 @@ cdef bytes _splice(bytes raw, Py_ssize_t start, Py_ssize_t end, bytes head, byte
 
 cdef inline bytes _attr_value_bytes(str value, str encoding):
     """An attribute value as written: escaped, in the document's encoding."""
-    value = _escape_attr(value)
-    if value.isascii():     # the same bytes in every ASCII-compatible encoding
+    cdef const unsigned char* p
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    if PyUnicode_IS_ASCII(value):  # the same bytes in every ASCII-compatible encoding
+        p = PyUnicode_1BYTE_DATA(value)
+        for i in range(len(value)):
+            c = p[i]
+            if c == 0x26 or c == 0x22 or c == 0x0D:
+                return _escape_attr(value).encode("ascii")
         return value.encode("ascii")
+    value = _escape_attr(value)
     return value.encode(encoding, "xmlcharrefreplace")
 
 
@@ -533,7 +546,13 @@ cdef class Element(Unit):
         """Whether attribute span i is called ``lname`` (lower-case bytes), ASCII-insensitively."""
         cdef AttrSpan* a = &self.spans[i]
         cdef Py_ssize_t n = a.name_end - a.name_start
-        if not lname.isascii():
+        cdef unsigned char c
+        cdef bint ascii = True
+        for c in lname:
+            if c >= 0x80:
+                ascii = False
+                break
+        if not ascii:
             # NUL reads as U+FFFD, invalid bytes as replacement characters: compare decoded
             return self.attr_name(i).encode(self.encoding, "replace") == lname
         if n != len(lname):
@@ -664,21 +683,23 @@ cdef class Element(Unit):
         self.check()
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
-        key = (name, self.encoding)
-        lname = _NAME_CACHE.get(key)
+        names = _NAME_CACHE.get(self.encoding)    # (no key tuple to build per call)
+        if names is None:
+            names = _NAME_CACHE.setdefault(self.encoding, {})
+        lname = (<dict>names).get(name)
         if lname is None:
             validate_attribute_name(name)
             lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
-            if len(_NAME_CACHE) < 4096:
-                _NAME_CACHE[key] = lname
+            if len(<dict>names) < 4096:
+                (<dict>names)[name] = lname
         entry = self.override(lname)
         if entry is not None:
             if entry[1] is None:
                 entry[2] = True         # removed, then set again: it moves to the end
             entry[1] = value
+        elif self.overrides is None:
+            self.overrides = [[lname, value, False]]
         else:
-            if self.overrides is None:
-                self.overrides = []
             self.overrides.append([lname, value, False])
         self.tag_modified = True
 
@@ -714,7 +735,7 @@ cdef class Element(Unit):
         never joins what is left: an attribute glued to a removed one (``<p a="x"b>``) gets a
         space (as does a '/' after it), and one whose '=' has no value (``<p a=>``) gets ``""``
         before an addition."""
-        cdef list edits = []
+        cdef list edits
         cdef list additions = None
         cdef Py_ssize_t i, first, p, start, end
         cdef AttrSpan* a
@@ -738,6 +759,7 @@ cdef class Element(Unit):
                     p = self.span_end(self.n_spans - 1) if self.n_spans else self.name_end
                     return _splice(raw, p, p, b" " + <bytes>entry[0] + b'="',
                                    _attr_value_bytes(entry[1], self.encoding))
+        edits = []
         if self.new_name is not None:
             edits.append((self.name_start, self.name_end, self.new_name))
         if self.overrides is not None:

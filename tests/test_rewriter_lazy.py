@@ -1,0 +1,199 @@
+"""The lazy open-element mirror (RewriteSink.sync_stack): with selectors that need no matcher
+frames (no combinator, no structural or logical pseudo-class) and no text handlers, the sink
+skips the tags that change the stack only above the elements with work left and whose element
+matches no rule.  Everything a handler sees and everything written must be the same as with
+the mirror kept exact at every tag (``Rewriter._lazy_mirror = False``), for any chunking.
+
+The rule sets put work at elements' ends where the tree builder closes elements in unusual ways
+(implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
+closing ``<head>``, ``</body>``/``</html>`` that close nothing, the end of input), with one set
+that has a combinator (the lazy mirror is off there) as a control.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from html_strategies import html_documents
+from htmlstream import Rewriter
+from htmlstream.units import Element, EndTag
+
+Observed = list[Any]
+
+SETTINGS = settings(max_examples=150, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _ends(seen: Observed, what: str, *, append: str | None = None,
+          after: str | None = None, rename: str | None = None,
+          clear: bool = False) -> Callable[[Element], None]:
+    """An element handler that logs the element and the end tag that ends it, and changes it."""
+    def handler(el: Element) -> None:
+        seen.append((what, el.tag_name))
+        if rename is not None:
+            el.tag_name = rename
+        if append is not None:
+            el.append(append)
+        if after is not None:
+            el.after(after)
+        if clear:
+            el.set_inner_content("")
+
+        def end(tag: EndTag) -> None:
+            seen.append(("end", what, tag.name))
+            tag.before("|" + what)
+
+        if el.can_have_content:
+            el.on_end_tag(end)
+    return handler
+
+
+def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
+    def bench_like(seen: Observed) -> Rewriter:
+        # lol-html's set-tag-name and clear-ul together, and passthrough's unhashable name
+        rw = Rewriter()
+        rw.on("nonexistent-xyz", element=lambda el: seen.append("never"))
+        rw.on("body", element=_ends(seen, "body", rename="body1", after="test"))
+        rw.on("ul", element=_ends(seen, "ul", clear=True))
+        return rw
+
+    def implied_ends(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        for name in ("p", "li", "b", "form", "td", "tr", "option", "head", "html", "dd"):
+            rw.on(name, element=_ends(seen, name, append="+" + name))
+        return rw
+
+    def removals(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("div", element=lambda el: el.remove_and_keep_content())
+        rw.on("span", element=_ends(seen, "span", clear=True))
+        rw.on("x-y", element=lambda el: el.remove())
+        rw.on("a", element=_ends(seen, "a", after="~"))
+        rw.on("img", element=lambda el: seen.append(("img", el.tag_name)))
+        return rw
+
+    def attributes(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("[href]", element=_ends(seen, "href", append="!"))
+        rw.on(".x", element=lambda el: el.set_attribute("class", "y"))
+        rw.on(":root", element=_ends(seen, "root", append="R"))
+        return rw
+
+    def combinator(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("body p", element=_ends(seen, "body p", append="."))
+        rw.on("li", element=_ends(seen, "li", after=","))
+        return rw
+
+    def comments(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("b", comments=lambda c: seen.append(("comment", c.text)))
+        rw.on("p", element=_ends(seen, "p"))
+        return rw
+
+    return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
+                                    combinator, comments)}
+
+
+RULE_SETS = _rule_sets()
+
+EDGE_CASES = [
+    b"<p>a<p>b<ul><li>1<li>2</ul>c",
+    b"<html><head></html>x",
+    # (a skipped end tag, then </html> or </body> closing <head>, which has no work: with
+    # :root on <html> only, the element's end is at the end of input, not at </html>)
+    b"<html><head><title>t</title></html>x",
+    b"<html><head><title>t</title></body>x",
+    b"<html><head><title>t</title><noscript></noscript></html>x<p>y</p></html>",
+    b"<html><head><title>t</title>text<p>x",
+    b"<head><title>t</title></body>after<p>x",
+    b"<body><p>x</body><p>after body</html>after html",
+    b"<body><p>x</p></body></html>",
+    b"<form><div><p>in</form>after</div>x</p>y",
+    b"<b>1<p>2</b>3</p>4<b><i>5</b>6</i>",
+    b"<a href=x>1<a href=y>2</a>",
+    b"<table><tr><td>1<td>2</table><p>after",
+    b"<table>x<b>y</b><tr><td><form>z</form></table>",
+    b"<select><option>a<option>b</select><ul><li>c",
+    b"<dl><dd>1<dt>2<dd>3</dl>",
+    b"<ul><li>a<ul><li>b</ul><li>c</ul><ul>d",
+    b"<div><span>1<div>2</span>3</div>4<span>5",
+    b"<x-y>a<span>b</x-y>c<x-y/>d<X-Y>e",
+    b"<image src=a><img src=b><svg><image/></svg>",
+    b"<svg><ul><li>x</svg><math><li>y</math><p>z",
+    b"<template><li>a<p>b</template><li>c",
+    b"<frameset><frame></frameset><noframes><p>x</noframes>",
+    b"<p><!--c--><b>x<!--d--></b></p>",
+    b"<nonexistent-xyz>a</nonexistent-xyz><NONEXISTENT-XYZ>",
+    b"<html><body><ul><li>x</ul></body></html>tail<ul>open",
+    b"text first<ul><li>x",
+    b"<div>" * 600 + b"<p>deep<ul><li>x</ul>" + b"</div>" * 600 + b"<p>after",
+    b"<ul>" + b"<li><p><b>x" * 200 + b"</ul><p>after",
+]
+
+
+def _rewrite(make: Callable[[Observed], Rewriter], chunks: Sequence[bytes],
+             lazy: bool) -> tuple[bytes | str, Observed]:
+    seen: Observed = []
+    rw = make(seen)
+    rw._lazy_mirror = lazy
+    stream = rw.stream()
+    try:
+        out = b"".join([stream.feed(chunk) for chunk in chunks]) + stream.close()
+    except ValueError as exc:           # a refused change: refused alike either way
+        return str(exc), seen
+    return out, seen
+
+
+def _cuts(data: bytes) -> list[list[bytes]]:
+    return [[data], [data[i:i + 1] for i in range(len(data))] if len(data) < 400 else
+            [data[i:i + 7] for i in range(0, len(data), 7)]]
+
+
+def check(data: bytes, names: Sequence[str], cuts: list[list[bytes]]) -> None:
+    for name in names:
+        make = RULE_SETS[name]
+        whole = _rewrite(make, [data], True)
+        for chunks in cuts:
+            lazy = _rewrite(make, chunks, True)
+            assert lazy == _rewrite(make, chunks, False), (name, chunks)
+            assert lazy[0] == whole[0], (name, chunks)
+
+
+@pytest.mark.parametrize("data", EDGE_CASES)
+def test_lazy_mirror_edge_cases(data: bytes) -> None:
+    check(data, list(RULE_SETS), _cuts(data))
+
+
+@SETTINGS
+@given(html_documents(40), st.lists(st.integers(0, 400), max_size=6))
+def test_lazy_mirror_property(data: bytes, points: list[int]) -> None:
+    cuts = sorted({min(p, len(data)) for p in points})
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    check(data, list(RULE_SETS), [[data], pieces])
+
+
+def _corpus() -> list[Path]:
+    env = os.environ.get("HTMLSTREAM_CORPUS")
+    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    return sorted(root.glob("*.html")) if root.is_dir() else []
+
+
+@pytest.mark.parametrize("path", _corpus(), ids=lambda p: p.name)
+def test_lazy_mirror_corpus(path: Path) -> None:
+    data = path.read_bytes()
+    check(data, list(RULE_SETS), [[data[i:i + 1024] for i in range(0, len(data), 1024)]])
+
+
+def test_lazy_mirror_max_depth() -> None:
+    # beyond the simulator's max_depth the sink replays every tag (overflow)
+    data = b"<ul>" + b"<div><li>" * 1500 + b"x" + b"</div>" * 1500 + b"<p>y"
+    check(data, ["bench_like", "implied_ends"], [[data], [data[i:i + 64]
+                                                        for i in range(0, len(data), 64)]])
