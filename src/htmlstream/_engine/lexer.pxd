@@ -98,6 +98,7 @@ cdef class Lexer:
     cdef public Feedback feedback
     cdef public bint cdata_allowed
     cdef public bint want_text      # sink.on_text is called only when set
+    cdef public bint sink_tags      # sink.on_tag is called only when set
     cdef bint hold_utf8             # keep an incomplete trailing UTF-8 sequence for the next chunk
 
     # --- state machine ---

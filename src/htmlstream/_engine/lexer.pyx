@@ -244,6 +244,7 @@ cdef class Lexer:
         self.max_buffer_size = max_buffer_size
         self.hold_utf8 = hold_utf8
         self.want_text = True
+        self.sink_tags = True
         self.cdata_allowed = False
         self.attrs_cap = 16
         self.attrs = <AttrRec*>malloc(self.attrs_cap * sizeof(AttrRec))
@@ -672,7 +673,12 @@ cdef class Lexer:
 
     cdef int emit_tag(self, Py_ssize_t end) except -1:
         """The tag that began at ``token_start`` ends before ``end``."""
-        self.flush_text(self.token_start, True)
+        if self.want_text or (self.token_start > self.text_start and self.feedback is not None
+                              and self.feedback.wants_text):
+            self.flush_text(self.token_start, True)
+        else:
+            # (what flush_text comes to when no one is told of the text)
+            self.text_node_open = False
         self.tag.end = end
         self.token_start = -1
         self.text_start = end
@@ -688,7 +694,7 @@ cdef class Lexer:
                 if self.tag.name_hash == INVALID_HASH else -1
         if self.feedback is not None:
             self.feedback.on_tag(self, &self.tag)
-        if self.sink is not None:
+        if self.sink_tags and self.sink is not None:
             self.sink.on_tag(self, &self.tag)
         return 0
 
