@@ -61,6 +61,11 @@ EDGE_CASES = [
     b"<a\x00b=c>d<x-y z=1>e</x-y><X-Y Z=2><x-yz z=3><x-z z=4>",
     b"<!DOCTYPE html><!-- <a href='x'> --><![CDATA[<b>]]><?pi <a>?>",
     b"<plaintext a=1></plaintext>",
+    # the scanner's straight run (name, '=', value) and where it leaves it; quoted values
+    # around the 16 bytes found without memchr
+    b"<a x=\"1\"/><a x='1'y=2><a x=1/>t<a x= \"1\"><a x=><a x=\"1\"\t/ ><a x y=z>",
+    b'<a x="' + b"v" * 14 + b'"><a x="' + b"v" * 15 + b'"><a x="' + b"v" * 16 + b'">'
+    b'<a x="' + b"v" * 17 + b'"><a x=\'' + b"v\"" * 20 + b"'>",
 ]
 
 

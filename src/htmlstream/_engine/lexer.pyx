@@ -157,6 +157,36 @@ for _c in (0x2F, 0x3D):
 
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    /* The first byte c in [p, end), or NULL: the first 16 bytes a word at a time (the text
+       between two tags and attribute values are mostly shorter: no call), the rest by memchr.
+       (In a word, the lowest byte flagged by the zero-byte test is exactly the first match.) */
+    static inline const unsigned char* hs_find_byte(const unsigned char* p,
+                                                    const unsigned char* end, unsigned char c) {
+        if (end - p >= 16) {
+            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            uint64_t w, x, m;
+            memcpy(&w, p, 8);
+            x = w ^ (ones * c);
+            m = (x - ones) & ~x & highs;
+            if (m) return p + (__builtin_ctzll(m) >> 3);
+            memcpy(&w, p + 8, 8);
+            x = w ^ (ones * c);
+            m = (x - ones) & ~x & highs;
+            if (m) return p + 8 + (__builtin_ctzll(m) >> 3);
+            p += 16;
+        }
+        return (const unsigned char*)memchr(p, c, (size_t)(end - p));
+    }
+    """
+    const unsigned char* find_byte "hs_find_byte"(const unsigned char* p,
+                                                  const unsigned char* end,
+                                                  unsigned char c) noexcept nogil
+
+
 cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
                                      Py_ssize_t n) noexcept nogil:
     """The index of the first byte from ``p`` that ends an unquoted attribute value (white space
@@ -173,6 +203,15 @@ cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
     while p < n and ATTR_STOP[d[p]] != 3:
         p += 1
     return p
+
+
+cdef inline bint wants_attrs(Lexer lx, uint64_t h) noexcept:
+    """Lexer.needs_attrs, its usual answers without a call."""
+    if lx.attrs_all:
+        return True
+    if h != INVALID_HASH and not ((lx.attr_filter >> (h & 63)) & 1):
+        return False
+    return lx.needs_attrs(h)
 
 
 cdef class TokenSink:
@@ -550,7 +589,77 @@ cdef class Lexer:
         cdef const unsigned char* hit
         while p < n:
             c = d[p]
-            if st == S_BEFORE_ATTR_NAME or st == S_AFTER_ATTR_NAME:
+            if st == S_BEFORE_ATTR_NAME:
+                # The usual run, straight through: white space, name, '=', a quoted or unquoted
+                # value, up to the next attribute; anything else goes to its state below.
+                while is_ws(c):
+                    p += 1
+                    if p >= n:
+                        break
+                    c = d[p]
+                if p >= n:
+                    break
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                if c == b'/':
+                    st = S_SELF_CLOSING_START_TAG
+                    p += 1
+                    continue
+                # an attribute starts ('=' first is part of its name)
+                self.skipped_attrs += 1
+                if self.skipped_attrs > self.max_attributes:
+                    self.state = st
+                    self.fail_limit("max_attributes", self.max_attributes,
+                                    "a tag with too many attributes", self.token_start)
+                p += 1
+                while p < n and ATTR_STOP[d[p]] == 0:
+                    p += 1
+                if p >= n:
+                    st = S_ATTR_NAME
+                    break
+                c = d[p]
+                if c != b'=':
+                    st = S_ATTR_NAME        # ('>', '/' or white space: handled there)
+                    continue
+                p += 1
+                if p >= n:
+                    st = S_BEFORE_ATTR_VALUE
+                    break
+                c = d[p]
+                if c == b'"' or c == b"'":
+                    hit = find_byte(d + p + 1, d + n, c)
+                    if hit == NULL:
+                        st = S_ATTR_VALUE_DQ if c == b'"' else S_ATTR_VALUE_SQ
+                        p = n
+                        break
+                    p = hit - d + 1
+                    if p >= n:
+                        st = S_AFTER_ATTR_VALUE_QUOTED
+                        break
+                    c = d[p]
+                    if is_ws(c):
+                        p += 1
+                    elif c == b'>':
+                        self.emit_tag(self.base + p + 1)
+                        return p + 1
+                    elif c == b'/':
+                        st = S_SELF_CLOSING_START_TAG
+                        p += 1
+                    # (else an attribute follows at once)
+                    continue
+                if c == b'>' or is_ws(c):
+                    st = S_BEFORE_ATTR_VALUE
+                    continue
+                p = skip_unquoted(d, p, n)
+                if p >= n:
+                    st = S_ATTR_VALUE_UNQ
+                    break
+                if d[p] == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                p += 1
+            elif st == S_AFTER_ATTR_NAME:
                 if is_ws(c):
                     p += 1
                     continue
@@ -559,17 +668,12 @@ cdef class Lexer:
                     return p + 1
                 if c == b'/':
                     st = S_SELF_CLOSING_START_TAG
-                elif c == b'=' and st == S_AFTER_ATTR_NAME:
+                    p += 1
+                elif c == b'=':
                     st = S_BEFORE_ATTR_VALUE
+                    p += 1
                 else:
-                    # an attribute starts ('=' first is part of its name)
-                    self.skipped_attrs += 1
-                    if self.skipped_attrs > self.max_attributes:
-                        self.state = st
-                        self.fail_limit("max_attributes", self.max_attributes,
-                                        "a tag with too many attributes", self.token_start)
-                    st = S_ATTR_NAME
-                p += 1
+                    st = S_BEFORE_ATTR_NAME     # another attribute starts here
             elif st == S_ATTR_NAME:
                 while p < n and ATTR_STOP[d[p]] == 0:
                     p += 1
@@ -597,8 +701,7 @@ cdef class Lexer:
                 else:
                     st = S_ATTR_VALUE_UNQ
             elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
-                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
-                                                   n - p)
+                hit = find_byte(d + p, d + n, 0x22 if st == S_ATTR_VALUE_DQ else 0x27)
                 if hit == NULL:
                     p = n
                     break
@@ -1283,7 +1386,7 @@ cdef class Lexer:
                     continue
                 self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
                 p += 1
-                if self.lazy_attrs and (self.tag.is_end or not self.needs_attrs(h)):
+                if self.lazy_attrs and (self.tag.is_end or not wants_attrs(self, h)):
                     self.tag.attrs_skipped = True
                     p = self.skip_attrs(p)
                     if p >= n:
@@ -1367,8 +1470,7 @@ cdef class Lexer:
             elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
                 if p >= n:
                     break
-                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
-                                                   n - p)
+                hit = find_byte(d + p, d + n, 0x22 if st == S_ATTR_VALUE_DQ else 0x27)
                 if hit == NULL:
                     p = n
                     break
