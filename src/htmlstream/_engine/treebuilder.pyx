@@ -1085,28 +1085,32 @@ cdef void afe_clear_to_marker(TreeBuilderSimulator s) noexcept:
 
 cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
     """Push the element just inserted for the current tag onto the list (Noah's Ark clause)."""
-    cdef FormattingEntry entry
+    cdef FormattingEntry* entry
     cdef Py_ssize_t i, earliest = -1
     cdef int same = 0
+    cdef uint64_t h
     cdef OpenElement* e = top(s)
     if e == NULL:
         return      # beyond max_depth: not tracked
-    entry.id = e.id
-    entry.elem = e[0]
     # <a> never has a twin in the list (a new <a> first closes the old one), so only the other
     # formatting elements need their attributes compared.
-    entry.attrs_hash = 0 if e.tid == T_A or s.t_tag == NULL or s.t_tag.n_attrs == 0 \
-        else attrs_hash(s)
+    h = 0 if e.tid == T_A or s.t_tag == NULL or s.t_tag.n_attrs == 0 else attrs_hash(s)
     i = -1 if e.tid == T_A else s.afe_len - 1
     while i >= 0 and s.afe[i].id != 0:
         if s.afe[i].elem.tid == e.tid and s.afe[i].elem.name == e.name \
-                and s.afe[i].attrs_hash == entry.attrs_hash:
+                and s.afe[i].attrs_hash == h:
             same += 1
             earliest = i
         i -= 1
     if same >= 3:
         afe_remove_at(s, earliest)
-    afe_insert_at(s, s.afe_len, &entry)
+    if s.afe_len >= s.max_depth:
+        afe_remove_at(s, 0)       # bounded: the oldest entry is forgotten (as afe_insert_at)
+    entry = &s.afe[s.afe_len]
+    entry.id = e.id
+    entry.attrs_hash = h
+    entry.elem = e[0]
+    s.afe_len += 1
 
 
 cdef void reconstruct(TreeBuilderSimulator s) noexcept:
