@@ -117,9 +117,11 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef const unsigned char* t_data
     cdef Py_ssize_t t_base
     cdef int t_tid
+    # (t_name and t_xname are written one by one and read by insert_html: apart, the compiler
+    # cannot read them as one 16-byte word, which would wait for both stores)
     cdef uint64_t t_name
-    cdef uint64_t t_xname
     cdef Py_ssize_t t_offset
+    cdef uint64_t t_xname
     cdef bint t_self_closing
     cdef bint t_no_attrs          # synthetic token without attributes (</br> as <br>)
     cdef int pending_text_type

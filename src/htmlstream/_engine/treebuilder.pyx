@@ -873,17 +873,29 @@ cdef inline void note_start(TreeBuilderSimulator s, int ns, bint pushed) noexcep
 
 
 cdef void insert_html(TreeBuilderSimulator s) noexcept:
-    """Insert an HTML element for the current start tag."""
-    cdef OpenElement e
-    e.name = s.t_name
-    e.xname = s.t_xname
-    e.offset = s.t_offset
-    e.tid = <uint16_t>s.t_tid
-    e.ns = NS_HTML
-    e.flags = html_flags(s.t_tid)
-    push_new(s, &e)
+    """Insert an HTML element for the current start tag (push_new, the entry written in place:
+    copying a struct just written field by field would stall on store forwarding)."""
+    cdef OpenElement* e
+    s.next_id += 1
+    if s.overflow > 0 or s.depth >= s.max_depth:
+        s.overflow += 1
+        s.overflow_last_tid = s.t_tid
+        s.overflow_last_ns = NS_HTML
+    else:
+        e = &s.stack[s.depth]
+        e.name = s.t_name
+        e.xname = s.t_xname
+        e.id = s.next_id
+        e.offset = s.t_offset
+        e.tid = <uint16_t>s.t_tid
+        e.ns = NS_HTML
+        e.flags = html_flags(s.t_tid)
+        if s.t_tid == T_P:
+            s.n_p += 1
+        lower_changed(s, s.depth)
+        s.depth += 1
     note_start(s, NS_HTML, True)
-    if e.name == INVALID_HASH:
+    if s.t_name == INVALID_HASH:
         remember_long_name(s)
 
 
@@ -1109,7 +1121,14 @@ cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
     entry = &s.afe[s.afe_len]
     entry.id = e.id
     entry.attrs_hash = h
-    entry.elem = e[0]
+    # (field by field: e was just written so, a copy of the whole struct would stall)
+    entry.elem.name = e.name
+    entry.elem.xname = e.xname
+    entry.elem.id = e.id
+    entry.elem.offset = e.offset
+    entry.elem.tid = e.tid
+    entry.elem.ns = e.ns
+    entry.elem.flags = e.flags
     s.afe_len += 1
 
 
