@@ -96,3 +96,23 @@ def test_fast_paths_tree_construction() -> None:
         for scripting in (True, False):
             check(data, scripting=scripting)
         check(data, max_depth=6)
+
+
+#: Names around the 12 codes the tag-name hash always holds (the lexer checks the length only
+#: at the end of a name): 12, 13 that fit ('f' starts low enough) or not, 14, other bytes late.
+LONG_NAMES = ["abcdefghijkl", "foreignobjecT", "zzzzzzzzzzzzz", "abcdefghijklmn",
+              "a1b2c3d4e5f6g", "abcdefghijklm-", "x-abcdefghijklm", "abcdefghijkl7"]
+
+
+@pytest.mark.parametrize("name", LONG_NAMES)
+def test_long_tag_names_in_every_chunking(name: str) -> None:
+    data = f"<body><{name} a=1><{name.upper()}>t</{name}>".encode()
+    expected = [("html", "html"), ("body", "html"), (name.lower(), "html"),
+                (name.lower(), "html")]
+    for cut in range(1, len(data)):
+        sim = TreeBuilderSimulator()
+        lexer = Lexer(TokenCollector(), sim)
+        lexer.feed_bytes(data[:cut])
+        lexer.feed_bytes(data[cut:])
+        assert sim.open_elements() == expected[:3], (name, cut)
+        lexer.close()

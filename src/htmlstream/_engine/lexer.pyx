@@ -1363,22 +1363,31 @@ cdef class Lexer:
                 continue
 
             elif st == S_TAG_NAME:
+                # The hash as hash_update makes it, one table look-up per byte.  Up to 12 codes
+                # always fit, so the loop does not check for overflow: a longer name is hashed
+                # again at its end (hash_bytes, which tells), and a byte the hash cannot take
+                # makes it INVALID_HASH for the rest of the name.
                 h = self.tag.name_hash
-                while p < n:
-                    c = d[p]
-                    k = NAME_CODE[c]        # (one table look-up per byte: see hash_update)
-                    if k >= 32:
-                        if k == NAME_END:
+                if h != INVALID_HASH:
+                    k = NAME_END
+                    while p < n:
+                        k = NAME_CODE[d[p]]
+                        if k >= 32:
                             break
-                        h = INVALID_HASH
-                    elif h >> 59:
-                        h = INVALID_HASH
-                    else:
                         h = (h << 5) | k
-                    p += 1
+                        p += 1
+                    if k == NAME_OTHER:
+                        h = INVALID_HASH
+                if h == INVALID_HASH:
+                    while p < n and NAME_CODE[d[p]] != NAME_END:
+                        p += 1
                 self.tag.name_hash = h
                 if p >= n:
                     break
+                c = d[p]
+                if h != INVALID_HASH and base + p - self.tag.name_start > 12:
+                    h = hash_bytes(d + (self.tag.name_start - base), base + p - self.tag.name_start)
+                    self.tag.name_hash = h
                 self.tag.name_end = base + p
                 if c == b'>':
                     self.emit_tag(base + p + 1)
