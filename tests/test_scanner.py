@@ -66,6 +66,10 @@ EDGE_CASES = [
     b"<a x=\"1\"/><a x='1'y=2><a x=1/>t<a x= \"1\"><a x=><a x=\"1\"\t/ ><a x y=z>",
     b'<a x="' + b"v" * 14 + b'"><a x="' + b"v" * 15 + b'"><a x="' + b"v" * 16 + b'">'
     b'<a x="' + b"v" * 17 + b'"><a x=\'' + b"v\"" * 20 + b"'>",
+    # unquoted values a word at a time: the end in every byte of a word, control bytes that do
+    # not end it, UTF-8
+    b"<a x=1234567><a x=12345678><a x=123456789 y=1><a x=1234567\t><a x=a\x01b\x1fc\x00d>"
+    b"<a x=\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e>t<a x=\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\r\ny>",
 ]
 
 

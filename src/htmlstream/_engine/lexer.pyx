@@ -185,21 +185,28 @@ cdef extern from *:
     const unsigned char* find_byte "hs_find_byte"(const unsigned char* p,
                                                   const unsigned char* end,
                                                   unsigned char c) noexcept nogil
+    int ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
 
 
 cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
                                      Py_ssize_t n) noexcept nogil:
     """The index of the first byte from ``p`` that ends an unquoted attribute value (white space
-    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time while none of them is below 0x21 or
-    ``>`` (a word with one is finished byte by byte, so the answer is exact)."""
-    cdef uint64_t w, x
+    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time: in a word, the lowest byte flagged
+    as below 0x21 or ``>`` is the first such byte; it ends the value unless it is another
+    control byte (then the scan goes on after it)."""
+    cdef uint64_t w, x, m
     while p + 8 <= n:
         memcpy(&w, d + p, 8)
         x = w ^ <uint64_t>0x3E3E3E3E3E3E3E3EULL
-        if ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
-                or ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL):
-            break
-        p += 8
+        m = ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
+            | ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL)
+        if m:
+            p += ctz64(m) >> 3
+            if ATTR_STOP[d[p]] == 3:
+                return p
+            p += 1
+        else:
+            p += 8
     while p < n and ATTR_STOP[d[p]] != 3:
         p += 1
     return p
