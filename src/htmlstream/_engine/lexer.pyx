@@ -129,6 +129,11 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
     return 1 if avail >= n else 0
 
 
+# feed_ptr: a chunk after one that ended inside a token is copied after it this many bytes at a
+# time (doubling) until the token is finished, then read in place (Lexer.finish_carried).
+cdef enum:
+    CARRY_STEP = 1024
+
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
 # Per byte, in a tag name: its code in the tag-name hash (0-31, as hash_update), NAME_END for a
@@ -365,16 +370,60 @@ cdef class Lexer:
             self.data = chunk
             self.data_len = n
             self.base = self.stream_len
+            self.stream_len += n
+        elif n <= 2 * CARRY_STEP:
+            self.append(chunk, n)
+            self.stream_len += n
         else:
-            self.reserve(self.buf_len + n)
-            memcpy(self.buf + self.buf_len, chunk, n)
-            self.buf_len += n
-            self.data = self.buf
-            self.data_len = self.buf_len
-        self.stream_len += n
+            self.finish_carried(chunk, n)
         self.run(False)
         self.carry_over()
         self.failed = False
+        return 0
+
+    cdef int append(self, const unsigned char* chunk, Py_ssize_t n) except -1:
+        """Read the carried-over bytes and then ``n`` bytes at ``chunk`` as one window."""
+        self.reserve(self.buf_len + n)
+        memcpy(self.buf + self.buf_len, chunk, n)
+        self.buf_len += n
+        self.data = self.buf
+        self.data_len = self.buf_len
+        return 0
+
+    cdef int finish_carried(self, const unsigned char* chunk, Py_ssize_t n) except -1:
+        """Read the token carried over from the last chunk on a copy of as little of ``chunk``
+        as it needs (CARRY_STEP bytes, doubled while it is unfinished); once nothing pending
+        starts before ``chunk``, move the window to ``chunk`` itself, where the rest is read
+        (else, all of it copied, the window is the whole).  The shorter windows are not chunk
+        ends: no text is handed over at their ends."""
+        cdef Py_ssize_t chunk_base = self.stream_len
+        cdef Py_ssize_t taken = 0, step = CARRY_STEP, m
+        self.stream_len += n
+        while True:
+            m = n - taken if n - taken < step else step
+            self.append(chunk + taken, m)
+            taken += m
+            if taken == n:
+                return 0
+            try:
+                self.run(False)
+            except BaseException:
+                # (a limit error keeps the window readable for the caller: all of it)
+                self.append(chunk + taken, n - taken)
+                raise
+            if self.text_start >= chunk_base:
+                break
+            step *= 2
+        # Everything before text_start has been handed over (any pending token starts after
+        # it): let the sink take it, keep a name the window will no longer hold, move.
+        if self.last_name_pending >= 0 and self.last_name_pending < chunk_base:
+            self.keep_last_name()
+        if self.sink is not None:
+            self.sink.on_flush(self, self.text_start)
+        self.buf_len = 0
+        self.data = chunk
+        self.data_len = n
+        self.base = chunk_base
         return 0
 
     def close(self):

@@ -8,7 +8,7 @@ written from its recorded mutations instead, and content an element removal cove
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
@@ -560,11 +560,20 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tokens
 
     cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
-        if not self.may_change and self.out_len == 0 and self.ready is None \
-                and upto > self.out_pos:
+        cdef Py_ssize_t m, k
+        cdef bytes b
+        if not self.may_change and self.out_len == 0 and upto > self.out_pos:
             # Nothing can change the output, which is the input: make the bytes take() returns
             # straight from the window (one copy, not two through the output buffer).
-            self.ready = self.input_slice(self.out_pos, upto)
+            m = upto - self.out_pos
+            if self.ready is None:
+                self.ready = self.input_slice(self.out_pos, upto)
+            else:       # (a second flush before take(): one bytes object for both)
+                k = len(self.ready)
+                b = PyBytes_FromStringAndSize(NULL, k + m)
+                memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
+                memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
+                self.ready = b
             self.out_pos = upto
             return 0
         return self.copy_input(upto)
