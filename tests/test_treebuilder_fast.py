@@ -116,3 +116,20 @@ def test_long_tag_names_in_every_chunking(name: str) -> None:
         lexer.feed_bytes(data[cut:])
         assert sim.open_elements() == expected[:3], (name, cut)
         lexer.close()
+
+
+def test_custom_element_names_through_the_name_cache() -> None:
+    """Names the tag-name hash cannot hold get their 64-bit hash through a small cache keyed by
+    raw bytes: names that differ in one byte, in case, in length, past 16 bytes, at a chunk end."""
+    names = ["x-a", "x-b", "X-A", "x-ab", "emu-xref", "emu-xreF", "emu-xrefs", "a-bcdefghijklmno",
+             "a-bcdefghijklmnp", "a-bcdefghijklmnop", "a-bcdefghijklmnoq", "x-\u00e9", "x-a\x00"]
+    data = "<body>" + "".join(f"<{name}>" for name in names * 2)
+    expected = [name.lower().replace("\x00", "\ufffd") for name in names * 2]
+    raw = data.encode()
+    for cut in range(1, len(raw), 7):
+        sim = TreeBuilderSimulator()
+        lexer = Lexer(TokenCollector(), sim)
+        lexer.feed_bytes(raw[:cut])
+        lexer.feed_bytes(raw[cut:])
+        assert [name for name, _ in sim.open_elements()][2:] == expected, cut
+        lexer.close()

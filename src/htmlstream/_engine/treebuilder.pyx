@@ -376,6 +376,31 @@ cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     return mix64(h)
 
 
+cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py_ssize_t n,
+                              Py_ssize_t avail) noexcept:
+    """fnv_name(p, n) for a tag name, through a small cache keyed by the raw bytes of names of
+    up to 16 bytes (custom elements come again and again); ``avail``: bytes readable at p."""
+    cdef uint64_t w0, w1
+    cdef XnameSlot* slot
+    if n > 16 or avail < 16:
+        return fnv_name(p, n)
+    memcpy(&w0, p, 8)
+    memcpy(&w1, p + 8, 8)
+    if n < 8:
+        w0 &= ((<uint64_t>1) << (8 * n)) - 1
+        w1 = 0
+    elif n < 16:
+        w1 &= ((<uint64_t>1) << (8 * (n - 8))) - 1
+    slot = &s.xcache[((w0 ^ (w1 * <uint64_t>0xC2B2AE3D27D4EB4FULL) ^ <uint64_t>n)
+                      * <uint64_t>0x9E3779B97F4A7C15ULL) >> 60]
+    if slot.w0 != w0 or slot.w1 != w1 or slot.n != <uint64_t>n:
+        slot.w0 = w0
+        slot.w1 = w1
+        slot.n = n
+        slot.xname = fnv_name(p, n)
+    return slot.xname
+
+
 cdef uint64_t fnv_name_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     """FNV-1a of the tokenizer's name (see fnv_name), byte by byte."""
     cdef uint64_t h = <uint64_t>14695981039346656037ULL
@@ -2451,6 +2476,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.pending_text_type = -1
         self.long_names = {}
         memset(self.long_seen, 0, sizeof(self.long_seen))
+        memset(self.xcache, 0, sizeof(self.xcache))
         self.wants_text = True
 
     def __dealloc__(self):
@@ -2477,7 +2503,7 @@ cdef class TreeBuilderSimulator(Feedback):
         else:
             name = lx.data + (tag.name_start - lx.base)
             n = tag.name_end - tag.name_start
-            self.t_xname = fnv_name(name, n)
+            self.t_xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
             tid = T_ANNOTATION_XML if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
         self.t_tid = tid
         self.pending_text_type = -1
