@@ -328,3 +328,21 @@ def test_carried_token_limit_keeps_every_byte() -> None:
         stream = rw.stream()
         out = stream.feed(data[:cut]) + stream.feed(data[cut:]) + stream.close()
         assert out == data, cut
+
+
+def test_attribute_policy_from_a_tuple_is_remembered() -> None:
+    """set_attribute_policy works a tuple of names out once (rule sets pass the same tuple for
+    every stream): a tuple, the same tuple again and a list give the same tokens."""
+    data = b'<a href=x><X-Y z=1><b c=d><font color=red><p q=r><x-yz w=1>'
+    names = ("a", "x-y", 0xFFFFFFFFFFFFFFFF - 1, *ATTRIBUTE_TAGS)
+    views = []
+    for policy in (names, names, list(names), tuple(names)):
+        collector = TokenCollector()
+        lexer = Lexer(collector, TreeBuilderSimulator())
+        lexer.set_attribute_policy(True, False, policy)
+        lexer.feed_bytes(data)
+        lexer.close()
+        views.append(_view(collector.take(), attributes=True))
+    assert views[1:] == views[:1] * 3
+    assert [v[-1] for v in views[0] if v[0] == "StartTag"] == [
+        (("href", "x"),), (("z", "1"),), (("c", "d"),), (("color", "red"),), (), ()]

@@ -217,6 +217,42 @@ cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
     return p
 
 
+# set_attribute_policy's names, worked out: names tuple -> (the hashes packed as uint64_t, their
+# filter bits, the lower-cased names the hash cannot hold, whether every such name is meant).
+cdef dict _POLICIES = {}
+
+
+cdef tuple _parse_policy(names):
+    cdef list hs = []
+    cdef list long_names = []
+    cdef bint unhashable_all = False
+    cdef uint64_t h, filt = 0
+    cdef bytes packed
+    cdef uint64_t* arr
+    for name in names:
+        if isinstance(name, int):
+            h = name
+        elif isinstance(name, str) and not name.isascii():
+            h = INVALID_HASH
+        else:
+            b = name.encode("ascii") if isinstance(name, str) else bytes(name)
+            h = hash_bytes(b, len(b))
+            if h == INVALID_HASH:
+                if b.lower() not in long_names:
+                    long_names.append(b.lower())
+                continue
+        if h == INVALID_HASH:
+            unhashable_all = True
+        elif h not in hs:
+            hs.append(h)
+    packed = PyBytes_FromStringAndSize(NULL, len(hs) * sizeof(uint64_t))
+    arr = <uint64_t*>PyBytes_AS_STRING(packed)
+    for i, h in enumerate(hs):
+        arr[i] = h
+        filt |= (<uint64_t>1) << (h & 63)
+    return (packed, filt, long_names, unhashable_all)
+
+
 cdef inline bint wants_attrs(Lexer lx, uint64_t h) noexcept:
     """Lexer.needs_attrs, its usual answers without a call."""
     if lx.attrs_all:
@@ -485,37 +521,25 @@ cdef class Lexer:
         ``all_start_tags`` keeps every start tag in full.  May be changed between chunks (it
         applies from the next tag on).
         """
-        cdef list hs = []
-        cdef list long_names = []
-        cdef uint64_t h
+        cdef bytes packed
         cdef uint64_t* arr
-        self.unhashable_all = False
-        for name in names:
-            if isinstance(name, int):
-                h = name
-            elif isinstance(name, str) and not name.isascii():
-                h = INVALID_HASH
-            else:
-                b = name.encode("ascii") if isinstance(name, str) else bytes(name)
-                h = hash_bytes(b, len(b))
-                if h == INVALID_HASH:
-                    if b.lower() not in long_names:
-                        long_names.append(b.lower())
-                    continue
-            if h == INVALID_HASH:
-                self.unhashable_all = True
-            elif h not in hs:
-                hs.append(h)
-        self.long_names = long_names
-        arr = <uint64_t*>realloc(self.attr_hashes, (len(hs) + 1) * sizeof(uint64_t))
+        cdef Py_ssize_t k
+        try:
+            policy = _POLICIES.get(names)      # (a rule set's names: the same tuple each stream)
+        except TypeError:
+            policy = None
+        if policy is None:
+            policy = _parse_policy(names)
+            if type(names) is tuple and len(_POLICIES) < 256:
+                _POLICIES[names] = policy
+        packed, self.attr_filter, self.long_names, self.unhashable_all = policy
+        k = len(packed)
+        arr = <uint64_t*>realloc(self.attr_hashes, k + sizeof(uint64_t))
         if arr == NULL:
             raise MemoryError()
+        memcpy(arr, <const char*>packed, k)
         self.attr_hashes = arr
-        self.attr_filter = 0
-        for i, h in enumerate(hs):
-            arr[i] = h
-            self.attr_filter |= (<uint64_t>1) << (h & 63)
-        self.attr_hashes_len = len(hs)
+        self.attr_hashes_len = k // sizeof(uint64_t)
         self.attrs_all = all_start_tags
         self.lazy_attrs = lazy
 
