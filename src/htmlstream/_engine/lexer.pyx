@@ -1146,21 +1146,19 @@ cdef class Lexer:
                 # The usual tags, '<' letter and '</' letter, go straight to the tag name (what
                 # S_TAG_OPEN and S_END_TAG_OPEN below do with them); anything else, or a '<' too
                 # near the end of the window to tell, takes those states.
-                if p + 2 < n:
-                    c = d[p + 1]
-                    if is_alpha(c):
-                        self.begin_tag(base + p, False)
-                        self.state = S_TAG_NAME
-                        p += 1
-                        continue
-                    if c == b'/' and is_alpha(d[p + 2]):
-                        self.begin_tag(base + p, True)
-                        self.state = S_TAG_NAME
-                        p += 2
-                        continue
-                self.state = S_TAG_OPEN
-                p += 1
-                continue
+                # (they fall through to the tag-name block after this chain, without the
+                # state dispatch)
+                if p + 2 < n and is_alpha(d[p + 1]):
+                    self.begin_tag(base + p, False)
+                    p += 1
+                elif p + 2 < n and d[p + 1] == b'/' and is_alpha(d[p + 2]):
+                    self.begin_tag(base + p, True)
+                    p += 2
+                else:
+                    self.state = S_TAG_OPEN
+                    p += 1
+                    continue
+                self.state = st = S_TAG_NAME
 
             elif st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
                 if p >= n:
@@ -1443,44 +1441,7 @@ cdef class Lexer:
                 continue
 
             elif st == S_TAG_NAME:
-                # The hash as hash_update makes it, one table look-up per byte.  Up to 12 codes
-                # always fit, so the loop does not check for overflow: a longer name is hashed
-                # again at its end (hash_bytes, which tells), and a byte the hash cannot take
-                # makes it INVALID_HASH for the rest of the name.
-                h = self.tag.name_hash
-                if h != INVALID_HASH:
-                    k = NAME_END
-                    while p < n:
-                        k = NAME_CODE[d[p]]
-                        if k >= 32:
-                            break
-                        h = (h << 5) | k
-                        p += 1
-                    if k == NAME_OTHER:
-                        h = INVALID_HASH
-                if h == INVALID_HASH:
-                    while p < n and NAME_CODE[d[p]] != NAME_END:
-                        p += 1
-                self.tag.name_hash = h
-                if p >= n:
-                    break
-                c = d[p]
-                if h != INVALID_HASH and base + p - self.tag.name_start > 12:
-                    h = hash_bytes(d + (self.tag.name_start - base), base + p - self.tag.name_start)
-                    self.tag.name_hash = h
-                self.tag.name_end = base + p
-                if c == b'>':
-                    self.emit_tag(base + p + 1)
-                    p += 1
-                    continue
-                self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
-                p += 1
-                if self.lazy_attrs and (self.tag.is_end or not wants_attrs(self, h)):
-                    self.tag.attrs_skipped = True
-                    p = self.skip_attrs(p)
-                    if p >= n:
-                        break
-                continue
+                pass        # (the block after this chain)
 
             elif st == S_BEFORE_ATTR_NAME:
                 while p < n and is_ws(d[p]):
@@ -1885,6 +1846,47 @@ cdef class Lexer:
 
             else:
                 raise AssertionError(f"lexer in unknown state {st}")
+
+            # ---------------------------------------------------------- tag names
+            if st == S_TAG_NAME:
+                # The hash as hash_update makes it, one table look-up per byte.  Up to 12 codes
+                # always fit, so the loop does not check for overflow: a longer name is hashed
+                # again at its end (hash_bytes, which tells), and a byte the hash cannot take
+                # makes it INVALID_HASH for the rest of the name.
+                h = self.tag.name_hash
+                if h != INVALID_HASH:
+                    k = NAME_END
+                    while p < n:
+                        k = NAME_CODE[d[p]]
+                        if k >= 32:
+                            break
+                        h = (h << 5) | k
+                        p += 1
+                    if k == NAME_OTHER:
+                        h = INVALID_HASH
+                if h == INVALID_HASH:
+                    while p < n and NAME_CODE[d[p]] != NAME_END:
+                        p += 1
+                self.tag.name_hash = h
+                if p >= n:
+                    break
+                c = d[p]
+                if h != INVALID_HASH and base + p - self.tag.name_start > 12:
+                    h = hash_bytes(d + (self.tag.name_start - base), base + p - self.tag.name_start)
+                    self.tag.name_hash = h
+                self.tag.name_end = base + p
+                if c == b'>':
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                    continue
+                self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
+                p += 1
+                if self.lazy_attrs and (self.tag.is_end or not wants_attrs(self, h)):
+                    self.tag.attrs_skipped = True
+                    p = self.skip_attrs(p)
+                    if p >= n:
+                        break
+                continue
 
         self.pos = base + p
         return 0
