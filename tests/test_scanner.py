@@ -61,6 +61,15 @@ EDGE_CASES = [
     b"<a\x00b=c>d<x-y z=1>e</x-y><X-Y Z=2><x-yz z=3><x-z z=4>",
     b"<!DOCTYPE html><!-- <a href='x'> --><![CDATA[<b>]]><?pi <a>?>",
     b"<plaintext a=1></plaintext>",
+    # the scanner's straight run (name, '=', value) and where it leaves it; quoted values
+    # around the 16 bytes found without memchr
+    b"<a x=\"1\"/><a x='1'y=2><a x=1/>t<a x= \"1\"><a x=><a x=\"1\"\t/ ><a x y=z>",
+    b'<a x="' + b"v" * 14 + b'"><a x="' + b"v" * 15 + b'"><a x="' + b"v" * 16 + b'">'
+    b'<a x="' + b"v" * 17 + b'"><a x=\'' + b"v\"" * 20 + b"'>",
+    # unquoted values a word at a time: the end in every byte of a word, control bytes that do
+    # not end it, UTF-8
+    b"<a x=1234567><a x=12345678><a x=123456789 y=1><a x=1234567\t><a x=a\x01b\x1fc\x00d>"
+    b"<a x=\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e>t<a x=\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\r\ny>",
 ]
 
 
@@ -271,3 +280,69 @@ def test_rewriter_corpus(path: Path, rules: str) -> None:
     cuts = [[data], [data[i:i + 1024] for i in range(0, len(data), 1024)],
             *chunkings(data, random_splits=2, single_bytes=False, two_way=False)[1:]]
     check_rewriter(data, cuts, [rules])
+
+
+# ------------------------------------------------------------------------------ carried tokens
+
+def _carry_document() -> bytes:
+    """Tokens of every kind, some longer than the lexer's carry step (1 KiB, doubled), text with
+    endings that are held back at a chunk end."""
+    parts = [b"<!DOCTYPE html><title>t</title><p class=a>x &amp y &am", b"p; z\r\n",
+             b"<div class='" + b"v" * 3000 + b"' id=q>", b"<!--" + b"c" * 5000 + b"-->",
+             "caf\u00e9 ".encode() * 50, b"<a href=/x title=\"" + b"t" * 700 + b"\">l</a>",
+             b"<script>if (a < b) { x = '</scr' + 'ipt>'; }</script>", b"<svg><![CDATA[x]]></svg>",
+             b"<x-" + b"n" * 40 + b" a=1>", b"</x-" + b"n" * 40 + b">", b"text " * 300]
+    return b"".join(parts) * 3
+
+
+def test_carried_token_then_chunk_in_place() -> None:
+    """A chunk after one that ended inside a token: the token is finished on a copy of the
+    chunk's start, the rest is read in place.  Tokens are those of the whole document, and text
+    is cut only at the chunk ends (the shorter windows are not chunk ends)."""
+    data = _carry_document()
+    whole = _view(_lex([data], True), attributes=False)
+    whole_tokens = [t for t in whole if t[0] != "Text"]
+    for size in (2049, 3001, 4096, 5003, 9000):
+        chunks = [data[i:i + size] for i in range(0, len(data), size)]
+        tokens = _view(_lex(chunks, True), attributes=False)
+        assert [t for t in tokens if t[0] != "Text"] == whole_tokens, size
+        ends = {min(i + size, len(data)) for i in range(0, len(data), size)}
+        starts = {t[2] for t in tokens if t[0] != "Text"}
+        for t in tokens:
+            if t[0] == "Text" and not t[4]:     # a piece that is not the last of its node
+                # (it ends at a chunk end, give or take what is held back, or before a token
+                # that a chunk end cut)
+                end = t[2] + len(t[1])
+                assert end in starts or any(0 <= e - end <= 40 for e in ends), (size, t)
+        for name, make in RULE_SETS.items():
+            assert _rewrite(make, chunks, True)[0] == _rewrite(make, [data], True)[0], \
+                (size, name)
+
+
+def test_carried_token_limit_keeps_every_byte() -> None:
+    """A limit hit while the carried token is finished on a copy of the chunk's start: with
+    on_limit="passthrough" the rest of the input still comes out, byte for byte."""
+    data = b"<p>" + b"x" * 3000 + b"<a " + b"b=1 " * 40 + b">" + b"y" * 6000
+    for cut in (3001, 3005, 3050):
+        rw = Rewriter(max_attributes=10, on_limit="passthrough")
+        stream = rw.stream()
+        out = stream.feed(data[:cut]) + stream.feed(data[cut:]) + stream.close()
+        assert out == data, cut
+
+
+def test_attribute_policy_from_a_tuple_is_remembered() -> None:
+    """set_attribute_policy works a tuple of names out once (rule sets pass the same tuple for
+    every stream): a tuple, the same tuple again and a list give the same tokens."""
+    data = b'<a href=x><X-Y z=1><b c=d><font color=red><p q=r><x-yz w=1>'
+    names = ("a", "x-y", 0xFFFFFFFFFFFFFFFF - 1, *ATTRIBUTE_TAGS)
+    views = []
+    for policy in (names, names, list(names), tuple(names)):
+        collector = TokenCollector()
+        lexer = Lexer(collector, TreeBuilderSimulator())
+        lexer.set_attribute_policy(True, False, policy)
+        lexer.feed_bytes(data)
+        lexer.close()
+        views.append(_view(collector.take(), attributes=True))
+    assert views[1:] == views[:1] * 3
+    assert [v[-1] for v in views[0] if v[0] == "StartTag"] == [
+        (("href", "x"),), (("z", "1"),), (("c", "d"),), (("color", "red"),), (), ()]

@@ -98,6 +98,7 @@ cdef class Lexer:
     cdef public Feedback feedback
     cdef public bint cdata_allowed
     cdef public bint want_text      # sink.on_text is called only when set
+    cdef public bint sink_tags      # sink.on_tag is called only when set
     cdef bint hold_utf8             # keep an incomplete trailing UTF-8 sequence for the next chunk
 
     # --- state machine ---
@@ -170,5 +171,7 @@ cdef class Lexer:
     cdef int finish_eof(self) except -1
     cpdef int feed_bytes(self, chunk) except -1
     cdef int feed_ptr(self, const unsigned char* chunk, Py_ssize_t n) except -1
+    cdef int append(self, const unsigned char* chunk, Py_ssize_t n) except -1
+    cdef int finish_carried(self, const unsigned char* chunk, Py_ssize_t n) except -1
     cdef int note_eof(self) except -1
     cdef int script_state(self, bint at_end_tag) noexcept

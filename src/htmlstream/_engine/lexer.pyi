@@ -34,8 +34,9 @@ class Lexer:
     feedback: Feedback | None
     # Whether "<![CDATA[" starts a CDATA section (the adjusted current node is foreign).
     cdata_allowed: bool
-    # Whether the sink is handed text (it is always handed every other token).
+    # Whether the sink is handed text, and tags (it is always handed every other token).
     want_text: bool
+    sink_tags: bool
     def __init__(
         self,
         sink: TokenSink | None = None,

@@ -129,6 +129,11 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
     return 1 if avail >= n else 0
 
 
+# feed_ptr: a chunk after one that ended inside a token is copied after it this many bytes at a
+# time (doubling) until the token is finished, then read in place (Lexer.finish_carried).
+cdef enum:
+    CARRY_STEP = 1024
+
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
 # Per byte, in a tag name: its code in the tag-name hash (0-31, as hash_update), NAME_END for a
@@ -157,22 +162,105 @@ for _c in (0x2F, 0x3D):
 
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    /* The first byte c in [p, end), or NULL, for the closing quote of an attribute value: the
+       first 16 bytes a word at a time (half of the values are shorter: no call), the rest by
+       memchr.  (In a word, the lowest byte flagged by the zero-byte test is exactly the first
+       match.)  Text is searched with memchr alone: its runs are longer, this was slower. */
+    static inline const unsigned char* hs_find_byte(const unsigned char* p,
+                                                    const unsigned char* end, unsigned char c) {
+        if (end - p >= 16) {
+            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            uint64_t w, x, m;
+            memcpy(&w, p, 8);
+            x = w ^ (ones * c);
+            m = (x - ones) & ~x & highs;
+            if (m) return p + (__builtin_ctzll(m) >> 3);
+            memcpy(&w, p + 8, 8);
+            x = w ^ (ones * c);
+            m = (x - ones) & ~x & highs;
+            if (m) return p + 8 + (__builtin_ctzll(m) >> 3);
+            p += 16;
+        }
+        return (const unsigned char*)memchr(p, c, (size_t)(end - p));
+    }
+    """
+    const unsigned char* find_byte "hs_find_byte"(const unsigned char* p,
+                                                  const unsigned char* end,
+                                                  unsigned char c) noexcept nogil
+    int ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
+
+
 cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
                                      Py_ssize_t n) noexcept nogil:
     """The index of the first byte from ``p`` that ends an unquoted attribute value (white space
-    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time while none of them is below 0x21 or
-    ``>`` (a word with one is finished byte by byte, so the answer is exact)."""
-    cdef uint64_t w, x
+    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time: in a word, the lowest byte flagged
+    as below 0x21 or ``>`` is the first such byte; it ends the value unless it is another
+    control byte (then the scan goes on after it)."""
+    cdef uint64_t w, x, m
     while p + 8 <= n:
         memcpy(&w, d + p, 8)
         x = w ^ <uint64_t>0x3E3E3E3E3E3E3E3EULL
-        if ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
-                or ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL):
-            break
-        p += 8
+        m = ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
+            | ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL)
+        if m:
+            p += ctz64(m) >> 3
+            if ATTR_STOP[d[p]] == 3:
+                return p
+            p += 1
+        else:
+            p += 8
     while p < n and ATTR_STOP[d[p]] != 3:
         p += 1
     return p
+
+
+# set_attribute_policy's names, worked out: names tuple -> (the hashes packed as uint64_t, their
+# filter bits, the lower-cased names the hash cannot hold, whether every such name is meant).
+cdef dict _POLICIES = {}
+
+
+cdef tuple _parse_policy(names):
+    cdef list hs = []
+    cdef list long_names = []
+    cdef bint unhashable_all = False
+    cdef uint64_t h, filt = 0
+    cdef bytes packed
+    cdef uint64_t* arr
+    for name in names:
+        if isinstance(name, int):
+            h = name
+        elif isinstance(name, str) and not name.isascii():
+            h = INVALID_HASH
+        else:
+            b = name.encode("ascii") if isinstance(name, str) else bytes(name)
+            h = hash_bytes(b, len(b))
+            if h == INVALID_HASH:
+                if b.lower() not in long_names:
+                    long_names.append(b.lower())
+                continue
+        if h == INVALID_HASH:
+            unhashable_all = True
+        elif h not in hs:
+            hs.append(h)
+    packed = PyBytes_FromStringAndSize(NULL, len(hs) * sizeof(uint64_t))
+    arr = <uint64_t*>PyBytes_AS_STRING(packed)
+    for i, h in enumerate(hs):
+        arr[i] = h
+        filt |= (<uint64_t>1) << (h & 63)
+    return (packed, filt, long_names, unhashable_all)
+
+
+cdef inline bint wants_attrs(Lexer lx, uint64_t h) noexcept:
+    """Lexer.needs_attrs, its usual answers without a call."""
+    if lx.attrs_all:
+        return True
+    if h != INVALID_HASH and not ((lx.attr_filter >> (h & 63)) & 1):
+        return False
+    return lx.needs_attrs(h)
 
 
 cdef class TokenSink:
@@ -244,6 +332,7 @@ cdef class Lexer:
         self.max_buffer_size = max_buffer_size
         self.hold_utf8 = hold_utf8
         self.want_text = True
+        self.sink_tags = True
         self.cdata_allowed = False
         self.attrs_cap = 16
         self.attrs = <AttrRec*>malloc(self.attrs_cap * sizeof(AttrRec))
@@ -318,16 +407,60 @@ cdef class Lexer:
             self.data = chunk
             self.data_len = n
             self.base = self.stream_len
+            self.stream_len += n
+        elif n <= 2 * CARRY_STEP:
+            self.append(chunk, n)
+            self.stream_len += n
         else:
-            self.reserve(self.buf_len + n)
-            memcpy(self.buf + self.buf_len, chunk, n)
-            self.buf_len += n
-            self.data = self.buf
-            self.data_len = self.buf_len
-        self.stream_len += n
+            self.finish_carried(chunk, n)
         self.run(False)
         self.carry_over()
         self.failed = False
+        return 0
+
+    cdef int append(self, const unsigned char* chunk, Py_ssize_t n) except -1:
+        """Read the carried-over bytes and then ``n`` bytes at ``chunk`` as one window."""
+        self.reserve(self.buf_len + n)
+        memcpy(self.buf + self.buf_len, chunk, n)
+        self.buf_len += n
+        self.data = self.buf
+        self.data_len = self.buf_len
+        return 0
+
+    cdef int finish_carried(self, const unsigned char* chunk, Py_ssize_t n) except -1:
+        """Read the token carried over from the last chunk on a copy of as little of ``chunk``
+        as it needs (CARRY_STEP bytes, doubled while it is unfinished); once nothing pending
+        starts before ``chunk``, move the window to ``chunk`` itself, where the rest is read
+        (else, all of it copied, the window is the whole).  The shorter windows are not chunk
+        ends: no text is handed over at their ends."""
+        cdef Py_ssize_t chunk_base = self.stream_len
+        cdef Py_ssize_t taken = 0, step = CARRY_STEP, m
+        self.stream_len += n
+        while True:
+            m = n - taken if n - taken < step else step
+            self.append(chunk + taken, m)
+            taken += m
+            if taken == n:
+                return 0
+            try:
+                self.run(False)
+            except BaseException:
+                # (a limit error keeps the window readable for the caller: all of it)
+                self.append(chunk + taken, n - taken)
+                raise
+            if self.text_start >= chunk_base:
+                break
+            step *= 2
+        # Everything before text_start has been handed over (any pending token starts after
+        # it): let the sink take it, keep a name the window will no longer hold, move.
+        if self.last_name_pending >= 0 and self.last_name_pending < chunk_base:
+            self.keep_last_name()
+        if self.sink is not None:
+            self.sink.on_flush(self, self.text_start)
+        self.buf_len = 0
+        self.data = chunk
+        self.data_len = n
+        self.base = chunk_base
         return 0
 
     def close(self):
@@ -389,37 +522,25 @@ cdef class Lexer:
         ``all_start_tags`` keeps every start tag in full.  May be changed between chunks (it
         applies from the next tag on).
         """
-        cdef list hs = []
-        cdef list long_names = []
-        cdef uint64_t h
+        cdef bytes packed
         cdef uint64_t* arr
-        self.unhashable_all = False
-        for name in names:
-            if isinstance(name, int):
-                h = name
-            elif isinstance(name, str) and not name.isascii():
-                h = INVALID_HASH
-            else:
-                b = name.encode("ascii") if isinstance(name, str) else bytes(name)
-                h = hash_bytes(b, len(b))
-                if h == INVALID_HASH:
-                    if b.lower() not in long_names:
-                        long_names.append(b.lower())
-                    continue
-            if h == INVALID_HASH:
-                self.unhashable_all = True
-            elif h not in hs:
-                hs.append(h)
-        self.long_names = long_names
-        arr = <uint64_t*>realloc(self.attr_hashes, (len(hs) + 1) * sizeof(uint64_t))
+        cdef Py_ssize_t k
+        try:
+            policy = _POLICIES.get(names)      # (a rule set's names: the same tuple each stream)
+        except TypeError:
+            policy = None
+        if policy is None:
+            policy = _parse_policy(names)
+            if type(names) is tuple and len(_POLICIES) < 256:
+                _POLICIES[names] = policy
+        packed, self.attr_filter, self.long_names, self.unhashable_all = policy
+        k = len(packed)
+        arr = <uint64_t*>realloc(self.attr_hashes, k + sizeof(uint64_t))
         if arr == NULL:
             raise MemoryError()
+        memcpy(arr, <const char*>packed, k)
         self.attr_hashes = arr
-        self.attr_filter = 0
-        for i, h in enumerate(hs):
-            arr[i] = h
-            self.attr_filter |= (<uint64_t>1) << (h & 63)
-        self.attr_hashes_len = len(hs)
+        self.attr_hashes_len = k // sizeof(uint64_t)
         self.attrs_all = all_start_tags
         self.lazy_attrs = lazy
 
@@ -549,7 +670,77 @@ cdef class Lexer:
         cdef const unsigned char* hit
         while p < n:
             c = d[p]
-            if st == S_BEFORE_ATTR_NAME or st == S_AFTER_ATTR_NAME:
+            if st == S_BEFORE_ATTR_NAME:
+                # The usual run, straight through: white space, name, '=', a quoted or unquoted
+                # value, up to the next attribute; anything else goes to its state below.
+                while is_ws(c):
+                    p += 1
+                    if p >= n:
+                        break
+                    c = d[p]
+                if p >= n:
+                    break
+                if c == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                if c == b'/':
+                    st = S_SELF_CLOSING_START_TAG
+                    p += 1
+                    continue
+                # an attribute starts ('=' first is part of its name)
+                self.skipped_attrs += 1
+                if self.skipped_attrs > self.max_attributes:
+                    self.state = st
+                    self.fail_limit("max_attributes", self.max_attributes,
+                                    "a tag with too many attributes", self.token_start)
+                p += 1
+                while p < n and ATTR_STOP[d[p]] == 0:
+                    p += 1
+                if p >= n:
+                    st = S_ATTR_NAME
+                    break
+                c = d[p]
+                if c != b'=':
+                    st = S_ATTR_NAME        # ('>', '/' or white space: handled there)
+                    continue
+                p += 1
+                if p >= n:
+                    st = S_BEFORE_ATTR_VALUE
+                    break
+                c = d[p]
+                if c == b'"' or c == b"'":
+                    hit = find_byte(d + p + 1, d + n, c)
+                    if hit == NULL:
+                        st = S_ATTR_VALUE_DQ if c == b'"' else S_ATTR_VALUE_SQ
+                        p = n
+                        break
+                    p = hit - d + 1
+                    if p >= n:
+                        st = S_AFTER_ATTR_VALUE_QUOTED
+                        break
+                    c = d[p]
+                    if is_ws(c):
+                        p += 1
+                    elif c == b'>':
+                        self.emit_tag(self.base + p + 1)
+                        return p + 1
+                    elif c == b'/':
+                        st = S_SELF_CLOSING_START_TAG
+                        p += 1
+                    # (else an attribute follows at once)
+                    continue
+                if c == b'>' or is_ws(c):
+                    st = S_BEFORE_ATTR_VALUE
+                    continue
+                p = skip_unquoted(d, p, n)
+                if p >= n:
+                    st = S_ATTR_VALUE_UNQ
+                    break
+                if d[p] == b'>':
+                    self.emit_tag(self.base + p + 1)
+                    return p + 1
+                p += 1
+            elif st == S_AFTER_ATTR_NAME:
                 if is_ws(c):
                     p += 1
                     continue
@@ -558,17 +749,12 @@ cdef class Lexer:
                     return p + 1
                 if c == b'/':
                     st = S_SELF_CLOSING_START_TAG
-                elif c == b'=' and st == S_AFTER_ATTR_NAME:
+                    p += 1
+                elif c == b'=':
                     st = S_BEFORE_ATTR_VALUE
+                    p += 1
                 else:
-                    # an attribute starts ('=' first is part of its name)
-                    self.skipped_attrs += 1
-                    if self.skipped_attrs > self.max_attributes:
-                        self.state = st
-                        self.fail_limit("max_attributes", self.max_attributes,
-                                        "a tag with too many attributes", self.token_start)
-                    st = S_ATTR_NAME
-                p += 1
+                    st = S_BEFORE_ATTR_NAME     # another attribute starts here
             elif st == S_ATTR_NAME:
                 while p < n and ATTR_STOP[d[p]] == 0:
                     p += 1
@@ -596,8 +782,7 @@ cdef class Lexer:
                 else:
                     st = S_ATTR_VALUE_UNQ
             elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
-                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
-                                                   n - p)
+                hit = find_byte(d + p, d + n, 0x22 if st == S_ATTR_VALUE_DQ else 0x27)
                 if hit == NULL:
                     p = n
                     break
@@ -672,7 +857,12 @@ cdef class Lexer:
 
     cdef int emit_tag(self, Py_ssize_t end) except -1:
         """The tag that began at ``token_start`` ends before ``end``."""
-        self.flush_text(self.token_start, True)
+        if self.want_text or (self.token_start > self.text_start and self.feedback is not None
+                              and self.feedback.wants_text):
+            self.flush_text(self.token_start, True)
+        else:
+            # (what flush_text comes to when no one is told of the text)
+            self.text_node_open = False
         self.tag.end = end
         self.token_start = -1
         self.text_start = end
@@ -688,7 +878,7 @@ cdef class Lexer:
                 if self.tag.name_hash == INVALID_HASH else -1
         if self.feedback is not None:
             self.feedback.on_tag(self, &self.tag)
-        if self.sink is not None:
+        if self.sink_tags and self.sink is not None:
             self.sink.on_tag(self, &self.tag)
         return 0
 
@@ -957,21 +1147,19 @@ cdef class Lexer:
                 # The usual tags, '<' letter and '</' letter, go straight to the tag name (what
                 # S_TAG_OPEN and S_END_TAG_OPEN below do with them); anything else, or a '<' too
                 # near the end of the window to tell, takes those states.
-                if p + 2 < n:
-                    c = d[p + 1]
-                    if is_alpha(c):
-                        self.begin_tag(base + p, False)
-                        self.state = S_TAG_NAME
-                        p += 1
-                        continue
-                    if c == b'/' and is_alpha(d[p + 2]):
-                        self.begin_tag(base + p, True)
-                        self.state = S_TAG_NAME
-                        p += 2
-                        continue
-                self.state = S_TAG_OPEN
-                p += 1
-                continue
+                # (they fall through to the tag-name block after this chain, without the
+                # state dispatch)
+                if p + 2 < n and is_alpha(d[p + 1]):
+                    self.begin_tag(base + p, False)
+                    p += 1
+                elif p + 2 < n and d[p + 1] == b'/' and is_alpha(d[p + 2]):
+                    self.begin_tag(base + p, True)
+                    p += 2
+                else:
+                    self.state = S_TAG_OPEN
+                    p += 1
+                    continue
+                self.state = st = S_TAG_NAME
 
             elif st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
                 if p >= n:
@@ -1254,35 +1442,7 @@ cdef class Lexer:
                 continue
 
             elif st == S_TAG_NAME:
-                h = self.tag.name_hash
-                while p < n:
-                    c = d[p]
-                    k = NAME_CODE[c]        # (one table look-up per byte: see hash_update)
-                    if k >= 32:
-                        if k == NAME_END:
-                            break
-                        h = INVALID_HASH
-                    elif h >> 59:
-                        h = INVALID_HASH
-                    else:
-                        h = (h << 5) | k
-                    p += 1
-                self.tag.name_hash = h
-                if p >= n:
-                    break
-                self.tag.name_end = base + p
-                if c == b'>':
-                    self.emit_tag(base + p + 1)
-                    p += 1
-                    continue
-                self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
-                p += 1
-                if self.lazy_attrs and (self.tag.is_end or not self.needs_attrs(h)):
-                    self.tag.attrs_skipped = True
-                    p = self.skip_attrs(p)
-                    if p >= n:
-                        break
-                continue
+                pass        # (the block after this chain)
 
             elif st == S_BEFORE_ATTR_NAME:
                 while p < n and is_ws(d[p]):
@@ -1361,8 +1521,7 @@ cdef class Lexer:
             elif st == S_ATTR_VALUE_DQ or st == S_ATTR_VALUE_SQ:
                 if p >= n:
                     break
-                hit = <const unsigned char*>memchr(d + p, 0x22 if st == S_ATTR_VALUE_DQ else 0x27,
-                                                   n - p)
+                hit = find_byte(d + p, d + n, 0x22 if st == S_ATTR_VALUE_DQ else 0x27)
                 if hit == NULL:
                     p = n
                     break
@@ -1688,6 +1847,47 @@ cdef class Lexer:
 
             else:
                 raise AssertionError(f"lexer in unknown state {st}")
+
+            # ---------------------------------------------------------- tag names
+            if st == S_TAG_NAME:
+                # The hash as hash_update makes it, one table look-up per byte.  Up to 12 codes
+                # always fit, so the loop does not check for overflow: a longer name is hashed
+                # again at its end (hash_bytes, which tells), and a byte the hash cannot take
+                # makes it INVALID_HASH for the rest of the name.
+                h = self.tag.name_hash
+                if h != INVALID_HASH:
+                    k = NAME_END
+                    while p < n:
+                        k = NAME_CODE[d[p]]
+                        if k >= 32:
+                            break
+                        h = (h << 5) | k
+                        p += 1
+                    if k == NAME_OTHER:
+                        h = INVALID_HASH
+                if h == INVALID_HASH:
+                    while p < n and NAME_CODE[d[p]] != NAME_END:
+                        p += 1
+                self.tag.name_hash = h
+                if p >= n:
+                    break
+                c = d[p]
+                if h != INVALID_HASH and base + p - self.tag.name_start > 12:
+                    h = hash_bytes(d + (self.tag.name_start - base), base + p - self.tag.name_start)
+                    self.tag.name_hash = h
+                self.tag.name_end = base + p
+                if c == b'>':
+                    self.emit_tag(base + p + 1)
+                    p += 1
+                    continue
+                self.state = S_SELF_CLOSING_START_TAG if c == b'/' else S_BEFORE_ATTR_NAME
+                p += 1
+                if self.lazy_attrs and (self.tag.is_end or not wants_attrs(self, h)):
+                    self.tag.attrs_skipped = True
+                    p = self.skip_attrs(p)
+                    if p >= n:
+                        break
+                continue
 
         self.pos = base + p
         return 0

@@ -8,7 +8,7 @@ written from its recorded mutations instead, and content an element removal cove
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
@@ -212,6 +212,8 @@ cdef class RewriteSink(TokenSink):
     cdef int script_now
     cdef int script_out
     cdef Py_ssize_t script_end
+    # output made by on_flush while no handler can change anything, ahead of out[:out_len]
+    cdef bytes ready
 
     def __cinit__(self):
         self.out = NULL
@@ -282,6 +284,7 @@ cdef class RewriteSink(TokenSink):
         self.sim = sim
         self.lazy = self.lazy and lazy
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
+        lx.sink_tags = self.matcher is not None     # (else on_tag has nothing to do)
         if scanner and rules.attribute_tags is not None:
             if rules.attribute_hashes is None:      # (once per Rules: streams share them)
                 hashes = set()
@@ -555,6 +558,12 @@ cdef class RewriteSink(TokenSink):
         cdef Py_ssize_t keep = 0
         cdef Py_ssize_t lo, n
         cdef Lexer lx = self.lx
+        cdef bytes ready = self.ready
+        if ready is not None:
+            self.ready = None
+            if self.out_len == 0:
+                return ready
+            return ready + self.take()
         if self.may_change and lx is not None and not lx.failed and not lx.closed:
             keep = self.hazard(lx.text_type)
             if self.guard_ctx >= 0:
@@ -575,6 +584,22 @@ cdef class RewriteSink(TokenSink):
     # ------------------------------------------------------------------ tokens
 
     cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
+        cdef Py_ssize_t m, k
+        cdef bytes b
+        if not self.may_change and self.out_len == 0 and upto > self.out_pos:
+            # Nothing can change the output, which is the input: make the bytes take() returns
+            # straight from the window (one copy, not two through the output buffer).
+            m = upto - self.out_pos
+            if self.ready is None:
+                self.ready = self.input_slice(self.out_pos, upto)
+            else:       # (a second flush before take(): one bytes object for both)
+                k = len(self.ready)
+                b = PyBytes_FromStringAndSize(NULL, k + m)
+                memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
+                memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
+                self.ready = b
+            self.out_pos = upto
+            return 0
         return self.copy_input(upto)
 
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,

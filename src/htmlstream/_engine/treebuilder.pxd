@@ -49,6 +49,13 @@ cdef struct FormattingEntry:
     OpenElement elem        # what to re-create the element from
 
 
+cdef struct XnameSlot:
+    uint64_t w0             # the name's raw bytes (up to 16, the rest zero)
+    uint64_t w1
+    uint64_t n              # its length (0: empty slot)
+    uint64_t xname          # fnv_name of it
+
+
 cdef class TreeBuilderSimulator(Feedback):
     # --- settings ---
     cdef readonly bint scripting
@@ -117,14 +124,17 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef const unsigned char* t_data
     cdef Py_ssize_t t_base
     cdef int t_tid
+    # (t_name and t_xname are written one by one and read by insert_html: apart, the compiler
+    # cannot read them as one 16-byte word, which would wait for both stores)
     cdef uint64_t t_name
-    cdef uint64_t t_xname
     cdef Py_ssize_t t_offset
+    cdef uint64_t t_xname
     cdef bint t_self_closing
     cdef bint t_no_attrs          # synthetic token without attributes (</br> as <br>)
     cdef int pending_text_type
 
     cdef dict long_names          # xname -> name, for open_elements() (bounded)
     cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
+    cdef XnameSlot xcache[16]     # names the 5-bit hash cannot hold, as last seen (xname_of)
 
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

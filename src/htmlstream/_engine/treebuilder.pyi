@@ -31,6 +31,9 @@ def doctype_is_quirky(
     name: str | None, public_id: str | None, system_id: str | None, force_quirks: bool
 ) -> bool: ...
 
+# Turn the simulator's fast paths (body_fast) on or off; for tests, which compare the two.
+def _set_fast_paths(on: bool) -> None: ...
+
 # Tree-builder feedback for a Lexer: Lexer(sink, TreeBuilderSimulator()).
 class TreeBuilderSimulator(Feedback):
     def __init__(

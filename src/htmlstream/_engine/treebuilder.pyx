@@ -214,7 +214,8 @@ cdef enum TagFlag:
     F_HEADING = 1 << 9
     F_GUARDED = 1 << 10         # text-content tags (strict mode)
     F_PLAIN_START = 1 << 11     # "any other start tag" in body: body_start names no such tid
-    F_PLAIN_END = 1 << 12       # "any other end tag" in body: body_end names no such tid
+    F_POP_END = 1 << 12         # in body, an end tag whose element is the current node pops it
+    F_LIST_ITEM = 1 << 13       # li, dd, dt
 
 cdef uint64_t TAG_HASH[<int>T_COUNT]
 cdef uint32_t TAG_FLAGS[<int>T_COUNT]
@@ -248,14 +249,23 @@ _FLAG_LISTS = (
                   "fieldset figcaption figure footer header hgroup listing main menu nav ol pre "
                   "search section select summary ul"),
     (F_HEADING, "h1 h2 h3 h4 h5 h6"),
+    (F_LIST_ITEM, "li dd dt"),
     (F_GUARDED, "textarea title plaintext script style iframe xmp noembed noframes noscript"),
-    # The fast paths of on_tag (and T_OTHER, set in _init_tables).  Keep in step with body_start
-    # and body_end: a tid listed here must fall through every branch of the function to its last
-    # lines ("reconstruct, insert" and "any other end tag").
+    # Ordinary start tags for body_fast (and T_OTHER, set in _init_tables).  Keep in step with
+    # body_start: a tid listed here must fall through every branch of it to its last lines
+    # ("reconstruct, insert").
     (F_PLAIN_START, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
                     "sub sup var"),
-    (F_PLAIN_END, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
-                  "sub sup var"),
+    # body_fast: the end tags whose body_end rule, when the current node is an HTML element of
+    # the tag's name, comes to popping it ("any other end tag", the F_BLOCK_END list, p, li,
+    # dd, dt, headings; the formatting elements when the adoption agency's first step does it)
+    (F_POP_END, "annotation-xml desc foreignobject malignmark mglyph mi mn mo ms mtext span "
+                "sub sup var "
+                "address article aside blockquote button center details dialog dir div dl "
+                "fieldset figcaption figure footer header hgroup listing main menu nav ol pre "
+                "search section select summary ul "
+                "p li dd dt h1 h2 h3 h4 h5 h6 "
+                "a b big code em font i nobr s small strike strong tt u"),
 )
 
 
@@ -287,7 +297,7 @@ cdef void _init_tables() except *:
     for flag, names in _FLAG_LISTS:
         for name in names.split():
             TAG_FLAGS[<int>index[name]] |= flag
-    TAG_FLAGS[<int>T_OTHER] |= F_PLAIN_START | F_PLAIN_END
+    TAG_FLAGS[<int>T_OTHER] |= F_PLAIN_START | F_POP_END
 
 
 _init_tables()
@@ -366,6 +376,31 @@ cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     return mix64(h)
 
 
+cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py_ssize_t n,
+                              Py_ssize_t avail) noexcept:
+    """fnv_name(p, n) for a tag name, through a small cache keyed by the raw bytes of names of
+    up to 16 bytes (custom elements come again and again); ``avail``: bytes readable at p."""
+    cdef uint64_t w0, w1
+    cdef XnameSlot* slot
+    if n > 16 or avail < 16:
+        return fnv_name(p, n)
+    memcpy(&w0, p, 8)
+    memcpy(&w1, p + 8, 8)
+    if n < 8:
+        w0 &= ((<uint64_t>1) << (8 * n)) - 1
+        w1 = 0
+    elif n < 16:
+        w1 &= ((<uint64_t>1) << (8 * (n - 8))) - 1
+    slot = &s.xcache[((w0 ^ (w1 * <uint64_t>0xC2B2AE3D27D4EB4FULL) ^ <uint64_t>n)
+                      * <uint64_t>0x9E3779B97F4A7C15ULL) >> 60]
+    if slot.w0 != w0 or slot.w1 != w1 or slot.n != <uint64_t>n:
+        slot.w0 = w0
+        slot.w1 = w1
+        slot.n = n
+        slot.xname = fnv_name(p, n)
+    return slot.xname
+
+
 cdef uint64_t fnv_name_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     """FNV-1a of the tokenizer's name (see fnv_name), byte by byte."""
     cdef uint64_t h = <uint64_t>14695981039346656037ULL
@@ -378,12 +413,23 @@ cdef uint64_t fnv_name_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogi
     return h
 
 
-cdef uint64_t fnv_raw(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = <uint64_t>14695981039346656037ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = fnv_step(h, p[i])
-    return h
+cdef uint64_t hash_raw(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """A 64-bit hash of raw bytes (attribute values), eight bytes at a time."""
+    cdef uint64_t h = <uint64_t>0x243F6A8885A308D3ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * <uint64_t>0x9E3779B97F4A7C15ULL
+        h ^= h >> 32
+        i += 8
+    if i < n:
+        w = 0
+        while i < n:
+            w = (w << 8) | p[i]
+            i += 1
+        h = (h ^ w) * <uint64_t>0x9E3779B97F4A7C15ULL
+    return mix64(h)
 
 
 cdef inline bint eq_ci(const unsigned char* p, Py_ssize_t n, const char* lit, Py_ssize_t m) noexcept:
@@ -863,17 +909,29 @@ cdef inline void note_start(TreeBuilderSimulator s, int ns, bint pushed) noexcep
 
 
 cdef void insert_html(TreeBuilderSimulator s) noexcept:
-    """Insert an HTML element for the current start tag."""
-    cdef OpenElement e
-    e.name = s.t_name
-    e.xname = s.t_xname
-    e.offset = s.t_offset
-    e.tid = <uint16_t>s.t_tid
-    e.ns = NS_HTML
-    e.flags = html_flags(s.t_tid)
-    push_new(s, &e)
+    """Insert an HTML element for the current start tag (push_new, the entry written in place:
+    copying a struct just written field by field would stall on store forwarding)."""
+    cdef OpenElement* e
+    s.next_id += 1
+    if s.overflow > 0 or s.depth >= s.max_depth:
+        s.overflow += 1
+        s.overflow_last_tid = s.t_tid
+        s.overflow_last_ns = NS_HTML
+    else:
+        e = &s.stack[s.depth]
+        e.name = s.t_name
+        e.xname = s.t_xname
+        e.id = s.next_id
+        e.offset = s.t_offset
+        e.tid = <uint16_t>s.t_tid
+        e.ns = NS_HTML
+        e.flags = html_flags(s.t_tid)
+        if s.t_tid == T_P:
+            s.n_p += 1
+        lower_changed(s, s.depth)
+        s.depth += 1
     note_start(s, NS_HTML, True)
-    if e.name == INVALID_HASH:
+    if s.t_name == INVALID_HASH:
         remember_long_name(s)
 
 
@@ -979,10 +1037,10 @@ cdef uint64_t attrs_hash(TreeBuilderSimulator s) noexcept:
         if dup:
             continue
         if t.attrs[i].value_start >= 0:
-            hv = fnv_raw(s.t_data + (t.attrs[i].value_start - s.t_base),
+            hv = hash_raw(s.t_data + (t.attrs[i].value_start - s.t_base),
                          t.attrs[i].value_end - t.attrs[i].value_start)
         else:
-            hv = fnv_raw(NULL, 0)
+            hv = hash_raw(NULL, 0)
         total += mix64(fnv_name(pi, ni) * <uint64_t>31 + hv)
         count += 1
     return total ^ mix64(count)
@@ -1075,28 +1133,39 @@ cdef void afe_clear_to_marker(TreeBuilderSimulator s) noexcept:
 
 cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
     """Push the element just inserted for the current tag onto the list (Noah's Ark clause)."""
-    cdef FormattingEntry entry
+    cdef FormattingEntry* entry
     cdef Py_ssize_t i, earliest = -1
     cdef int same = 0
+    cdef uint64_t h
     cdef OpenElement* e = top(s)
     if e == NULL:
         return      # beyond max_depth: not tracked
-    entry.id = e.id
-    entry.elem = e[0]
     # <a> never has a twin in the list (a new <a> first closes the old one), so only the other
     # formatting elements need their attributes compared.
-    entry.attrs_hash = 0 if e.tid == T_A or s.t_tag == NULL or s.t_tag.n_attrs == 0 \
-        else attrs_hash(s)
+    h = 0 if e.tid == T_A or s.t_tag == NULL or s.t_tag.n_attrs == 0 else attrs_hash(s)
     i = -1 if e.tid == T_A else s.afe_len - 1
     while i >= 0 and s.afe[i].id != 0:
         if s.afe[i].elem.tid == e.tid and s.afe[i].elem.name == e.name \
-                and s.afe[i].attrs_hash == entry.attrs_hash:
+                and s.afe[i].attrs_hash == h:
             same += 1
             earliest = i
         i -= 1
     if same >= 3:
         afe_remove_at(s, earliest)
-    afe_insert_at(s, s.afe_len, &entry)
+    if s.afe_len >= s.max_depth:
+        afe_remove_at(s, 0)       # bounded: the oldest entry is forgotten (as afe_insert_at)
+    entry = &s.afe[s.afe_len]
+    entry.id = e.id
+    entry.attrs_hash = h
+    # (field by field: e was just written so, a copy of the whole struct would stall)
+    entry.elem.name = e.name
+    entry.elem.xname = e.xname
+    entry.elem.id = e.id
+    entry.elem.offset = e.offset
+    entry.elem.tid = e.tid
+    entry.elem.ns = e.ns
+    entry.elem.flags = e.flags
+    s.afe_len += 1
 
 
 cdef void reconstruct(TreeBuilderSimulator s) noexcept:
@@ -1274,12 +1343,47 @@ cdef int head_end(TreeBuilderSimulator s) except -1:
 
 # ---------------------------------------------------------------------------------- in body
 
+cdef inline void start_list_item(TreeBuilderSimulator s, int tid) noexcept:
+    """A start tag li, dd or dt in body."""
+    cdef Py_ssize_t i = s.depth - 1
+    cdef OpenElement* e
+    s.frameset_ok = False
+    while i >= 0:
+        e = &s.stack[i]
+        if e.ns == NS_HTML and ((tid == T_LI and e.tid == T_LI)
+                                or (tid != T_LI and (e.tid == T_DD or e.tid == T_DT))):
+            truncate(s, i)
+            break
+        if e.flags & E_SPECIAL and not (e.ns == NS_HTML and (
+                e.tid == T_ADDRESS or e.tid == T_DIV or e.tid == T_P)):
+            break
+        i -= 1
+    close_p_in_button_scope(s)
+    insert_html(s)
+
+
+cdef inline void start_a(TreeBuilderSimulator s) noexcept:
+    """A start tag a in body."""
+    cdef Py_ssize_t i = s.afe_len - 1
+    cdef uint64_t a_id
+    while i >= 0 and s.afe[i].id != 0:
+        if s.afe[i].elem.ns == NS_HTML and s.afe[i].elem.tid == T_A:
+            a_id = s.afe[i].id
+            adoption_agency(s, T_A)
+            afe_remove_at(s, afe_index_of_id(s, a_id))
+            remove_keeping_tree(s, index_of_id(s, a_id))
+            break
+        i -= 1
+    reconstruct(s)
+    insert_html(s)
+    afe_push_current(s)
+
+
 cdef int body_start(TreeBuilderSimulator s) except -1:
     cdef int tid = s.t_tid
     cdef uint32_t f = TAG_FLAGS[tid]
     cdef Py_ssize_t i
     cdef OpenElement* e
-    cdef uint64_t a_id
 
     if tid == T_HTML:
         return DONE
@@ -1331,20 +1435,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
             s.form_id = e.id if e != NULL else <uint64_t>-1
         return DONE
     elif tid == T_LI or tid == T_DD or tid == T_DT:
-        s.frameset_ok = False
-        i = s.depth - 1
-        while i >= 0:
-            e = &s.stack[i]
-            if e.ns == NS_HTML and ((tid == T_LI and e.tid == T_LI)
-                                    or (tid != T_LI and (e.tid == T_DD or e.tid == T_DT))):
-                truncate(s, i)
-                break
-            if e.flags & E_SPECIAL and not (e.ns == NS_HTML and (
-                    e.tid == T_ADDRESS or e.tid == T_DIV or e.tid == T_P)):
-                break
-            i -= 1
-        close_p_in_button_scope(s)
-        insert_html(s)
+        start_list_item(s, tid)
         return DONE
     elif tid == T_PLAINTEXT:
         close_p_in_button_scope(s)
@@ -1360,18 +1451,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         s.frameset_ok = False
         return DONE
     elif tid == T_A:
-        i = s.afe_len - 1
-        while i >= 0 and s.afe[i].id != 0:
-            if s.afe[i].elem.ns == NS_HTML and s.afe[i].elem.tid == T_A:
-                a_id = s.afe[i].id
-                adoption_agency(s, T_A)
-                afe_remove_at(s, afe_index_of_id(s, a_id))
-                remove_keeping_tree(s, index_of_id(s, a_id))
-                break
-            i -= 1
-        reconstruct(s)
-        insert_html(s)
-        afe_push_current(s)
+        start_a(s)
         return DONE
     elif tid == T_NOBR:
         reconstruct(s)
@@ -2263,6 +2343,60 @@ cdef int overflow_tag(TreeBuilderSimulator s) except -1:
     return 0
 
 
+# Whether on_tag takes body_fast (tests turn it off to compare with the general rules).
+cdef bint fast_paths = True
+
+
+def _set_fast_paths(bint on):
+    """Turn the simulator's fast paths on or off (for tests: both must agree)."""
+    global fast_paths
+    fast_paths = on
+
+
+cdef inline bint body_fast(TreeBuilderSimulator s, TagRec* tag, OpenElement* e,
+                           int tid) noexcept:
+    """The common tags in body, with the HTML element ``e`` as the current node, handled as
+    html_start/html_end would through mode_start/body_start, mode_end/body_end, without that
+    dispatch: ordinary elements, formatting elements, the elements that close a p, headings,
+    and end tags that pop the current node.  False: not one of them, nothing done."""
+    cdef uint32_t f = TAG_FLAGS[tid]
+    if tag.is_end:
+        if not (f & F_POP_END) or e.tid != tid or (tid == T_OTHER and not same_name(e, s)):
+            return False
+        if f & F_FORMATTING:
+            # (the adoption agency's first step: see adoption_agency)
+            if s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id:
+                s.afe_len -= 1
+            elif afe_index_of_id(s, e.id) >= 0:
+                return False
+        pop(s)
+        return True
+    if not (f & (F_PLAIN_START | F_FORMATTING | F_CLOSES_P | F_HEADING | F_LIST_ITEM)) \
+            or tid == T_NOBR:
+        return False
+    # (none of these is one check_ambiguity looks at: strict mode needs nothing more)
+    s.last_in_head = False
+    if f & F_LIST_ITEM:
+        start_list_item(s, tid)
+        return True
+    if tid == T_A:
+        start_a(s)
+        return True
+    if f & F_CLOSES_P:
+        close_p_in_button_scope(s)
+    elif f & F_HEADING:
+        close_p_in_button_scope(s)
+        e = top(s)
+        if e != NULL and e.ns == NS_HTML and TAG_FLAGS[e.tid] & F_HEADING:
+            pop(s)
+    else:
+        reconstruct(s)
+    insert_html(s)      # (sets the other last_* fields)
+    if f & F_FORMATTING:
+        afe_push_current(s)
+    return True
+
+
 cdef inline void update_after(TreeBuilderSimulator s) noexcept:
     """After a tag: whether the text that follows can change anything (``wants_text``).
     ``afe_pending`` is worked out only when that depends on it (it is read nowhere else)."""
@@ -2342,6 +2476,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.pending_text_type = -1
         self.long_names = {}
         memset(self.long_seen, 0, sizeof(self.long_seen))
+        memset(self.xcache, 0, sizeof(self.xcache))
         self.wants_text = True
 
     def __dealloc__(self):
@@ -2368,28 +2503,16 @@ cdef class TreeBuilderSimulator(Feedback):
         else:
             name = lx.data + (tag.name_start - lx.base)
             n = tag.name_end - tag.name_start
-            self.t_xname = fnv_name(name, n)
+            self.t_xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
             tid = T_ANNOTATION_XML if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
         self.t_tid = tid
         self.pending_text_type = -1
         if self.changed_reset:
             begin_changes(self)
         e = top(self)
-        if e != NULL and self.mode == M_IN_BODY and e.ns == NS_HTML \
-                and TAG_FLAGS[tid] & (F_PLAIN_END if tag.is_end else F_PLAIN_START):
-            # The common case, an ordinary element in body (custom elements, <span>...): what
-            # html_end/html_start would come to through mode_end/body_end, mode_start/body_start.
-            if tag.is_end:
-                any_other_end(self)
-            else:
-                self.last_namespace = NS_HTML
-                self.last_pushed = False
-                self.last_inserted = False
-                self.last_in_head = False
-                if self.strict:
-                    check_ambiguity(self)
-                reconstruct(self)
-                insert_html(self)
+        if e != NULL and self.mode == M_IN_BODY and e.ns == NS_HTML and fast_paths \
+                and body_fast(self, tag, e, tid):
+            pass
         elif self.overflow > 0:
             overflow_tag(self)
         elif tag.is_end:
