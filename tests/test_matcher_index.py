@@ -243,6 +243,18 @@ def test_attribute_names_by_length() -> None:
         ["a", "b"], ["d"], ["g"], ["f"]]
 
 
+
+def test_tag_with_attribute_names_indexed_by_the_tag() -> None:
+    # a[href] is looked up by its tag (an attribute name index would hash every tag's names):
+    # every <a> is still tested for the attribute, in any case, with or without a value, next
+    # to tags whose attributes the simulator lexes (<b>, <code>...) and names of its length
+    doc = ("<a id=a href=x><a id=b><a id=c HREF><b id=d href=y><a id=e data-href=z>"
+           "<code id=f href=1><a id=g hreff=1 href=''><svg><a id=h href=2></svg>"
+           "<area id=i href=3><A id=j hReF=4>")  # fmt: skip
+    assert matched(doc, "a[href]", "[href]", "b[href]", "a[href=x]") == [
+        ["a", "c", "g", "h", "j"], ["a", "c", "d", "f", "g", "h", "i", "j"], ["d"], ["a"]]
+
+
 # ----------------------------------------------------------------------- candidate rejection
 
 

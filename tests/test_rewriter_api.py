@@ -1020,6 +1020,63 @@ def test_units_expire_after_their_handler() -> None:
     assert issubclass(UnitExpired, HtmlStreamError)
 
 
+def test_elements_kept_by_handlers_stay_as_they_were_left() -> None:
+    # The engine reuses an Element that nothing else holds once its work is done: one that a
+    # handler kept (itself, or a bound method of it) must not change as later elements pass.
+    kept: list[Any] = []
+    getters: list[Any] = []
+    seen = 0
+
+    def handler(el: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen % 2:
+            el.set_attribute("href", f"new{seen}")
+            kept.append(el)
+        elif seen % 4 == 0:
+            getters.append(el.get_attribute)
+
+    rw = Rewriter()
+    rw.on("a, img", element=handler)
+    doc = (b'<a href=1 x=1 y=2>a</a><img src=2><a>b</a><a href=4 q>c</a>'
+           b'<img id=5 alt="" src=5 title=t><a href=6>d</a><a HREF=7 class=c id=i z>e</a><img>')
+    out = rw.rewrite(doc)
+    assert out == (b'<a href="new1" x=1 y=2>a</a><img src=2><a href="new3">b</a><a href=4 q>c</a>'
+                   b'<img id=5 alt="" src=5 title=t href="new5"><a href=6>d</a>'
+                   b'<a HREF="new7" class=c id=i z>e</a><img>')
+    assert [(el.tag_name, el.raw, el.get_attribute("href"), el.modified) for el in kept] == [
+        ("a", b"<a href=1 x=1 y=2>", "new1", True), ("a", b"<a>", "new3", True),
+        ("img", b'<img id=5 alt="" src=5 title=t>', "new5", True),
+        ("a", b"<a HREF=7 class=c id=i z>", "new7", True)]
+    assert kept[2].attributes == [("id", "5"), ("alt", ""), ("src", "5"), ("title", "t"),
+                                  ("href", "new5")]
+    assert [d.name for d in kept[3].attribute_details()] == ["href", "class", "id", "z"]
+    assert [get("href") for get in getters] == ["4", None]
+    for el in kept:
+        with pytest.raises(UnitExpired):
+            el.set_attribute("a", "b")
+
+
+def test_a_reused_element_starts_afresh() -> None:
+    # what a handler did to one element (a void one, an element with content) is not found
+    # on the next: every change below is made on the first <a> or <img> of each pair only
+    def first_only(el: Any) -> None:
+        if el.get_attribute("id") == "1":
+            el.before("[b]")
+            el.after("[a]")
+            el.set_attribute("k", "v")
+            el.remove_attribute("x")
+            el.tag_name = el.tag_name + "2"
+        else:
+            assert not el.modified and el.get_attribute("k") is None
+            assert el.get_attribute("x") == "2" and el.tag_name in ("a", "img")
+
+    rw = Rewriter()
+    rw.on("[id]", element=first_only)
+    assert rewrite_all(rw, "<img id=1 x=1><img id=2 x=2><a id=1 x=1>p</a><a id=2 x=2>q</a>") == (
+        b'[b]<img2 id=1 k="v">[a]<img id=2 x=2>[b]<a2 id=1 k="v">p</a2>[a]<a id=2 x=2>q</a>')
+
+
 # --------------------------------------------------------------------------- errors
 
 

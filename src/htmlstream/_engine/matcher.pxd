@@ -257,6 +257,8 @@ cdef class Matcher:
     cpdef list match_start_tag(self, Lexer lx, int ns, bint implied, uint64_t name_hash,
                                bytes name)
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns)
+    cdef Py_ssize_t match_ids(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
+                              int ns) except -1
     cdef int _reserve(self) except -1
     cdef inline void _queue_entries(self, int start, int count) noexcept
     cdef inline void _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) noexcept
@@ -282,7 +284,7 @@ cdef class Matcher:
     cdef inline bint _no_class(self, uint64_t cls, bint no_attrs) noexcept
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
-    cdef list _result(self)
+    cdef void _sort_matched(self) noexcept
     cpdef int push(self, uint64_t name_hash, int ns) except -1
     cdef int _push_staged(self, Py_ssize_t top) except -1
     cdef void _materialize(self, CFrame* f) noexcept

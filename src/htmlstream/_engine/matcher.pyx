@@ -574,7 +574,7 @@ cdef class Program:
 
     def _entry_key(self, compound, dict spec):
         """The most selective key of the compound itself: an id, a class, an attribute with
-        the first character of its value, an attribute name, the tag; or None.  A key is only
+        the first character of its value, the tag, an attribute name; or None.  A key is only
         used when every element that can match has it in the form looked up (ids and classes:
         their bytes in the document, and UTF-8 for decoded values; attribute names:
         ASCII-lower-cased bytes)."""
@@ -603,11 +603,15 @@ cdef class Program:
                     firsts |= {value[0].lower(), value[0].upper()}
                 return [("attrv_all", test["lname"])] + [
                     ("attrv", test["lname"] + b"\0" + ch.encode("ascii")) for ch in sorted(firsts)]
+        # The tag before an attribute name (a[href]): a tag hash is known without the tag's
+        # attributes and costs one probe, while a name index makes every tag with attributes
+        # have its names hashed, and keeps the rewriter's lazy mirror from skipping any of them
+        # (may_match_indexed): the formatting tags the simulator lexes in full, say.
+        if spec["tag_hash"] != EMPTY_HASH:
+            return [("hash", spec["tag_hash"])]
         for test in spec["attrs"]:
             if test["lname"] is not None:
                 return [("attr", test["lname"])]
-        if spec["tag_hash"] != EMPTY_HASH:
-            return [("hash", spec["tag_hash"])]
         if spec["name"] is not None and not spec["name_decoded"]:
             return [("name", spec["name"])]
         return None
@@ -1107,6 +1111,15 @@ cdef class Matcher:
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns):
         """The rule ids the element matches (sorted), or None.  Call push() next if it opens.
         ``name`` is the ASCII-lower-cased tag name when ``name_hash`` is INVALID_HASH."""
+        cdef Py_ssize_t i
+        if self.match_ids(lx, tag, name_hash, name, ns) == 0:
+            return None
+        return [self.matched[i] for i in range(self.n_matched)]
+
+    cdef Py_ssize_t match_ids(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
+                              int ns) except -1:
+        """match() without the list: how many rules the element matches, their ids sorted in
+        ``matched`` until the next match (the rewriter's path, one list less per element)."""
         cdef Program prog = self.program
         cdef CFrame* parent
         cdef const Slot* slot
@@ -1150,7 +1163,7 @@ cdef class Matcher:
             if prog.needs_frames:
                 parent.adj_n = 0
             self.tag = NULL
-            return None
+            return 0
 
         # Candidate states: first compounds indexed by this element's tag, id, classes and
         # attribute names, those tried on every element, and what the stack left pending.
@@ -1215,12 +1228,12 @@ cdef class Matcher:
                 if not self._rejects(&prog.c_states[s], name_hash, no_attrs, parent):
                     self._process(s, name_hash, name, ns)
         self.tag = NULL
-        if self.n_matched == 0:
-            return None
-        return self._result()
+        if self.n_matched > 1:
+            self._sort_matched()
+        return self.n_matched
 
-    cdef list _result(self):
-        """The matched rule ids, sorted, as a list."""
+    cdef void _sort_matched(self) noexcept:
+        """Sort the matched rule ids."""
         cdef Py_ssize_t i, j
         cdef int r
         cdef int* m = self.matched
@@ -1231,7 +1244,6 @@ cdef class Matcher:
                 m[j] = m[j - 1]
                 j -= 1
             m[j] = r
-        return [m[i] for i in range(self.n_matched)]
 
     cdef inline void _queue_entries(self, int start, int count) noexcept:
         """Queue entries[start : start + count] (start -1: the entries tried on every element)

@@ -9,6 +9,7 @@ written from its recorded mutations instead, and content an element removal cove
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
@@ -46,6 +47,7 @@ from htmlstream._engine.units cimport (
     make_end_tag,
     make_text_chunk,
     process_text,
+    release_element,
 )
 
 from htmlstream.charrefs import decode_charrefs
@@ -103,6 +105,11 @@ cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
     return True
 
 
+
+
+cdef int _write_to(object sink, const unsigned char* p, Py_ssize_t n) except -1:
+    """A WriteFn (units.pxd) for RewriteSink.write."""
+    return (<RewriteSink>sink).write(p, n)
 
 
 cdef class Rules:
@@ -172,6 +179,7 @@ cdef class RewriteSink(TokenSink):
     cdef list active_text               # [(seq, fn)] text handlers in force now
     cdef list active_comments
     cdef bint in_handler
+    cdef Element spare                  # a finished Element to reuse (release_element)
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
     cdef uint64_t id_mark               # the simulator's last element id when last synchronised
     cdef object head_frame              # the matcher frame of <head> once it is closed
@@ -755,8 +763,8 @@ cdef class RewriteSink(TokenSink):
         return 0
 
     cdef int call_all(self, list handlers, unit) except -1:
-        for _, fn in handlers:
-            self.call(fn, unit)
+        for entry in handlers:
+            self.call((<tuple>entry)[1], unit)      # (seq, fn)
         return 0
 
     # ------------------------------------------------------------------ tags
@@ -1173,10 +1181,13 @@ cdef class RewriteSink(TokenSink):
         """Match the tag's element and run its handlers (``merged``: a start tag merged into
         the open element of its name, which does not count as a sibling)."""
         cdef list matched = None
+        cdef list handlers
         cdef bytes name = None
         cdef OpenElement state = None
         cdef list scoped = None
         cdef uint64_t name_hash = tag.name_hash
+        cdef Py_ssize_t n, i
+        cdef int single = -1                # the one rule matched, when matched is not made
         if self.matcher is not None:
             if name_hash == INVALID_HASH:
                 name = self.input_slice(tag.name_start, tag.name_end).lower()
@@ -1187,10 +1198,18 @@ cdef class RewriteSink(TokenSink):
                     self.lx, tag, name_hash, name, ns, self.merged_parent(name_hash),
                     self.before_body if name_hash == BODY_HASH else None)
             else:
-                matched = self.matcher.match(self.lx, tag, name_hash, name, ns)
+                n = self.matcher.match_ids(self.lx, tag, name_hash, name, ns)
+                if n == 1 and not self.rules.any_scoped:
+                    single = self.matcher.matched[0]
+                elif n:
+                    matched = [self.matcher.matched[i] for i in range(n)]
             if pushed:
                 self.matcher.push(name_hash, ns)
-        if matched is not None and self.removing_depth < 0:
+        if single >= 0 and self.removing_depth < 0:
+            handlers = self.rules.element_handlers[single]
+            if handlers:
+                state = self.run_element_handlers(tag, ns, pushed, depth, handlers)
+        elif matched is not None and self.removing_depth < 0:
             if len(matched) == 1:
                 handlers = self.rules.element_handlers[matched[0]]
             else:
@@ -1222,10 +1241,12 @@ cdef class RewriteSink(TokenSink):
                                           Py_ssize_t depth, list handlers):
         cdef OpenElement state
         cdef Element el = make_element(self.input_slice(tag.start, tag.end), tag, ns, pushed,
-                                       self.lx.text_type, self.encoding)
+                                       self.lx.text_type, self.encoding, self.spare)
+        self.spare = None
         self.call_all(handlers, el)
         el.live = False
         if not el.is_modified():
+            self.recycle(el)
             return None
         cdef int ctx = 0                        # (start tags are read in DATA only)
         cdef int content_ctx = self.lx.text_type
@@ -1235,7 +1256,7 @@ cdef class RewriteSink(TokenSink):
             self.divert(ctx)
         self.write_all(el.before_parts, ctx)
         if not el.removed_:
-            self.write_bytes(el.serialize_start_tag())
+            el.write_start_tag(_write_to, self)
         else:
             self.write_part(el.replacement, ctx)
         if ns == 0 and not el.removed_ and (tag.name_hash == PRE_HASH or
@@ -1252,9 +1273,11 @@ cdef class RewriteSink(TokenSink):
             if el.after_parts is not None:
                 self.divert(content_ctx)
                 self.write_all(el.after_parts, content_ctx)
+            self.recycle(el)
             return None
         if (el.after_parts is None and el.append_parts is None and el.end_handlers is None
                 and el.new_name is None and not el.removed_ and not el.remove_content):
+            self.recycle(el)
             return None                 # nothing to do at its end
         state = OpenElement()
         state.element = el
@@ -1262,6 +1285,13 @@ cdef class RewriteSink(TokenSink):
             state.removes_content = True
             self.removing_depth = depth
         return state
+
+    cdef inline void recycle(self, Element el) noexcept:
+        """Keep a finished element for the next one, if the caller's reference is the only
+        one: a handler that kept it (or a bound method of it) must find it as it was left."""
+        if Py_REFCNT(el) == 1:
+            release_element(el)
+            self.spare = el
 
     cdef int protect_leading_newline(self, Element el) except -1:
         """Inserted content that starts with a newline gets one more in front: the tree builder

@@ -2,6 +2,10 @@
 from htmlstream._engine.lexer cimport TagRec
 
 
+# Where a unit writes itself: ``write(sink, p, n)`` appends p[:n] to the output.
+ctypedef int (*WriteFn)(object sink, const unsigned char* p, Py_ssize_t n) except -1
+
+
 cdef struct AttrSpan:           # offsets in the start tag's raw bytes
     Py_ssize_t name_start
     Py_ssize_t name_end
@@ -76,13 +80,15 @@ cdef class Element(Unit):
     cdef Py_ssize_t name_end
     cdef AttrSpan* spans
     cdef Py_ssize_t n_spans
+    cdef Py_ssize_t spans_cap       # (the buffer is kept when the element is reused)
     cdef bint self_closing
     cdef bint can_have_content_
     cdef int ns
     cdef int content_text_type
     cdef str name_
     cdef bytes new_name
-    cdef list overrides             # [[lower name bytes, new value or None (removed), at end]]
+    cdef list overrides             # flat: lower name bytes, new value or None (removed), at
+                                    # end; three items per overridden attribute
     cdef bint tag_modified
     cdef list prepend_parts
     cdef list append_parts
@@ -92,13 +98,14 @@ cdef class Element(Unit):
     cdef list end_handlers
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
     cdef Py_ssize_t span_index(self, bytes lname)
-    cdef object override(self, bytes lname)
+    cdef Py_ssize_t override(self, bytes lname)
     cdef bytes lname(self, str name)
     cdef str decode_value(self, Py_ssize_t i)
     cdef str attr_name(self, Py_ssize_t i)
     cdef Py_ssize_t span_end(self, Py_ssize_t i)
     cdef Py_ssize_t prev_end(self, Py_ssize_t i)
     cdef bytes serialize_start_tag(self)
+    cdef int write_start_tag(self, WriteFn write, object sink) except -1
     cdef void drop_everything(self)
 
 
@@ -108,4 +115,5 @@ cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encod
 cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding,
                          int ctx_before, int ctx_after)
 cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
-                          int content_text_type, str encoding)
+                          int content_text_type, str encoding, Element reuse)
+cdef void release_element(Element el)

@@ -10,9 +10,9 @@ the unit once every handler has returned, from its raw bytes if nothing changed,
 otherwise, with the inserted content around it.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from libc.stdlib cimport free, realloc
 
 from htmlstream._engine.ascii cimport ascii_lower_equals
 
@@ -48,6 +48,15 @@ _RAW_CLOSERS = {
 
 # encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
 cdef dict _NAME_CACHE = {}
+# The last lookup in it and the last value encoded by _attr_value_bytes: a handler that sets
+# the same attribute to the same value on every element (same str objects, compared by
+# identity: a str cannot change) skips the dict probes and the encoding.
+cdef str _last_name = None
+cdef str _last_name_encoding = None
+cdef bytes _last_lname = None
+cdef str _last_value = None
+cdef str _last_value_encoding = None
+cdef bytes _last_value_bytes = None
 
 
 class UnitExpired(HtmlStreamError):
@@ -78,27 +87,21 @@ cdef inline bytes _slice(bytes b, Py_ssize_t start, Py_ssize_t end):
     return PyBytes_FromStringAndSize(<const char*>b + start, end - start)
 
 
-cdef bytes _splice(bytes raw, Py_ssize_t start, Py_ssize_t end, bytes head, bytes value):
-    """``raw[:start] + head + value + b'"' + raw[end:]`` in one allocation."""
-    cdef Py_ssize_t n = len(raw)
-    cdef Py_ssize_t nh = len(head)
-    cdef Py_ssize_t nv = len(value)
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, start + nh + nv + 1 + (n - end))
-    cdef char* q = PyBytes_AS_STRING(out)
-    cdef const char* r = raw
-    memcpy(q, r, start)
-    q += start
-    memcpy(q, <const char*>head, nh)
-    q += nh
-    memcpy(q, <const char*>value, nv)
-    q += nv
-    q[0] = 0x22
-    memcpy(q + 1, r + end, n - end)
-    return out
+cdef bytes _attr_value_bytes(str value, str encoding):
+    """An attribute value as written: escaped, in the document's encoding (the last one
+    is remembered)."""
+    global _last_value, _last_value_encoding, _last_value_bytes
+    if value is _last_value and encoding is _last_value_encoding:
+        return _last_value_bytes
+    cdef bytes b = _encode_attr_value(value, encoding)
+    if type(value) is str:      # (identity stands for equality only for a plain str)
+        _last_value = value
+        _last_value_encoding = encoding
+        _last_value_bytes = b
+    return b
 
 
-cdef inline bytes _attr_value_bytes(str value, str encoding):
-    """An attribute value as written: escaped, in the document's encoding."""
+cdef inline bytes _encode_attr_value(str value, str encoding):
     cdef const unsigned char* p
     cdef Py_ssize_t i
     cdef unsigned char c
@@ -562,19 +565,31 @@ cdef class Element(Unit):
 
     cdef Py_ssize_t span_index(self, bytes lname):
         """The first attribute span called ``lname``, or -1."""
-        cdef Py_ssize_t i
-        for i in range(self.n_spans):
-            if self.span_named(i, lname):
+        cdef Py_ssize_t i, n = len(lname)
+        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
+        cdef const unsigned char* ln = <const unsigned char*><const char*>lname
+        for i in range(n):
+            if ln[i] >= 0x80:
+                for i in range(self.n_spans):
+                    if self.span_named(i, lname):
+                        return i
+                return -1
+        for i in range(self.n_spans):   # (an ASCII name: span_named's test, inlined)
+            if self.spans[i].name_end - self.spans[i].name_start == n and ascii_lower_equals(
+                    r + self.spans[i].name_start, ln, n):
                 return i
         return -1
 
-    cdef object override(self, bytes lname):
-        """The override entry [name, value or None] for ``lname``, or None."""
-        if self.overrides is not None:
-            for entry in self.overrides:
-                if entry[0] == lname:
-                    return entry
-        return None
+    cdef Py_ssize_t override(self, bytes lname):
+        """Where ``lname``'s override (name, value or None, at end) starts in ``overrides``,
+        or -1."""
+        cdef Py_ssize_t k
+        cdef list ov = self.overrides
+        if ov is not None:
+            for k in range(0, PyList_GET_SIZE(ov), 3):
+                if <bytes>PyList_GET_ITEM(ov, k) == lname:
+                    return k
+        return -1
 
     cdef bytes lname(self, str name):
         try:
@@ -603,22 +618,24 @@ cdef class Element(Unit):
     def attributes(self):
         """``(name, decoded value)`` pairs in document order (duplicates dropped)."""
         cdef list result = []
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, k
         seen = set()
         for i in range(self.n_spans):
             name = self.attr_name(i)
             if name in seen:
                 continue
             seen.add(name)
-            entry = self.override(name.encode(self.encoding, "replace"))
-            if entry is None:
+            k = self.override(name.encode(self.encoding, "replace"))
+            if k < 0:
                 result.append((name, self.decode_value(i)))
-            elif entry[1] is not None:
-                result.append((name, entry[1]))
+            elif self.overrides[k + 1] is not None:
+                result.append((name, self.overrides[k + 1]))
         if self.overrides is not None:
-            for entry in self.overrides:
-                if entry[1] is not None and self.span_index(entry[0]) < 0:
-                    result.append(((<bytes>entry[0]).decode(self.encoding), entry[1]))
+            for k in range(0, len(self.overrides), 3):
+                lname = self.overrides[k]
+                value = self.overrides[k + 1]
+                if value is not None and self.span_index(lname) < 0:
+                    result.append(((<bytes>lname).decode(self.encoding), value))
         return result
 
     def __iter__(self):
@@ -666,9 +683,9 @@ cdef class Element(Unit):
         cdef Py_ssize_t i
         if lname is None:
             return None
-        entry = self.override(lname)
-        if entry is not None:
-            return entry[1]
+        i = self.override(lname)
+        if i >= 0:
+            return self.overrides[i + 1]
         i = self.span_index(lname)
         return None if i < 0 else self.decode_value(i)
 
@@ -680,42 +697,53 @@ cdef class Element(Unit):
 
     def set_attribute(self, name, value):
         """Set (or add) an attribute; the value is escaped so that it reads back unchanged."""
+        global _last_name, _last_name_encoding, _last_lname
+        cdef bytes lname
+        cdef Py_ssize_t k
         self.check()
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
-        names = _NAME_CACHE.get(self.encoding)    # (no key tuple to build per call)
-        if names is None:
-            names = _NAME_CACHE.setdefault(self.encoding, {})
-        lname = (<dict>names).get(name)
-        if lname is None:
-            validate_attribute_name(name)
-            lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
-            if len(<dict>names) < 4096:
-                (<dict>names)[name] = lname
-        entry = self.override(lname)
-        if entry is not None:
-            if entry[1] is None:
-                entry[2] = True         # removed, then set again: it moves to the end
-            entry[1] = value
-        elif self.overrides is None:
-            self.overrides = [[lname, value, False]]
+        if name is _last_name and self.encoding is _last_name_encoding:
+            lname = _last_lname
         else:
-            self.overrides.append([lname, value, False])
+            names = _NAME_CACHE.get(self.encoding)    # (no key tuple to build per call)
+            if names is None:
+                names = _NAME_CACHE.setdefault(self.encoding, {})
+            lname = (<dict>names).get(name)
+            if lname is None:
+                validate_attribute_name(name)
+                lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
+                if len(<dict>names) < 4096:
+                    (<dict>names)[name] = lname
+            if type(name) is str:       # (identity stands for equality only for a plain str)
+                _last_name = name
+                _last_name_encoding = self.encoding
+                _last_lname = lname
+        k = self.override(lname)
+        if k >= 0:
+            if self.overrides[k + 1] is None:
+                self.overrides[k + 2] = True    # removed, then set again: it moves to the end
+            self.overrides[k + 1] = value
+        elif self.overrides is None:
+            self.overrides = [lname, value, False]
+        else:
+            self.overrides += (lname, value, False)
         self.tag_modified = True
 
     def remove_attribute(self, str name):
         """Remove attribute ``name`` if present."""
         self.check()
+        cdef Py_ssize_t k
         lname = self.lname(name)
         if lname is None:
             return
-        entry = self.override(lname)
-        if entry is not None:
-            entry[1] = None
+        k = self.override(lname)
+        if k >= 0:
+            self.overrides[k + 1] = None
         elif self.span_index(lname) >= 0:
             if self.overrides is None:
                 self.overrides = []
-            self.overrides.append([lname, None, False])
+            self.overrides += (lname, None, False)
         else:
             return
         self.tag_modified = True
@@ -729,6 +757,42 @@ cdef class Element(Unit):
     cdef Py_ssize_t prev_end(self, Py_ssize_t i):
         return self.span_end(i - 1) if i > 0 else self.name_end
 
+    cdef int write_start_tag(self, WriteFn write, object sink) except -1:
+        """Write the start tag as serialize_start_tag() makes it; the common change, one
+        attribute set, in pieces rather than built first."""
+        cdef bytes raw = self.raw_
+        cdef const unsigned char* r = <const unsigned char*><const char*>raw
+        cdef Py_ssize_t i, p, q
+        cdef bytes lname, v
+        if self.tag_modified and self.new_name is None and self.overrides is not None and \
+                PyList_GET_SIZE(self.overrides) == 3:
+            lname = <bytes>PyList_GET_ITEM(self.overrides, 0)
+            value = <object>PyList_GET_ITEM(self.overrides, 1)
+            if value is not None and not <object>PyList_GET_ITEM(self.overrides, 2):
+                i = self.span_index(lname)
+                if i >= 0:      # where it first stood, name as written
+                    p = self.spans[i].name_end
+                    q = self.span_end(i)
+                    write(sink, r, p)
+                elif self.n_spans == 0 or not (self.spans[self.n_spans - 1].value_end
+                                               > self.spans[self.n_spans - 1].end):
+                    # added (after a valueless 'a=' the general path writes '""' first)
+                    p = self.span_end(self.n_spans - 1) if self.n_spans else self.name_end
+                    q = p
+                    write(sink, r, p)
+                    write(sink, <const unsigned char*>b" ", 1)
+                    write(sink, <const unsigned char*><const char*>lname, len(lname))
+                else:
+                    p = -1
+                if p >= 0:
+                    v = _attr_value_bytes(value, self.encoding)
+                    write(sink, <const unsigned char*>b'="', 2)
+                    write(sink, <const unsigned char*><const char*>v, len(v))
+                    write(sink, <const unsigned char*>b'"', 1)
+                    return write(sink, r + q, len(raw) - q)
+        v = self.serialize_start_tag()
+        return write(sink, <const unsigned char*><const char*>v, len(v))
+
     cdef bytes serialize_start_tag(self):
         """The start tag as it will be written: the raw bytes with only the changed parts
         spliced in (quoting, spacing and case of everything else stay as written).  A splice
@@ -737,7 +801,7 @@ cdef class Element(Unit):
         before an addition."""
         cdef list edits
         cdef list additions = None
-        cdef Py_ssize_t i, first, p, start, end
+        cdef Py_ssize_t i, k, first, p, start, end
         cdef AttrSpan* a
         cdef bytes raw = self.raw_
         cdef bytes lname
@@ -745,29 +809,15 @@ cdef class Element(Unit):
         cdef unsigned char c
         if not self.tag_modified:
             return raw
-        if self.new_name is None and self.overrides is not None and len(self.overrides) == 1:
-            # The common change, one attribute set: one splice, built in place.
-            entry = self.overrides[0]
-            if entry[1] is not None and not entry[2]:
-                i = self.span_index(entry[0])
-                if i >= 0:      # where it first stood, name as written
-                    return _splice(raw, self.spans[i].name_end, self.span_end(i), b'="',
-                                   _attr_value_bytes(entry[1], self.encoding))
-                if self.n_spans == 0 or not (self.spans[self.n_spans - 1].value_end
-                                             > self.spans[self.n_spans - 1].end):
-                    # (after a valueless 'a=' the general path adds '""' first)
-                    p = self.span_end(self.n_spans - 1) if self.n_spans else self.name_end
-                    return _splice(raw, p, p, b" " + <bytes>entry[0] + b'="',
-                                   _attr_value_bytes(entry[1], self.encoding))
         edits = []
         if self.new_name is not None:
             edits.append((self.name_start, self.name_end, self.new_name))
         if self.overrides is not None:
-            for entry in self.overrides:
-                lname = entry[0]
-                value = entry[1]
+            for k in range(0, len(self.overrides), 3):
+                lname = self.overrides[k]
+                value = self.overrides[k + 1]
                 first = -1
-                at_end = entry[2]
+                at_end = self.overrides[k + 2]
                 for i in range(self.n_spans):
                     if not self.span_named(i, lname):
                         continue
@@ -896,10 +946,15 @@ cdef class Element(Unit):
 
 
 cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
-                          int content_text_type, str encoding):
-    cdef Element el = Element.__new__(Element)
+                          int content_text_type, str encoding, Element reuse):
+    """A live Element for ``tag``: ``reuse`` (released, see release_element) if given, else a
+    new one."""
+    cdef Element el = reuse
     cdef Py_ssize_t s = tag.start
     cdef Py_ssize_t i
+    cdef AttrSpan* spans
+    if el is None:
+        el = Element.__new__(Element)
     el.encoding = encoding
     el.live = True
     el.raw_ = raw
@@ -911,18 +966,53 @@ cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
     el.ns = ns
     el.content_text_type = content_text_type
     el.n_spans = tag.n_attrs
-    if tag.n_attrs:
-        el.spans = <AttrSpan*>malloc(tag.n_attrs * sizeof(AttrSpan))
-        if el.spans == NULL:
+    if tag.n_attrs > el.spans_cap:
+        spans = <AttrSpan*>realloc(el.spans, tag.n_attrs * sizeof(AttrSpan))
+        if spans == NULL:
+            el.n_spans = 0
             raise MemoryError()
-        for i in range(tag.n_attrs):
-            el.spans[i].name_start = tag.attrs[i].name_start - s
-            el.spans[i].name_end = tag.attrs[i].name_end - s
-            if tag.attrs[i].value_start < 0:
-                el.spans[i].value_start = -1
-                el.spans[i].value_end = -1
-            else:
-                el.spans[i].value_start = tag.attrs[i].value_start - s
-                el.spans[i].value_end = tag.attrs[i].value_end - s
-            el.spans[i].end = tag.attrs[i].end - s
+        el.spans = spans
+        el.spans_cap = tag.n_attrs
+    for i in range(tag.n_attrs):
+        el.spans[i].name_start = tag.attrs[i].name_start - s
+        el.spans[i].name_end = tag.attrs[i].name_end - s
+        if tag.attrs[i].value_start < 0:
+            el.spans[i].value_start = -1
+            el.spans[i].value_end = -1
+        else:
+            el.spans[i].value_start = tag.attrs[i].value_start - s
+            el.spans[i].value_end = tag.attrs[i].value_end - s
+        el.spans[i].end = tag.attrs[i].end - s
     return el
+
+
+cdef void release_element(Element el):
+    """Make a finished Element that nothing else references ready to be reused by
+    make_element: everything a handler set goes (its spans buffer stays).  Only for an element
+    no user code can reach any more (the rewriter checks that it holds the only reference),
+    so that reuse cannot be seen."""
+    # (tested first: most are None already, and a test is cheaper than a reassignment)
+    if el.before_parts is not None:
+        el.before_parts = None
+    if el.after_parts is not None:
+        el.after_parts = None
+    if el.replacement is not None:
+        el.replacement = None
+    if el.name_ is not None:
+        el.name_ = None
+    if el.new_name is not None:
+        el.new_name = None
+    if el.overrides is not None:
+        el.overrides = None
+    if el.prepend_parts is not None:
+        el.prepend_parts = None
+    if el.append_parts is not None:
+        el.append_parts = None
+    if el.inner is not None:
+        el.inner = None
+    if el.end_handlers is not None:
+        el.end_handlers = None
+    el.removed_ = False
+    el.tag_modified = False
+    el.remove_content = False
+    el.whole = False
