@@ -444,6 +444,13 @@ class RewriterStream(StreamBase):
             ``on_limit="passthrough"``), or None.
     """
 
+    # What a new stream starts with (class attributes: a stream sets them only if they change;
+    # StreamBase's fields start as False, 0 or None: _busy, _fast, _closed, _error, _fed...).
+    #: Why the stream stopped rewriting and passes its input through unchanged, or None.
+    passthrough_reason: str | None = None
+    _passthrough = False
+    _transcoder: Any = None                 # incremental decoder of transcoded input
+
     def __init__(self, rewriter: Rewriter, encoding: str | Encoding, *,
                  _text: bool = False) -> None:
         declared = rewriter._check_encoding(encoding)
@@ -451,20 +458,13 @@ class RewriterStream(StreamBase):
         self._declared = declared
         self.encoding = declared.name
         self.output_encoding = declared.name
-        #: Why the stream stopped rewriting and passes its input through unchanged, or None.
-        self.passthrough_reason: str | None = None
-        self._closed = False
-        self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
-        self._passthrough = False
         self._sniff = rewriter.sniff
         self._transcode = rewriter.transcode
         self._text = _text
         self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
         #: Input held back until the stream knows how to read it (None once it does).
-        self._held: bytes | bytearray | None = b""
-        self._transcoder: Any = None        # incremental decoder of transcoded input
-        self._hold_utf8 = False
+        self._held = b""
         # The rules as they are now (rules added later do not apply to this document).
         self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
         self._rules, self._selectors = rewriter._compiled_entry(self._codec)
