@@ -8,7 +8,7 @@ written from its recorded mutations instead, and content an element removal cove
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
@@ -1492,7 +1492,8 @@ cdef class StreamBase:
             self._busy = True
             self._fed += len(<bytes>chunk)
             try:
-                self._lexer.feed_bytes(chunk)
+                self._lexer.feed_ptr(<const unsigned char*>PyBytes_AS_STRING(chunk),
+                                     PyBytes_GET_SIZE(chunk))
             except BaseException as exc:
                 return self._engine_failed(exc)
             finally:
