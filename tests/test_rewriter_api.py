@@ -1206,6 +1206,40 @@ def test_rewrite_bytes_like() -> None:
         stream.close() == b"<p>a!</p>"
 
 
+@pytest.mark.parametrize("first", [b"<p>a", b"p>a", b"\xef\xbb\xbf<p>a", b"\xef", b"\xfe",
+                                   b"\xff\xfe", b"", b"\xc3\xa9<p>"])
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_first_chunk_starts_the_engine_either_way(first: bytes, kind: type) -> None:
+    # StreamBase.feed starts the engine itself on a first bytes chunk that cannot hold a byte
+    # order mark; every other first chunk takes the Python start (_decide): same output.
+    rw = on_element("p", lambda e: e.append("!"))
+    rest = [b"b</p>", b"<p>c</p>"]
+    expected = rw.rewrite(first + b"".join(rest))
+    stream = rw.stream()
+    out = stream.feed(kind(first)) + b"".join(stream.feed(c) for c in rest) + stream.close()
+    assert out == expected
+    plain = Rewriter()
+    stream = plain.stream()
+    out = stream.feed(kind(first)) + b"".join(stream.feed(c) for c in rest) + stream.close()
+    assert out == first + b"".join(rest)
+    assert stream.offset == len(out)
+
+
+def test_first_chunk_plain_start_keeps_the_stream_checks() -> None:
+    rw = Rewriter()
+    stream = rw.stream()
+    assert stream.close() == b""
+    with pytest.raises(HtmlStreamError):
+        stream.feed(b"<p>")
+    stream = rw.stream()
+    assert stream.feed(b"<p>a") == b"<p>a"
+    assert stream.close() == b""
+    with pytest.raises(HtmlStreamError):
+        stream.feed(b"<p>")
+    with pytest.raises(TypeError):
+        rw.stream().feed("<p>")     # type: ignore[arg-type]
+
+
 def test_rewrite_iter() -> None:
     rw = on_element("p", lambda e: e.append("!"))
     chunks = [b"<p>a", b"", b"</p", b"><p>b</p>"]

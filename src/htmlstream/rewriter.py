@@ -22,10 +22,9 @@ import threading
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import IO, Any, TypeVar, overload
 
-from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
+from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
-from htmlstream._engine.rewriter import RewriteSink, Rules, StreamBase
-from htmlstream._engine.treebuilder import TreeBuilderSimulator
+from htmlstream._engine.rewriter import Rules, StreamBase
 from htmlstream.encoding import (
     NEED_MORE,
     SNIFF_BYTES,
@@ -311,6 +310,9 @@ class Rewriter:
         return self._compiled_entry(encoding)[0]
 
     def _compiled_entry(self, encoding: str) -> tuple[Rules, list[SelectorList]]:
+        entry = self._compiled.get(encoding)    # (no lock needed to read: one dict lookup)
+        if entry is not None:
+            return entry
         with self._lock:
             entry = self._compiled.get(encoding)
             if entry is None:
@@ -442,6 +444,13 @@ class RewriterStream(StreamBase):
             ``on_limit="passthrough"``), or None.
     """
 
+    # What a new stream starts with (class attributes: a stream sets them only if they change;
+    # StreamBase's fields start as False, 0 or None: _busy, _fast, _closed, _error, _fed...).
+    #: Why the stream stopped rewriting and passes its input through unchanged, or None.
+    passthrough_reason: str | None = None
+    _passthrough = False
+    _transcoder: Any = None                 # incremental decoder of transcoded input
+
     def __init__(self, rewriter: Rewriter, encoding: str | Encoding, *,
                  _text: bool = False) -> None:
         declared = rewriter._check_encoding(encoding)
@@ -449,23 +458,20 @@ class RewriterStream(StreamBase):
         self._declared = declared
         self.encoding = declared.name
         self.output_encoding = declared.name
-        #: Why the stream stopped rewriting and passes its input through unchanged, or None.
-        self.passthrough_reason: str | None = None
-        self._closed = False
-        self._error: BaseException | None = None
         self._on_limit = rewriter.on_limit
-        self._passthrough = False
         self._sniff = rewriter.sniff
         self._transcode = rewriter.transcode
         self._text = _text
         self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
         #: Input held back until the stream knows how to read it (None once it does).
-        self._held: bytes | bytearray | None = b""
-        self._transcoder: Any = None        # incremental decoder of transcoded input
-        self._hold_utf8 = False
+        self._held = b""
         # The rules as they are now (rules added later do not apply to this document).
         self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
         self._rules, self._selectors = rewriter._compiled_entry(self._codec)
+        # (StreamBase.feed starts the engine itself on a first chunk that has no byte order
+        # mark, when nothing else is to be decided)
+        self._plain = (declared.ascii_compatible and not self._sniff
+                       and not self._meta_pending)
 
     def _check(self) -> None:
         if self._busy:
@@ -491,6 +497,7 @@ class RewriterStream(StreamBase):
     # other case.
 
     def _feed_slow(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        self._plain = False
         self._check()
         self._busy = True
         try:
@@ -570,23 +577,7 @@ class RewriterStream(StreamBase):
         self.passthrough_reason = reason
         return bytes(data or b"")
 
-    def _start_engine(self, encoding: Encoding) -> None:
-        rewriter = self._rewriter
-        codec = encoding.codec
-        rules = self._rules
-        if codec != self._codec:
-            rules = rewriter._rules_for(codec, rules, self._selectors)
-        self._sink = RewriteSink(rules, codec)
-        if encoding.multibyte:
-            # Characters may be cut between text pieces: decode them in stream order.
-            self._sink.set_encoding(codec, rules.program, encoding.incremental_decoder())
-        simulator = TreeBuilderSimulator(scripting=rewriter.scripting, strict=rewriter.strict)
-        self._hold_utf8 = encoding.name == "utf-8"
-        self._lexer = Lexer(self._sink, simulator, max_buffer_size=rewriter.max_buffer_size,
-                            hold_utf8=self._hold_utf8,
-                            max_attributes=rewriter.max_attributes)
-        self._sink.attach(self._lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
-        self._held = None
+    # _start_engine(encoding) is StreamBase's: it makes the engine (sink, simulator, lexer).
 
     # ------------------------------------------------------------------ the engine
 
@@ -655,6 +646,7 @@ class RewriterStream(StreamBase):
     # _close_slow in every other case.
 
     def _close_slow(self) -> bytes:
+        self._plain = False
         self._check()
         self._busy = True
         try:
@@ -663,7 +655,6 @@ class RewriterStream(StreamBase):
             self._busy = False
 
     def _close(self) -> bytes:
-        self._fast = False
         out = b""
         if self._held is not None:
             try:
@@ -671,6 +662,7 @@ class RewriterStream(StreamBase):
             except BaseException as exc:
                 self._error = exc
                 raise
+        self._fast = False      # (after _decide, which sets it when it starts the engine)
         if self._passthrough:
             self._closed = True
             if self._transcoder is not None:

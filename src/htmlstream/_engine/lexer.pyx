@@ -221,6 +221,10 @@ cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
 # set_attribute_policy's names, worked out: names tuple -> (the hashes packed as uint64_t, their
 # filter bits, the lower-cased names the hash cannot hold, whether every such name is meant).
 cdef dict _POLICIES = {}
+# The names and policy of the last call: a stream's rules pass the very same tuple every time,
+# and an identity test costs nothing next to hashing the tuple (tuples do not change).
+cdef object _last_names = None
+cdef tuple _last_policy = None
 
 
 cdef tuple _parse_policy(names):
@@ -525,14 +529,21 @@ cdef class Lexer:
         cdef bytes packed
         cdef uint64_t* arr
         cdef Py_ssize_t k
-        try:
-            policy = _POLICIES.get(names)      # (a rule set's names: the same tuple each stream)
-        except TypeError:
-            policy = None
-        if policy is None:
-            policy = _parse_policy(names)
-            if type(names) is tuple and len(_POLICIES) < 256:
-                _POLICIES[names] = policy
+        global _last_names, _last_policy
+        if names is _last_names:
+            policy = _last_policy
+        else:
+            try:
+                policy = _POLICIES.get(names)   # (a rule set's names: the same tuple each stream)
+            except TypeError:
+                policy = None
+            if policy is None:
+                policy = _parse_policy(names)
+                if type(names) is tuple and len(_POLICIES) < 256:
+                    _POLICIES[names] = policy
+            if type(names) is tuple:
+                _last_names = names
+                _last_policy = policy
         packed, self.attr_filter, self.long_names, self.unhashable_all = policy
         k = len(packed)
         arr = <uint64_t*>realloc(self.attr_hashes, k + sizeof(uint64_t))

@@ -56,7 +56,7 @@ class RewriteSink(TokenSink):
 
 # The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() and close() run the
 # engine directly while ``_fast``, and call the subclass's _feed_slow (or _engine_failed) and
-# _close_slow otherwise.
+# _close_slow otherwise; feed() also starts the engine on a plain first chunk (_plain).
 class StreamBase:
     _busy: bool
     _fast: bool
@@ -65,5 +65,14 @@ class StreamBase:
     _fed: int
     _lexer: Lexer | None
     _sink: RewriteSink | None
+    _plain: bool
+    _rewriter: Any
+    _rules: Rules
+    _selectors: Any
+    _codec: str
+    _declared: Any
+    _held: bytes | bytearray | None
+    _hold_utf8: bool
+    def _start_engine(self, encoding: Any) -> None: ...
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...
     def close(self) -> bytes: ...

@@ -8,7 +8,7 @@ written from its recorded mutations instead, and content an element removal cove
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
@@ -1470,15 +1470,60 @@ cdef class StreamBase:
     cdef public Py_ssize_t _fed         # input bytes fed
     cdef public Lexer _lexer
     cdef public RewriteSink _sink
+    # The first chunk may start the engine here: the stream reads its declared encoding
+    # (ASCII-compatible), sniffs nothing and watches no <meta>, so that only a byte order mark
+    # could change how it starts (cleared by the Python side's first call).
+    cdef public bint _plain
+    cdef public object _rewriter
+    cdef public object _rules           # the stream's Rules, compiled for _codec
+    cdef public object _selectors       # what they were compiled from
+    cdef public str _codec
+    cdef public object _declared        # the Encoding the stream was opened with
+    cdef public object _held            # input held back until the start is decided, or None
+    cdef public bint _hold_utf8
+
+    def _start_engine(self, encoding):
+        """Make the engine (sink, simulator, lexer) for reading the input in ``encoding``."""
+        self.start_engine(encoding)
+
+    cdef int start_engine(self, encoding) except -1:
+        rewriter = self._rewriter
+        codec = encoding.codec
+        rules = self._rules
+        if codec != self._codec:
+            rules = rewriter._rules_for(codec, rules, self._selectors)
+        cdef RewriteSink sink = RewriteSink(rules, codec)
+        if encoding.multibyte:
+            # Characters may be cut between text pieces: decode them in stream order.
+            sink.set_encoding(codec, (<Rules>rules).program, encoding.incremental_decoder())
+        cdef TreeBuilderSimulator simulator = TreeBuilderSimulator(
+            scripting=rewriter.scripting, strict=rewriter.strict)
+        self._hold_utf8 = encoding.name == "utf-8"
+        self._sink = sink
+        self._lexer = Lexer(sink, simulator, max_buffer_size=rewriter.max_buffer_size,
+                            hold_utf8=self._hold_utf8, max_attributes=rewriter.max_attributes)
+        sink.attach(self._lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
+        self._held = None
+        return 0
 
     def feed(self, chunk):
         """Rewrite the next chunk; return the output bytes that are now decided."""
+        cdef unsigned char first
+        if self._plain and not self._busy and type(chunk) is bytes and len(<bytes>chunk):
+            # (the stream's _decide for this case: no byte order mark, so the declared
+            # encoding; then the engine runs plainly)
+            first = (<bytes>chunk)[0]
+            if first != 0xEF and first != 0xFE and first != 0xFF:
+                self._plain = False
+                self.start_engine(self._declared)
+                self._fast = True
         if self._fast and not self._busy and type(chunk) is bytes:
             # (the same steps as the stream's _check/_feed/_run_lexer for this case)
             self._busy = True
             self._fed += len(<bytes>chunk)
             try:
-                self._lexer.feed_bytes(chunk)
+                self._lexer.feed_ptr(<const unsigned char*>PyBytes_AS_STRING(chunk),
+                                     PyBytes_GET_SIZE(chunk))
             except BaseException as exc:
                 return self._engine_failed(exc)
             finally:
