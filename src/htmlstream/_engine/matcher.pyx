@@ -1142,7 +1142,8 @@ cdef class Matcher:
             memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
             memset(self.dstamp, 0, self.dcap * sizeof(int))
             self.cls_serial = 0
-        self.d = lx.data - lx.base
+        # (no window after the input ended: elements closed then have no tag to read)
+        self.d = lx.data - lx.base if lx.data != NULL else NULL
         self.tag = tag
         self.n_cands = 0
         self.n_hi = 0
