@@ -276,6 +276,7 @@ cdef class Matcher:
     cdef int _set_flag(self, int flag) except -1
     cdef inline int _pend(self, int combinator, int nxt) except -1
     cdef Py_ssize_t _of_count(self, CFrame* parent, int flag) noexcept
+    cdef inline void _cut_ranges(self, CFrame* f) noexcept
     cdef inline void _drop(self) noexcept
     cdef int _test(self, const CCompound* c, uint64_t name_hash, bytes name, int ns) except -1
     cdef int _attr_test(self, const CAttrTest* t, int ns) except -1

@@ -1887,20 +1887,24 @@ cdef class Matcher:
         self.stage_child_cls = 0
         return 0
 
+    cdef inline void _cut_ranges(self, CFrame* f) noexcept:
+        """Truncate the pending-state stacks to where frame ``f``'s ranges start."""
+        cdef Py_ssize_t i
+        for i in range(f.desc_start, self.desc.n):
+            self.desc_owner[self.desc.data[i]] = -1
+        self.desc.n = f.desc_start
+        self.dup.n = f.dup_start
+        self.child.n = f.child_start
+        self.adj.n = f.adj_start
+        self.gen.n = f.gen_start
+        self.types_n = f.type_start
+        self.ofs.n = f.of_start
+
     cdef inline void _drop(self) noexcept:
         """Close the innermost frame: truncate the stacks to where it started."""
         cdef CFrame* f = &self.frames[self.n_frames - 1]
-        cdef Py_ssize_t i
         if not f.light:
-            for i in range(f.desc_start, self.desc.n):
-                self.desc_owner[self.desc.data[i]] = -1
-            self.desc.n = f.desc_start
-            self.dup.n = f.dup_start
-            self.child.n = f.child_start
-            self.adj.n = f.adj_start
-            self.gen.n = f.gen_start
-            self.types_n = f.type_start
-            self.ofs.n = f.of_start
+            self._cut_ranges(f)
         if f.detached:
             self.n_detached -= 1
         self.n_frames -= 1
@@ -1981,15 +1985,7 @@ cdef class Matcher:
         if k >= self.n_frames:
             return 0
         f = &self.frames[k]
-        for i in range(f.desc_start, self.desc.n):
-            self.desc_owner[self.desc.data[i]] = -1
-        self.desc.n = f.desc_start
-        self.dup.n = f.dup_start
-        self.child.n = f.child_start
-        self.adj.n = f.adj_start
-        self.gen.n = f.gen_start
-        self.types_n = f.type_start
-        self.ofs.n = f.of_start
+        self._cut_ranges(f)
         for i in range(k, self.n_frames):
             if self.frames[i].detached:
                 self.n_detached -= 1
