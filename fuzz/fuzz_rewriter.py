@@ -24,6 +24,7 @@ every 20 seconds.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -53,6 +54,11 @@ TABLE: list[bytes] = list(hm.FRAGMENTS)
 for _name in hm.TAG_NAMES + hm.STRUCTURAL_ONLY_TAGS:
     TABLE += [f"<{_name}>".encode(), f"</{_name}>".encode()]
 TABLE += [b" href=x", b" title=\"t\"", b" class=c", b" id=i", b" a=", b"=", b"/>"]
+#: A document with one of these tags is checked for chunking and identity only, never with a
+#: mutation: whether ``<frameset>`` is accepted depends on text before it, which a mutation
+#: elsewhere may add or remove (hm.STRUCTURAL_ONLY_TAGS).
+STRUCTURAL_ONLY = re.compile(
+    rb"<(?:" + b"|".join(t.encode() for t in hm.STRUCTURAL_ONLY_TAGS) + rb")[\s/>]", re.I)
 assert len(TABLE) < 256
 
 STATS: Counter[str] = Counter()
@@ -128,7 +134,8 @@ def TestOneInput(data: bytes) -> None:
         hm.check_chunking(doc, cuts, **tk_options)
         hm.check_chunking(doc, cuts)
         hm.check_identity(doc, cuts, **rw_options)
-        hm.check_mutation(doc, hm.Mutation(kind, selector, text, attr), cuts)
+        if not STRUCTURAL_ONLY.search(doc):
+            hm.check_mutation(doc, hm.Mutation(kind, selector, text, attr), cuts)
     except hm.KnownBug as bug:
         STATS[bug.key] += 1
 
