@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from chunking import chunkings
 from htmlstream import BufferLimitExceeded, Rewriter
 from htmlstream._engine.collector import TokenCollector
-from htmlstream._engine.lexer import Lexer
+from htmlstream._engine.lexer import Lexer, attribute_policy
 from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS, TreeBuilderSimulator
 
 EXAMPLES = int(os.environ.get("HTMLSTREAM_FUZZ_EXAMPLES", "60"))
@@ -330,13 +330,13 @@ def test_carried_token_limit_keeps_every_byte() -> None:
         assert out == data, cut
 
 
-def test_attribute_policy_from_a_tuple_is_remembered() -> None:
-    """set_attribute_policy works a tuple of names out once (rule sets pass the same tuple for
-    every stream): a tuple, the same tuple again and a list give the same tokens."""
+def test_attribute_policy_worked_out_once_or_each_time() -> None:
+    """A policy worked out once (attribute_policy: what a rule set hands every stream), a
+    tuple, the same tuple again and a list give the same tokens."""
     data = b'<a href=x><X-Y z=1><b c=d><font color=red><p q=r><x-yz w=1>'
     names = ("a", "x-y", 0xFFFFFFFFFFFFFFFF - 1, *ATTRIBUTE_TAGS)
     views = []
-    for policy in (names, names, list(names), tuple(names)):
+    for policy in (attribute_policy(names), names, list(names), tuple(names)):
         collector = TokenCollector()
         lexer = Lexer(collector, TreeBuilderSimulator())
         lexer.set_attribute_policy(True, False, policy)

@@ -26,6 +26,16 @@ class TokenSink: ...
 # Tree-builder feedback hook (subclass in Cython; see treebuilder.TreeBuilderSimulator).
 class Feedback: ...
 
+# Tag names worked out once for Lexer.set_attribute_policy (made by attribute_policy).
+class AttributePolicy:
+    packed: bytes
+    filter: int
+    long_names: list[bytes]
+    unhashable_all: bool
+
+# Work tag names (or tag-name hashes) out once for Lexer.set_attribute_policy.
+def attribute_policy(names: Iterable[str | bytes | int]) -> AttributePolicy: ...
+
 # The tokenizer state machine over bytes, resumable at any byte.  With no sink it only scans
 # (the passthrough speed of the engine); ``feedback`` is told of every tag (and DOCTYPE, and of
 # text while it asks for it) before the sink.
@@ -74,9 +84,10 @@ class Lexer:
     # The two speeds: with ``lazy``, the attributes of end tags and of start tags not named in
     # ``names`` (tag names, or tag-name hashes as int) are scanned past, not recorded, unless
     # ``all_start_tags``.  Boundaries, names and self-closing flags do not change.
+    # ``names`` may be an AttributePolicy worked out once (attribute_policy).
     def set_attribute_policy(
         self, lazy: bool, all_start_tags: bool = True,
-        names: Iterable[str | bytes | int] = (),
+        names: Iterable[str | bytes | int] | AttributePolicy = (),
     ) -> None: ...
     # Set the "last start tag" used by the appropriate-end-tag test.
     def set_last_start_tag_name(self, name: bytes) -> None: ...

@@ -218,16 +218,21 @@ cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
     return p
 
 
-# set_attribute_policy's names, worked out: names tuple -> (the hashes packed as uint64_t, their
-# filter bits, the lower-cased names the hash cannot hold, whether every such name is meant).
-cdef dict _POLICIES = {}
-# The names and policy of the last call: a stream's rules pass the very same tuple every time,
-# and an identity test costs nothing next to hashing the tuple (tuples do not change).
-cdef object _last_names = None
-cdef tuple _last_policy = None
+cdef class AttributePolicy:
+    """Tag names worked out for :meth:`Lexer.set_attribute_policy`: their hashes (packed as
+    uint64_t) and a one-word filter of them, the lower-cased names the hash cannot hold, and
+    whether every such name is meant.  A rule set makes one and hands it to every stream's
+    lexer (:func:`attribute_policy`)."""
+    cdef readonly bytes packed
+    cdef readonly uint64_t filter
+    cdef readonly list long_names
+    cdef readonly bint unhashable_all
 
 
-cdef tuple _parse_policy(names):
+def attribute_policy(names):
+    """Work ``names`` out once for :meth:`Lexer.set_attribute_policy` (tag names as str or
+    bytes, or tag-name hashes as int)."""
+    cdef AttributePolicy policy = AttributePolicy.__new__(AttributePolicy)
     cdef list hs = []
     cdef list long_names = []
     cdef bint unhashable_all = False
@@ -255,7 +260,11 @@ cdef tuple _parse_policy(names):
     for i, h in enumerate(hs):
         arr[i] = h
         filt |= (<uint64_t>1) << (h & 63)
-    return (packed, filt, long_names, unhashable_all)
+    policy.packed = packed
+    policy.filter = filt
+    policy.long_names = long_names
+    policy.unhashable_all = unhashable_all
+    return policy
 
 
 cdef inline bint wants_attrs(Lexer lx, uint64_t h) noexcept:
@@ -523,28 +532,18 @@ cdef class Lexer:
         finds.  ``names``: tag names (str or bytes, compared ASCII case-insensitively; a
         non-ASCII str stands for every name the tag-name hash cannot hold) or tag-name hashes
         (int; the invalid hash, ``2**64 - 1``, stands for every name the hash cannot hold).
-        ``all_start_tags`` keeps every start tag in full.  May be changed between chunks (it
-        applies from the next tag on).
+        ``names`` may also be an :class:`AttributePolicy` (:func:`attribute_policy`), worked out
+        once for many lexers.  ``all_start_tags`` keeps every start tag in full.  May be changed
+        between chunks (it applies from the next tag on).
         """
-        cdef bytes packed
+        cdef AttributePolicy policy = names if type(names) is AttributePolicy \
+            else attribute_policy(names)
+        cdef bytes packed = policy.packed
         cdef uint64_t* arr
         cdef Py_ssize_t k
-        global _last_names, _last_policy
-        if names is _last_names:
-            policy = _last_policy
-        else:
-            try:
-                policy = _POLICIES.get(names)   # (a rule set's names: the same tuple each stream)
-            except TypeError:
-                policy = None
-            if policy is None:
-                policy = _parse_policy(names)
-                if type(names) is tuple and len(_POLICIES) < 256:
-                    _POLICIES[names] = policy
-            if type(names) is tuple:
-                _last_names = names
-                _last_policy = policy
-        packed, self.attr_filter, self.long_names, self.unhashable_all = policy
+        self.attr_filter = policy.filter
+        self.long_names = policy.long_names
+        self.unhashable_all = policy.unhashable_all
         k = len(packed)
         arr = <uint64_t*>realloc(self.attr_hashes, k + sizeof(uint64_t))
         if arr == NULL:

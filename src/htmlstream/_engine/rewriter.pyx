@@ -31,6 +31,7 @@ cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
 
+from htmlstream._engine.lexer import attribute_policy
 from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
@@ -129,7 +130,7 @@ cdef class Rules:
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags
-    cdef object attribute_hashes        # the tag-name hashes of those and the simulator's
+    cdef object attribute_policy        # those and the simulator's, worked out for the lexer
 
     def __init__(self, Program program, list element_handlers, list text_handlers,
                  list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
@@ -146,7 +147,7 @@ cdef class Rules:
         self.any_element = program.n_rules > 0
         self.any_scoped = any(text_handlers) or any(comment_handlers)
         self.attribute_tags = None
-        self.attribute_hashes = None
+        self.attribute_policy = None
 
 
 cdef class OpenElement:
@@ -294,7 +295,7 @@ cdef class RewriteSink(TokenSink):
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
         lx.sink_tags = self.matcher is not None     # (else on_tag has nothing to do)
         if scanner and rules.attribute_tags is not None:
-            if rules.attribute_hashes is None:      # (once per Rules: streams share them)
+            if rules.attribute_policy is None:      # (once per Rules: streams share it)
                 hashes = set()
                 for name in tuple(rules.attribute_tags) + SIM_ATTRIBUTE_TAGS:
                     if not name.isascii():
@@ -303,8 +304,8 @@ cdef class RewriteSink(TokenSink):
                     b = name.lower().encode("ascii")
                     h = hash_bytes(b, len(b))
                     hashes.add(b if h == INVALID_HASH else h)
-                rules.attribute_hashes = tuple(hashes)
-            lx.set_attribute_policy(True, False, rules.attribute_hashes)
+                rules.attribute_policy = attribute_policy(hashes)
+            lx.set_attribute_policy(True, False, rules.attribute_policy)
         else:
             lx.set_attribute_policy(False)
 
