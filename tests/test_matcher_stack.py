@@ -29,7 +29,7 @@ class Stack:
 
     def open(self, name: str) -> list[int]:
         got = self.match(name)
-        self.matcher.push(tag_hash(name), 0)
+        self.matcher.push()
         return got
 
 

@@ -286,7 +286,7 @@ cdef class Matcher:
     cdef int _decoded_test(self, const CAttrTest* t, Py_ssize_t i, int ns) except -1
     cdef str _decoded(self, Py_ssize_t i)
     cdef void _sort_matched(self) noexcept
-    cpdef int push(self, uint64_t name_hash, int ns) except -1
+    cpdef int push(self) except -1
     cdef int _push_staged(self, Py_ssize_t top) except -1
     cdef void _materialize(self, CFrame* f) noexcept
     cdef void _materialize_all(self) noexcept
@@ -299,7 +299,7 @@ cdef class Matcher:
     cdef int _restore(self, SavedFrame sf) except -1
     cdef object detach_frame(self, Py_ssize_t i)
     cdef int attach_frame(self, object f) except -1
-    cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1
+    cdef int insert_frame(self, Py_ssize_t i) except -1
     cdef int push_unknown(self) except -1
     cdef object sibling_state(self, Py_ssize_t i)
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,

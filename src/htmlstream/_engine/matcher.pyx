@@ -1799,7 +1799,7 @@ cdef class Matcher:
         self.dstamp[i] = self.serial
         return value
 
-    cpdef int push(self, uint64_t name_hash, int ns) except -1:
+    cpdef int push(self) except -1:
         """Open a frame for the element just matched (its name and namespace are not needed:
         what its descendants and siblings are matched against is in the pending states)."""
         cdef CFrame* f
@@ -2073,7 +2073,7 @@ cdef class Matcher:
         self._restore(sf)
         return 0
 
-    cdef int insert_frame(self, Py_ssize_t i, uint64_t name_hash, int ns) except -1:
+    cdef int insert_frame(self, Py_ssize_t i) except -1:
         """Open a frame at ``i`` (below frames already open) for an element the tree builder
         inserted there; it was not matched and leaves nothing pending for its descendants."""
         cdef list saved
@@ -2101,7 +2101,7 @@ cdef class Matcher:
         self.stage_desc_mask = 0
         self.stage_child_mask = 0
         self.stage_child_cls = 0
-        self.push(EMPTY_HASH, 0)
+        self.push()
         if self.program.needs_frames:
             self.frames[self.n_frames - 1].child_count = -(1 << 60)
         return 0

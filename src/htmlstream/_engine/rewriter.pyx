@@ -945,7 +945,7 @@ cdef class RewriteSink(TokenSink):
                 self.mirror_push(e.id, e.name)
                 if self.matcher is not None:
                     self.matcher.match(self.lx, NULL, e.name, None, e.ns)
-                    self.matcher.push(e.name, e.ns)
+                    self.matcher.push()
         if sim.n_transients:
             self.match_transients(t, n_new)
             sim.changes_seen()
@@ -959,7 +959,7 @@ cdef class RewriteSink(TokenSink):
                 # recorded one (no end-tag work, as for all elements beyond the bound)
                 self.start_element(tag, sim.last_namespace, False, n_new, False)
                 if sim.last_pushed:
-                    self.matcher.push(tag.name_hash, sim.last_namespace)
+                    self.matcher.push()
                     self.overflow_open = True
             elif sim.last_in_head:
                 self.start_in_head(tag, sim.last_namespace, False, n_new)
@@ -983,7 +983,7 @@ cdef class RewriteSink(TokenSink):
             self.matcher.push_unknown()
         self.start_element(tag, sim.last_namespace, False, self.depth, False)
         if sim.last_pushed:
-            self.matcher.push(tag.name_hash, sim.last_namespace)
+            self.matcher.push()
             self.matcher.detach_frame(self.matcher.n_frames - 2)
         return 0
 
@@ -1007,7 +1007,7 @@ cdef class RewriteSink(TokenSink):
                                    sim.transients[t].ns)
                 if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
                     # kept for what the "after head" rule puts into it later
-                    self.matcher.push(HEAD_HASH, 0)
+                    self.matcher.push()
                     self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
             t += 1
         return t
@@ -1174,7 +1174,7 @@ cdef class RewriteSink(TokenSink):
         self.mirror_names[i] = e.name
         self.shift_states(i, 1)
         if self.matcher is not None:
-            self.matcher.insert_frame(f, e.name, e.ns)
+            self.matcher.insert_frame(f)
         return 0
 
     cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
@@ -1205,7 +1205,7 @@ cdef class RewriteSink(TokenSink):
                 elif n:
                     matched = [self.matcher.matched[i] for i in range(n)]
             if pushed:
-                self.matcher.push(name_hash, ns)
+                self.matcher.push()
         if single >= 0 and self.removing_depth < 0:
             handlers = self.rules.element_handlers[single]
             if handlers:
