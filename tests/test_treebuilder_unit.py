@@ -293,6 +293,27 @@ def test_implied_and_cloned_elements_are_marked() -> None:
     assert detail[-1][0] == "b" and detail[-1][3] == ("clone",) and detail[-1][2] == 3
 
 
+@pytest.mark.parametrize("depth", [1, 63, 64, 65, 200, DEFAULT_MAX_DEPTH - 2, DEFAULT_MAX_DEPTH + 5])
+def test_stack_and_formatting_list_grow_to_max_depth(depth: int) -> None:
+    # The arrays start small (64 open elements, 16 formatting entries) and grow up to max_depth:
+    # every depth reads the same as with all of it allocated at once.
+    names = ["b", "i", "u", "s", "em", "strong", "small", "big", "tt", "code", "font"]
+    tags = [names[k % len(names)] for k in range(depth)]
+    sim = run("".join(f"<{t} id={k}>" for k, t in enumerate(tags)) + "<p>")
+    recorded = min(depth, DEFAULT_MAX_DEPTH - 2)     # html and body come first
+    assert sim.depth == min(depth + 3, DEFAULT_MAX_DEPTH)
+    assert sim.overflow == depth + 3 - sim.depth
+    assert [name for name, _ in sim.open_elements()][2:2 + recorded] == tags[:recorded]
+    # (elements beyond max_depth are only counted: the list holds the recorded ones)
+    assert sim.active_formatting_elements == tags[:recorded]
+    # closed by </div>, reopened by the text in <p>: the list reconstructs what it kept
+    sim = run("<div>" + "".join(f"<{t} id={k}>" for k, t in enumerate(tags)) + "</div><p>x<br>")
+    kept = tags[:min(depth, DEFAULT_MAX_DEPTH - 3)]
+    assert sim.active_formatting_elements == kept
+    reopened = [name for name, _ in sim.open_elements()][3:]      # after html, body, p
+    assert reopened == kept[:DEFAULT_MAX_DEPTH - 3]
+
+
 def test_quirks_mode_decides_whether_table_closes_p() -> None:
     assert stack("<p><table>") == ["html", "body", "p", "table"]
     assert run("<p><table>").quirks

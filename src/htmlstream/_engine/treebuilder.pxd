@@ -65,6 +65,7 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- the stack of open elements: stack[0 : depth]; stack[depth - 1] is the current node ---
     # Beyond max_depth elements are not recorded, only counted in ``overflow``.
     cdef OpenElement* stack
+    cdef Py_ssize_t stack_cap           # entries allocated (grows up to max_depth: grow_stack)
     cdef readonly Py_ssize_t depth      # recorded open elements
     cdef readonly Py_ssize_t overflow   # open elements beyond max_depth (counted only)
     cdef Py_ssize_t n_p                 # HTML <p> elements in stack[0 : depth] (kept by push_entry,
@@ -95,6 +96,7 @@ cdef class TreeBuilderSimulator(Feedback):
 
     # --- the list of active formatting elements ---
     cdef FormattingEntry* afe
+    cdef Py_ssize_t afe_cap             # entries allocated (grows up to max_depth: grow_afe)
     cdef Py_ssize_t afe_len
     cdef bint afe_pending       # its last entry is an element that is not open (text re-opens it;
                                 # up to date after a tag only where update_after needs it)

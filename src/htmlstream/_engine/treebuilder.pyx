@@ -16,7 +16,7 @@ See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the s
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove, memset
 
 from htmlstream._engine.ascii cimport lower
@@ -639,9 +639,56 @@ cdef void pop_head(TreeBuilderSimulator s) noexcept:
     pop(s)
 
 
+# The stack and the list of active formatting elements start small and grow (doubling) up to
+# max_depth: a stream's simulator costs a few KiB, not max_depth entries (~100 KiB at the
+# default), and short documents do not make the C heap grow and shrink by that much each time.
+cdef enum:
+    STACK_INITIAL = 64
+    AFE_INITIAL = 16
+
+
+cdef bint grow_stack(TreeBuilderSimulator s) noexcept:
+    """Room for one more open element; False at max_depth (or when memory is refused, which
+    then acts as max_depth: deeper elements are only counted)."""
+    cdef Py_ssize_t cap = min(2 * s.stack_cap, s.max_depth)
+    cdef OpenElement* grown
+    if cap <= s.stack_cap:
+        return False
+    grown = <OpenElement*>realloc(s.stack, cap * sizeof(OpenElement))
+    if grown == NULL:
+        return False
+    s.stack = grown
+    s.stack_cap = cap
+    return True
+
+
+cdef inline bint stack_full(TreeBuilderSimulator s) noexcept:
+    """Whether stack[depth] cannot be written (max_depth reached)."""
+    return s.depth >= s.stack_cap and not grow_stack(s)
+
+
+cdef bint grow_afe(TreeBuilderSimulator s) noexcept:
+    """Room for one more formatting entry; False at max_depth (or when memory is refused)."""
+    cdef Py_ssize_t cap = min(2 * s.afe_cap, s.max_depth)
+    cdef FormattingEntry* grown
+    if cap <= s.afe_cap:
+        return False
+    grown = <FormattingEntry*>realloc(s.afe, cap * sizeof(FormattingEntry))
+    if grown == NULL:
+        return False
+    s.afe = grown
+    s.afe_cap = cap
+    return True
+
+
+cdef inline bint afe_full(TreeBuilderSimulator s) noexcept:
+    """Whether afe[afe_len] cannot be written (max_depth entries: the oldest is forgotten)."""
+    return s.afe_len >= s.afe_cap and not grow_afe(s)
+
+
 cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
     """Push ``e`` (its id already set); beyond max_depth it is only counted."""
-    if s.overflow > 0 or s.depth >= s.max_depth:
+    if s.overflow > 0 or stack_full(s):
         s.overflow += 1
         s.overflow_last_tid = e.tid
         s.overflow_last_ns = e.ns
@@ -703,7 +750,7 @@ cdef void remove_keeping_tree(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
 
 
 cdef void insert_at(TreeBuilderSimulator s, Py_ssize_t i, OpenElement* e) noexcept:
-    if s.depth >= s.max_depth:
+    if stack_full(s):
         # Full: the current node goes beyond the recorded part.
         s.depth -= 1
         if is_html(&s.stack[s.depth], T_P):
@@ -913,7 +960,7 @@ cdef void insert_html(TreeBuilderSimulator s) noexcept:
     copying a struct just written field by field would stall on store forwarding)."""
     cdef OpenElement* e
     s.next_id += 1
-    if s.overflow > 0 or s.depth >= s.max_depth:
+    if s.overflow > 0 or stack_full(s):
         s.overflow += 1
         s.overflow_last_tid = s.t_tid
         s.overflow_last_ns = NS_HTML
@@ -1097,7 +1144,7 @@ cdef void afe_remove_at(TreeBuilderSimulator s, Py_ssize_t i) noexcept:
 
 
 cdef void afe_insert_at(TreeBuilderSimulator s, Py_ssize_t i, FormattingEntry* entry) noexcept:
-    if s.afe_len >= s.max_depth:
+    if afe_full(s):
         afe_remove_at(s, 0)       # bounded: the oldest entry is forgotten
         i -= 1
         if i < 0:
@@ -1152,7 +1199,7 @@ cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
         i -= 1
     if same >= 3:
         afe_remove_at(s, earliest)
-    if s.afe_len >= s.max_depth:
+    if afe_full(s):
         afe_remove_at(s, 0)       # bounded: the oldest entry is forgotten (as afe_insert_at)
     entry = &s.afe[s.afe_len]
     entry.id = e.id
@@ -2436,8 +2483,10 @@ cdef class TreeBuilderSimulator(Feedback):
         if max_depth < 4:
             raise ValueError("max_depth must be at least 4")
         _free_arrays(self)
-        self.stack = <OpenElement*>malloc(max_depth * sizeof(OpenElement))
-        self.afe = <FormattingEntry*>malloc(max_depth * sizeof(FormattingEntry))
+        self.stack_cap = min(<Py_ssize_t>STACK_INITIAL, max_depth)
+        self.afe_cap = min(<Py_ssize_t>AFE_INITIAL, max_depth)
+        self.stack = <OpenElement*>malloc(self.stack_cap * sizeof(OpenElement))
+        self.afe = <FormattingEntry*>malloc(self.afe_cap * sizeof(FormattingEntry))
         self.template_modes = <uint8_t*>malloc(max_depth)
         if self.stack == NULL or self.afe == NULL or self.template_modes == NULL:
             _free_arrays(self)
