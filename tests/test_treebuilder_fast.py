@@ -1,11 +1,13 @@
-"""The simulator's fast paths (``body_fast`` in treebuilder.pyx) against its general rules.
+"""The simulator's fast paths (``quick_tag`` and ``body_fast`` in treebuilder.pyx) against its
+general rules.
 
 In body, with an HTML current node, the common tags (ordinary, formatting, li/dd/dt, ``a``,
-the elements that close a ``p``, headings, end tags that pop the current node) skip the
-insertion-mode dispatch.  With the fast paths turned off every tag takes the general rules; the
+the elements that close a ``p``, headings, end tags that pop the current node, the void
+elements that only insert) skip the insertion-mode dispatch.  With the fast paths turned off every tag takes the general rules; the
 two must leave the simulator in the same state after every tag (stack with ids' traces, the
 list of active formatting elements, mode, the change report the rewriter replays, the last
-start tag's fields), on every html5lib tree-construction input, with a small ``max_depth`` too.
+start tag's fields, whether text is read, whether CDATA is allowed), on every html5lib
+tree-construction input, with a small ``max_depth`` too.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ EDGE_CASES = [
     "<nobr>1<nobr>2</nobr>",
     "<pre>1</pre><listing>2</listing><form><div></form></div>",
     "<frameset><div>",
+    "<p><b>1</p><img>2<br><meta><link><source><wbr>3<area><embed><image><param><track>",
+    "<b><i><u>1</b><keygen>2<basefont><bgsound><base>",
+    "<svg><foreignObject><p><img></p></foreignObject><desc><br></desc></svg>",
+    "<table><tr><td><img><br></td></tr><meta><link><img></table><input><hr>",
+    "<select><img><br></select><div><img>",
     "<b><b><b><b><b><b><b><b><b><b>" "<i><u><s>deep</s></u></i>" + "</b>" * 10,
 ]
 
@@ -61,7 +68,8 @@ def _snapshot(sim: TreeBuilderSimulator) -> tuple[Any, ...]:
 
 
 def _states(data: bytes, fast: bool, **options: Any) -> Iterator[tuple[Any, ...]]:
-    """The simulator's state after every piece, the input cut after every '>'."""
+    """The simulator's state after every piece, the input cut after every '>' (and what it
+    told the lexer)."""
     _set_fast_paths(fast)
     try:
         sim = TreeBuilderSimulator(**options)
@@ -69,9 +77,9 @@ def _states(data: bytes, fast: bool, **options: Any) -> Iterator[tuple[Any, ...]
         cuts = [i + 1 for i, byte in enumerate(data) if byte == 0x3E]
         for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
             lexer.feed_bytes(data[start:end])
-            yield _snapshot(sim)
+            yield _snapshot(sim), sim.reads_text, lexer.cdata_allowed
         lexer.close()
-        yield _snapshot(sim)
+        yield _snapshot(sim), sim.reads_text, lexer.cdata_allowed
     finally:
         _set_fast_paths(True)
 

@@ -139,4 +139,5 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
     cdef XnameSlot xcache[16]     # names the 5-bit hash cannot hold, as last seen (xname_of)
 
+    cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1   # (on_tag's slow path)
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

@@ -92,6 +92,9 @@ class TreeBuilderSimulator(Feedback):
     # The current insertion mode, as the HTML standard names it.
     @property
     def insertion_mode(self) -> str: ...
+    # Whether the lexer tells the simulator of the text that follows (it may change the stack).
+    @property
+    def reads_text(self) -> bool: ...
     # Names in the list of active formatting elements (None for a marker).
     @property
     def active_formatting_elements(self) -> list[str | None]: ...

@@ -216,6 +216,8 @@ cdef enum TagFlag:
     F_PLAIN_START = 1 << 11     # "any other start tag" in body: body_start names no such tid
     F_POP_END = 1 << 12         # in body, an end tag whose element is the current node pops it
     F_LIST_ITEM = 1 << 13       # li, dd, dt
+    F_VOID_RECONSTRUCT = 1 << 14    # in body: reconstruct, insert (void), frameset-ok "not ok"
+    F_VOID_PLAIN = 1 << 15          # in body: insert (void), nothing else
 
 cdef uint64_t TAG_HASH[<int>T_COUNT]
 cdef uint32_t TAG_FLAGS[<int>T_COUNT]
@@ -266,6 +268,10 @@ _FLAG_LISTS = (
                 "search section select summary ul "
                 "p li dd dt h1 h2 h3 h4 h5 h6 "
                 "a b big code em font i nobr s small strike strong tt u"),
+    # quick_tag: the void elements whose body_start (or head_start) rule is only the one named
+    # by the flag.  Keep in step with those rules.
+    (F_VOID_RECONSTRUCT, "area br embed image img keygen wbr"),
+    (F_VOID_PLAIN, "param source track base basefont bgsound link meta"),
 )
 
 
@@ -1040,25 +1046,24 @@ cdef Py_ssize_t find_attr(TreeBuilderSimulator s, const char* name, Py_ssize_t m
     return -1
 
 
-cdef bint attr_value_is(TreeBuilderSimulator s, Py_ssize_t i, str lit) except -1:
-    """Whether attribute ``i``'s value is ``lit`` (ASCII case-insensitively, references resolved)."""
+cdef bint attr_value_is(TreeBuilderSimulator s, Py_ssize_t i, bytes lit) except -1:
+    """Whether attribute ``i``'s value is ``lit`` (lower-case ASCII; compared ASCII
+    case-insensitively, references resolved)."""
     cdef TagRec* t = s.t_tag
     cdef const unsigned char* p
     cdef Py_ssize_t n
-    cdef bytes b
     if t.attrs[i].value_start < 0:
         return len(lit) == 0
     p = s.t_data + (t.attrs[i].value_start - s.t_base)
     n = t.attrs[i].value_end - t.attrs[i].value_start
     if memchr(p, b'&', n) == NULL and memchr(p, 0, n) == NULL and memchr(p, 13, n) == NULL:
-        b = lit.encode("ascii")
-        return eq_ci(p, n, b, len(b))
+        return eq_ci(p, n, lit, len(lit))
     # Rare: character references (or NUL / CR) in the value.
     from htmlstream.charrefs import decode_charrefs
     value = PyBytes_FromStringAndSize(<const char*>p, n).decode("utf-8", "replace")
     value = value.replace("\r\n", "\n").replace("\r", "\n")
     value = decode_charrefs(value, in_attribute=True).replace("\0", "\ufffd")
-    return value.translate(_ASCII_LOWER) == lit
+    return value.translate(_ASCII_LOWER) == lit.decode("ascii")
 
 
 cdef uint64_t attrs_hash(TreeBuilderSimulator s) noexcept:
@@ -1105,8 +1110,8 @@ cdef int insert_foreign(TreeBuilderSimulator s, int ns) except -1:
         elif tid == T_ANNOTATION_XML:
             flags = E_SPECIAL | E_SCOPE
             i = find_attr(s, b"encoding", 8)
-            if i >= 0 and (attr_value_is(s, i, "text/html")
-                           or attr_value_is(s, i, "application/xhtml+xml")):
+            if i >= 0 and (attr_value_is(s, i, b"text/html")
+                           or attr_value_is(s, i, b"application/xhtml+xml")):
                 flags |= E_HTML_IP
     elif ns == NS_SVG:
         if tid == T_FOREIGNOBJECT or tid == T_DESC or tid == T_TITLE:
@@ -1541,7 +1546,7 @@ cdef int body_start(TreeBuilderSimulator s) except -1:
         reconstruct(s)
         insert_void(s)
         i = find_attr(s, b"type", 4)
-        if i < 0 or not attr_value_is(s, i, "hidden"):
+        if i < 0 or not attr_value_is(s, i, b"hidden"):
             s.frameset_ok = False
         return DONE
     elif tid == T_PARAM or tid == T_SOURCE or tid == T_TRACK:
@@ -1718,7 +1723,7 @@ cdef int body_end(TreeBuilderSimulator s) except -1:
 
 cdef bint input_is_hidden(TreeBuilderSimulator s) except -1:
     cdef Py_ssize_t i = find_attr(s, b"type", 4)
-    return i >= 0 and attr_value_is(s, i, "hidden")
+    return i >= 0 and attr_value_is(s, i, b"hidden")
 
 
 cdef int table_start(TreeBuilderSimulator s) except -1:
@@ -2444,6 +2449,59 @@ cdef inline bint body_fast(TreeBuilderSimulator s, TagRec* tag, OpenElement* e,
     return True
 
 
+cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid) noexcept:
+    """on_tag for the usual tags in body, with an HTML current node and room on the stack:
+    body_fast's tags and the void elements of F_VOID_RECONSTRUCT and F_VOID_PLAIN, with only
+    the bookkeeping they need (nothing here raises, switches the text state or leaves the
+    current node foreign after a start tag).  False: not one of them, nothing done."""
+    cdef uint32_t f = TAG_FLAGS[tid]
+    cdef OpenElement* e = &s.stack[s.depth - 1]
+    if tag.is_end:
+        if not (f & F_POP_END) or e.tid != tid or (tid == T_OTHER and e.name != tag.name_hash):
+            return False
+        if f & F_FORMATTING and not (s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id) \
+                and afe_index_of_id(s, e.id) >= 0:
+            return False        # the adoption agency does more than pop
+        if s.changed_reset:
+            begin_changes(s)
+        if f & F_FORMATTING and s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id:
+            s.afe_len -= 1
+        pop(s)
+        e = top(s)
+        lx.cdata_allowed = e != NULL and e.ns != NS_HTML
+    else:
+        if not (f & (F_PLAIN_START | F_FORMATTING | F_CLOSES_P | F_HEADING | F_LIST_ITEM
+                     | F_VOID_RECONSTRUCT | F_VOID_PLAIN)) or tid == T_NOBR:
+            return False
+        # (reconstruct pushes up to afe_len elements: beyond max_depth the general path counts)
+        if s.depth + s.afe_len + 2 >= s.max_depth:
+            return False
+        if s.changed_reset:
+            begin_changes(s)
+        s.t_tag = tag
+        s.t_data = lx.data
+        s.t_base = lx.base
+        s.t_offset = tag.start
+        s.t_self_closing = tag.self_closing
+        s.t_no_attrs = False
+        s.t_name = tag.name_hash
+        s.t_xname = 0
+        s.t_tid = tid
+        if f & (F_VOID_RECONSTRUCT | F_VOID_PLAIN):
+            s.last_in_head = False
+            if f & F_VOID_RECONSTRUCT:
+                reconstruct(s)
+                s.frameset_ok = False
+            note_start(s, NS_HTML, False)
+        else:
+            body_fast(s, tag, e, tid)
+        s.t_tag = NULL
+        lx.cdata_allowed = False
+    update_after(s)
+    s.changed_reset = True
+    return True
+
+
 cdef inline void update_after(TreeBuilderSimulator s) noexcept:
     """After a tag: whether the text that follows can change anything (``wants_text``).
     ``afe_pending`` is worked out only when that depends on it (it is read nowhere else)."""
@@ -2534,6 +2592,17 @@ cdef class TreeBuilderSimulator(Feedback):
     # ------------------------------------------------------------------ Feedback
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        # Small on purpose: the usual tags take quick_tag without the register saves and the
+        # set-up of the general rules (a method: called through the vtable, never inlined).
+        cdef uint64_t h = tag.name_hash
+        if fast_paths and h != INVALID_HASH and self.mode == M_IN_BODY and self.overflow == 0 \
+                and self.depth > 0 and self.stack[self.depth - 1].ns == NS_HTML \
+                and quick_tag(self, lx, tag, tid_of_hash(h)):
+            return 0
+        return self.on_tag_general(lx, tag)
+
+    cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1:
+        """on_tag for every tag: the tree-construction rules of the current insertion mode."""
         cdef uint64_t h = tag.name_hash
         cdef const unsigned char* name
         cdef Py_ssize_t n
@@ -2738,11 +2807,16 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
         if self.mode != M_INITIAL:
             return 0
-        self.quirks = bool(doctype_is_quirky(
-            _slice_str(lx, d.name_start, d.name_end),
-            _slice_str(lx, d.public_start, d.public_end),
-            _slice_str(lx, d.system_start, d.system_end),
-            d.force_quirks))
+        if not d.force_quirks and d.public_start < 0 and d.system_start < 0 \
+                and d.name_start >= 0 and eq_ci(lx.data + (d.name_start - lx.base),
+                                                d.name_end - d.name_start, b"html", 4):
+            self.quirks = False         # <!DOCTYPE html>, as good as every page (no strings)
+        else:
+            self.quirks = bool(doctype_is_quirky(
+                _slice_str(lx, d.name_start, d.name_end),
+                _slice_str(lx, d.public_start, d.public_end),
+                _slice_str(lx, d.system_start, d.system_end),
+                d.force_quirks))
         self.mode = M_BEFORE_HTML
         update_after(self)
         return 0
@@ -2801,6 +2875,12 @@ cdef class TreeBuilderSimulator(Feedback):
     def last_start_tag_pushed(self):
         """Whether the last start tag's element was pushed (it can have content)."""
         return bool(self.last_pushed)
+
+    @property
+    def reads_text(self):
+        """Whether the lexer tells the simulator of the text that follows (it may change the
+        stack: the active formatting elements reopened, frameset-ok, table text)."""
+        return bool(self.wants_text)
 
     @property
     def active_formatting_elements(self):
