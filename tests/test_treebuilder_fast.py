@@ -4,10 +4,10 @@ general rules.
 In body, with an HTML current node, the common tags (ordinary, formatting, li/dd/dt, ``a``,
 the elements that close a ``p``, headings, end tags that pop the current node, the void
 elements that only insert) skip the insertion-mode dispatch.  With the fast paths turned off
-every tag takes the general rules; the two must leave the simulator in the same state after every tag (stack with ids' traces, the
-list of active formatting elements, mode, the change report the rewriter replays, the last
-start tag's fields, whether text is read, whether CDATA is allowed), on every html5lib
-tree-construction input, with a small ``max_depth`` too.
+every tag takes the general rules; the two must leave the simulator in the same state after
+every tag (stack with ids' traces, the list of active formatting elements, mode, the change
+report the rewriter replays, the last start tag's fields, whether text is read, whether CDATA
+is allowed), on every html5lib tree-construction input, with a small ``max_depth`` too.
 """
 
 from __future__ import annotations
