@@ -55,6 +55,8 @@ EDGE_CASES = [
     "<svg><foreignObject><p><img></p></foreignObject><desc><br></desc></svg>",
     "<table><tr><td><img><br></td></tr><meta><link><img></table><input><hr>",
     "<select><img><br></select><div><img>",
+    "<table><td><x-a><b>1</x-a></td><caption><x-b>2<img></X-B></caption><td><p>3</table>",
+    "<x-a><annotation-xml><x-b></annotation-xml></x-b></x-a><emu-xref></emu-xrefs></emu-xref>",
     "<b><b><b><b><b><b><b><b><b><b>" "<i><u><s>deep</s></u></i>" + "</b>" * 10,
 ]
 

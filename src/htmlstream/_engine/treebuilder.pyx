@@ -2449,15 +2449,18 @@ cdef inline bint body_fast(TreeBuilderSimulator s, TagRec* tag, OpenElement* e,
     return True
 
 
-cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid) noexcept:
-    """on_tag for the usual tags in body, with an HTML current node and room on the stack:
-    body_fast's tags and the void elements of F_VOID_RECONSTRUCT and F_VOID_PLAIN, with only
-    the bookkeeping they need (nothing here raises, switches the text state or leaves the
-    current node foreign after a start tag).  False: not one of them, nothing done."""
+cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid,
+                           uint64_t xname) noexcept:
+    """on_tag for the usual tags in body (or in a cell or caption, where they take the rules of
+    body), with an HTML current node and room on the stack: body_fast's tags and the void
+    elements of F_VOID_RECONSTRUCT and F_VOID_PLAIN, with only the bookkeeping they need
+    (nothing here raises, switches the text state or leaves the current node foreign after a
+    start tag).  ``xname``: see t_xname.  False: not one of them, nothing done."""
     cdef uint32_t f = TAG_FLAGS[tid]
     cdef OpenElement* e = &s.stack[s.depth - 1]
     if tag.is_end:
-        if not (f & F_POP_END) or e.tid != tid or (tid == T_OTHER and e.name != tag.name_hash):
+        if not (f & F_POP_END) or e.tid != tid \
+                or (tid == T_OTHER and (e.name != tag.name_hash or e.xname != xname)):
             return False
         if f & F_FORMATTING and not (s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id) \
                 and afe_index_of_id(s, e.id) >= 0:
@@ -2485,7 +2488,7 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
         s.t_self_closing = tag.self_closing
         s.t_no_attrs = False
         s.t_name = tag.name_hash
-        s.t_xname = 0
+        s.t_xname = xname
         s.t_tid = tid
         if f & (F_VOID_RECONSTRUCT | F_VOID_PLAIN):
             s.last_in_head = False
@@ -2595,10 +2598,23 @@ cdef class TreeBuilderSimulator(Feedback):
         # Small on purpose: the usual tags take quick_tag without the register saves and the
         # set-up of the general rules (a method: called through the vtable, never inlined).
         cdef uint64_t h = tag.name_hash
-        if fast_paths and h != INVALID_HASH and self.mode == M_IN_BODY and self.overflow == 0 \
-                and self.depth > 0 and self.stack[self.depth - 1].ns == NS_HTML \
-                and quick_tag(self, lx, tag, tid_of_hash(h)):
-            return 0
+        cdef int m = self.mode
+        cdef const unsigned char* name
+        cdef Py_ssize_t n
+        if fast_paths and (m == M_IN_BODY or m == M_IN_CELL or m == M_IN_CAPTION) \
+                and self.overflow == 0 and self.depth > 0 \
+                and self.stack[self.depth - 1].ns == NS_HTML:
+            if h != INVALID_HASH:
+                if quick_tag(self, lx, tag, tid_of_hash(h), 0):
+                    return 0
+            else:
+                # custom elements (names with '-', or longer than the hash holds)
+                name = lx.data + (tag.name_start - lx.base)
+                n = tag.name_end - tag.name_start
+                if not eq_ci(name, n, b"annotation-xml", 14) and quick_tag(
+                        self, lx, tag, T_OTHER,
+                        xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))):
+                    return 0
         return self.on_tag_general(lx, tag)
 
     cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1:
