@@ -2458,10 +2458,27 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
     start tag).  ``xname``: see t_xname.  False: not one of them, nothing done."""
     cdef uint32_t f = TAG_FLAGS[tid]
     cdef OpenElement* e = &s.stack[s.depth - 1]
+    cdef Py_ssize_t d
     if tag.is_end:
         if not (f & F_POP_END) or e.tid != tid \
                 or (tid == T_OTHER and (e.name != tag.name_hash or e.xname != xname)):
             return False
+        if not (f & F_FORMATTING):
+            # The current node popped, and nothing else: no element of the list of active
+            # formatting elements leaves the stack, so what the text that follows can do
+            # (wants_text) stays as it was.
+            if s.changed_reset:
+                begin_changes(s)
+                s.changed_reset = False
+            d = s.depth - 1
+            s.depth = d
+            if tid == T_P:
+                s.n_p -= 1
+            if d < s.changed_from:
+                s.changed_from = d
+            lx.cdata_allowed = d > 0 and s.stack[d - 1].ns != NS_HTML
+            s.changed_reset = True
+            return True
         if f & F_FORMATTING and not (s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id) \
                 and afe_index_of_id(s, e.id) >= 0:
             return False        # the adoption agency does more than pop
@@ -2473,6 +2490,45 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
         e = top(s)
         lx.cdata_allowed = e != NULL and e.ns != NS_HTML
     else:
+        d = s.depth
+        if f & (F_PLAIN_START | F_CLOSES_P) and d < s.stack_cap and d + 2 < s.max_depth and (
+                s.n_p == 0 if f & F_CLOSES_P else (
+                    s.afe_len == 0 or s.afe[s.afe_len - 1].id == 0
+                    or (not s.frameset_ok and not s.afe_pending))):
+            # An element pushed, and nothing else: no p to close (F_CLOSES_P), nothing to
+            # reconstruct (F_PLAIN_START: afe_pending is up to date once frameset-ok is "not
+            # ok", see update_after).  wants_text stays as it was.  (insert_html, inline)
+            if s.changed_reset:
+                begin_changes(s)
+                s.changed_reset = False
+            s.next_id += 1
+            e = &s.stack[d]
+            e.name = tag.name_hash
+            e.xname = xname
+            e.id = s.next_id
+            e.offset = tag.start
+            e.tid = <uint16_t>tid
+            e.ns = NS_HTML
+            e.flags = html_flags(tid)
+            if tid == T_P:
+                s.n_p += 1
+            if d < s.changed_from:
+                s.changed_from = d
+            s.depth = d + 1
+            s.last_namespace = NS_HTML
+            s.last_pushed = True
+            s.last_inserted = True
+            s.last_in_head = False
+            if tag.name_hash == INVALID_HASH:
+                s.t_tag = tag
+                s.t_data = lx.data
+                s.t_base = lx.base
+                s.t_xname = xname
+                remember_long_name(s)
+                s.t_tag = NULL
+            lx.cdata_allowed = False
+            s.changed_reset = True
+            return True
         if not (f & (F_PLAIN_START | F_FORMATTING | F_CLOSES_P | F_HEADING | F_LIST_ITEM
                      | F_VOID_RECONSTRUCT | F_VOID_PLAIN)) or tid == T_NOBR:
             return False
@@ -2601,20 +2657,22 @@ cdef class TreeBuilderSimulator(Feedback):
         cdef int m = self.mode
         cdef const unsigned char* name
         cdef Py_ssize_t n
+        cdef int tid
+        cdef uint64_t xname
         if fast_paths and (m == M_IN_BODY or m == M_IN_CELL or m == M_IN_CAPTION) \
                 and self.overflow == 0 and self.depth > 0 \
                 and self.stack[self.depth - 1].ns == NS_HTML:
             if h != INVALID_HASH:
-                if quick_tag(self, lx, tag, tid_of_hash(h), 0):
-                    return 0
+                tid = tid_of_hash(h)
+                xname = 0
             else:
                 # custom elements (names with '-', or longer than the hash holds)
                 name = lx.data + (tag.name_start - lx.base)
                 n = tag.name_end - tag.name_start
-                if not eq_ci(name, n, b"annotation-xml", 14) and quick_tag(
-                        self, lx, tag, T_OTHER,
-                        xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))):
-                    return 0
+                tid = -1 if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
+                xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
+            if tid >= 0 and quick_tag(self, lx, tag, tid, xname):
+                return 0
         return self.on_tag_general(lx, tag)
 
     cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1:
