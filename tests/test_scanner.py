@@ -32,6 +32,10 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
 #: (self-closing) but not inside an unquoted value, '=' first in a name, '>' in quotes.
 EDGE_CASES = [
     b'<a href="x">t</a>',
+    # attributes one per line, indented: white space runs around eight bytes
+    b'<a href="x"\n' + b" " * 7 + b'data-a="1"\n' + b" " * 8 + b"data-b=2" + b" " * 9 + b">t</a>"
+    + b"<p" + b" " * 16 + b"x" + b" " * 17 + b"/" + b" " * 8 + b"><i" + b" " * 8 + b"\t  y>"
+    + b"<b" + b" " * 15 + b"\n" + b" " * 8 + b">" + b"<u " + b" " * 24,
     b"<a href='x>y'>t</a><b>",
     b'<a b"c=d>x</a>',
     b"<a b'c=d'>x</a>",

@@ -360,3 +360,20 @@ def test_text_types() -> None:
         tokens = list(hs.tokenize(b"abc", initial_state=state, feedback=False))
         assert tokens
         assert all(isinstance(t, hs.Text) and t.text_type == text_type for t in tokens)
+
+
+# --- White space between attributes -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("run", [1, 7, 8, 9, 15, 16, 17, 24])
+def test_indented_attributes(run: int) -> None:
+    # (the lexer skips spaces eight at a time: runs around that length, mixed with other white
+    # space, in every chunking)
+    gap = b" " * run
+    data = (b"<a" + gap + b'href="x"\n' + gap + b"b=1" + gap + b"\t" + gap + b"c" + gap + b">t"
+            + b"</a" + gap + b">")
+    tokens = all_chunkings(data)
+    start = tokens[0]
+    assert isinstance(start, hs.StartTag)
+    assert start.attributes == {"href": "x", "b": "1", "c": ""}
+    assert [type(t).__name__ for t in tokens] == ["StartTag", "Text", "EndTag"]

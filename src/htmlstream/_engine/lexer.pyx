@@ -194,6 +194,16 @@ cdef extern from *:
     int ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
 
 
+cdef uint64_t SPACES8 = 0x2020202020202020ULL
+
+
+cdef inline uint64_t load_word(const unsigned char* p) noexcept nogil:
+    """Eight bytes from ``p`` (any alignment)."""
+    cdef uint64_t w
+    memcpy(&w, p, 8)
+    return w
+
+
 cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
                                      Py_ssize_t n) noexcept nogil:
     """The index of the first byte from ``p`` that ends an unquoted attribute value (white space
@@ -683,13 +693,16 @@ cdef class Lexer:
             if st == S_BEFORE_ATTR_NAME:
                 # The usual run, straight through: white space, name, '=', a quoted or unquoted
                 # value, up to the next attribute; anything else goes to its state below.
-                while is_ws(c):
+                if is_ws(c):
                     p += 1
+                    # (attributes one per line are indented: spaces eight at a time)
+                    while p + 8 <= n and load_word(d + p) == SPACES8:
+                        p += 8
+                    while p < n and is_ws(d[p]):
+                        p += 1
                     if p >= n:
                         break
                     c = d[p]
-                if p >= n:
-                    break
                 if c == b'>':
                     self.emit_tag(self.base + p + 1)
                     return p + 1
@@ -1457,6 +1470,8 @@ cdef class Lexer:
             elif st == S_BEFORE_ATTR_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
+                    while p + 8 <= n and load_word(d + p) == SPACES8:
+                        p += 8      # (indentation: see skip_attrs)
                 if p >= n:
                     break
                 c = d[p]
