@@ -55,6 +55,8 @@ EDGE_CASES = [
     "<svg><foreignObject><p><img></p></foreignObject><desc><br></desc></svg>",
     "<table><tr><td><img><br></td></tr><meta><link><img></table><input><hr>",
     "<select><img><br></select><div><img>",
+    "<a>1</a><b><a>2</a>3</b><p><a>4<i>5</a>6</i>7<a>8<a>9</a></a><table><td><a>x</a></table>",
+    "<b>0<a>1</b>2</a><u><a>3</a></u><a><x-y>4</x-y></a>",
     "<table><td><x-a><b>1</x-a></td><caption><x-b>2<img></X-B></caption><td><p>3</table>",
     "<x-a><annotation-xml><x-b></annotation-xml></x-b></x-a><emu-xref></emu-xrefs></emu-xref>",
     "<b><b><b><b><b><b><b><b><b><b>" "<i><u><s>deep</s></u></i>" + "</b>" * 10,

@@ -2449,6 +2449,61 @@ cdef inline bint body_fast(TreeBuilderSimulator s, TagRec* tag, OpenElement* e,
     return True
 
 
+cdef inline bint afe_has_a(TreeBuilderSimulator s) noexcept:
+    """Whether the list has an <a> after its last marker (start_a's search)."""
+    cdef Py_ssize_t i = s.afe_len - 1
+    while i >= 0 and s.afe[i].id != 0:
+        if s.afe[i].elem.ns == NS_HTML and s.afe[i].elem.tid == T_A:
+            return True
+        i -= 1
+    return False
+
+
+cdef inline bint reconstruct_is_noop(TreeBuilderSimulator s) noexcept:
+    """Whether reconstruct() would push nothing, when that is known without a stack search:
+    the list is empty or ends with a marker, or afe_pending is up to date (frameset-ok "not ok":
+    see update_after) and false."""
+    return s.afe_len == 0 or s.afe[s.afe_len - 1].id == 0 \
+        or (not s.frameset_ok and not s.afe_pending)
+
+
+cdef inline OpenElement* quick_push(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid,
+                                    uint64_t xname) noexcept:
+    """insert_html for quick_tag, inline (the caller checked there is room)."""
+    cdef Py_ssize_t d = s.depth
+    cdef OpenElement* e = &s.stack[d]
+    if s.changed_reset:
+        begin_changes(s)
+        s.changed_reset = False
+    s.next_id += 1
+    e.name = tag.name_hash
+    e.xname = xname
+    e.id = s.next_id
+    e.offset = tag.start
+    e.tid = <uint16_t>tid
+    e.ns = NS_HTML
+    e.flags = html_flags(tid)
+    if tid == T_P:
+        s.n_p += 1
+    if d < s.changed_from:
+        s.changed_from = d
+    s.depth = d + 1
+    s.last_namespace = NS_HTML
+    s.last_pushed = True
+    s.last_inserted = True
+    s.last_in_head = False
+    if tag.name_hash == INVALID_HASH:
+        s.t_tag = tag
+        s.t_data = lx.data
+        s.t_base = lx.base
+        s.t_xname = xname
+        remember_long_name(s)
+        s.t_tag = NULL
+    lx.cdata_allowed = False
+    s.changed_reset = True
+    return e
+
+
 cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid,
                            uint64_t xname) noexcept:
     """on_tag for the usual tags in body (or in a cell or caption, where they take the rules of
@@ -2459,17 +2514,25 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
     cdef uint32_t f = TAG_FLAGS[tid]
     cdef OpenElement* e = &s.stack[s.depth - 1]
     cdef Py_ssize_t d
+    cdef bint fe_last
+    cdef FormattingEntry* entry
     if tag.is_end:
         if not (f & F_POP_END) or e.tid != tid \
                 or (tid == T_OTHER and (e.name != tag.name_hash or e.xname != xname)):
             return False
-        if not (f & F_FORMATTING):
-            # The current node popped, and nothing else: no element of the list of active
-            # formatting elements leaves the stack, so what the text that follows can do
-            # (wants_text) stays as it was.
+        fe_last = f & F_FORMATTING and s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id
+        if not (f & F_FORMATTING) or (fe_last and (
+                s.afe_len == 1 or s.afe[s.afe_len - 2].id == 0)):
+            # The current node popped, and nothing else (or with the last entry of the list of
+            # active formatting elements, when none is left before the last marker): what the
+            # text that follows can do (wants_text) stays as it was, or is frameset-ok.
             if s.changed_reset:
                 begin_changes(s)
                 s.changed_reset = False
+            if fe_last:
+                s.afe_len -= 1
+                s.afe_pending = False
+                s.wants_text = s.frameset_ok
             d = s.depth - 1
             s.depth = d
             if tid == T_P:
@@ -2492,42 +2555,29 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
     else:
         d = s.depth
         if f & (F_PLAIN_START | F_CLOSES_P) and d < s.stack_cap and d + 2 < s.max_depth and (
-                s.n_p == 0 if f & F_CLOSES_P else (
-                    s.afe_len == 0 or s.afe[s.afe_len - 1].id == 0
-                    or (not s.frameset_ok and not s.afe_pending))):
+                s.n_p == 0 if f & F_CLOSES_P else reconstruct_is_noop(s)):
             # An element pushed, and nothing else: no p to close (F_CLOSES_P), nothing to
-            # reconstruct (F_PLAIN_START: afe_pending is up to date once frameset-ok is "not
-            # ok", see update_after).  wants_text stays as it was.  (insert_html, inline)
-            if s.changed_reset:
-                begin_changes(s)
-                s.changed_reset = False
-            s.next_id += 1
-            e = &s.stack[d]
-            e.name = tag.name_hash
-            e.xname = xname
-            e.id = s.next_id
-            e.offset = tag.start
-            e.tid = <uint16_t>tid
-            e.ns = NS_HTML
-            e.flags = html_flags(tid)
-            if tid == T_P:
-                s.n_p += 1
-            if d < s.changed_from:
-                s.changed_from = d
-            s.depth = d + 1
-            s.last_namespace = NS_HTML
-            s.last_pushed = True
-            s.last_inserted = True
-            s.last_in_head = False
-            if tag.name_hash == INVALID_HASH:
-                s.t_tag = tag
-                s.t_data = lx.data
-                s.t_base = lx.base
-                s.t_xname = xname
-                remember_long_name(s)
-                s.t_tag = NULL
-            lx.cdata_allowed = False
-            s.changed_reset = True
+            # reconstruct (F_PLAIN_START).  wants_text stays as it was.
+            quick_push(s, lx, tag, tid, xname)
+            return True
+        if tid == T_A and d < s.stack_cap and d + 2 < s.max_depth and s.afe_len < s.afe_cap \
+                and reconstruct_is_noop(s) and not afe_has_a(s):
+            # <a> with no other <a> in the list: pushed, and put on the list (no Noah's Ark
+            # for <a>, see afe_push_current), which then ends with an open element.
+            e = quick_push(s, lx, tag, tid, xname)
+            entry = &s.afe[s.afe_len]
+            entry.id = e.id
+            entry.attrs_hash = 0
+            entry.elem.name = e.name
+            entry.elem.xname = e.xname
+            entry.elem.id = e.id
+            entry.elem.offset = e.offset
+            entry.elem.tid = e.tid
+            entry.elem.ns = e.ns
+            entry.elem.flags = e.flags
+            s.afe_len += 1
+            s.afe_pending = False
+            s.wants_text = s.frameset_ok
             return True
         if not (f & (F_PLAIN_START | F_FORMATTING | F_CLOSES_P | F_HEADING | F_LIST_ITEM
                      | F_VOID_RECONSTRUCT | F_VOID_PLAIN)) or tid == T_NOBR:
