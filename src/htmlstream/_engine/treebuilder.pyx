@@ -2522,10 +2522,12 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
             return False
         fe_last = f & F_FORMATTING and s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id
         if not (f & F_FORMATTING) or (fe_last and (
-                s.afe_len == 1 or s.afe[s.afe_len - 2].id == 0)):
+                s.afe_len == 1 or s.afe[s.afe_len - 2].id == 0
+                or (s.depth >= 2 and s.afe[s.afe_len - 2].id == s.stack[s.depth - 2].id))):
             # The current node popped, and nothing else (or with the last entry of the list of
-            # active formatting elements, when none is left before the last marker): what the
-            # text that follows can do (wants_text) stays as it was, or is frameset-ok.
+            # active formatting elements, when what is left ends with a marker or with the new
+            # current node): what the text that follows can do (wants_text) stays as it was,
+            # or is frameset-ok.
             if s.changed_reset:
                 begin_changes(s)
                 s.changed_reset = False
@@ -2576,6 +2578,20 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
             entry.elem.ns = e.ns
             entry.elem.flags = e.flags
             s.afe_len += 1
+            s.afe_pending = False
+            s.wants_text = s.frameset_ok
+            return True
+        if f & F_FORMATTING and tid != T_A and tid != T_NOBR and d < s.stack_cap \
+                and d + 2 < s.max_depth and reconstruct_is_noop(s):
+            # b, code, em, i... : pushed and put on the list (afe_push_current: the Noah's Ark
+            # clause reads the tag's attributes), which then ends with an open element.
+            quick_push(s, lx, tag, tid, xname)
+            s.t_tag = tag
+            s.t_data = lx.data
+            s.t_base = lx.base
+            s.t_no_attrs = False
+            afe_push_current(s)
+            s.t_tag = NULL
             s.afe_pending = False
             s.wants_text = s.frameset_ok
             return True
