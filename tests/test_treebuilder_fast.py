@@ -57,6 +57,7 @@ EDGE_CASES = [
     "<select><img><br></select><div><img>",
     "<a>1</a><b><a>2</a>3</b><p><a>4<i>5</a>6</i>7<a>8<a>9</a></a><table><td><a>x</a></table>",
     "<b>0<a>1</b>2</a><u><a>3</a></u><a><x-y>4</x-y></a>",
+    "<p>1<p>2<div>3<p>4<ul><li><p>5<p><b>6<p>7</b><p><button><p>8<div>9</button><p><table>",
     "<table><td><x-a><b>1</x-a></td><caption><x-b>2<img></X-B></caption><td><p>3</table>",
     "<x-a><annotation-xml><x-b></annotation-xml></x-b></x-a><emu-xref></emu-xrefs></emu-xref>",
     "<b><b><b><b><b><b><b><b><b><b>" "<i><u><s>deep</s></u></i>" + "</b>" * 10,

@@ -2556,12 +2556,24 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
         lx.cdata_allowed = e != NULL and e.ns != NS_HTML
     else:
         d = s.depth
-        if f & (F_PLAIN_START | F_CLOSES_P) and d < s.stack_cap and d + 2 < s.max_depth and (
-                s.n_p == 0 if f & F_CLOSES_P else reconstruct_is_noop(s)):
-            # An element pushed, and nothing else: no p to close (F_CLOSES_P), nothing to
-            # reconstruct (F_PLAIN_START).  wants_text stays as it was.
-            quick_push(s, lx, tag, tid, xname)
-            return True
+        if f & (F_PLAIN_START | F_CLOSES_P) and d < s.stack_cap and d + 2 < s.max_depth:
+            if f & F_PLAIN_START and reconstruct_is_noop(s) or f & F_CLOSES_P and s.n_p == 0:
+                # An element pushed, and nothing else: nothing to reconstruct (F_PLAIN_START),
+                # no p to close (F_CLOSES_P).  wants_text stays as it was.
+                quick_push(s, lx, tag, tid, xname)
+                return True
+            if f & F_CLOSES_P and e.tid == T_P:
+                # <p>...<p> (or <div>, <ul>...): the p closed is the current node, popped
+                # (the close-a-p-element steps come to that), then the new element pushed.
+                if s.changed_reset:
+                    begin_changes(s)
+                    s.changed_reset = False
+                s.depth = d - 1
+                s.n_p -= 1
+                if d - 1 < s.changed_from:
+                    s.changed_from = d - 1
+                quick_push(s, lx, tag, tid, xname)
+                return True
         if tid == T_A and d < s.stack_cap and d + 2 < s.max_depth and s.afe_len < s.afe_cap \
                 and reconstruct_is_noop(s) and not afe_has_a(s):
             # <a> with no other <a> in the list: pushed, and put on the list (no Noah's Ark
