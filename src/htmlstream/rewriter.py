@@ -444,34 +444,9 @@ class RewriterStream(StreamBase):
             ``on_limit="passthrough"``), or None.
     """
 
-    # What a new stream starts with (class attributes: a stream sets them only if they change;
-    # StreamBase's fields start as False, 0 or None: _busy, _fast, _closed, _error, _fed...).
-    #: Why the stream stopped rewriting and passes its input through unchanged, or None.
-    passthrough_reason: str | None = None
-    _passthrough = False
-    _transcoder: Any = None                 # incremental decoder of transcoded input
-
-    def __init__(self, rewriter: Rewriter, encoding: str | Encoding, *,
-                 _text: bool = False) -> None:
-        declared = rewriter._check_encoding(encoding)
-        self._rewriter = rewriter
-        self._declared = declared
-        self.encoding = declared.name
-        self.output_encoding = declared.name
-        self._on_limit = rewriter.on_limit
-        self._sniff = rewriter.sniff
-        self._transcode = rewriter.transcode
-        self._text = _text
-        self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
-        #: Input held back until the stream knows how to read it (None once it does).
-        self._held = b""
-        # The rules as they are now (rules added later do not apply to this document).
-        self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
-        self._rules, self._selectors = rewriter._compiled_entry(self._codec)
-        # (StreamBase.feed starts the engine itself on a first chunk that has no byte order
-        # mark, when nothing else is to be decided)
-        self._plain = (declared.ascii_compatible and not self._sniff
-                       and not self._meta_pending)
+    # RewriterStream(rewriter, encoding, *, _text=False) is StreamBase's __init__ (C): it looks
+    # the encoding up, takes the rules as they are now (rules added later do not apply to this
+    # document) and the rewriter's settings; every field of a stream is StreamBase's.
 
     def _check(self) -> None:
         if self._busy:

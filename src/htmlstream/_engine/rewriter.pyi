@@ -73,6 +73,17 @@ class StreamBase:
     _declared: Any
     _held: bytes | bytearray | None
     _hold_utf8: bool
+    encoding: str
+    output_encoding: str
+    passthrough_reason: str | None
+    _on_limit: str
+    _sniff: bool
+    _transcode: bool
+    _text: bool
+    _meta_pending: bool
+    _passthrough: bool
+    _transcoder: Any
+    def __init__(self, rewriter: Any, encoding: Any, *, _text: bool = False) -> None: ...
     def _start_engine(self, encoding: Any) -> None: ...
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...
     def close(self) -> bytes: ...

@@ -17,7 +17,14 @@ from libc.string cimport memcpy, memmove
 import re
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha
-from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
+from htmlstream._engine.lexer cimport (
+    AttributePolicy,
+    AttrRec,
+    DoctypeRec,
+    Lexer,
+    TagRec,
+    TokenSink,
+)
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
@@ -29,7 +36,7 @@ cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
-from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
+from htmlstream._engine.treebuilder cimport E_CLONE, MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
 from htmlstream._engine.lexer import attribute_policy
 from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
@@ -52,6 +59,7 @@ from htmlstream._engine.units cimport (
 )
 
 from htmlstream.charrefs import decode_charrefs
+from htmlstream.encoding import UTF_8
 
 cdef enum:                              # text types (lexer.pxd)
     T_RCDATA = 1
@@ -231,6 +239,10 @@ cdef class RewriteSink(TokenSink):
         self.mirror_cap = 0
 
     def __init__(self, Rules rules, str encoding):
+        self.init(rules, encoding)
+
+    cdef int init(self, Rules rules, str encoding) except -1:
+        """What ``__init__`` does, callable from C on ``RewriteSink.__new__(RewriteSink)``."""
         self.rules = rules
         self.encoding = encoding
         self.matcher = Matcher(rules.program) if rules.any_element else None
@@ -270,6 +282,7 @@ cdef class RewriteSink(TokenSink):
         self.verb_end_pos = -1
         self.verb_end_out = -1
         self.guard_ctx = -1
+        return 0
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
@@ -286,6 +299,10 @@ cdef class RewriteSink(TokenSink):
         scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
         simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full.
         ``lazy``: false keeps the open-element mirror exact at every tag (see sync_stack)."""
+        self.attach_to(lx, sim, scanner, lazy)
+
+    cdef int attach_to(self, Lexer lx, TreeBuilderSimulator sim, bint scanner,
+                       bint lazy) except -1:
         cdef Rules rules = self.rules
         cdef bytes b
         cdef uint64_t h
@@ -305,9 +322,10 @@ cdef class RewriteSink(TokenSink):
                     h = hash_bytes(b, len(b))
                     hashes.add(b if h == INVALID_HASH else h)
                 rules.attribute_policy = attribute_policy(hashes)
-            lx.set_attribute_policy(True, False, rules.attribute_policy)
+            lx.use_attribute_policy(True, False, <AttributePolicy>rules.attribute_policy)
         else:
             lx.set_attribute_policy(False)
+        return 0
 
     def __dealloc__(self):
         if self.out != NULL:
@@ -1429,19 +1447,25 @@ cdef class RewriteSink(TokenSink):
 
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
+        self.finish_input()
+
+    cdef int finish_input(self) except -1:
         self.close_at = self.lx.stream_len
         if self.lx.text_type == T_SCRIPT:
             self.script_escape(False)
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)
+        return 0
 
     def run_end_handlers(self):
         """Run the document end handlers (registration order) and write what they append."""
+        self.end_document()
+
+    cdef int end_document(self) except -1:
         cdef DocumentEnd end
         if not self.rules.doc_end:
-            self.end_checks()
-            return
+            return self.end_checks()
         end = DocumentEnd(self.encoding)
         for fn in self.rules.doc_end:
             self.call(fn, end)
@@ -1449,7 +1473,7 @@ cdef class RewriteSink(TokenSink):
         if end.parts:
             self.divert(self.lx.text_type)
             self.write_all(end.parts, self.lx.text_type)
-        self.end_checks()
+        return self.end_checks()
 
     cdef int end_checks(self) except -1:
         """The end of the output: nothing follows raw text inserted last."""
@@ -1458,11 +1482,17 @@ cdef class RewriteSink(TokenSink):
         return 0
 
 
+#: Encoding labels a stream has looked up and checked (Rewriter._check_encoding) whose
+#: verdict no setting changes: every stream of a rewriter looks its label up.
+cdef dict _stream_encodings = {}
+
+
 cdef class StreamBase:
-    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): ``feed()`` while the engine
-    runs plainly (no transcoding, no ``<meta>`` to watch, no error: ``_fast``) is a C method, with
-    no Python frame and no attribute lookup per chunk.  Every other case goes to the stream's
-    Python ``_feed_slow`` (which checks the stream and the chunk and raises as the API says)."""
+    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): opening a stream, and
+    ``feed()`` while the engine runs plainly (no transcoding, no ``<meta>`` to watch, no error:
+    ``_fast``), are C methods, with no Python frame and no attribute dictionary.  Every other
+    case goes to the stream's Python ``_feed_slow`` (which checks the stream and the chunk and
+    raises as the API says).  Every field of a stream is here (see RewriterStream)."""
 
     cdef public bint _busy              # inside feed() or close(): a handler must not re-enter
     cdef public bint _fast              # feed() may hand bytes straight to the engine
@@ -1482,6 +1512,47 @@ cdef class StreamBase:
     cdef public object _declared        # the Encoding the stream was opened with
     cdef public object _held            # input held back until the start is decided, or None
     cdef public bint _hold_utf8
+    # RewriterStream's attributes (documented there)
+    cdef public str encoding
+    cdef public str output_encoding
+    cdef public object passthrough_reason
+    # the Rewriter's settings, as they were when the stream was opened
+    cdef public object _on_limit
+    cdef public bint _sniff
+    cdef public bint _transcode
+    cdef public bint _text              # rewrite(str): UTF-8, no <meta> switch
+    cdef public bint _meta_pending      # watching for a <meta> that names the encoding
+    cdef public bint _passthrough       # the input passes through unchanged from here on
+    cdef public object _transcoder      # incremental decoder of transcoded input, or None
+
+    def __init__(self, rewriter, encoding, *, bint _text=False):
+        """A stream of ``rewriter`` reading ``encoding`` (a label or an Encoding)."""
+        cdef bint cacheable = type(encoding) is str
+        declared = _stream_encodings.get(encoding) if cacheable else None
+        if declared is None:
+            declared = rewriter._check_encoding(encoding)
+            # (iso-2022-jp is refused unless the rewriter transcodes, which may change)
+            if cacheable and declared.name != "iso-2022-jp" and len(_stream_encodings) < 256:
+                _stream_encodings[encoding] = declared
+        self._rewriter = rewriter
+        self._declared = declared
+        self.encoding = self.output_encoding = declared.name
+        self._on_limit = rewriter.on_limit
+        self._sniff = rewriter.sniff
+        self._transcode = rewriter.transcode
+        self._text = _text
+        self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
+        self._held = b""
+        # The rules as they are now (rules added later do not apply to this document).
+        cdef bint ascii_compatible = declared.ascii_compatible
+        self._codec = declared.codec if ascii_compatible else UTF_8.codec
+        entry = rewriter._compiled.get(self._codec)   # (Rewriter._compiled_entry's cache)
+        if entry is None:
+            entry = rewriter._compiled_entry(self._codec)
+        self._rules, self._selectors = entry
+        # (feed() starts the engine itself on a first chunk that has no byte order mark, when
+        # nothing else is to be decided)
+        self._plain = ascii_compatible and not self._sniff and not self._meta_pending
 
     def _start_engine(self, encoding):
         """Make the engine (sink, simulator, lexer) for reading the input in ``encoding``."""
@@ -1489,21 +1560,25 @@ cdef class StreamBase:
 
     cdef int start_engine(self, encoding) except -1:
         rewriter = self._rewriter
-        codec = encoding.codec
+        cdef str codec = encoding.codec
         rules = self._rules
         if codec != self._codec:
             rules = rewriter._rules_for(codec, rules, self._selectors)
-        cdef RewriteSink sink = RewriteSink(rules, codec)
+        # (made with __new__ and their C init: no keyword arguments to parse)
+        cdef RewriteSink sink = RewriteSink.__new__(RewriteSink)
+        sink.init(rules, codec)
         if encoding.multibyte:
             # Characters may be cut between text pieces: decode them in stream order.
             sink.set_encoding(codec, (<Rules>rules).program, encoding.incremental_decoder())
-        cdef TreeBuilderSimulator simulator = TreeBuilderSimulator(
-            scripting=rewriter.scripting, strict=rewriter.strict)
+        cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
+        simulator.init(rewriter.scripting, rewriter.strict, MAX_DEPTH_DEFAULT)
         self._hold_utf8 = encoding.name == "utf-8"
+        cdef Lexer lexer = Lexer.__new__(Lexer)
+        lexer.init(sink, simulator, rewriter.max_buffer_size, self._hold_utf8,
+                   rewriter.max_attributes)
+        sink.attach_to(lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
         self._sink = sink
-        self._lexer = Lexer(sink, simulator, max_buffer_size=rewriter.max_buffer_size,
-                            hold_utf8=self._hold_utf8, max_attributes=rewriter.max_attributes)
-        sink.attach(self._lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
+        self._lexer = lexer
         self._held = None
         return 0
 
@@ -1542,9 +1617,9 @@ cdef class StreamBase:
         self._fast = False
         self._busy = True
         try:
-            lexer.close()
-            sink.finish()
-            sink.run_end_handlers()
+            lexer.end_input()
+            sink.finish_input()
+            sink.end_document()
         except BaseException as exc:
             self._error = exc
             raise

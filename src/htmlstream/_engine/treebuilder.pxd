@@ -9,6 +9,11 @@ from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from htmlstream._engine.lexer cimport DoctypeRec, Feedback, Lexer, TagRec
 
 
+# Default bound of the recorded stack of open elements (DEFAULT_MAX_DEPTH in Python).
+cdef enum:
+    MAX_DEPTH_DEFAULT = 1024
+
+
 cpdef enum Namespace:
     NS_HTML = 0
     NS_SVG = 1
@@ -139,4 +144,5 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
     cdef XnameSlot xcache[16]     # names the 5-bit hash cannot hold, as last seen (xname_of)
 
+    cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

@@ -37,7 +37,7 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream.errors import ParsingAmbiguityError
 
 #: Default bound of the recorded stack of open elements (see docs/tree-builder-feedback.md).
-DEFAULT_MAX_DEPTH = 1024
+DEFAULT_MAX_DEPTH = MAX_DEPTH_DEFAULT
 
 #: The start tags whose attributes the simulator reads (every other tag may reach it with its
 #: attributes skipped, see Lexer.set_attribute_policy): ``<input type>``, ``<font color|face|
@@ -2480,6 +2480,16 @@ cdef class TreeBuilderSimulator(Feedback):
 
     def __init__(self, *, bint scripting=True, bint strict=False,
                  Py_ssize_t max_depth=DEFAULT_MAX_DEPTH):
+        # (__init__ may run again on a used simulator: its name caches start afresh)
+        memset(self.long_seen, 0, sizeof(self.long_seen))
+        memset(self.xcache, 0, sizeof(self.xcache))
+        self.init(scripting, strict, max_depth)
+
+    cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1:
+        """What ``__init__`` does, callable from C on ``TreeBuilderSimulator.__new__(...)`` (a
+        rewriter opens a simulator per stream: no keyword arguments to parse).  The name caches
+        (long_seen, xcache, 2.5 KiB) must be zero already, as a new object's are (its memory
+        comes zeroed): no second clearing per stream."""
         if max_depth < 4:
             raise ValueError("max_depth must be at least 4")
         _free_arrays(self)
@@ -2524,9 +2534,8 @@ cdef class TreeBuilderSimulator(Feedback):
         self.t_tag = NULL
         self.pending_text_type = -1
         self.long_names = {}
-        memset(self.long_seen, 0, sizeof(self.long_seen))
-        memset(self.xcache, 0, sizeof(self.xcache))
         self.wants_text = True
+        return 0
 
     def __dealloc__(self):
         _free_arrays(self)
