@@ -1482,8 +1482,48 @@ cdef class RewriteSink(TokenSink):
         return 0
 
 
-#: Encoding labels a stream has looked up and checked (Rewriter._check_encoding) whose
-#: verdict no setting changes: every stream of a rewriter looks its label up.
+cdef class RewriterSettings:
+    """A Rewriter's settings: its attributes of these names are kept here (rewriter.py,
+    ``_Setting``), so that a stream reads them as C fields when it opens, not with one
+    attribute look-up each on the rewriter.  Values are kept as they were set."""
+    cdef public object on_limit
+    cdef public object scripting
+    cdef public object strict
+    cdef public object max_buffer_size
+    cdef public object max_attributes
+    cdef public object adjust_charset_on_meta_tag
+    cdef public object sniff
+    cdef public object transcode
+    cdef public object _scanner         # (see Rewriter._scanner and _lazy_mirror)
+    cdef public object _lazy_mirror
+
+    def __init__(self):
+        self._scanner = True
+        self._lazy_mirror = True
+
+
+@cython.final
+cdef class StreamEncoding:
+    """An Encoding as a stream reads it: the fields opening a stream needs, as C fields."""
+    cdef object encoding                # the Encoding
+    cdef str name
+    cdef str codec
+    cdef bint ascii_compatible
+    cdef bint multibyte
+
+
+cdef StreamEncoding stream_encoding(encoding):
+    cdef StreamEncoding known = StreamEncoding.__new__(StreamEncoding)
+    known.encoding = encoding
+    known.name = encoding.name
+    known.codec = encoding.codec
+    known.ascii_compatible = encoding.ascii_compatible
+    known.multibyte = encoding.multibyte
+    return known
+
+
+#: The encodings of the labels streams have looked up and checked (Rewriter._check_encoding),
+#: when no setting changes the verdict: every stream of a rewriter looks its label up.
 cdef dict _stream_encodings = {}
 
 
@@ -1506,17 +1546,19 @@ cdef class StreamBase:
     # could change how it starts (cleared by the Python side's first call).
     cdef public bint _plain
     cdef public object _rewriter
+    cdef RewriterSettings settings      # the rewriter's
     cdef public object _rules           # the stream's Rules, compiled for _codec
     cdef public object _selectors       # what they were compiled from
     cdef public str _codec
     cdef public object _declared        # the Encoding the stream was opened with
+    cdef StreamEncoding declared        # the same
     cdef public object _held            # input held back until the start is decided, or None
     cdef public bint _hold_utf8
     # RewriterStream's attributes (documented there)
     cdef public str encoding
     cdef public str output_encoding
     cdef public object passthrough_reason
-    # the Rewriter's settings, as they were when the stream was opened
+    # the rewriter's settings as they were when the stream was opened
     cdef public object _on_limit
     cdef public bint _sniff
     cdef public bint _transcode
@@ -1528,55 +1570,59 @@ cdef class StreamBase:
     def __init__(self, rewriter, encoding, *, bint _text=False):
         """A stream of ``rewriter`` reading ``encoding`` (a label or an Encoding)."""
         cdef bint cacheable = type(encoding) is str
-        declared = _stream_encodings.get(encoding) if cacheable else None
+        cdef StreamEncoding declared = _stream_encodings.get(encoding) if cacheable else None
         if declared is None:
-            declared = rewriter._check_encoding(encoding)
+            declared = stream_encoding(rewriter._check_encoding(encoding))
             # (iso-2022-jp is refused unless the rewriter transcodes, which may change)
             if cacheable and declared.name != "iso-2022-jp" and len(_stream_encodings) < 256:
                 _stream_encodings[encoding] = declared
+        cdef RewriterSettings settings = rewriter._settings
         self._rewriter = rewriter
-        self._declared = declared
+        self.settings = settings
+        self.declared = declared
+        self._declared = declared.encoding
         self.encoding = self.output_encoding = declared.name
-        self._on_limit = rewriter.on_limit
-        self._sniff = rewriter.sniff
-        self._transcode = rewriter.transcode
+        self._on_limit = settings.on_limit
+        self._sniff = settings.sniff
+        self._transcode = settings.transcode
         self._text = _text
-        self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
+        self._meta_pending = settings.adjust_charset_on_meta_tag and not _text
         self._held = b""
         # The rules as they are now (rules added later do not apply to this document).
-        cdef bint ascii_compatible = declared.ascii_compatible
-        self._codec = declared.codec if ascii_compatible else UTF_8.codec
+        self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
         entry = rewriter._compiled.get(self._codec)   # (Rewriter._compiled_entry's cache)
         if entry is None:
             entry = rewriter._compiled_entry(self._codec)
         self._rules, self._selectors = entry
         # (feed() starts the engine itself on a first chunk that has no byte order mark, when
         # nothing else is to be decided)
-        self._plain = ascii_compatible and not self._sniff and not self._meta_pending
+        self._plain = declared.ascii_compatible and not self._sniff and not self._meta_pending
 
     def _start_engine(self, encoding):
         """Make the engine (sink, simulator, lexer) for reading the input in ``encoding``."""
-        self.start_engine(encoding)
+        self.start_engine(self.declared if encoding is self._declared
+                          else stream_encoding(encoding))
 
-    cdef int start_engine(self, encoding) except -1:
-        rewriter = self._rewriter
+    cdef int start_engine(self, StreamEncoding encoding) except -1:
+        cdef RewriterSettings settings = self.settings
         cdef str codec = encoding.codec
         rules = self._rules
         if codec != self._codec:
-            rules = rewriter._rules_for(codec, rules, self._selectors)
+            rules = self._rewriter._rules_for(codec, rules, self._selectors)
         # (made with __new__ and their C init: no keyword arguments to parse)
         cdef RewriteSink sink = RewriteSink.__new__(RewriteSink)
         sink.init(rules, codec)
         if encoding.multibyte:
             # Characters may be cut between text pieces: decode them in stream order.
-            sink.set_encoding(codec, (<Rules>rules).program, encoding.incremental_decoder())
+            sink.set_encoding(codec, (<Rules>rules).program,
+                              encoding.encoding.incremental_decoder())
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
-        simulator.init(rewriter.scripting, rewriter.strict, MAX_DEPTH_DEFAULT)
+        simulator.init(settings.scripting, settings.strict, MAX_DEPTH_DEFAULT)
         self._hold_utf8 = encoding.name == "utf-8"
         cdef Lexer lexer = Lexer.__new__(Lexer)
-        lexer.init(sink, simulator, rewriter.max_buffer_size, self._hold_utf8,
-                   rewriter.max_attributes)
-        sink.attach_to(lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
+        lexer.init(sink, simulator, settings.max_buffer_size, self._hold_utf8,
+                   settings.max_attributes)
+        sink.attach_to(lexer, simulator, settings._scanner, settings._lazy_mirror)
         self._sink = sink
         self._lexer = lexer
         self._held = None
@@ -1591,7 +1637,7 @@ cdef class StreamBase:
             first = (<bytes>chunk)[0]
             if first != 0xEF and first != 0xFE and first != 0xFF:
                 self._plain = False
-                self.start_engine(self._declared)
+                self.start_engine(self.declared)
                 self._fast = True
         if self._fast and not self._busy and type(chunk) is bytes:
             # (the same steps as the stream's _check/_feed/_run_lexer for this case)
