@@ -61,6 +61,11 @@ cdef struct XnameSlot:
     uint64_t xname          # fnv_name of it
 
 
+cdef struct NameCaches:
+    uint64_t long_seen[256]     # xnames already in long_names (a cache: remember_long_name)
+    XnameSlot xcache[16]        # names the 5-bit hash cannot hold, as last seen (xname_of)
+
+
 cdef class TreeBuilderSimulator(Feedback):
     # --- settings ---
     cdef readonly bint scripting
@@ -141,8 +146,9 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef int pending_text_type
 
     cdef dict long_names          # xname -> name, for open_elements() (bounded)
-    cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
-    cdef XnameSlot xcache[16]     # names the 5-bit hash cannot hold, as last seen (xname_of)
+    # Allocated, zeroed, at the first name the 5-bit hash cannot hold: most documents have none,
+    # and 2.5 KiB in the object made opening a stream allocate and clear them every time.
+    cdef NameCaches* name_caches
 
     cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

@@ -16,8 +16,8 @@ See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the s
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memchr, memcpy, memmove, memset
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memchr, memcpy, memmove
 
 from htmlstream._engine.ascii cimport lower
 from htmlstream._engine.lexer cimport (
@@ -382,7 +382,7 @@ cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py
     up to 16 bytes (custom elements come again and again); ``avail``: bytes readable at p."""
     cdef uint64_t w0, w1
     cdef XnameSlot* slot
-    if n > 16 or avail < 16:
+    if n > 16 or avail < 16 or not has_name_caches(s):
         return fnv_name(p, n)
     memcpy(&w0, p, 8)
     memcpy(&w1, p + 8, 8)
@@ -391,7 +391,7 @@ cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py
         w1 = 0
     elif n < 16:
         w1 &= ((<uint64_t>1) << (8 * (n - 8))) - 1
-    slot = &s.xcache[((w0 ^ (w1 * <uint64_t>0xC2B2AE3D27D4EB4FULL) ^ <uint64_t>n)
+    slot = &s.name_caches.xcache[((w0 ^ (w1 * <uint64_t>0xC2B2AE3D27D4EB4FULL) ^ <uint64_t>n)
                       * <uint64_t>0x9E3779B97F4A7C15ULL) >> 60]
     if slot.w0 != w0 or slot.w1 != w1 or slot.n != <uint64_t>n:
         slot.w0 = w0
@@ -643,7 +643,7 @@ cdef void pop_head(TreeBuilderSimulator s) noexcept:
 # max_depth: a stream's simulator costs a few KiB, not max_depth entries (~100 KiB at the
 # default), and short documents do not make the C heap grow and shrink by that much each time.
 cdef enum:
-    STACK_INITIAL = 64
+    STACK_INITIAL = 24
     AFE_INITIAL = 16
 
 
@@ -1004,15 +1004,30 @@ cdef inline void remember_long_name(TreeBuilderSimulator s) noexcept:
     dictionary out of the way: a document has a few dozen such names, used again and again."""
     cdef uint64_t x = s.t_xname
     cdef Py_ssize_t k = <Py_ssize_t>((x >> 57) << 1)
-    if s.long_seen[k] == x or s.t_tag == NULL:
+    cdef uint64_t* seen
+    if s.t_tag == NULL:
         return
-    if s.long_seen[k + 1] == x:
-        s.long_seen[k + 1] = s.long_seen[k]
-        s.long_seen[k] = x
+    if not has_name_caches(s):
+        _remember_long_name(s)      # (no memory for the cache: the dictionary alone)
         return
-    s.long_seen[k + 1] = s.long_seen[k]
-    s.long_seen[k] = x
+    seen = s.name_caches.long_seen
+    if seen[k] == x:
+        return
+    if seen[k + 1] == x:
+        seen[k + 1] = seen[k]
+        seen[k] = x
+        return
+    seen[k + 1] = seen[k]
+    seen[k] = x
     _remember_long_name(s)
+
+
+cdef inline bint has_name_caches(TreeBuilderSimulator s) noexcept:
+    """Whether s.name_caches is there, allocating it at the first need (false: no memory; the
+    caches are only shortcuts)."""
+    if s.name_caches == NULL:
+        s.name_caches = <NameCaches*>calloc(1, sizeof(NameCaches))
+    return s.name_caches != NULL
 
 
 cdef object _remember_long_name(TreeBuilderSimulator s):
@@ -2477,19 +2492,15 @@ cdef class TreeBuilderSimulator(Feedback):
         self.stack = NULL
         self.afe = NULL
         self.template_modes = NULL
+        self.name_caches = NULL
 
     def __init__(self, *, bint scripting=True, bint strict=False,
                  Py_ssize_t max_depth=DEFAULT_MAX_DEPTH):
-        # (__init__ may run again on a used simulator: its name caches start afresh)
-        memset(self.long_seen, 0, sizeof(self.long_seen))
-        memset(self.xcache, 0, sizeof(self.xcache))
         self.init(scripting, strict, max_depth)
 
     cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1:
         """What ``__init__`` does, callable from C on ``TreeBuilderSimulator.__new__(...)`` (a
-        rewriter opens a simulator per stream: no keyword arguments to parse).  The name caches
-        (long_seen, xcache, 2.5 KiB) must be zero already, as a new object's are (its memory
-        comes zeroed): no second clearing per stream."""
+        rewriter opens a simulator per stream: no keyword arguments to parse)."""
         if max_depth < 4:
             raise ValueError("max_depth must be at least 4")
         _free_arrays(self)
@@ -2829,6 +2840,9 @@ cdef void _free_arrays(TreeBuilderSimulator s) noexcept:
     if s.template_modes != NULL:
         free(s.template_modes)
         s.template_modes = NULL
+    if s.name_caches != NULL:
+        free(s.name_caches)
+        s.name_caches = NULL
 
 
 cdef void body_text(TreeBuilderSimulator s, bint non_ws) noexcept:
