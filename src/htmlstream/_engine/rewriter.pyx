@@ -185,8 +185,8 @@ cdef class RewriteSink(TokenSink):
     cdef Py_ssize_t depth               # how many there are
     cdef Py_ssize_t mirror_cap
     cdef list active_counts             # per rule: open elements matching it
-    cdef list active_text               # [(seq, fn)] text handlers in force now
-    cdef list active_comments
+    cdef list active_text               # [(seq, fn)] text handlers in force now (replaced,
+    cdef list active_comments           # never changed in place)
     cdef bint in_handler
     cdef Element spare                  # a finished Element to reuse (release_element)
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
@@ -253,8 +253,10 @@ cdef class RewriteSink(TokenSink):
         self.states = {}
         self.depth = 0
         self.active_counts = [0] * rules.program.n_rules
-        self.active_text = list(rules.doc_text)
-        self.active_comments = list(rules.doc_comments)
+        # (the rules' own lists: the active lists are replaced, never changed in place; see
+        # refresh_active)
+        self.active_text = rules.doc_text
+        self.active_comments = rules.doc_comments
         self.in_handler = False
         self.id_mark = 0
         self.head_frame = None
@@ -1453,6 +1455,10 @@ cdef class RewriteSink(TokenSink):
         self.close_at = self.lx.stream_len
         if self.lx.text_type == T_SCRIPT:
             self.script_escape(False)
+        if self.matcher is None:
+            # No element rules: no element has work at its end (``states`` stays empty), and
+            # the mirror, never read after the end, need not be brought up to date.
+            return 0
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)
@@ -1590,7 +1596,8 @@ cdef class StreamBase:
         self._held = b""
         # The rules as they are now (rules added later do not apply to this document).
         self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
-        entry = rewriter._compiled.get(self._codec)   # (Rewriter._compiled_entry's cache)
+        cdef dict compiled = rewriter._compiled       # (Rewriter._compiled_entry's cache)
+        entry = compiled.get(self._codec)
         if entry is None:
             entry = rewriter._compiled_entry(self._codec)
         self._rules, self._selectors = entry
