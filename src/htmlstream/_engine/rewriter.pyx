@@ -180,6 +180,7 @@ cdef class RewriteSink(TokenSink):
     cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
     cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
     cdef dict states                    # depth -> OpenElement, for open elements with work left
+                                        # (None until the first: most streams have none)
     cdef uint64_t* mirror               # ids of the open elements, as last synchronised
     cdef uint64_t* mirror_names         # their name hashes
     cdef Py_ssize_t depth               # how many there are
@@ -194,7 +195,8 @@ cdef class RewriteSink(TokenSink):
     cdef object head_frame              # the matcher frame of <head> once it is closed
     cdef object before_body             # <html>'s sibling states before its 2nd child
     cdef dict ghosts                    # depth -> matcher frames kept below that element for
-                                        # closed ancestors (</form> with elements open in it)
+                                        # closed ancestors (</form> with elements open in it),
+                                        # or None
     cdef Py_ssize_t n_ghosts            # how many such frames there are
     cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
                                         # the next element is open on top (see sync_overflow)
@@ -250,7 +252,7 @@ cdef class RewriteSink(TokenSink):
         self.out_cap = 0
         self.out_pos = 0
         self.removing_depth = -1
-        self.states = {}
+        self.states = None
         self.depth = 0
         self.active_counts = [0] * rules.program.n_rules
         # (the rules' own lists: the active lists are replaced, never changed in place; see
@@ -261,7 +263,7 @@ cdef class RewriteSink(TokenSink):
         self.id_mark = 0
         self.head_frame = None
         self.before_body = None
-        self.ghosts = {}
+        self.ghosts = None
         self.n_ghosts = 0
         self.overflow_open = False
         self.in_text_sync = False
@@ -871,9 +873,10 @@ cdef class RewriteSink(TokenSink):
         self.replay_stack(tag)
         if self.lazy:
             self.valid = 0
-            for d in self.states:
-                if <Py_ssize_t>d >= self.valid:
-                    self.valid = <Py_ssize_t>d + 1
+            if self.states:
+                for d in self.states:
+                    if <Py_ssize_t>d >= self.valid:
+                        self.valid = <Py_ssize_t>d + 1
         return 0
 
     cdef int resync(self) except -1:
@@ -893,7 +896,7 @@ cdef class RewriteSink(TokenSink):
         if self.window_depth > self.depth:
             self.mirror_push(0, 0)
         if self.ghosts:
-            self.ghosts = {}
+            self.ghosts = None
             self.n_ghosts = 0
         self.matcher.set_open_count(self.depth)
         self.stale = False
@@ -1170,6 +1173,8 @@ cdef class RewriteSink(TokenSink):
             self.finish_element(state, i, tag, explicit)
         self.shift_states(i + 1, -1)
         if kept and self.matcher is not None:
+            if self.ghosts is None:
+                self.ghosts = {}
             self.ghosts[i] = self.ghosts.get(i, 0) + n_ghosts + 1
             self.n_ghosts += 1
         return 0
@@ -1255,6 +1260,8 @@ cdef class RewriteSink(TokenSink):
                     if self.active_counts[r] == 1:
                         self.refresh_active()
         if pushed and state is not None:
+            if self.states is None:
+                self.states = {}
             self.states[depth] = state
         return 0
 
@@ -1367,7 +1374,7 @@ cdef class RewriteSink(TokenSink):
         for j in range(self.depth - 1, explicit_at - 1, -1):
             if j != explicit_at and not (is_html and self.mirror_names[j] == BODY_HASH):
                 continue
-            state = self.states.pop(j, None)
+            state = self.states.pop(j, None) if self.states else None
             if state is not None:
                 self.finish_element(state, j, tag, j == explicit_at)
         return 0

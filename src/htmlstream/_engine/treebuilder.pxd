@@ -114,7 +114,7 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- insertion modes ---
     cdef int mode
     cdef int orig_mode
-    cdef uint8_t* template_modes
+    cdef uint8_t* template_modes        # max_depth entries, allocated at the first <template>
     cdef Py_ssize_t template_modes_len
     cdef readonly bint frameset_ok
     cdef readonly bint quirks
@@ -145,7 +145,7 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef bint t_no_attrs          # synthetic token without attributes (</br> as <br>)
     cdef int pending_text_type
 
-    cdef dict long_names          # xname -> name, for open_elements() (bounded)
+    cdef dict long_names          # xname -> name, for open_elements() (bounded), or None
     # Allocated, zeroed, at the first name the 5-bit hash cannot hold: most documents have none,
     # and 2.5 KiB in the object made opening a stream allocate and clear them every time.
     cdef NameCaches* name_caches

@@ -935,6 +935,12 @@ cdef void reset_mode(TreeBuilderSimulator s) noexcept:
 
 
 cdef inline void push_template_mode(TreeBuilderSimulator s, int mode) noexcept:
+    if s.template_modes == NULL:
+        # (allocated at the first <template>: most documents have none; memory refused acts as
+        # max_depth, as for the stack)
+        s.template_modes = <uint8_t*>malloc(s.max_depth)
+        if s.template_modes == NULL:
+            return
     if s.template_modes_len < s.max_depth:
         s.template_modes[s.template_modes_len] = <uint8_t>mode
         s.template_modes_len += 1
@@ -1034,6 +1040,8 @@ cdef object _remember_long_name(TreeBuilderSimulator s):
     # (remember_long_name's slow path: the name is not in the C cache.)
     cdef TagRec* t = s.t_tag
     key = s.t_xname
+    if s.long_names is None:
+        s.long_names = {}
     if key not in s.long_names and len(s.long_names) < 256:
         raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
                                         t.name_end - t.name_start)
@@ -2508,8 +2516,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.afe_cap = min(<Py_ssize_t>AFE_INITIAL, max_depth)
         self.stack = <OpenElement*>malloc(self.stack_cap * sizeof(OpenElement))
         self.afe = <FormattingEntry*>malloc(self.afe_cap * sizeof(FormattingEntry))
-        self.template_modes = <uint8_t*>malloc(max_depth)
-        if self.stack == NULL or self.afe == NULL or self.template_modes == NULL:
+        if self.stack == NULL or self.afe == NULL:
             _free_arrays(self)
             raise MemoryError()
         self.scripting = scripting
@@ -2544,7 +2551,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.last_pushed = False
         self.t_tag = NULL
         self.pending_text_type = -1
-        self.long_names = {}
+        self.long_names = None     # (made at the first name the hash cannot hold)
         self.wants_text = True
         return 0
 
@@ -2794,7 +2801,7 @@ cdef class TreeBuilderSimulator(Feedback):
             if e.name != INVALID_HASH:
                 name = _TAG_NAMES[e.tid] if e.tid else _unhash(e.name)
             else:
-                name = self.long_names.get(e.xname, "?")
+                name = self.long_names.get(e.xname, "?") if self.long_names else "?"
             ns = _NS_SHORT[e.ns]
             if detail:
                 flags = []
