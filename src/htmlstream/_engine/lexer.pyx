@@ -314,6 +314,10 @@ cdef class Feedback:
         return 0
 
 
+#: A new lexer's long_names (shared: a policy's list replaces it, nothing changes it in place).
+cdef list _NO_LONG_NAMES = []
+
+
 cdef class Lexer:
     """The tokenizer state machine.
 
@@ -376,7 +380,7 @@ cdef class Lexer:
         self.attr_filter = 0
         self.attr_hashes = NULL
         self.attr_hashes_len = 0
-        self.long_names = []
+        self.long_names = _NO_LONG_NAMES
         self.unhashable_all = False
         self.switch_text_state(DATA)
         return 0

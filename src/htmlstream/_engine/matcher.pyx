@@ -1025,6 +1025,11 @@ cdef class Matcher:
         PyMem_Free(self.ofs.data)
 
     def __init__(self, Program program):
+        self.init(program)
+
+    cdef int init(self, Program program) except -1:
+        """What ``__init__`` does, callable from C on ``Matcher.__new__(Matcher)`` (a stream
+        makes one: no argument tuple to parse)."""
         self.program = program
         # Room for the document's frame and two more (504 bytes: Python's small-block
         # allocator); push() grows it for programs that keep a frame per open element.
@@ -1042,7 +1047,7 @@ cdef class Matcher:
         self.name_ids = None
         self.dvals = []
         self.dcap = 0
-        self._reserve()
+        return self._reserve()
 
     cdef int _reserve(self) except -1:
         """Size the per-state, per-flag and per-rule arrays for the program (a program for

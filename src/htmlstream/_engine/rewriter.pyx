@@ -165,6 +165,10 @@ cdef class OpenElement:
     cdef bint removes_content
 
 
+#: The active_counts of a sink with no rules (never changed: it has no index to change).
+cdef list _NO_RULES = []
+
+
 @cython.final
 cdef class RewriteSink(TokenSink):
     """Runs the handlers on the lexer's tokens and assembles the output."""
@@ -185,7 +189,8 @@ cdef class RewriteSink(TokenSink):
     cdef uint64_t* mirror_names         # their name hashes
     cdef Py_ssize_t depth               # how many there are
     cdef Py_ssize_t mirror_cap
-    cdef list active_counts             # per rule: open elements matching it
+    cdef list active_counts             # per rule: open elements matching it (no rules:
+                                        # _NO_RULES, shared)
     cdef list active_text               # [(seq, fn)] text handlers in force now (replaced,
     cdef list active_comments           # never changed in place)
     cdef bint in_handler
@@ -247,14 +252,16 @@ cdef class RewriteSink(TokenSink):
         """What ``__init__`` does, callable from C on ``RewriteSink.__new__(RewriteSink)``."""
         self.rules = rules
         self.encoding = encoding
-        self.matcher = Matcher(rules.program) if rules.any_element else None
+        if rules.any_element:
+            self.matcher = Matcher.__new__(Matcher)
+            self.matcher.init(rules.program)
         self.out_len = 0
         self.out_cap = 0
         self.out_pos = 0
         self.removing_depth = -1
         self.states = None
         self.depth = 0
-        self.active_counts = [0] * rules.program.n_rules
+        self.active_counts = [0] * rules.program.n_rules if rules.program.n_rules else _NO_RULES
         # (the rules' own lists: the active lists are replaced, never changed in place; see
         # refresh_active)
         self.active_text = rules.doc_text
@@ -1523,6 +1530,7 @@ cdef class StreamEncoding:
     cdef str codec
     cdef bint ascii_compatible
     cdef bint multibyte
+    cdef bint utf8
 
 
 cdef StreamEncoding stream_encoding(encoding):
@@ -1532,6 +1540,7 @@ cdef StreamEncoding stream_encoding(encoding):
     known.codec = encoding.codec
     known.ascii_compatible = encoding.ascii_compatible
     known.multibyte = encoding.multibyte
+    known.utf8 = known.name == "utf-8"
     return known
 
 
@@ -1632,7 +1641,7 @@ cdef class StreamBase:
                               encoding.encoding.incremental_decoder())
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
         simulator.init(settings.scripting, settings.strict, MAX_DEPTH_DEFAULT)
-        self._hold_utf8 = encoding.name == "utf-8"
+        self._hold_utf8 = encoding.utf8
         cdef Lexer lexer = Lexer.__new__(Lexer)
         lexer.init(sink, simulator, settings.max_buffer_size, self._hold_utf8,
                    settings.max_attributes)
