@@ -30,6 +30,7 @@ Data layout (all of it C, nothing allocated for an element that matches nothing)
   reference; otherwise (and in multi-byte legacy encodings) the decoded text is compared.
 """
 
+cimport cython
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -985,6 +986,7 @@ cdef SavedFrame _empty_frame():
     return sf
 
 
+@cython.no_gc     # (its object fields hold its Program, str and int: no cycle goes through it)
 cdef class Matcher:
     """Per-document matching state: a frame per open element."""
 

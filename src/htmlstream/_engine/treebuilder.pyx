@@ -14,6 +14,7 @@ costs a few integer comparisons, and nothing here runs per byte of text.
 See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the strict mode.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -2482,6 +2483,7 @@ cdef inline void update_after(TreeBuilderSimulator s) noexcept:
         s.wants_text = s.afe_pending
 
 
+@cython.no_gc     # (its only object field, long_names, holds str: no cycle can go through it)
 cdef class TreeBuilderSimulator(Feedback):
     """Tree-builder feedback for the lexer: ``Lexer(sink, TreeBuilderSimulator())``.
 
