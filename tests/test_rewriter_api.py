@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 
 from chunking import chunkings
-from htmlstream.errors import BufferLimitExceeded, HtmlStreamError, SelectorError
+from htmlstream.errors import (
+    BufferLimitExceeded,
+    EncodingError,
+    HtmlStreamError,
+    SelectorError,
+)
 from htmlstream.tokens import TextType
 
 rewriter_mod = pytest.importorskip("htmlstream.rewriter")
@@ -1238,6 +1243,52 @@ def test_first_chunk_plain_start_keeps_the_stream_checks() -> None:
         stream.feed(b"<p>")
     with pytest.raises(TypeError):
         rw.stream().feed("<p>")     # type: ignore[arg-type]
+
+
+def test_settings_changed_later_apply_to_streams_opened_later() -> None:
+    # The settings are kept in the rewriter's RewriterSettings, which a stream reads when it
+    # opens (and when it starts its engine): a change applies to the streams opened after it.
+    rw = Rewriter()
+    assert (rw.scripting, rw.strict, rw.sniff, rw.transcode, rw.on_limit) == \
+        (True, False, False, False, "raise")
+    assert rw._scanner is True and rw._lazy_mirror is True
+    rw.on("p", element=lambda e: e.append("!"))
+    noscript = b"<noscript><p>a</p></noscript>"
+    opened = rw.stream()
+    assert rw.rewrite(noscript) == noscript             # raw text: scripting is on
+    rw.scripting = False
+    assert rw.scripting is False
+    assert rw.rewrite(noscript) == b"<noscript><p>a!</p></noscript>"
+    assert opened.feed(noscript) + opened.close() == b"<noscript><p>a!</p></noscript>"
+    rw.max_buffer_size = 16
+    with pytest.raises(BufferLimitExceeded):
+        rw.stream().feed(b"<!--" + b"x" * 100)
+    rw.on_limit = "passthrough"
+    stream = rw.stream()
+    assert stream.feed(b"<!--" + b"x" * 100) + stream.close() == b"<!--" + b"x" * 100
+    assert stream.passthrough_reason is not None
+    rw.sniff = True
+    stream = rw.stream()
+    assert stream.passthrough_reason is None
+    assert stream.feed(b'{"a": 1}') + stream.close() == b'{"a": 1}'
+    assert stream.passthrough_reason == "not HTML: JSON"
+
+
+def test_stream_encoding_checks_follow_the_settings() -> None:
+    # Streams remember the labels they looked up, except where a setting changes the verdict.
+    rw = Rewriter(encoding="iso-2022-jp", transcode=True)
+    stream = rw.stream()
+    assert stream.feed(b"<p>a") + stream.close() == b"\xef\xbb\xbf<p>a"
+    assert stream.output_encoding == "utf-8"
+    rw.transcode = False
+    for _ in range(2):
+        with pytest.raises(EncodingError):
+            rw.stream()
+        with pytest.raises(EncodingError):
+            rw.stream(encoding="hz-gb-2312")            # the replacement encoding
+    stream = rw.stream(encoding="latin1")
+    assert (stream.encoding, stream.output_encoding) == ("windows-1252", "windows-1252")
+    assert rw.stream(encoding="latin1").encoding == "windows-1252"
 
 
 def test_rewrite_iter() -> None:

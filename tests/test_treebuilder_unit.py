@@ -293,10 +293,10 @@ def test_implied_and_cloned_elements_are_marked() -> None:
     assert detail[-1][0] == "b" and detail[-1][3] == ("clone",) and detail[-1][2] == 3
 
 
-@pytest.mark.parametrize("depth",
-                         [1, 63, 64, 65, 200, DEFAULT_MAX_DEPTH - 2, DEFAULT_MAX_DEPTH + 5])
+@pytest.mark.parametrize(
+    "depth", [1, 21, 22, 45, 46, 63, 64, 65, 200, DEFAULT_MAX_DEPTH - 2, DEFAULT_MAX_DEPTH + 5])
 def test_stack_and_formatting_list_grow_to_max_depth(depth: int) -> None:
-    # The arrays start small (64 open elements, 16 formatting entries) and grow up to max_depth:
+    # The arrays start small (24 open elements, 16 formatting entries) and grow up to max_depth:
     # every depth reads the same as with all of it allocated at once.
     names = ["b", "i", "u", "s", "em", "strong", "small", "big", "tt", "code", "font"]
     tags = [names[k % len(names)] for k in range(depth)]

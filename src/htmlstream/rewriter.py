@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from typing import IO, Any, TypeVar, overload
+from typing import IO, Any, Generic, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
-from htmlstream._engine.rewriter import Rules, StreamBase
+from htmlstream._engine.rewriter import RewriterSettings, Rules, StreamBase
 from htmlstream.encoding import (
     NEED_MORE,
     SNIFF_BYTES,
@@ -43,6 +43,7 @@ from htmlstream.units import HTML_NS, Comment, Doctype, DocumentEnd, Element, Te
 __all__ = ["Rewriter", "RewriterStream"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 ElementHandler = Callable[[Element], Any]
 TextHandler = Callable[[TextChunk], Any]
 CommentHandler = Callable[[Comment], Any]
@@ -108,6 +109,27 @@ def _method(obj: object, name: str) -> Callable[..., Any] | None:
     return fn if callable(fn) else None
 
 
+class _Setting(Generic[T]):
+    """A Rewriter attribute kept in the rewriter's RewriterSettings, whose C fields every
+    stream reads when it opens (no attribute look-up on the rewriter per setting)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, rewriter: None, owner: type | None = None) -> _Setting[T]: ...
+    @overload
+    def __get__(self, rewriter: Rewriter, owner: type | None = None) -> T: ...
+
+    def __get__(self, rewriter: Rewriter | None, owner: type | None = None) -> Any:
+        if rewriter is None:
+            return self
+        return getattr(rewriter._settings, self._name)
+
+    def __set__(self, rewriter: Rewriter, value: T) -> None:
+        setattr(rewriter._settings, self._name, value)
+
+
 class _Rule:
     __slots__ = ("comments", "element", "selector", "source", "text")
 
@@ -163,12 +185,21 @@ class Rewriter:
             needs ``transcode=True``.
     """
 
+    # The settings (Args above), kept in ``_settings``.
+    scripting: _Setting[bool] = _Setting()
+    strict: _Setting[bool] = _Setting()
+    max_buffer_size: _Setting[int] = _Setting()
+    max_attributes: _Setting[int] = _Setting()
+    on_limit: _Setting[str] = _Setting()
+    adjust_charset_on_meta_tag: _Setting[bool] = _Setting()
+    sniff: _Setting[bool] = _Setting()
+    transcode: _Setting[bool] = _Setting()
     #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
     #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
-    _scanner = True
+    _scanner: _Setting[bool] = _Setting()      # (True unless set)
     #: Whether streams may let their open-element mirror fall behind where no element has work
     #: left (the sink's lazy mirror, see RewriteSink.sync_stack); tests set it to False.
-    _lazy_mirror = True
+    _lazy_mirror: _Setting[bool] = _Setting()  # (True unless set)
 
     def __init__(
         self,
@@ -185,6 +216,7 @@ class Rewriter:
     ) -> None:
         if on_limit not in ("raise", "passthrough"):
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
+        self._settings = RewriterSettings()
         self.adjust_charset_on_meta_tag = bool(adjust_charset_on_meta_tag)
         self.sniff = bool(sniff)
         self.transcode = bool(transcode)
@@ -444,34 +476,9 @@ class RewriterStream(StreamBase):
             ``on_limit="passthrough"``), or None.
     """
 
-    # What a new stream starts with (class attributes: a stream sets them only if they change;
-    # StreamBase's fields start as False, 0 or None: _busy, _fast, _closed, _error, _fed...).
-    #: Why the stream stopped rewriting and passes its input through unchanged, or None.
-    passthrough_reason: str | None = None
-    _passthrough = False
-    _transcoder: Any = None                 # incremental decoder of transcoded input
-
-    def __init__(self, rewriter: Rewriter, encoding: str | Encoding, *,
-                 _text: bool = False) -> None:
-        declared = rewriter._check_encoding(encoding)
-        self._rewriter = rewriter
-        self._declared = declared
-        self.encoding = declared.name
-        self.output_encoding = declared.name
-        self._on_limit = rewriter.on_limit
-        self._sniff = rewriter.sniff
-        self._transcode = rewriter.transcode
-        self._text = _text
-        self._meta_pending = rewriter.adjust_charset_on_meta_tag and not _text
-        #: Input held back until the stream knows how to read it (None once it does).
-        self._held = b""
-        # The rules as they are now (rules added later do not apply to this document).
-        self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
-        self._rules, self._selectors = rewriter._compiled_entry(self._codec)
-        # (StreamBase.feed starts the engine itself on a first chunk that has no byte order
-        # mark, when nothing else is to be decided)
-        self._plain = (declared.ascii_compatible and not self._sniff
-                       and not self._meta_pending)
+    # RewriterStream(rewriter, encoding, *, _text=False) is StreamBase's __init__ (C): it looks
+    # the encoding up, takes the rules as they are now (rules added later do not apply to this
+    # document) and the rewriter's settings; every field of a stream is StreamBase's.
 
     def _check(self) -> None:
         if self._busy:

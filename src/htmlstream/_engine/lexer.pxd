@@ -80,6 +80,13 @@ cdef class Feedback:
     cdef int on_eof(self, Lexer lx) except -1
 
 
+cdef class AttributePolicy:
+    cdef readonly bytes packed          # the tag-name hashes, as uint64_t
+    cdef readonly uint64_t filter       # bit (hash & 63) of each of them
+    cdef readonly list long_names       # lower-cased names the hash cannot hold
+    cdef readonly bint unhashable_all   # every name the hash cannot hold is meant
+
+
 @cython.final     # (its methods are called directly: no subclass may override them)
 cdef class Lexer:
     # --- the current window of input ---
@@ -136,7 +143,9 @@ cdef class Lexer:
     cdef bint lazy_attrs
     cdef bint attrs_all             # every start tag needs its attributes
     cdef uint64_t attr_filter       # bit (hash & 63) of every hash in attr_hashes
-    cdef uint64_t* attr_hashes      # name hashes of start tags whose attributes are needed
+    cdef AttributePolicy attribute_policy   # what the three below are read from
+    cdef const uint64_t* attr_hashes    # name hashes of start tags whose attributes are needed
+                                        # (in attribute_policy.packed)
     cdef Py_ssize_t attr_hashes_len
     cdef Py_ssize_t skipped_attrs   # attributes scanned past in the current tag (for the limit)
     cdef list long_names            # lower-cased names the hash cannot hold, lexed in full
@@ -147,6 +156,11 @@ cdef class Lexer:
     cdef Py_ssize_t content_end
     cdef DoctypeRec doctype
 
+    cdef int init(self, TokenSink sink, Feedback feedback, Py_ssize_t max_buffer_size,
+                  bint hold_utf8, Py_ssize_t max_attributes) except -1
+    cdef int end_input(self) except -1
+    cdef int use_attribute_policy(self, bint lazy, bint all_start_tags,
+                                  AttributePolicy policy) except -1
     cdef int run(self, bint at_eof) except -1
     cdef int switch_text_state(self, int text_type) except -1
     cdef int set_last_start_tag(self, bytes name) except -1

@@ -233,10 +233,6 @@ cdef class AttributePolicy:
     uint64_t) and a one-word filter of them, the lower-cased names the hash cannot hold, and
     whether every such name is meant.  A rule set makes one and hands it to every stream's
     lexer (:func:`attribute_policy`)."""
-    cdef readonly bytes packed
-    cdef readonly uint64_t filter
-    cdef readonly list long_names
-    cdef readonly bint unhashable_all
 
 
 def attribute_policy(names):
@@ -328,6 +324,10 @@ cdef class Feedback:
         return 0
 
 
+#: A new lexer's long_names (shared: a policy's list replaces it, nothing changes it in place).
+cdef list _NO_LONG_NAMES = []
+
+
 cdef class Lexer:
     """The tokenizer state machine.
 
@@ -339,12 +339,23 @@ cdef class Lexer:
     def __cinit__(self):
         self.buf = NULL
         self.attrs = NULL
-        self.attr_hashes = NULL
 
     def __init__(self, TokenSink sink=None, Feedback feedback=None, *,
                  int initial_text_type=DATA, last_start_tag=None,
                  Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE, bint hold_utf8=True,
                  Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):
+        self.init(sink, feedback, max_buffer_size, hold_utf8, max_attributes)
+        if last_start_tag is not None:
+            name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
+                else bytes(last_start_tag)
+            self.set_last_start_tag(name)
+        self.switch_text_state(initial_text_type)
+
+    cdef int init(self, TokenSink sink, Feedback feedback, Py_ssize_t max_buffer_size,
+                  bint hold_utf8, Py_ssize_t max_attributes) except -1:
+        """What ``__init__`` does, callable from C on ``Lexer.__new__(Lexer)`` (a rewriter opens
+        a lexer per stream: no keyword arguments to parse): the state of a new lexer, reading
+        data."""
         if max_buffer_size < 16:
             raise ValueError("max_buffer_size must be at least 16 bytes")
         if max_attributes < 1:
@@ -357,10 +368,11 @@ cdef class Lexer:
         self.want_text = True
         self.sink_tags = True
         self.cdata_allowed = False
-        self.attrs_cap = 16
-        self.attrs = <AttrRec*>malloc(self.attrs_cap * sizeof(AttrRec))
-        if self.attrs == NULL:
-            raise MemoryError()
+        if self.attrs == NULL:      # (__init__ may run again on a used lexer: keep its array)
+            self.attrs_cap = 16
+            self.attrs = <AttrRec*>malloc(self.attrs_cap * sizeof(AttrRec))
+            if self.attrs == NULL:
+                raise MemoryError()
         self.tag.attrs = self.attrs
         self.pos = 0
         self.text_start = 0
@@ -374,23 +386,20 @@ cdef class Lexer:
         self.last_name_pending = -1
         self.lazy_attrs = False
         self.attrs_all = True
+        self.attribute_policy = None
         self.attr_filter = 0
+        self.attr_hashes = NULL
         self.attr_hashes_len = 0
-        self.long_names = []
+        self.long_names = _NO_LONG_NAMES
         self.unhashable_all = False
-        if last_start_tag is not None:
-            name = last_start_tag.encode("ascii") if isinstance(last_start_tag, str) \
-                else bytes(last_start_tag)
-            self.set_last_start_tag(name)
-        self.switch_text_state(initial_text_type)
+        self.switch_text_state(DATA)
+        return 0
 
     def __dealloc__(self):
         if self.buf != NULL:
             free(self.buf)
         if self.attrs != NULL:
             free(self.attrs)
-        if self.attr_hashes != NULL:
-            free(self.attr_hashes)
 
     # ------------------------------------------------------------------ public surface
 
@@ -488,6 +497,10 @@ cdef class Lexer:
 
     def close(self):
         """Signal the end of input: finish (or give up on) the pending token."""
+        self.end_input()
+
+    cdef int end_input(self) except -1:
+        """``close()``, for C callers (a stream's close: no method look-up)."""
         if self.closed:
             raise ValueError("the lexer is already closed")
         if self.failed:
@@ -510,6 +523,7 @@ cdef class Lexer:
         self.buf_len = 0
         self.closed = True
         self.failed = False
+        return 0
 
     cdef int fail_limit(self, str name, Py_ssize_t limit, str construct,
                         Py_ssize_t offset) except -1:
@@ -546,23 +560,23 @@ cdef class Lexer:
         once for many lexers.  ``all_start_tags`` keeps every start tag in full.  May be changed
         between chunks (it applies from the next tag on).
         """
-        cdef AttributePolicy policy = names if type(names) is AttributePolicy \
-            else attribute_policy(names)
-        cdef bytes packed = policy.packed
-        cdef uint64_t* arr
-        cdef Py_ssize_t k
+        self.use_attribute_policy(lazy, all_start_tags,
+                                  names if type(names) is AttributePolicy
+                                  else attribute_policy(names))
+
+    cdef int use_attribute_policy(self, bint lazy, bint all_start_tags,
+                                  AttributePolicy policy) except -1:
+        """``set_attribute_policy`` with the names worked out: the lexer reads the policy's
+        hashes in place (it keeps a reference), so that opening a stream copies nothing."""
+        self.attribute_policy = policy
         self.attr_filter = policy.filter
         self.long_names = policy.long_names
         self.unhashable_all = policy.unhashable_all
-        k = len(packed)
-        arr = <uint64_t*>realloc(self.attr_hashes, k + sizeof(uint64_t))
-        if arr == NULL:
-            raise MemoryError()
-        memcpy(arr, <const char*>packed, k)
-        self.attr_hashes = arr
-        self.attr_hashes_len = k // sizeof(uint64_t)
+        self.attr_hashes = <const uint64_t*>PyBytes_AS_STRING(policy.packed)
+        self.attr_hashes_len = PyBytes_GET_SIZE(policy.packed) // sizeof(uint64_t)
         self.attrs_all = all_start_tags
         self.lazy_attrs = lazy
+        return 0
 
     def set_last_start_tag_name(self, name):
         """Set the "last start tag" used by the appropriate-end-tag test (bytes)."""

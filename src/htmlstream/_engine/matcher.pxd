@@ -259,6 +259,7 @@ cdef class Matcher:
     cdef list match(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name, int ns)
     cdef Py_ssize_t match_ids(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
                               int ns) except -1
+    cdef int init(self, Program program) except -1
     cdef int _reserve(self) except -1
     cdef inline void _queue_entries(self, int start, int count) noexcept
     cdef inline void _queue_range(self, IntStack* st, Py_ssize_t start, Py_ssize_t n) noexcept

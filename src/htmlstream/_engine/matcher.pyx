@@ -30,7 +30,8 @@ Data layout (all of it C, nothing allocated for an element that matches nothing)
   reference; otherwise (and in multi-byte legacy encodings) the decoded text is compared.
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+cimport cython
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
@@ -985,6 +986,7 @@ cdef SavedFrame _empty_frame():
     return sf
 
 
+@cython.no_gc     # (its object fields hold its Program, str and int: no cycle goes through it)
 cdef class Matcher:
     """Per-document matching state: a frame per open element."""
 
@@ -1015,19 +1017,7 @@ cdef class Matcher:
     def __dealloc__(self):
         PyMem_Free(self.frames)
         PyMem_Free(self.types)
-        PyMem_Free(self.stamp)
-        PyMem_Free(self.pend_stamp)
-        PyMem_Free(self.adj_pos)
-        PyMem_Free(self.gen_pos)
-        PyMem_Free(self.desc_owner)
-        PyMem_Free(self.flag_stamp)
-        PyMem_Free(self.rule_stamp)
-        PyMem_Free(self.cands)
-        PyMem_Free(self.hi)
-        PyMem_Free(self.matched)
-        PyMem_Free(self.stage_desc)
-        PyMem_Free(self.stage_child)
-        PyMem_Free(self.stage_dup)
+        PyMem_Free(self.stamp)      # (the block of every per-state, per-flag, per-rule array)
         PyMem_Free(self.dstamp)
         PyMem_Free(self.desc.data)
         PyMem_Free(self.dup.data)
@@ -1037,9 +1027,18 @@ cdef class Matcher:
         PyMem_Free(self.ofs.data)
 
     def __init__(self, Program program):
+        self.init(program)
+
+    cdef int init(self, Program program) except -1:
+        """What ``__init__`` does, callable from C on ``Matcher.__new__(Matcher)`` (a stream
+        makes one: no argument tuple to parse)."""
         self.program = program
-        self.frames_cap = 0
-        self.frames = <CFrame*>grow(NULL, &self.frames_cap, 64, sizeof(CFrame))
+        # Room for the document's frame and two more (504 bytes: Python's small-block
+        # allocator); push() grows it for programs that keep a frame per open element.
+        self.frames_cap = 3
+        self.frames = <CFrame*>PyMem_Malloc(self.frames_cap * sizeof(CFrame))
+        if self.frames == NULL:
+            raise MemoryError()
         memset(&self.frames[0], 0, sizeof(CFrame))
         self.n_frames = 1
         self.n_detached = 0
@@ -1050,7 +1049,7 @@ cdef class Matcher:
         self.name_ids = None
         self.dvals = []
         self.dcap = 0
-        self._reserve()
+        return self._reserve()
 
     cdef int _reserve(self) except -1:
         """Size the per-state, per-flag and per-rule arrays for the program (a program for
@@ -1062,34 +1061,29 @@ cdef class Matcher:
         if self.cap_states >= 0 and (self.n_frames > 1 or self.desc.n):
             raise ValueError("the matcher's program changed shape while elements are open")
         PyMem_Free(self.stamp)
-        PyMem_Free(self.pend_stamp)
-        PyMem_Free(self.adj_pos)
-        PyMem_Free(self.gen_pos)
-        PyMem_Free(self.desc_owner)
-        PyMem_Free(self.flag_stamp)
-        PyMem_Free(self.rule_stamp)
-        PyMem_Free(self.cands)
-        PyMem_Free(self.hi)
-        PyMem_Free(self.matched)
-        PyMem_Free(self.stage_desc)
-        PyMem_Free(self.stage_child)
-        PyMem_Free(self.stage_dup)
-        self.stamp = self.desc_owner = self.flag_stamp = self.rule_stamp = NULL
-        self.cands = self.hi = self.matched = self.stage_desc = self.stage_child = NULL
-        self.stage_dup = self.pend_stamp = self.adj_pos = self.gen_pos = NULL
-        self.stamp = int_array(ns, 0)
-        self.pend_stamp = int_array(ns, 0)
-        self.adj_pos = int_array(ns, 0)
-        self.gen_pos = int_array(ns, 0)
-        self.desc_owner = int_array(ns, -1)
-        self.flag_stamp = int_array(nf, 0)
-        self.rule_stamp = int_array(nr, 0)
-        self.cands = int_array(ns, 0)
-        self.hi = int_array(ns, 0)
-        self.matched = int_array(nr, 0)
-        self.stage_desc = int_array(ns, 0)
-        self.stage_child = int_array(ns, 0)
-        self.stage_dup = int_array(ns, 0)
+        self.stamp = NULL
+        # One block for all of them (one allocation per stream, not 13), each at least one int
+        # long as before; desc_owner starts at -1, the others at 0.
+        cdef Py_ssize_t ms = max(ns, 1), mf = max(nf, 1), mr = max(nr, 1), i
+        cdef int* block = <int*>PyMem_Calloc(10 * ms + mf + 2 * mr, sizeof(int))
+        if block == NULL:
+            self.cap_states = -1
+            raise MemoryError()
+        self.stamp = block
+        self.pend_stamp = block + ms
+        self.adj_pos = block + 2 * ms
+        self.gen_pos = block + 3 * ms
+        self.desc_owner = block + 4 * ms
+        self.cands = block + 5 * ms
+        self.hi = block + 6 * ms
+        self.stage_desc = block + 7 * ms
+        self.stage_child = block + 8 * ms
+        self.stage_dup = block + 9 * ms
+        self.flag_stamp = block + 10 * ms
+        self.rule_stamp = self.flag_stamp + mf
+        self.matched = self.rule_stamp + mr
+        for i in range(ms):
+            self.desc_owner[i] = -1
         self.cap_states = ns
         self.cap_flags = nf
         self.cap_rules = nr

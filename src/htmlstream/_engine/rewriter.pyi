@@ -54,6 +54,20 @@ class RewriteSink(TokenSink):
     def finish(self) -> None: ...
     def run_end_handlers(self) -> None: ...
 
+# A Rewriter's settings (its attributes of these names are kept here), read by every stream.
+class RewriterSettings:
+    on_limit: Any
+    scripting: Any
+    strict: Any
+    max_buffer_size: Any
+    max_attributes: Any
+    adjust_charset_on_meta_tag: Any
+    sniff: Any
+    transcode: Any
+    _scanner: Any
+    _lazy_mirror: Any
+    def __init__(self) -> None: ...
+
 # The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() and close() run the
 # engine directly while ``_fast``, and call the subclass's _feed_slow (or _engine_failed) and
 # _close_slow otherwise; feed() also starts the engine on a plain first chunk (_plain).
@@ -73,6 +87,17 @@ class StreamBase:
     _declared: Any
     _held: bytes | bytearray | None
     _hold_utf8: bool
+    encoding: str
+    output_encoding: str
+    passthrough_reason: str | None
+    _on_limit: str
+    _sniff: bool
+    _transcode: bool
+    _text: bool
+    _meta_pending: bool
+    _passthrough: bool
+    _transcoder: Any
+    def __init__(self, rewriter: Any, encoding: Any, *, _text: bool = False) -> None: ...
     def _start_engine(self, encoding: Any) -> None: ...
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...
     def close(self) -> bytes: ...

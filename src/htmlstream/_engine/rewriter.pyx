@@ -17,7 +17,14 @@ from libc.string cimport memcpy, memmove
 import re
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha
-from htmlstream._engine.lexer cimport AttrRec, DoctypeRec, Lexer, TagRec, TokenSink
+from htmlstream._engine.lexer cimport (
+    AttributePolicy,
+    AttrRec,
+    DoctypeRec,
+    Lexer,
+    TagRec,
+    TokenSink,
+)
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
@@ -29,7 +36,7 @@ cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
-from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
+from htmlstream._engine.treebuilder cimport E_CLONE, MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
 from htmlstream._engine.lexer import attribute_policy
 from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
@@ -52,6 +59,7 @@ from htmlstream._engine.units cimport (
 )
 
 from htmlstream.charrefs import decode_charrefs
+from htmlstream.encoding import UTF_8
 
 cdef enum:                              # text types (lexer.pxd)
     T_RCDATA = 1
@@ -157,6 +165,10 @@ cdef class OpenElement:
     cdef bint removes_content
 
 
+#: The active_counts of a sink with no rules (never changed: it has no index to change).
+cdef list _NO_RULES = []
+
+
 @cython.final
 cdef class RewriteSink(TokenSink):
     """Runs the handlers on the lexer's tokens and assembles the output."""
@@ -172,13 +184,15 @@ cdef class RewriteSink(TokenSink):
     cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
     cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
     cdef dict states                    # depth -> OpenElement, for open elements with work left
+                                        # (None until the first: most streams have none)
     cdef uint64_t* mirror               # ids of the open elements, as last synchronised
     cdef uint64_t* mirror_names         # their name hashes
     cdef Py_ssize_t depth               # how many there are
     cdef Py_ssize_t mirror_cap
-    cdef list active_counts             # per rule: open elements matching it
-    cdef list active_text               # [(seq, fn)] text handlers in force now
-    cdef list active_comments
+    cdef list active_counts             # per rule: open elements matching it (no rules:
+                                        # _NO_RULES, shared)
+    cdef list active_text               # [(seq, fn)] text handlers in force now (replaced,
+    cdef list active_comments           # never changed in place)
     cdef bint in_handler
     cdef Element spare                  # a finished Element to reuse (release_element)
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
@@ -186,7 +200,8 @@ cdef class RewriteSink(TokenSink):
     cdef object head_frame              # the matcher frame of <head> once it is closed
     cdef object before_body             # <html>'s sibling states before its 2nd child
     cdef dict ghosts                    # depth -> matcher frames kept below that element for
-                                        # closed ancestors (</form> with elements open in it)
+                                        # closed ancestors (</form> with elements open in it),
+                                        # or None
     cdef Py_ssize_t n_ghosts            # how many such frames there are
     cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
                                         # the next element is open on top (see sync_overflow)
@@ -231,23 +246,31 @@ cdef class RewriteSink(TokenSink):
         self.mirror_cap = 0
 
     def __init__(self, Rules rules, str encoding):
+        self.init(rules, encoding)
+
+    cdef int init(self, Rules rules, str encoding) except -1:
+        """What ``__init__`` does, callable from C on ``RewriteSink.__new__(RewriteSink)``."""
         self.rules = rules
         self.encoding = encoding
-        self.matcher = Matcher(rules.program) if rules.any_element else None
+        if rules.any_element:
+            self.matcher = Matcher.__new__(Matcher)
+            self.matcher.init(rules.program)
         self.out_len = 0
         self.out_cap = 0
         self.out_pos = 0
         self.removing_depth = -1
-        self.states = {}
+        self.states = None
         self.depth = 0
-        self.active_counts = [0] * rules.program.n_rules
-        self.active_text = list(rules.doc_text)
-        self.active_comments = list(rules.doc_comments)
+        self.active_counts = [0] * rules.program.n_rules if rules.program.n_rules else _NO_RULES
+        # (the rules' own lists: the active lists are replaced, never changed in place; see
+        # refresh_active)
+        self.active_text = rules.doc_text
+        self.active_comments = rules.doc_comments
         self.in_handler = False
         self.id_mark = 0
         self.head_frame = None
         self.before_body = None
-        self.ghosts = {}
+        self.ghosts = None
         self.n_ghosts = 0
         self.overflow_open = False
         self.in_text_sync = False
@@ -270,6 +293,7 @@ cdef class RewriteSink(TokenSink):
         self.verb_end_pos = -1
         self.verb_end_out = -1
         self.guard_ctx = -1
+        return 0
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
@@ -286,6 +310,10 @@ cdef class RewriteSink(TokenSink):
         scan past the attributes nobody reads (the rules' ``attribute_tags`` and the
         simulator's ``ATTRIBUTE_TAGS`` are lexed in full); false lexes every tag in full.
         ``lazy``: false keeps the open-element mirror exact at every tag (see sync_stack)."""
+        self.attach_to(lx, sim, scanner, lazy)
+
+    cdef int attach_to(self, Lexer lx, TreeBuilderSimulator sim, bint scanner,
+                       bint lazy) except -1:
         cdef Rules rules = self.rules
         cdef bytes b
         cdef uint64_t h
@@ -305,9 +333,10 @@ cdef class RewriteSink(TokenSink):
                     h = hash_bytes(b, len(b))
                     hashes.add(b if h == INVALID_HASH else h)
                 rules.attribute_policy = attribute_policy(hashes)
-            lx.set_attribute_policy(True, False, rules.attribute_policy)
+            lx.use_attribute_policy(True, False, <AttributePolicy>rules.attribute_policy)
         else:
             lx.set_attribute_policy(False)
+        return 0
 
     def __dealloc__(self):
         if self.out != NULL:
@@ -851,9 +880,10 @@ cdef class RewriteSink(TokenSink):
         self.replay_stack(tag)
         if self.lazy:
             self.valid = 0
-            for d in self.states:
-                if <Py_ssize_t>d >= self.valid:
-                    self.valid = <Py_ssize_t>d + 1
+            if self.states:
+                for d in self.states:
+                    if <Py_ssize_t>d >= self.valid:
+                        self.valid = <Py_ssize_t>d + 1
         return 0
 
     cdef int resync(self) except -1:
@@ -873,7 +903,7 @@ cdef class RewriteSink(TokenSink):
         if self.window_depth > self.depth:
             self.mirror_push(0, 0)
         if self.ghosts:
-            self.ghosts = {}
+            self.ghosts = None
             self.n_ghosts = 0
         self.matcher.set_open_count(self.depth)
         self.stale = False
@@ -1150,6 +1180,8 @@ cdef class RewriteSink(TokenSink):
             self.finish_element(state, i, tag, explicit)
         self.shift_states(i + 1, -1)
         if kept and self.matcher is not None:
+            if self.ghosts is None:
+                self.ghosts = {}
             self.ghosts[i] = self.ghosts.get(i, 0) + n_ghosts + 1
             self.n_ghosts += 1
         return 0
@@ -1235,6 +1267,8 @@ cdef class RewriteSink(TokenSink):
                     if self.active_counts[r] == 1:
                         self.refresh_active()
         if pushed and state is not None:
+            if self.states is None:
+                self.states = {}
             self.states[depth] = state
         return 0
 
@@ -1347,7 +1381,7 @@ cdef class RewriteSink(TokenSink):
         for j in range(self.depth - 1, explicit_at - 1, -1):
             if j != explicit_at and not (is_html and self.mirror_names[j] == BODY_HASH):
                 continue
-            state = self.states.pop(j, None)
+            state = self.states.pop(j, None) if self.states else None
             if state is not None:
                 self.finish_element(state, j, tag, j == explicit_at)
         return 0
@@ -1429,19 +1463,29 @@ cdef class RewriteSink(TokenSink):
 
     def finish(self):
         """After the lexer is closed: close what is still open, at the end of the input."""
+        self.finish_input()
+
+    cdef int finish_input(self) except -1:
         self.close_at = self.lx.stream_len
         if self.lx.text_type == T_SCRIPT:
             self.script_escape(False)
+        if self.matcher is None:
+            # No element rules: no element has work at its end (``states`` stays empty), and
+            # the mirror, never read after the end, need not be brought up to date.
+            return 0
         self.sync_stack(NULL)
         while self.depth:
             self.close_element(NULL, False)
+        return 0
 
     def run_end_handlers(self):
         """Run the document end handlers (registration order) and write what they append."""
+        self.end_document()
+
+    cdef int end_document(self) except -1:
         cdef DocumentEnd end
         if not self.rules.doc_end:
-            self.end_checks()
-            return
+            return self.end_checks()
         end = DocumentEnd(self.encoding)
         for fn in self.rules.doc_end:
             self.call(fn, end)
@@ -1449,7 +1493,7 @@ cdef class RewriteSink(TokenSink):
         if end.parts:
             self.divert(self.lx.text_type)
             self.write_all(end.parts, self.lx.text_type)
-        self.end_checks()
+        return self.end_checks()
 
     cdef int end_checks(self) except -1:
         """The end of the output: nothing follows raw text inserted last."""
@@ -1458,11 +1502,59 @@ cdef class RewriteSink(TokenSink):
         return 0
 
 
+cdef class RewriterSettings:
+    """A Rewriter's settings: its attributes of these names are kept here (rewriter.py,
+    ``_Setting``), so that a stream reads them as C fields when it opens, not with one
+    attribute look-up each on the rewriter.  Values are kept as they were set."""
+    cdef public object on_limit
+    cdef public object scripting
+    cdef public object strict
+    cdef public object max_buffer_size
+    cdef public object max_attributes
+    cdef public object adjust_charset_on_meta_tag
+    cdef public object sniff
+    cdef public object transcode
+    cdef public object _scanner         # (see Rewriter._scanner and _lazy_mirror)
+    cdef public object _lazy_mirror
+
+    def __init__(self):
+        self._scanner = True
+        self._lazy_mirror = True
+
+
+@cython.final
+cdef class StreamEncoding:
+    """An Encoding as a stream reads it: the fields opening a stream needs, as C fields."""
+    cdef object encoding                # the Encoding
+    cdef str name
+    cdef str codec
+    cdef bint ascii_compatible
+    cdef bint multibyte
+    cdef bint utf8
+
+
+cdef StreamEncoding stream_encoding(encoding):
+    cdef StreamEncoding known = StreamEncoding.__new__(StreamEncoding)
+    known.encoding = encoding
+    known.name = encoding.name
+    known.codec = encoding.codec
+    known.ascii_compatible = encoding.ascii_compatible
+    known.multibyte = encoding.multibyte
+    known.utf8 = known.name == "utf-8"
+    return known
+
+
+#: The encodings of the labels streams have looked up and checked (Rewriter._check_encoding),
+#: when no setting changes the verdict: every stream of a rewriter looks its label up.
+cdef dict _stream_encodings = {}
+
+
 cdef class StreamBase:
-    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): ``feed()`` while the engine
-    runs plainly (no transcoding, no ``<meta>`` to watch, no error: ``_fast``) is a C method, with
-    no Python frame and no attribute lookup per chunk.  Every other case goes to the stream's
-    Python ``_feed_slow`` (which checks the stream and the chunk and raises as the API says)."""
+    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): opening a stream, and
+    ``feed()`` while the engine runs plainly (no transcoding, no ``<meta>`` to watch, no error:
+    ``_fast``), are C methods, with no Python frame and no attribute dictionary.  Every other
+    case goes to the stream's Python ``_feed_slow`` (which checks the stream and the chunk and
+    raises as the API says).  Every field of a stream is here (see RewriterStream)."""
 
     cdef public bint _busy              # inside feed() or close(): a handler must not re-enter
     cdef public bint _fast              # feed() may hand bytes straight to the engine
@@ -1476,34 +1568,86 @@ cdef class StreamBase:
     # could change how it starts (cleared by the Python side's first call).
     cdef public bint _plain
     cdef public object _rewriter
+    cdef RewriterSettings settings      # the rewriter's
     cdef public object _rules           # the stream's Rules, compiled for _codec
     cdef public object _selectors       # what they were compiled from
     cdef public str _codec
     cdef public object _declared        # the Encoding the stream was opened with
+    cdef StreamEncoding declared        # the same
     cdef public object _held            # input held back until the start is decided, or None
     cdef public bint _hold_utf8
+    # RewriterStream's attributes (documented there)
+    cdef public str encoding
+    cdef public str output_encoding
+    cdef public object passthrough_reason
+    # the rewriter's settings as they were when the stream was opened
+    cdef public object _on_limit
+    cdef public bint _sniff
+    cdef public bint _transcode
+    cdef public bint _text              # rewrite(str): UTF-8, no <meta> switch
+    cdef public bint _meta_pending      # watching for a <meta> that names the encoding
+    cdef public bint _passthrough       # the input passes through unchanged from here on
+    cdef public object _transcoder      # incremental decoder of transcoded input, or None
+
+    def __init__(self, rewriter, encoding, *, bint _text=False):
+        """A stream of ``rewriter`` reading ``encoding`` (a label or an Encoding)."""
+        cdef bint cacheable = type(encoding) is str
+        cdef StreamEncoding declared = _stream_encodings.get(encoding) if cacheable else None
+        if declared is None:
+            declared = stream_encoding(rewriter._check_encoding(encoding))
+            # (iso-2022-jp is refused unless the rewriter transcodes, which may change)
+            if cacheable and declared.name != "iso-2022-jp" and len(_stream_encodings) < 256:
+                _stream_encodings[encoding] = declared
+        cdef RewriterSettings settings = rewriter._settings
+        self._rewriter = rewriter
+        self.settings = settings
+        self.declared = declared
+        self._declared = declared.encoding
+        self.encoding = self.output_encoding = declared.name
+        self._on_limit = settings.on_limit
+        self._sniff = settings.sniff
+        self._transcode = settings.transcode
+        self._text = _text
+        self._meta_pending = settings.adjust_charset_on_meta_tag and not _text
+        self._held = b""
+        # The rules as they are now (rules added later do not apply to this document).
+        self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
+        cdef dict compiled = rewriter._compiled       # (Rewriter._compiled_entry's cache)
+        entry = compiled.get(self._codec)
+        if entry is None:
+            entry = rewriter._compiled_entry(self._codec)
+        self._rules, self._selectors = entry
+        # (feed() starts the engine itself on a first chunk that has no byte order mark, when
+        # nothing else is to be decided)
+        self._plain = declared.ascii_compatible and not self._sniff and not self._meta_pending
 
     def _start_engine(self, encoding):
         """Make the engine (sink, simulator, lexer) for reading the input in ``encoding``."""
-        self.start_engine(encoding)
+        self.start_engine(self.declared if encoding is self._declared
+                          else stream_encoding(encoding))
 
-    cdef int start_engine(self, encoding) except -1:
-        rewriter = self._rewriter
-        codec = encoding.codec
+    cdef int start_engine(self, StreamEncoding encoding) except -1:
+        cdef RewriterSettings settings = self.settings
+        cdef str codec = encoding.codec
         rules = self._rules
         if codec != self._codec:
-            rules = rewriter._rules_for(codec, rules, self._selectors)
-        cdef RewriteSink sink = RewriteSink(rules, codec)
+            rules = self._rewriter._rules_for(codec, rules, self._selectors)
+        # (made with __new__ and their C init: no keyword arguments to parse)
+        cdef RewriteSink sink = RewriteSink.__new__(RewriteSink)
+        sink.init(rules, codec)
         if encoding.multibyte:
             # Characters may be cut between text pieces: decode them in stream order.
-            sink.set_encoding(codec, (<Rules>rules).program, encoding.incremental_decoder())
-        cdef TreeBuilderSimulator simulator = TreeBuilderSimulator(
-            scripting=rewriter.scripting, strict=rewriter.strict)
-        self._hold_utf8 = encoding.name == "utf-8"
+            sink.set_encoding(codec, (<Rules>rules).program,
+                              encoding.encoding.incremental_decoder())
+        cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
+        simulator.init(settings.scripting, settings.strict, MAX_DEPTH_DEFAULT)
+        self._hold_utf8 = encoding.utf8
+        cdef Lexer lexer = Lexer.__new__(Lexer)
+        lexer.init(sink, simulator, settings.max_buffer_size, self._hold_utf8,
+                   settings.max_attributes)
+        sink.attach_to(lexer, simulator, settings._scanner, settings._lazy_mirror)
         self._sink = sink
-        self._lexer = Lexer(sink, simulator, max_buffer_size=rewriter.max_buffer_size,
-                            hold_utf8=self._hold_utf8, max_attributes=rewriter.max_attributes)
-        sink.attach(self._lexer, simulator, rewriter._scanner, rewriter._lazy_mirror)
+        self._lexer = lexer
         self._held = None
         return 0
 
@@ -1516,7 +1660,7 @@ cdef class StreamBase:
             first = (<bytes>chunk)[0]
             if first != 0xEF and first != 0xFE and first != 0xFF:
                 self._plain = False
-                self.start_engine(self._declared)
+                self.start_engine(self.declared)
                 self._fast = True
         if self._fast and not self._busy and type(chunk) is bytes:
             # (the same steps as the stream's _check/_feed/_run_lexer for this case)
@@ -1542,9 +1686,9 @@ cdef class StreamBase:
         self._fast = False
         self._busy = True
         try:
-            lexer.close()
-            sink.finish()
-            sink.run_end_handlers()
+            lexer.end_input()
+            sink.finish_input()
+            sink.end_document()
         except BaseException as exc:
             self._error = exc
             raise

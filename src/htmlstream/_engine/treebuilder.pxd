@@ -9,6 +9,11 @@ from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from htmlstream._engine.lexer cimport DoctypeRec, Feedback, Lexer, TagRec
 
 
+# Default bound of the recorded stack of open elements (DEFAULT_MAX_DEPTH in Python).
+cdef enum:
+    MAX_DEPTH_DEFAULT = 1024
+
+
 cpdef enum Namespace:
     NS_HTML = 0
     NS_SVG = 1
@@ -54,6 +59,11 @@ cdef struct XnameSlot:
     uint64_t w1
     uint64_t n              # its length (0: empty slot)
     uint64_t xname          # fnv_name of it
+
+
+cdef struct NameCaches:
+    uint64_t long_seen[256]     # xnames already in long_names (a cache: remember_long_name)
+    XnameSlot xcache[16]        # names the 5-bit hash cannot hold, as last seen (xname_of)
 
 
 cdef class TreeBuilderSimulator(Feedback):
@@ -104,7 +114,7 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- insertion modes ---
     cdef int mode
     cdef int orig_mode
-    cdef uint8_t* template_modes
+    cdef uint8_t* template_modes        # max_depth entries, allocated at the first <template>
     cdef Py_ssize_t template_modes_len
     cdef readonly bint frameset_ok
     cdef readonly bint quirks
@@ -135,9 +145,11 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef bint t_no_attrs          # synthetic token without attributes (</br> as <br>)
     cdef int pending_text_type
 
-    cdef dict long_names          # xname -> name, for open_elements() (bounded)
-    cdef uint64_t long_seen[256]  # xnames already in long_names (a cache: remember_long_name)
-    cdef XnameSlot xcache[16]     # names the 5-bit hash cannot hold, as last seen (xname_of)
+    cdef dict long_names          # xname -> name, for open_elements() (bounded), or None
+    # Allocated, zeroed, at the first name the 5-bit hash cannot hold: most documents have none,
+    # and 2.5 KiB in the object made opening a stream allocate and clear them every time.
+    cdef NameCaches* name_caches
 
     cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1   # (on_tag's slow path)
+    cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

@@ -14,10 +14,11 @@ costs a few integer comparisons, and nothing here runs per byte of text.
 See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the strict mode.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memchr, memcpy, memmove, memset
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memchr, memcpy, memmove
 
 from htmlstream._engine.ascii cimport lower
 from htmlstream._engine.lexer cimport (
@@ -37,7 +38,7 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream.errors import ParsingAmbiguityError
 
 #: Default bound of the recorded stack of open elements (see docs/tree-builder-feedback.md).
-DEFAULT_MAX_DEPTH = 1024
+DEFAULT_MAX_DEPTH = MAX_DEPTH_DEFAULT
 
 #: The start tags whose attributes the simulator reads (every other tag may reach it with its
 #: attributes skipped, see Lexer.set_attribute_policy): ``<input type>``, ``<font color|face|
@@ -388,7 +389,7 @@ cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py
     up to 16 bytes (custom elements come again and again); ``avail``: bytes readable at p."""
     cdef uint64_t w0, w1
     cdef XnameSlot* slot
-    if n > 16 or avail < 16:
+    if n > 16 or avail < 16 or not has_name_caches(s):
         return fnv_name(p, n)
     memcpy(&w0, p, 8)
     memcpy(&w1, p + 8, 8)
@@ -397,7 +398,7 @@ cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py
         w1 = 0
     elif n < 16:
         w1 &= ((<uint64_t>1) << (8 * (n - 8))) - 1
-    slot = &s.xcache[((w0 ^ (w1 * <uint64_t>0xC2B2AE3D27D4EB4FULL) ^ <uint64_t>n)
+    slot = &s.name_caches.xcache[((w0 ^ (w1 * <uint64_t>0xC2B2AE3D27D4EB4FULL) ^ <uint64_t>n)
                       * <uint64_t>0x9E3779B97F4A7C15ULL) >> 60]
     if slot.w0 != w0 or slot.w1 != w1 or slot.n != <uint64_t>n:
         slot.w0 = w0
@@ -649,7 +650,7 @@ cdef void pop_head(TreeBuilderSimulator s) noexcept:
 # max_depth: a stream's simulator costs a few KiB, not max_depth entries (~100 KiB at the
 # default), and short documents do not make the C heap grow and shrink by that much each time.
 cdef enum:
-    STACK_INITIAL = 64
+    STACK_INITIAL = 24
     AFE_INITIAL = 16
 
 
@@ -941,6 +942,12 @@ cdef void reset_mode(TreeBuilderSimulator s) noexcept:
 
 
 cdef inline void push_template_mode(TreeBuilderSimulator s, int mode) noexcept:
+    if s.template_modes == NULL:
+        # (allocated at the first <template>: most documents have none; memory refused acts as
+        # max_depth, as for the stack)
+        s.template_modes = <uint8_t*>malloc(s.max_depth)
+        if s.template_modes == NULL:
+            return
     if s.template_modes_len < s.max_depth:
         s.template_modes[s.template_modes_len] = <uint8_t>mode
         s.template_modes_len += 1
@@ -1010,21 +1017,38 @@ cdef inline void remember_long_name(TreeBuilderSimulator s) noexcept:
     dictionary out of the way: a document has a few dozen such names, used again and again."""
     cdef uint64_t x = s.t_xname
     cdef Py_ssize_t k = <Py_ssize_t>((x >> 57) << 1)
-    if s.long_seen[k] == x or s.t_tag == NULL:
+    cdef uint64_t* seen
+    if s.t_tag == NULL:
         return
-    if s.long_seen[k + 1] == x:
-        s.long_seen[k + 1] = s.long_seen[k]
-        s.long_seen[k] = x
+    if not has_name_caches(s):
+        _remember_long_name(s)      # (no memory for the cache: the dictionary alone)
         return
-    s.long_seen[k + 1] = s.long_seen[k]
-    s.long_seen[k] = x
+    seen = s.name_caches.long_seen
+    if seen[k] == x:
+        return
+    if seen[k + 1] == x:
+        seen[k + 1] = seen[k]
+        seen[k] = x
+        return
+    seen[k + 1] = seen[k]
+    seen[k] = x
     _remember_long_name(s)
+
+
+cdef inline bint has_name_caches(TreeBuilderSimulator s) noexcept:
+    """Whether s.name_caches is there, allocating it at the first need (false: no memory; the
+    caches are only shortcuts)."""
+    if s.name_caches == NULL:
+        s.name_caches = <NameCaches*>calloc(1, sizeof(NameCaches))
+    return s.name_caches != NULL
 
 
 cdef object _remember_long_name(TreeBuilderSimulator s):
     # (remember_long_name's slow path: the name is not in the C cache.)
     cdef TagRec* t = s.t_tag
     key = s.t_xname
+    if s.long_names is None:
+        s.long_names = {}
     if key not in s.long_names and len(s.long_names) < 256:
         raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
                                         t.name_end - t.name_start)
@@ -2654,6 +2678,7 @@ cdef inline void update_after(TreeBuilderSimulator s) noexcept:
         s.wants_text = s.afe_pending
 
 
+@cython.no_gc     # (its only object field, long_names, holds str: no cycle can go through it)
 cdef class TreeBuilderSimulator(Feedback):
     """Tree-builder feedback for the lexer: ``Lexer(sink, TreeBuilderSimulator())``.
 
@@ -2672,9 +2697,15 @@ cdef class TreeBuilderSimulator(Feedback):
         self.stack = NULL
         self.afe = NULL
         self.template_modes = NULL
+        self.name_caches = NULL
 
     def __init__(self, *, bint scripting=True, bint strict=False,
                  Py_ssize_t max_depth=DEFAULT_MAX_DEPTH):
+        self.init(scripting, strict, max_depth)
+
+    cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1:
+        """What ``__init__`` does, callable from C on ``TreeBuilderSimulator.__new__(...)`` (a
+        rewriter opens a simulator per stream: no keyword arguments to parse)."""
         if max_depth < 4:
             raise ValueError("max_depth must be at least 4")
         _free_arrays(self)
@@ -2682,8 +2713,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.afe_cap = min(<Py_ssize_t>AFE_INITIAL, max_depth)
         self.stack = <OpenElement*>malloc(self.stack_cap * sizeof(OpenElement))
         self.afe = <FormattingEntry*>malloc(self.afe_cap * sizeof(FormattingEntry))
-        self.template_modes = <uint8_t*>malloc(max_depth)
-        if self.stack == NULL or self.afe == NULL or self.template_modes == NULL:
+        if self.stack == NULL or self.afe == NULL:
             _free_arrays(self)
             raise MemoryError()
         self.scripting = scripting
@@ -2718,10 +2748,9 @@ cdef class TreeBuilderSimulator(Feedback):
         self.last_pushed = False
         self.t_tag = NULL
         self.pending_text_type = -1
-        self.long_names = {}
-        memset(self.long_seen, 0, sizeof(self.long_seen))
-        memset(self.xcache, 0, sizeof(self.xcache))
+        self.long_names = None     # (made at the first name the hash cannot hold)
         self.wants_text = True
+        return 0
 
     def __dealloc__(self):
         _free_arrays(self)
@@ -3000,7 +3029,7 @@ cdef class TreeBuilderSimulator(Feedback):
             if e.name != INVALID_HASH:
                 name = _TAG_NAMES[e.tid] if e.tid else _unhash(e.name)
             else:
-                name = self.long_names.get(e.xname, "?")
+                name = self.long_names.get(e.xname, "?") if self.long_names else "?"
             ns = _NS_SHORT[e.ns]
             if detail:
                 flags = []
@@ -3052,6 +3081,9 @@ cdef void _free_arrays(TreeBuilderSimulator s) noexcept:
     if s.template_modes != NULL:
         free(s.template_modes)
         s.template_modes = NULL
+    if s.name_caches != NULL:
+        free(s.name_caches)
+        s.name_caches = NULL
 
 
 cdef void body_text(TreeBuilderSimulator s, bint non_ws) noexcept:
