@@ -2,7 +2,7 @@
 frames (no combinator, no structural or logical pseudo-class) and no text handlers, the sink
 skips the tags that change the stack only above the elements with work left and whose element
 matches no rule.  Everything a handler sees and everything written must be the same as with
-the mirror kept exact at every tag (``Rewriter._lazy_mirror = False``), for any chunking.
+the mirror kept exact at every tag (``rewriter._lazy_mirror = False``), for any chunking.
 
 The rule sets put work at elements' ends where the tree builder closes elements in unusual ways
 (implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
