@@ -92,6 +92,18 @@ def test_no_rules_is_identity() -> None:
     assert rewrite_all(Rewriter(), data) == data
 
 
+def test_a_chunk_output_whole_is_not_copied() -> None:
+    # With no handler nothing can change the output: a chunk read in place and output whole is
+    # returned as it is (no copy); a chunk after one that ended inside a token, or that ends
+    # inside one, is not.
+    for stream in (Rewriter().stream(), Rewriter().stream(encoding="windows-1252")):
+        chunks = [b"<p>hello</p> text", b" more <b", b">x</b> end", b" and text\n"]
+        out = [stream.feed(chunk) for chunk in chunks]
+        assert out[0] is chunks[0] and out[1] == b" more " and out[2] == b"<b>x</b> end"
+        assert out[3] is chunks[3]
+        assert b"".join(out) + stream.close() == b"".join(chunks)
+
+
 def test_on_returns_rewriter_and_chains() -> None:
     rw = Rewriter()
     assert rw.on("b", element=lambda e: None) is rw

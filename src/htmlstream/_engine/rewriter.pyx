@@ -238,6 +238,9 @@ cdef class RewriteSink(TokenSink):
     cdef Py_ssize_t script_end
     # output made by on_flush while no handler can change anything, ahead of out[:out_len]
     cdef bytes ready
+    # the chunk StreamBase.feed is feeding (None otherwise): when all of it is output as it
+    # is, it is the output (on_flush)
+    cdef bytes whole
 
     def __cinit__(self):
         self.out = NULL
@@ -629,7 +632,12 @@ cdef class RewriteSink(TokenSink):
             # straight from the window (one copy, not two through the output buffer).
             m = upto - self.out_pos
             if self.ready is None:
-                self.ready = self.input_slice(self.out_pos, upto)
+                if self.whole is not None and self.out_pos == lx.base \
+                        and m == lx.data_len and m == PyBytes_GET_SIZE(self.whole) \
+                        and lx.data == <const unsigned char*>PyBytes_AS_STRING(self.whole):
+                    self.ready = self.whole     # the chunk read in place, all of it: no copy
+                else:
+                    self.ready = self.input_slice(self.out_pos, upto)
             else:       # (a second flush before take(): one bytes object for both)
                 k = len(self.ready)
                 b = PyBytes_FromStringAndSize(NULL, k + m)
@@ -1666,6 +1674,7 @@ cdef class StreamBase:
             # (the same steps as the stream's _check/_feed/_run_lexer for this case)
             self._busy = True
             self._fed += len(<bytes>chunk)
+            self._sink.whole = <bytes>chunk
             try:
                 self._lexer.feed_ptr(<const unsigned char*>PyBytes_AS_STRING(chunk),
                                      PyBytes_GET_SIZE(chunk))
@@ -1673,6 +1682,7 @@ cdef class StreamBase:
                 return self._engine_failed(exc)
             finally:
                 self._busy = False
+                self._sink.whole = None
             return self._sink.take_output()
         return self._feed_slow(chunk)
 
