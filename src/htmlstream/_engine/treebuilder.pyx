@@ -1233,14 +1233,16 @@ cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
     entry = &s.afe[s.afe_len]
     entry.id = e.id
     entry.attrs_hash = h
-    # (field by field: e was just written so, a copy of the whole struct would stall)
-    entry.elem.name = e.name
-    entry.elem.xname = e.xname
+    # (from what insert_html made e of, not read back from e: its fields were just written one
+    # by one, and a copy, even field by field, may load two of them as one word, which waits
+    # for both stores)
+    entry.elem.name = s.t_name
+    entry.elem.xname = s.t_xname
     entry.elem.id = e.id
-    entry.elem.offset = e.offset
-    entry.elem.tid = e.tid
-    entry.elem.ns = e.ns
-    entry.elem.flags = e.flags
+    entry.elem.offset = s.t_offset
+    entry.elem.tid = <uint16_t>s.t_tid
+    entry.elem.ns = NS_HTML
+    entry.elem.flags = html_flags(s.t_tid)
     s.afe_len += 1
 
 
@@ -2602,17 +2604,19 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
                 and reconstruct_is_noop(s) and not afe_has_a(s):
             # <a> with no other <a> in the list: pushed, and put on the list (no Noah's Ark
             # for <a>, see afe_push_current), which then ends with an open element.
-            e = quick_push(s, lx, tag, tid, xname)
+            quick_push(s, lx, tag, tid, xname)
+            # (from the values the element was made of: read back, its ns and flags bytes,
+            # written one by one, would be loaded as one word that waits for both stores)
             entry = &s.afe[s.afe_len]
-            entry.id = e.id
+            entry.id = s.next_id
             entry.attrs_hash = 0
-            entry.elem.name = e.name
-            entry.elem.xname = e.xname
-            entry.elem.id = e.id
-            entry.elem.offset = e.offset
-            entry.elem.tid = e.tid
-            entry.elem.ns = e.ns
-            entry.elem.flags = e.flags
+            entry.elem.name = tag.name_hash
+            entry.elem.xname = xname
+            entry.elem.id = s.next_id
+            entry.elem.offset = tag.start
+            entry.elem.tid = <uint16_t>tid
+            entry.elem.ns = NS_HTML
+            entry.elem.flags = html_flags(tid)
             s.afe_len += 1
             s.afe_pending = False
             s.wants_text = s.frameset_ok
@@ -2626,6 +2630,10 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
             s.t_data = lx.data
             s.t_base = lx.base
             s.t_no_attrs = False
+            s.t_name = tag.name_hash
+            s.t_xname = xname
+            s.t_offset = tag.start
+            s.t_tid = tid
             afe_push_current(s)
             s.t_tag = NULL
             s.afe_pending = False
