@@ -654,43 +654,33 @@ cdef enum:
     AFE_INITIAL = 16
 
 
-cdef bint grow_stack(TreeBuilderSimulator s) noexcept:
-    """Room for one more open element; False at max_depth (or when memory is refused, which
-    then acts as max_depth: deeper elements are only counted)."""
-    cdef Py_ssize_t cap = min(2 * s.stack_cap, s.max_depth)
-    cdef OpenElement* grown
-    if cap <= s.stack_cap:
+cdef bint grow_array(void** array, Py_ssize_t* cap, Py_ssize_t max_depth,
+                     size_t item_size) noexcept:
+    """Double ``*array`` (``*cap`` items) up to ``max_depth`` items; False when it is there
+    already or memory is refused (which then acts as max_depth)."""
+    cdef Py_ssize_t new_cap = min(2 * cap[0], max_depth)
+    cdef void* grown
+    if new_cap <= cap[0]:
         return False
-    grown = <OpenElement*>realloc(s.stack, cap * sizeof(OpenElement))
+    grown = realloc(array[0], new_cap * item_size)
     if grown == NULL:
         return False
-    s.stack = grown
-    s.stack_cap = cap
+    array[0] = grown
+    cap[0] = new_cap
     return True
 
 
 cdef inline bint stack_full(TreeBuilderSimulator s) noexcept:
-    """Whether stack[depth] cannot be written (max_depth reached)."""
-    return s.depth >= s.stack_cap and not grow_stack(s)
-
-
-cdef bint grow_afe(TreeBuilderSimulator s) noexcept:
-    """Room for one more formatting entry; False at max_depth (or when memory is refused)."""
-    cdef Py_ssize_t cap = min(2 * s.afe_cap, s.max_depth)
-    cdef FormattingEntry* grown
-    if cap <= s.afe_cap:
-        return False
-    grown = <FormattingEntry*>realloc(s.afe, cap * sizeof(FormattingEntry))
-    if grown == NULL:
-        return False
-    s.afe = grown
-    s.afe_cap = cap
-    return True
+    """Whether stack[depth] cannot be written (max_depth reached: deeper elements are only
+    counted)."""
+    return s.depth >= s.stack_cap and not grow_array(
+        <void**>&s.stack, &s.stack_cap, s.max_depth, sizeof(OpenElement))
 
 
 cdef inline bint afe_full(TreeBuilderSimulator s) noexcept:
     """Whether afe[afe_len] cannot be written (max_depth entries: the oldest is forgotten)."""
-    return s.afe_len >= s.afe_cap and not grow_afe(s)
+    return s.afe_len >= s.afe_cap and not grow_array(
+        <void**>&s.afe, &s.afe_cap, s.max_depth, sizeof(FormattingEntry))
 
 
 cdef inline void push_entry(TreeBuilderSimulator s, OpenElement* e) noexcept:
@@ -2475,6 +2465,17 @@ cdef inline bint body_fast(TreeBuilderSimulator s, TagRec* tag, OpenElement* e,
     return True
 
 
+cdef inline void set_current_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag) noexcept:
+    """The t_* fields the rules read for the tag being handled (t_xname and t_tid apart)."""
+    s.t_tag = tag
+    s.t_data = lx.data
+    s.t_base = lx.base
+    s.t_offset = tag.start
+    s.t_self_closing = tag.self_closing
+    s.t_no_attrs = False
+    s.t_name = tag.name_hash
+
+
 cdef inline bint afe_has_a(TreeBuilderSimulator s) noexcept:
     """Whether the list has an <a> after its last marker (start_a's search)."""
     cdef Py_ssize_t i = s.afe_len - 1
@@ -2626,13 +2627,8 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
             # b, code, em, i... : pushed and put on the list (afe_push_current: the Noah's Ark
             # clause reads the tag's attributes), which then ends with an open element.
             quick_push(s, lx, tag, tid, xname)
-            s.t_tag = tag
-            s.t_data = lx.data
-            s.t_base = lx.base
-            s.t_no_attrs = False
-            s.t_name = tag.name_hash
+            set_current_tag(s, lx, tag)
             s.t_xname = xname
-            s.t_offset = tag.start
             s.t_tid = tid
             afe_push_current(s)
             s.t_tag = NULL
@@ -2647,13 +2643,7 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
             return False
         if s.changed_reset:
             begin_changes(s)
-        s.t_tag = tag
-        s.t_data = lx.data
-        s.t_base = lx.base
-        s.t_offset = tag.start
-        s.t_self_closing = tag.self_closing
-        s.t_no_attrs = False
-        s.t_name = tag.name_hash
+        set_current_tag(s, lx, tag)
         s.t_xname = xname
         s.t_tid = tid
         if f & (F_VOID_RECONSTRUCT | F_VOID_PLAIN):
@@ -2797,13 +2787,7 @@ cdef class TreeBuilderSimulator(Feedback):
         cdef Py_ssize_t n
         cdef int tid
         cdef OpenElement* e
-        self.t_tag = tag
-        self.t_data = lx.data
-        self.t_base = lx.base
-        self.t_offset = tag.start
-        self.t_self_closing = tag.self_closing
-        self.t_no_attrs = False
-        self.t_name = h
+        set_current_tag(self, lx, tag)
         if h != INVALID_HASH:
             self.t_xname = 0
             tid = tid_of_hash(h)
