@@ -984,6 +984,18 @@ def test_inserted_text_with_cr_reads_back() -> None:
     assert structure(out)[1] == ["Character", "xa\rb"]
 
 
+@pytest.mark.parametrize("crs", [1, 2, 3])
+@pytest.mark.parametrize("after", [b"x", b"\n", b"<head>x", b"\r\nx", b""])
+def test_crs_before_a_seam_stay_newlines(crs: int, after: bytes) -> None:
+    # [cr-pair]: the CR before a removal is written CR LF; one before it stays a newline of its
+    # own, in every chunking (the first CR may be returned by feed() before the seam is known)
+    data = b"a" + b"\r" * crs + b"<b>x</b><image>" + after
+    want = structure(b"a" + b"\n" * crs + after)     # (each CR was followed by no LF)
+    rw = Rewriter().on("b, img", element=lambda el: el.remove())
+    for cut in chunkings(data):
+        assert structure(run(rw, cut)) == want, cut
+
+
 def test_nul_in_an_attribute_value_reads_back_as_replacement_character() -> None:
     """Not a bug: no markup can give U+0000 in an attribute value (a browser reads both a raw
     NUL and '&#0;' as U+FFFD), so that is what set_attribute('t', '\\0') reads back as."""

@@ -510,7 +510,10 @@ cdef class RewriteSink(TokenSink):
             p = self.out_len - n
             c = self.out[p]
             if self.out[self.out_len - 1] == 0x0D:
-                self.out[self.out_len - 1] = 0x0A   # CR alone reads as LF anyway
+                # CR LF after it: one newline whatever follows.  (Not the CR turned into LF: a
+                # CR before it, maybe output already, would pair with that LF: finding
+                # [cr-pair] in docs/reliability.md.)
+                self.write(<const unsigned char*>b"\n", 1)
             elif c >= 0x80:
                 self.out_len = p                    # one U+FFFD, as it read before
                 self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
