@@ -150,6 +150,7 @@ cdef class TreeBuilderSimulator(Feedback):
     # and 2.5 KiB in the object made opening a stream allocate and clear them every time.
     cdef NameCaches* name_caches
 
-    cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1   # (on_tag's slow path)
+    cdef int on_tag_general(self, Lexer lx, TagRec* tag, int tid,
+                            uint64_t xname) except -1   # (on_tag's slow path)
     cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1
     cdef void changes_seen(self) noexcept   # the consumer replayed the changes: start afresh

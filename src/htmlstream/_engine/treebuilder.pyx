@@ -958,28 +958,33 @@ cdef inline void note_start(TreeBuilderSimulator s, int ns, bint pushed) noexcep
     s.last_inserted = True
 
 
+cdef inline void push_html_entry(TreeBuilderSimulator s, uint64_t name, uint64_t xname,
+                                 Py_ssize_t offset, int tid) noexcept:
+    """Push the entry of a new HTML element (id s.next_id) on a stack with room for it, written
+    in place field by field (a struct built and then copied would stall on store forwarding)."""
+    cdef OpenElement* e = &s.stack[s.depth]
+    e.name = name
+    e.xname = xname
+    e.id = s.next_id
+    e.offset = offset
+    e.tid = <uint16_t>tid
+    e.ns = NS_HTML
+    e.flags = html_flags(tid)
+    if tid == T_P:
+        s.n_p += 1
+    lower_changed(s, s.depth)
+    s.depth += 1
+
+
 cdef void insert_html(TreeBuilderSimulator s) noexcept:
-    """Insert an HTML element for the current start tag (push_new, the entry written in place:
-    copying a struct just written field by field would stall on store forwarding)."""
-    cdef OpenElement* e
+    """Insert an HTML element for the current start tag (push_new, from the t_* fields)."""
     s.next_id += 1
     if s.overflow > 0 or stack_full(s):
         s.overflow += 1
         s.overflow_last_tid = s.t_tid
         s.overflow_last_ns = NS_HTML
     else:
-        e = &s.stack[s.depth]
-        e.name = s.t_name
-        e.xname = s.t_xname
-        e.id = s.next_id
-        e.offset = s.t_offset
-        e.tid = <uint16_t>s.t_tid
-        e.ns = NS_HTML
-        e.flags = html_flags(s.t_tid)
-        if s.t_tid == T_P:
-            s.n_p += 1
-        lower_changed(s, s.depth)
-        s.depth += 1
+        push_html_entry(s, s.t_name, s.t_xname, s.t_offset, s.t_tid)
     note_start(s, NS_HTML, True)
     if s.t_name == INVALID_HASH:
         remember_long_name(s)
@@ -1197,9 +1202,27 @@ cdef void afe_clear_to_marker(TreeBuilderSimulator s) noexcept:
             return
 
 
+cdef inline void append_afe_entry(TreeBuilderSimulator s, uint64_t id, uint64_t attrs_hash,
+                                  uint64_t name, uint64_t xname, Py_ssize_t offset,
+                                  int tid) noexcept:
+    """Append the entry of the HTML element just pushed (the list has room), from the values it
+    was made of: not read back from the stack, whose fields were just written one by one (a
+    copy, even field by field, may load two of them as one word, which waits for both stores)."""
+    cdef FormattingEntry* entry = &s.afe[s.afe_len]
+    entry.id = id
+    entry.attrs_hash = attrs_hash
+    entry.elem.name = name
+    entry.elem.xname = xname
+    entry.elem.id = id
+    entry.elem.offset = offset
+    entry.elem.tid = <uint16_t>tid
+    entry.elem.ns = NS_HTML
+    entry.elem.flags = html_flags(tid)
+    s.afe_len += 1
+
+
 cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
     """Push the element just inserted for the current tag onto the list (Noah's Ark clause)."""
-    cdef FormattingEntry* entry
     cdef Py_ssize_t i, earliest = -1
     cdef int same = 0
     cdef uint64_t h
@@ -1220,20 +1243,7 @@ cdef void afe_push_current(TreeBuilderSimulator s) noexcept:
         afe_remove_at(s, earliest)
     if afe_full(s):
         afe_remove_at(s, 0)       # bounded: the oldest entry is forgotten (as afe_insert_at)
-    entry = &s.afe[s.afe_len]
-    entry.id = e.id
-    entry.attrs_hash = h
-    # (from what insert_html made e of, not read back from e: its fields were just written one
-    # by one, and a copy, even field by field, may load two of them as one word, which waits
-    # for both stores)
-    entry.elem.name = s.t_name
-    entry.elem.xname = s.t_xname
-    entry.elem.id = e.id
-    entry.elem.offset = s.t_offset
-    entry.elem.tid = <uint16_t>s.t_tid
-    entry.elem.ns = NS_HTML
-    entry.elem.flags = html_flags(s.t_tid)
-    s.afe_len += 1
+    append_afe_entry(s, e.id, h, s.t_name, s.t_xname, s.t_offset, s.t_tid)
 
 
 cdef void reconstruct(TreeBuilderSimulator s) noexcept:
@@ -2494,41 +2504,24 @@ cdef inline bint reconstruct_is_noop(TreeBuilderSimulator s) noexcept:
         or (not s.frameset_ok and not s.afe_pending)
 
 
-cdef inline OpenElement* quick_push(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid,
-                                    uint64_t xname) noexcept:
-    """insert_html for quick_tag, inline (the caller checked there is room)."""
-    cdef Py_ssize_t d = s.depth
-    cdef OpenElement* e = &s.stack[d]
+cdef inline void quick_push(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid,
+                            uint64_t xname) noexcept:
+    """insert_html for quick_tag, from the tag itself (the caller checked there is room), with
+    the event's bookkeeping around it."""
     if s.changed_reset:
         begin_changes(s)
         s.changed_reset = False
     s.next_id += 1
-    e.name = tag.name_hash
-    e.xname = xname
-    e.id = s.next_id
-    e.offset = tag.start
-    e.tid = <uint16_t>tid
-    e.ns = NS_HTML
-    e.flags = html_flags(tid)
-    if tid == T_P:
-        s.n_p += 1
-    if d < s.changed_from:
-        s.changed_from = d
-    s.depth = d + 1
-    s.last_namespace = NS_HTML
-    s.last_pushed = True
-    s.last_inserted = True
+    push_html_entry(s, tag.name_hash, xname, tag.start, tid)
+    note_start(s, NS_HTML, True)
     s.last_in_head = False
     if tag.name_hash == INVALID_HASH:
-        s.t_tag = tag
-        s.t_data = lx.data
-        s.t_base = lx.base
+        set_current_tag(s, lx, tag)
         s.t_xname = xname
         remember_long_name(s)
         s.t_tag = NULL
     lx.cdata_allowed = False
     s.changed_reset = True
-    return e
 
 
 cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int tid,
@@ -2542,7 +2535,6 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
     cdef OpenElement* e = &s.stack[s.depth - 1]
     cdef Py_ssize_t d
     cdef bint fe_last
-    cdef FormattingEntry* entry
     if tag.is_end:
         if not (f & F_POP_END) or e.tid != tid \
                 or (tid == T_OTHER and (e.name != tag.name_hash or e.xname != xname)):
@@ -2603,22 +2595,10 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
                 return True
         if tid == T_A and d < s.stack_cap and d + 2 < s.max_depth and s.afe_len < s.afe_cap \
                 and reconstruct_is_noop(s) and not afe_has_a(s):
-            # <a> with no other <a> in the list: pushed, and put on the list (no Noah's Ark
-            # for <a>, see afe_push_current), which then ends with an open element.
+            # <a> with no other <a> in the list (start_a): pushed, and put on the list (no
+            # Noah's Ark for <a>: afe_push_current), which then ends with an open element.
             quick_push(s, lx, tag, tid, xname)
-            # (from the values the element was made of: read back, its ns and flags bytes,
-            # written one by one, would be loaded as one word that waits for both stores)
-            entry = &s.afe[s.afe_len]
-            entry.id = s.next_id
-            entry.attrs_hash = 0
-            entry.elem.name = tag.name_hash
-            entry.elem.xname = xname
-            entry.elem.id = s.next_id
-            entry.elem.offset = tag.start
-            entry.elem.tid = <uint16_t>tid
-            entry.elem.ns = NS_HTML
-            entry.elem.flags = html_flags(tid)
-            s.afe_len += 1
+            append_afe_entry(s, s.next_id, 0, tag.name_hash, xname, tag.start, tid)
             s.afe_pending = False
             s.wants_text = s.frameset_ok
             return True
@@ -2758,44 +2738,32 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         # Small on purpose: the usual tags take quick_tag without the register saves and the
         # set-up of the general rules (a method: called through the vtable, never inlined).
-        cdef uint64_t h = tag.name_hash
         cdef int m = self.mode
         cdef const unsigned char* name
         cdef Py_ssize_t n
         cdef int tid
-        cdef uint64_t xname
-        if fast_paths and (m == M_IN_BODY or m == M_IN_CELL or m == M_IN_CAPTION) \
-                and self.overflow == 0 and self.depth > 0 \
-                and self.stack[self.depth - 1].ns == NS_HTML:
-            if h != INVALID_HASH:
-                tid = tid_of_hash(h)
-                xname = 0
-            else:
-                # custom elements (names with '-', or longer than the hash holds)
-                name = lx.data + (tag.name_start - lx.base)
-                n = tag.name_end - tag.name_start
-                tid = -1 if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
-                xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
-            if tid >= 0 and quick_tag(self, lx, tag, tid, xname):
-                return 0
-        return self.on_tag_general(lx, tag)
-
-    cdef int on_tag_general(self, Lexer lx, TagRec* tag) except -1:
-        """on_tag for every tag: the tree-construction rules of the current insertion mode."""
-        cdef uint64_t h = tag.name_hash
-        cdef const unsigned char* name
-        cdef Py_ssize_t n
-        cdef int tid
-        cdef OpenElement* e
-        set_current_tag(self, lx, tag)
-        if h != INVALID_HASH:
-            self.t_xname = 0
-            tid = tid_of_hash(h)
+        cdef uint64_t xname = 0
+        if tag.name_hash != INVALID_HASH:
+            tid = tid_of_hash(tag.name_hash)
         else:
+            # custom elements (names with '-', or longer than the hash holds): see t_xname
             name = lx.data + (tag.name_start - lx.base)
             n = tag.name_end - tag.name_start
-            self.t_xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
+            xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
             tid = T_ANNOTATION_XML if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
+        if fast_paths and (m == M_IN_BODY or m == M_IN_CELL or m == M_IN_CAPTION) \
+                and self.overflow == 0 and self.depth > 0 \
+                and self.stack[self.depth - 1].ns == NS_HTML \
+                and quick_tag(self, lx, tag, tid, xname):
+            return 0
+        return self.on_tag_general(lx, tag, tid, xname)
+
+    cdef int on_tag_general(self, Lexer lx, TagRec* tag, int tid, uint64_t xname) except -1:
+        """on_tag for every tag: the tree-construction rules of the current insertion mode
+        (``tid``, ``xname``: worked out by on_tag)."""
+        cdef OpenElement* e
+        set_current_tag(self, lx, tag)
+        self.t_xname = xname
         self.t_tid = tid
         self.pending_text_type = -1
         if self.changed_reset:
