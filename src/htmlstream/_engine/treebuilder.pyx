@@ -2563,16 +2563,7 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
             lx.cdata_allowed = d > 0 and s.stack[d - 1].ns != NS_HTML
             s.changed_reset = True
             return True
-        if f & F_FORMATTING and not (s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id) \
-                and afe_index_of_id(s, e.id) >= 0:
-            return False        # the adoption agency does more than pop
-        if s.changed_reset:
-            begin_changes(s)
-        if f & F_FORMATTING and s.afe_len > 0 and s.afe[s.afe_len - 1].id == e.id:
-            s.afe_len -= 1
-        pop(s)
-        e = top(s)
-        lx.cdata_allowed = e != NULL and e.ns != NS_HTML
+        # (a formatting end tag: body_fast below, with update_after)
     else:
         d = s.depth
         if f & (F_PLAIN_START | F_CLOSES_P) and d < s.stack_cap and d + 2 < s.max_depth:
@@ -2621,21 +2612,23 @@ cdef inline bint quick_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag, int ti
         # (reconstruct pushes up to afe_len elements: beyond max_depth the general path counts)
         if s.depth + s.afe_len + 2 >= s.max_depth:
             return False
-        if s.changed_reset:
-            begin_changes(s)
-        set_current_tag(s, lx, tag)
-        s.t_xname = xname
-        s.t_tid = tid
-        if f & (F_VOID_RECONSTRUCT | F_VOID_PLAIN):
-            s.last_in_head = False
-            if f & F_VOID_RECONSTRUCT:
-                reconstruct(s)
-                s.frameset_ok = False
-            note_start(s, NS_HTML, False)
-        else:
-            body_fast(s, tag, e, tid)
+    if s.changed_reset:
+        begin_changes(s)
+    set_current_tag(s, lx, tag)
+    s.t_xname = xname
+    s.t_tid = tid
+    if not tag.is_end and f & (F_VOID_RECONSTRUCT | F_VOID_PLAIN):
+        s.last_in_head = False
+        if f & F_VOID_RECONSTRUCT:
+            reconstruct(s)
+            s.frameset_ok = False
+        note_start(s, NS_HTML, False)
+    elif not body_fast(s, tag, e, tid):
         s.t_tag = NULL
-        lx.cdata_allowed = False
+        return False        # (an end tag the adoption agency does more for: nothing done)
+    s.t_tag = NULL
+    e = top(s)
+    lx.cdata_allowed = e != NULL and e.ns != NS_HTML
     update_after(s)
     s.changed_reset = True
     return True
