@@ -212,7 +212,7 @@ cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
     control byte (then the scan goes on after it)."""
     cdef uint64_t w, x, m
     while p + 8 <= n:
-        memcpy(&w, d + p, 8)
+        w = load_word(d + p)
         x = w ^ <uint64_t>0x3E3E3E3E3E3E3E3EULL
         m = ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
             | ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL)
