@@ -18,13 +18,13 @@ import htmlstream
 from chunking import chunkings
 from htmlstream.encoding import (
     LABELS,
+    _resolve_encoding,
     content_type_charset,
     get_encoding,
     looks_like_html,
     lookup,
     meta_content_charset,
     prescan,
-    resolve_encoding,
     sniff,
     sniff_bom,
     sniff_content,
@@ -114,21 +114,21 @@ def test_ascii_compatibility(label: str, compatible: bool) -> None:
     enc = lookup(label)
     assert enc.ascii_compatible is compatible
     if compatible:
-        assert resolve_encoding(label) == enc.codec
+        assert _resolve_encoding(label) == enc.codec
         ascii_bytes = bytes(range(0x80))
         assert enc.decode(ascii_bytes) == ascii_bytes.decode("ascii")
     else:
         with pytest.raises(EncodingError, match="is not ASCII-compatible"):
-            resolve_encoding(label)
+            _resolve_encoding(label)
 
 
 def test_not_ascii_compatible_messages() -> None:
     with pytest.raises(EncodingError, match=r"as UTF-8, or use Rewriter\(transcode=True\)"):
-        resolve_encoding("utf-16")
+        _resolve_encoding("utf-16")
     with pytest.raises(EncodingError, match=r"ISO-2022-KR.*single U\+FFFD"):
-        resolve_encoding("iso-2022-kr")
+        _resolve_encoding("iso-2022-kr")
     with pytest.raises(EncodingError, match="unknown encoding"):
-        resolve_encoding("nope")
+        _resolve_encoding("nope")
 
 
 # --------------------------------------------------------------------------------------------

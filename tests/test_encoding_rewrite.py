@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from chunking import chunkings
-from htmlstream import Text, Tokenizer
+from htmlstream import Tokenizer
 from htmlstream.encoding import lookup
 from htmlstream.errors import BufferLimitExceeded, EncodingError, HtmlStreamError
 from htmlstream.rewriter import Rewriter
+from htmlstream.tokens import Text
 
 #: A document per encoding: (encoding, text of the <p>, a title, a class name).  Each text uses
 #: characters outside ASCII that the encoding has (several bytes each in multi-byte encodings).

@@ -333,7 +333,7 @@ def start_tag_layout_normalized(data: bytes) -> list[Any]:
 
     out: list[Any] = []
     for tok in hs.tokenize(data):
-        if isinstance(tok, hs.StartTag):
+        if isinstance(tok, hs.tokens.StartTag):
             out.append((tok.name, tuple(tok.attributes.items()), tok.self_closing))
         elif out and isinstance(out[-1], bytes):
             out[-1] += tok.raw

@@ -38,7 +38,7 @@ def structure(tokens: list[Any]) -> list[tuple[Any, ...]]:
     other token with its fields, raw bytes and offset; adjacent Unparsed tokens merged."""
     out: list[tuple[Any, ...]] = []
     for tok in tokens:
-        if isinstance(tok, hs.Text):
+        if isinstance(tok, hs.tokens.Text):
             if out and out[-1][0] == "Text" and not out[-1][5]:
                 _, types, text, raw, offset, _ = out[-1]
                 if tok.text_type not in types:
@@ -50,16 +50,16 @@ def structure(tokens: list[Any]) -> list[tuple[Any, ...]]:
                 out.append(
                     ("Text", (tok.text_type,), tok.text, tok.raw, tok.offset, tok.last_in_text_node)
                 )
-        elif isinstance(tok, hs.Unparsed):
+        elif isinstance(tok, hs.tokens.Unparsed):
             if out and out[-1][0] == "Unparsed":
                 out[-1] = ("Unparsed", out[-1][1] + tok.raw, out[-1][2])
             else:
                 out.append(("Unparsed", tok.raw, tok.offset))
         else:
             (fields,) = normalize_tokens([tok])
-            if isinstance(tok, hs.EndTagToken):
+            if isinstance(tok, hs.tokens.EndTag):
                 fields.append(tok.self_closing)
-            elif isinstance(tok, hs.StartTag):
+            elif isinstance(tok, hs.tokens.StartTag):
                 fields.append(list(tok.attributes))  # document order of attribute names
             out.append((*map(repr, fields), tok.raw, tok.offset))
     return out
@@ -72,10 +72,10 @@ def check_text_nodes(tokens: list[Any]) -> None:
     two text nodes of the same type can only touch in CDATA (``<![CDATA[a]]><![CDATA[b]]>``).
     """
     for i, tok in enumerate(tokens):
-        if not isinstance(tok, hs.Text):
+        if not isinstance(tok, hs.tokens.Text):
             continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        same = isinstance(nxt, hs.Text) and nxt.text_type == tok.text_type
+        same = isinstance(nxt, hs.tokens.Text) and nxt.text_type == tok.text_type
         if not same:
             assert tok.last_in_text_node, f"{tok!r} ends a text node, followed by {nxt!r}"
         elif tok.last_in_text_node:
@@ -94,7 +94,7 @@ def check_offsets(tokens: list[Any], data: bytes) -> None:
     pos = 0
     for tok in tokens:
         # only the (empty) last piece of a text node may have no bytes
-        assert tok.raw or isinstance(tok, hs.Text), f"token with empty raw bytes: {tok!r}"
+        assert tok.raw or isinstance(tok, hs.tokens.Text), f"token with empty raw bytes: {tok!r}"
         assert tok.offset == pos, f"{tok!r} at {tok.offset}, expected {pos}"
         assert tok.end == tok.offset + len(tok.raw)
         pos = tok.end

@@ -37,7 +37,7 @@ def texts_by_type(tokens: list[Any]) -> list[tuple[Any, str, bytes]]:
     """Adjacent Text pieces merged by text type: ``(text_type, text, raw)``."""
     out: list[tuple[Any, str, bytes]] = []
     for tok in tokens:
-        if isinstance(tok, hs.Text):
+        if isinstance(tok, hs.tokens.Text):
             if out and out[-1][0] == tok.text_type:
                 out[-1] = (tok.text_type, out[-1][1] + tok.text, out[-1][2] + tok.raw)
             else:
@@ -65,11 +65,11 @@ def texts_by_type(tokens: list[Any]) -> list[tuple[Any, str, bytes]]:
 )
 def test_unfinished_tag_at_eof_is_unparsed(data: bytes, text: str) -> None:
     tokens = all_chunkings(data)
-    assert not any(isinstance(t, (hs.StartTag, hs.EndTagToken)) for t in tokens)
+    assert not any(isinstance(t, (hs.tokens.StartTag, hs.tokens.EndTag)) for t in tokens)
     assert normalize_tokens(tokens) == ([["Character", text]] if text else [])
-    assert isinstance(tokens[-1], hs.Unparsed)
+    assert isinstance(tokens[-1], hs.tokens.Unparsed)
     tail = data[len(text.encode()) :]
-    unparsed = b"".join(t.raw for t in tokens if isinstance(t, hs.Unparsed))
+    unparsed = b"".join(t.raw for t in tokens if isinstance(t, hs.tokens.Unparsed))
     assert unparsed == tail
     assert tokens[-1].offset + len(tokens[-1].raw) == len(data)
 
@@ -77,9 +77,9 @@ def test_unfinished_tag_at_eof_is_unparsed(data: bytes, text: str) -> None:
 def test_unparsed_only_at_close() -> None:
     tk = hs.Tokenizer()
     got = tk.feed(b'x<div class="a')
-    assert not any(isinstance(t, hs.Unparsed) for t in got)
+    assert not any(isinstance(t, hs.tokens.Unparsed) for t in got)
     got += tk.close()
-    assert isinstance(got[-1], hs.Unparsed)
+    assert isinstance(got[-1], hs.tokens.Unparsed)
     assert b"".join(t.raw for t in got) == b'x<div class="a'
 
 
@@ -142,7 +142,7 @@ def test_cdata_section_end_marker_may_be_an_empty_piece() -> None:
         tokenizer(initial_state="cdata section", feedback=False), [b"foo", b"]]", b">", b"bar"]
     )
     assert b"".join(t.raw for t in tokens) == b"foo]]>bar"
-    assert all(isinstance(t, hs.Text) for t in tokens)
+    assert all(isinstance(t, hs.tokens.Text) for t in tokens)
     assert "".join(t.text for t in tokens) == "foobar"
 
 
@@ -257,7 +257,7 @@ def test_offsets() -> None:
             assert data[tok.offset : tok.end] == tok.raw
             pos = tok.end
         assert pos == len(data)
-        marks = [(type(t).__name__, t.offset) for t in tokens if not isinstance(t, hs.Text)]
+        marks = [(type(t).__name__, t.offset) for t in tokens if not isinstance(t, hs.tokens.Text)]
         assert marks == [("StartTag", 0), ("EndTag", 20), ("Comment", 24), ("StartTag", 32)]
 
 
@@ -268,7 +268,7 @@ def test_duplicate_attributes_first_wins_in_document_order() -> None:
     data = b"<a href=1 HREF='2' x=\"3\" href=4 y z=>"
     tokens = all_chunkings(data)
     (tag,) = tokens
-    assert isinstance(tag, hs.StartTag)
+    assert isinstance(tag, hs.tokens.StartTag)
     assert tag.attributes == {"href": "1", "x": "3", "y": "", "z": ""}
     assert list(tag.attributes) == ["href", "x", "y", "z"]
     assert tag.raw == data
@@ -277,18 +277,18 @@ def test_duplicate_attributes_first_wins_in_document_order() -> None:
 def test_tag_fields() -> None:
     tokens = list(hs.tokenize(b'<DiV Title="&quot;A&amp;B&quot;"/></DIV x="1"/>'))
     start, end = tokens
-    assert isinstance(start, hs.StartTag)
+    assert isinstance(start, hs.tokens.StartTag)
     assert start.name == "div"
     assert start.attributes == {"title": '"A&B"'}
     assert start.self_closing is True
-    assert isinstance(end, hs.EndTagToken)
+    assert isinstance(end, hs.tokens.EndTag)
     assert end.name == "div"
     assert end.self_closing is True
 
 
 def test_doctype_fields() -> None:
     (tok,) = hs.tokenize(b'<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN" \'x.dtd\'>')
-    assert isinstance(tok, hs.DoctypeToken)
+    assert isinstance(tok, hs.tokens.Doctype)
     assert tok.name == "html"
     assert tok.public_id == "-//W3C//DTD HTML 4.01//EN"
     assert tok.system_id == "x.dtd"
@@ -359,7 +359,7 @@ def test_text_types() -> None:
     ]:
         tokens = list(hs.tokenize(b"abc", initial_state=state, feedback=False))
         assert tokens
-        assert all(isinstance(t, hs.Text) and t.text_type == text_type for t in tokens)
+        assert all(isinstance(t, hs.tokens.Text) and t.text_type == text_type for t in tokens)
 
 
 # --- White space between attributes -----------------------------------------------------------
@@ -374,6 +374,6 @@ def test_indented_attributes(run: int) -> None:
             + b"</a" + gap + b">")
     tokens = all_chunkings(data)
     start = tokens[0]
-    assert isinstance(start, hs.StartTag)
+    assert isinstance(start, hs.tokens.StartTag)
     assert start.attributes == {"href": "x", "b": "1", "c": ""}
     assert [type(t).__name__ for t in tokens] == ["StartTag", "Text", "EndTag"]

@@ -97,13 +97,13 @@ def test_scripting_setting_is_exposed() -> None:
 ])
 def test_text_content_tags(tag: str, text_type: hs.TextType) -> None:
     toks = list(hs.tokenize(f"<body><{tag}><b>&amp;</b></{tag}>x".encode()))
-    texts = [t for t in toks if isinstance(t, hs.Text)]
+    texts = [t for t in toks if isinstance(t, hs.tokens.Text)]
     assert texts[0].text_type is text_type
     if text_type is hs.TextType.PLAINTEXT:
         assert texts[0].raw == f"<b>&amp;</b></{tag}>x".encode()
     else:
         assert texts[0].raw == b"<b>&amp;</b>"
-        assert [t.name for t in toks if isinstance(t, hs.EndTagToken)] == [tag]
+        assert [t.name for t in toks if isinstance(t, hs.tokens.EndTag)] == [tag]
 
 
 @pytest.mark.parametrize("tag", ["title", "textarea", "style", "script", "plaintext", "xmp"])
@@ -459,7 +459,7 @@ def test_strict_raises_before_the_ambiguous_tag(data: str, info: dict[str, str])
         assert "<select>" in str(excinfo.value) or "<frameset>" in str(excinfo.value)
         # Nothing of the tag (or after it) was handed on.
         assert all(t.end <= offset for t in collector.tokens)
-        assert not any(isinstance(t, hs.StartTag) and t.offset == offset
+        assert not any(isinstance(t, hs.tokens.StartTag) and t.offset == offset
                        for t in collector.tokens)
 
 
@@ -605,7 +605,7 @@ def test_beyond_max_depth_elements_are_counted() -> None:
     collector = TokenCollector()
     lexer = Lexer(collector, TreeBuilderSimulator(max_depth=16))
     lexer.feed_bytes(b"<div>" * 100 + b"<br><img><textarea><b></textarea><script>a<b</script>")
-    texts = [t for t in collector.tokens if isinstance(t, hs.Text)]
+    texts = [t for t in collector.tokens if isinstance(t, hs.tokens.Text)]
     assert [t.text for t in texts] == ["<b>", "a<b"]
     assert lexer.feedback.overflow == 100 + 2 - 16
     # Coming back within the limit, the structure is followed again.
@@ -613,7 +613,7 @@ def test_beyond_max_depth_elements_are_counted() -> None:
     sim = lexer.feedback
     assert sim.overflow == 0
     assert [n for n, _ in sim.open_elements()][:2] == ["html", "body"]
-    assert [t for t in collector.tokens if isinstance(t, hs.Text)][-1].text == "x"
+    assert [t for t in collector.tokens if isinstance(t, hs.tokens.Text)][-1].text == "x"
 
 
 def test_deep_documents_do_not_crash() -> None:

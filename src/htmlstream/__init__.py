@@ -2,11 +2,14 @@
 
 Rewriting: :class:`Rewriter` with CSS selectors and handlers that receive the rewritable units
 :class:`Element`, :class:`EndTag`, :class:`TextChunk`, :class:`Comment`, :class:`Doctype` and
-:class:`DocumentEnd`.  Tokens: :func:`tokenize` and :class:`Tokenizer` yield the token classes of
-:mod:`htmlstream.tokens` (:class:`StartTag`, :class:`EndTagToken`, :class:`Text`,
-:class:`CommentToken`, :class:`DoctypeToken`, :class:`Unparsed`).
+:class:`DocumentEnd` (:mod:`htmlstream.handlers` has the handlers' types).  Tokens:
+:func:`tokenize` and :class:`Tokenizer` yield the token classes of the :mod:`htmlstream.tokens`
+namespace (``tokens.StartTag``, ``tokens.EndTag``, ``tokens.Text``, ``tokens.Comment``,
+``tokens.Doctype``, ``tokens.Unparsed``, all ``tokens.Token``); :class:`TextType` is shared by
+text tokens and text chunks.
 """
 
+from htmlstream import handlers, tokens
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
 from htmlstream.errors import (
@@ -16,18 +19,16 @@ from htmlstream.errors import (
     ParsingAmbiguityError,
     SelectorError,
 )
-from htmlstream.rewriter import Rewriter, RewriterStream
-from htmlstream.selectors import parse_selector
+from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream
+from htmlstream.selectors import SelectorList, parse_selector
 from htmlstream.tokenizer import (
     DEFAULT_MAX_ATTRIBUTES,
     DEFAULT_MAX_BUFFER_SIZE,
+    InitialState,
     Tokenizer,
     tokenize,
 )
-from htmlstream.tokens import Comment as CommentToken
-from htmlstream.tokens import Doctype as DoctypeToken
-from htmlstream.tokens import EndTag as EndTagToken
-from htmlstream.tokens import StartTag, Text, TextType, Token, Unparsed
+from htmlstream.tokens import TextType
 from htmlstream.units import (
     Comment,
     Doctype,
@@ -45,32 +46,30 @@ __all__ = [
     "DEFAULT_MAX_BUFFER_SIZE",
     "BufferLimitExceeded",
     "Comment",
-    "CommentToken",
     "Doctype",
-    "DoctypeToken",
     "DocumentEnd",
     "Element",
     "EncodingError",
     "EndTag",
-    "EndTagToken",
     "HtmlStreamError",
+    "InitialState",
+    "OnLimit",
     "ParsingAmbiguityError",
     "Rewriter",
     "RewriterStream",
     "SelectorError",
-    "StartTag",
-    "Text",
+    "SelectorList",
     "TextChunk",
     "TextType",
-    "Token",
     "Tokenizer",
     "UnitExpired",
-    "Unparsed",
     "__version__",
+    "handlers",
     "looks_like_html",
     "lookup_encoding",
     "parse_selector",
     "sniff_content",
     "sniff_encoding",
     "tokenize",
+    "tokens",
 ]

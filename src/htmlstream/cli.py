@@ -43,11 +43,13 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 import htmlstream
-from htmlstream.encoding import PRESCAN_BYTES, resolve_encoding, sniff
+from htmlstream.encoding import PRESCAN_BYTES, _resolve_encoding, sniff
 
 if TYPE_CHECKING:
     from htmlstream.rewriter import Rewriter
     from htmlstream.units import Element
+
+__all__ = ["build_parser", "main"]
 
 PROG = "htmlstream"
 DEFAULT_CHUNK_SIZE = 65536
@@ -84,7 +86,7 @@ def encoding_name(value: str) -> str:
     """``argparse`` type: a label of the WHATWG Encoding Standard naming an ASCII-compatible
     encoding, returned as given."""
     try:
-        resolve_encoding(value)
+        _resolve_encoding(value)
     except htmlstream.EncodingError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return value
@@ -99,7 +101,7 @@ def open_input(path: str | None) -> Iterator[tuple[str, BinaryIO]]:
     if path is None:
         resource = importlib.resources.files("htmlstream").joinpath(SAMPLE_RESOURCE)
         with resource.open("rb") as stream:
-            yield f"<bundled {SAMPLE_RESOURCE}>", stream
+            yield f"<bundled {SAMPLE_RESOURCE}>", cast(BinaryIO, stream)
     elif path == "-":
         yield "<stdin>", sys.stdin.buffer
     else:
@@ -187,16 +189,16 @@ class TokenStats:
         self.tag_names: set[str] = set()
         self.text_bytes: Counter[str] = Counter()
 
-    def add(self, tokens: list[htmlstream.Token]) -> None:
+    def add(self, tokens: list[htmlstream.tokens.Token]) -> None:
         """Count a batch of tokens."""
         for token in tokens:
             self.kinds[type(token).__name__] += 1
-            if isinstance(token, htmlstream.StartTag):
+            if isinstance(token, htmlstream.tokens.StartTag):
                 self.start_tags[token.name] += 1
                 self.tag_names.add(token.name)
-            elif isinstance(token, htmlstream.EndTagToken):
+            elif isinstance(token, htmlstream.tokens.EndTag):
                 self.tag_names.add(token.name)
-            elif isinstance(token, htmlstream.Text):
+            elif isinstance(token, htmlstream.tokens.Text):
                 self.text_bytes[_text_type_name(token.text_type)] += len(token.raw)
 
 
@@ -204,7 +206,7 @@ def cmd_tokens(args: argparse.Namespace) -> int:
     """Run ``htmlstream tokens``."""
     out: TextIO = sys.stdout
     stats = TokenStats()
-    sink: Callable[[list[htmlstream.Token]], None]
+    sink: Callable[[list[htmlstream.tokens.Token]], None]
     sink = stats.add if args.mode == "summary" else lambda tokens: _print_tokens(tokens, out)
 
     total = 0
@@ -238,18 +240,18 @@ def _shorten(text: str, width: int = LIST_TEXT_WIDTH) -> str:
     return repr(text[:width]) + ("…" if len(text) > width else "")
 
 
-def describe_token(token: htmlstream.Token) -> str:
+def describe_token(token: htmlstream.tokens.Token) -> str:
     """A one-line description of a token for ``--list``."""
-    if isinstance(token, htmlstream.StartTag):
+    if isinstance(token, htmlstream.tokens.StartTag):
         attrs = "".join(f" {key}={_shorten(value, 40)}" for key, value in token.attributes.items())
         return f"<{token.name}{attrs}{' /' if token.self_closing else ''}>"
-    if isinstance(token, htmlstream.EndTagToken):
+    if isinstance(token, htmlstream.tokens.EndTag):
         return f"</{token.name}>"
-    if isinstance(token, htmlstream.Text):
+    if isinstance(token, htmlstream.tokens.Text):
         return f"{_text_type_name(token.text_type)} {_shorten(token.text)}"
-    if isinstance(token, htmlstream.CommentToken):
+    if isinstance(token, htmlstream.tokens.Comment):
         return _shorten(token.text)
-    if isinstance(token, htmlstream.DoctypeToken):
+    if isinstance(token, htmlstream.tokens.Doctype):
         parts = [f"name={token.name!r}"]
         if token.public_id is not None:
             parts.append(f"public={token.public_id!r}")
@@ -262,7 +264,7 @@ def describe_token(token: htmlstream.Token) -> str:
     return repr(raw[:LIST_TEXT_WIDTH]) + ("…" if len(raw) > LIST_TEXT_WIDTH else "")
 
 
-def _print_tokens(tokens: list[htmlstream.Token], out: TextIO) -> None:
+def _print_tokens(tokens: list[htmlstream.tokens.Token], out: TextIO) -> None:
     """Print one ``--list`` line per token."""
     for token in tokens:
         out.write(f"{type(token).__name__:<9} {token.offset:>9}  {describe_token(token)}\n")
@@ -328,7 +330,7 @@ class _UrlStream:
     def read1(self, size: int) -> bytes:
         """Up to ``size`` bytes, as soon as some are there; ``b""`` at the end."""
         try:
-            data = self.response.read1(size)
+            data: bytes = self.response.read1(size)
         except TimeoutError as exc:
             raise CliError(f"reading {self.url}: no data for {URL_TIMEOUT} s (timed out)") from exc
         except self.errors as exc:
@@ -380,8 +382,8 @@ def open_source(path: str | None) -> Iterator[tuple[str, BinaryIO, str | None]]:
     except (OSError, ValueError, http.client.HTTPException) as exc:
         raise CliError(f"cannot fetch {path}: {type(exc).__name__}: {exc}") from exc
     with response:
-        stream = _UrlStream(path, response, (OSError, http.client.HTTPException))
-        yield path, cast(BinaryIO, stream), response.headers.get_content_charset()
+        url_stream = _UrlStream(path, response, (OSError, http.client.HTTPException))
+        yield path, cast(BinaryIO, url_stream), response.headers.get_content_charset()
 
 
 def read_chunks_eagerly(stream: BinaryIO, chunk_size: int, name: str) -> Iterator[bytes]:
@@ -405,7 +407,7 @@ def rewriter_encoding(value: str) -> str:
     """``argparse`` type: an encoding the rewriter can read (a label of the WHATWG Encoding
     Standard naming an ASCII-compatible encoding), returned as given."""
     try:
-        resolve_encoding(value)
+        _resolve_encoding(value)
     except htmlstream.EncodingError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return value
@@ -438,7 +440,7 @@ def _content_type(charset: str | None) -> str | None:
 
 def attribute_assignment(value: str) -> tuple[str, str]:
     """``argparse`` type of ``--set-attr``: ``NAME=VALUE`` (VALUE may be empty or hold ``=``)."""
-    from htmlstream.units import validate_attribute_name
+    from htmlstream._engine.units import validate_attribute_name
 
     name, sep, attr_value = value.partition("=")
     if not sep:
@@ -452,7 +454,7 @@ def attribute_assignment(value: str) -> tuple[str, str]:
 
 def attribute_name(value: str) -> str:
     """``argparse`` type: a valid attribute name."""
-    from htmlstream.units import validate_attribute_name
+    from htmlstream._engine.units import validate_attribute_name
 
     try:
         return validate_attribute_name(value)
@@ -462,7 +464,7 @@ def attribute_name(value: str) -> str:
 
 def tag_name(value: str) -> str:
     """``argparse`` type: a valid tag name."""
-    from htmlstream.units import validate_tag_name
+    from htmlstream._engine.units import validate_tag_name
 
     try:
         return validate_tag_name(value)
@@ -656,26 +658,25 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     parser.set_defaults(func=cmd_rewrite, groups=None)
 
 
+def _action(kind: str, value: Any, html: bool) -> Callable[[Element], None]:
+    """One action of a group as a function of the element."""
+    if kind == "set_attr":
+        return lambda el: el.set_attribute(*value)
+    if kind == "remove_attr":
+        return lambda el: el.remove_attribute(value)
+    if kind == "remove":
+        return lambda el: el.remove()
+    if kind == "unwrap":
+        return lambda el: el.remove_and_keep_content()
+    if kind == "rename":
+        return lambda el: setattr(el, "tag_name", value)
+    method = {"inner": "set_inner_content"}.get(kind, kind)
+    return lambda el: getattr(el, method)(value, html=html)
+
+
 def _group_handler(group: RewriteGroup) -> Callable[[Element], None]:
     """The element handler that applies a group's actions in order."""
-    html = group.html
-    steps: list[tuple[str, Callable[[Element], None]]] = []
-    for option, kind, value in group.actions:
-        step: Callable[[Element], None]
-        if kind == "set_attr":
-            step = lambda el, nv=value: el.set_attribute(*nv)  # noqa: E731
-        elif kind == "remove_attr":
-            step = lambda el, n=value: el.remove_attribute(n)  # noqa: E731
-        elif kind == "remove":
-            step = lambda el: el.remove()  # noqa: E731
-        elif kind == "unwrap":
-            step = lambda el: el.remove_and_keep_content()  # noqa: E731
-        elif kind == "rename":
-            step = lambda el, n=value: setattr(el, "tag_name", n)  # noqa: E731
-        else:
-            method = {"inner": "set_inner_content"}.get(kind, kind)
-            step = lambda el, m=method, c=value: getattr(el, m)(c, html=html)  # noqa: E731
-        steps.append((option, step))
+    steps = [(option, _action(kind, value, group.html)) for option, kind, value in group.actions]
 
     def handler(element: Element) -> None:
         for option, step in steps:
@@ -866,7 +867,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except CliError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.status

@@ -49,9 +49,7 @@ __all__ = [
     "lookup",
     "meta_content_charset",
     "prescan",
-    "resolve_encoding",
     "sniff",
-    "sniff_bom",
     "sniff_content",
     "sniff_encoding",
 ]
@@ -237,8 +235,10 @@ def _charmap_codec(name: str, table: str) -> codecs.CodecInfo:
         def decode(self, data: bytes, errors: str = "strict") -> tuple[str, int]:
             return codecs.charmap_decode(data, errors, table)
 
+    # (typeshed's decoder takes any buffer: codecs hand these bytes)
     return codecs.CodecInfo(
-        encode, decode, StreamReader, StreamWriter, IncrementalEncoder, IncrementalDecoder,
+        encode, decode,  # type: ignore[arg-type]
+        StreamReader, StreamWriter, IncrementalEncoder, IncrementalDecoder,
         name=name,
     )
 
@@ -304,8 +304,10 @@ def _gb18030_codec() -> codecs.CodecInfo:
         def decode(self, data: bytes, errors: str = "strict") -> tuple[str, int]:
             return decode(data, errors)
 
+    # (typeshed's decoder takes any buffer: codecs hand these bytes)
     return codecs.CodecInfo(
-        base.encode, decode, StreamReader, base.streamwriter, base.incrementalencoder,
+        base.encode, decode,  # type: ignore[arg-type]
+        StreamReader, base.streamwriter, base.incrementalencoder,
         IncrementalDecoder, name=_CODEC_PREFIX + "gb18030",
     )
 
@@ -338,8 +340,10 @@ def _replacement_codec() -> codecs.CodecInfo:
         def decode(self, data: bytes, errors: str = "strict") -> tuple[str, int]:
             return decode(data, errors)
 
+    # (typeshed's decoder takes any buffer: codecs hand these bytes)
     return codecs.CodecInfo(
-        utf8.encode, decode, StreamReader, utf8.streamwriter, utf8.incrementalencoder,
+        utf8.encode, decode,  # type: ignore[arg-type]
+        StreamReader, utf8.streamwriter, utf8.incrementalencoder,
         IncrementalDecoder, name=_CODEC_PREFIX + "replacement",
     )
 
@@ -500,7 +504,7 @@ def not_ascii_compatible_message(label: str, encoding: Encoding) -> str:
     )
 
 
-def resolve_encoding(label: str | Encoding) -> str:
+def _resolve_encoding(label: str | Encoding) -> str:
     """The Python codec for the encoding ``label`` names, if the byte-level engine can read it.
 
     The engine finds markup in raw bytes, so the encoding must be ASCII-compatible.
@@ -625,8 +629,8 @@ def _prescan(data: bytes) -> tuple[Encoding, str] | None:
     try:
         encoding = _prescan_meta(data)
     except _OutOfBytes:
-        encoding = _xml_encoding(data)
-        return None if encoding is None else (encoding, "xml")
+        declared = _xml_encoding(data)
+        return None if declared is None else (declared, "xml")
     return encoding, "meta"
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from typing import IO, Any, Generic, TypeVar, overload
+from typing import IO, Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
@@ -37,18 +37,28 @@ from htmlstream.encoding import (
     sniff_bom,
 )
 from htmlstream.errors import BufferLimitExceeded, EncodingError, HtmlStreamError
+from htmlstream.handlers import (
+    CommentHandler,
+    DoctypeHandler,
+    DocumentContentHandlers,
+    ElementContentHandlers,
+    ElementHandler,
+    EndHandler,
+    TextHandler,
+)
 from htmlstream.selectors import SelectorList, parse_selector
-from htmlstream.units import HTML_NS, Comment, Doctype, DocumentEnd, Element, TextChunk
+from htmlstream.units import HTML_NS, Element
 
-__all__ = ["Rewriter", "RewriterStream"]
+__all__ = ["OnLimit", "Rewriter", "RewriterStream"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+#: What a stream does when a limit is exceeded (``Rewriter(on_limit=...)``).
+OnLimit: TypeAlias = Literal["raise", "passthrough"]
+
 T = TypeVar("T")
-ElementHandler = Callable[[Element], Any]
-TextHandler = Callable[[TextChunk], Any]
-CommentHandler = Callable[[Comment], Any]
-DoctypeHandler = Callable[[Doctype], Any]
-EndHandler = Callable[[DocumentEnd], Any]
+_E = TypeVar("_E", bound=ElementHandler)
+_T = TypeVar("_T", bound=TextHandler)
+_C = TypeVar("_C", bound=CommentHandler)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 #: The selector of the internal ``<meta charset>`` rule (``adjust_charset_on_meta_tag``).
@@ -190,7 +200,7 @@ class Rewriter:
     strict: _Setting[bool] = _Setting()
     max_buffer_size: _Setting[int] = _Setting()
     max_attributes: _Setting[int] = _Setting()
-    on_limit: _Setting[str] = _Setting()
+    on_limit: _Setting[OnLimit] = _Setting()
     adjust_charset_on_meta_tag: _Setting[bool] = _Setting()
     sniff: _Setting[bool] = _Setting()
     transcode: _Setting[bool] = _Setting()
@@ -209,7 +219,7 @@ class Rewriter:
         strict: bool = False,
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
         max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
-        on_limit: str = "raise",
+        on_limit: OnLimit = "raise",
         adjust_charset_on_meta_tag: bool = False,
         sniff: bool = False,
         transcode: bool = False,
@@ -257,7 +267,7 @@ class Rewriter:
     def on(
         self,
         selector: str,
-        handler: object = None,
+        handler: ElementContentHandlers | None = None,
         *,
         element: ElementHandler | None = None,
         text: TextHandler | None = None,
@@ -287,7 +297,7 @@ class Rewriter:
 
     def on_document(
         self,
-        handler: object = None,
+        handler: DocumentContentHandlers | None = None,
         *,
         doctype: DoctypeHandler | None = None,
         comments: CommentHandler | None = None,
@@ -310,21 +320,22 @@ class Rewriter:
             self._compiled.clear()
         return self
 
-    def element(self, selector: str) -> Callable[[F], F]:
+    def element(self, selector: str) -> Callable[[_E], _E]:
         """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``."""
         return self._decorator(selector, "element")
 
-    def text(self, selector: str) -> Callable[[F], F]:
+    def text(self, selector: str) -> Callable[[_T], _T]:
         """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)``."""
         return self._decorator(selector, "text")
 
-    def comments(self, selector: str) -> Callable[[F], F]:
+    def comments(self, selector: str) -> Callable[[_C], _C]:
         """Decorator: ``@rw.comments("div")`` is ``rw.on("div", comments=fn)``."""
         return self._decorator(selector, "comments")
 
-    def _decorator(self, selector: str, kind: str) -> Callable[[F], F]:
-        def register(fn: F) -> F:
-            self.on(selector, **{kind: fn})
+    def _decorator(self, selector: str, kind: str) -> Callable[[_F], _F]:
+        def register(fn: _F) -> _F:
+            # (the public decorators bind _F to the handler type of ``kind``)
+            self.on(selector, **{kind: fn})  # type: ignore[arg-type]
             return fn
         return register
 
@@ -589,7 +600,7 @@ class RewriterStream(StreamBase):
     # ------------------------------------------------------------------ the engine
 
     def _transcode_chunk(self, chunk: bytes | bytearray | memoryview, final: bool = False) -> bytes:
-        return self._transcoder.decode(bytes(chunk), final).encode("utf-8", "surrogatepass")
+        return self._transcoder.decode(bytes(chunk), final).encode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
 
     def _feed_engine(self, chunk: bytes | bytearray | memoryview) -> bytes:
         if self._transcoder is not None:

@@ -52,7 +52,6 @@ __all__ = [
     "SelectorError",
     "SelectorList",
     "Where",
-    "needs_attributes",
     "parse_selector",
     "serialize_identifier",
     "serialize_string",
@@ -408,7 +407,7 @@ def _pseudo_argument(pseudo: Pseudo) -> SelectorList | None:
     return None
 
 
-def needs_attributes(compound: Compound) -> bool:
+def _needs_attributes(compound: Compound) -> bool:
     """Whether matching ``compound`` needs the element's attributes (not only its name and
     position): ids, classes, attribute selectors, or a pseudo-class whose argument has them."""
     if compound.ids or compound.classes or compound.attributes:
@@ -416,7 +415,7 @@ def needs_attributes(compound: Compound) -> bool:
     for pseudo in compound.pseudos:
         inner = _pseudo_argument(pseudo)
         if inner is not None and any(
-            needs_attributes(c) for s in inner.selectors for c in s.compounds
+            _needs_attributes(c) for s in inner.selectors for c in s.compounds
         ):
             return True
     return False
@@ -805,7 +804,7 @@ del _name
 
 _LEGACY_PSEUDO_ELEMENTS = frozenset(("before", "after", "first-line", "first-letter"))
 
-_SELECTOR_ARGUMENT = {"not": Not, "is": Is, "where": Where}
+_SELECTOR_ARGUMENT: dict[str, type[Not | Is | Where]] = {"not": Not, "is": Is, "where": Where}
 
 
 def _not_identifier_reason(text: str) -> str:
@@ -1136,12 +1135,12 @@ class _Parser:
         token = self.peek()
         if token.kind == _COLON:
             self.next()
-            name = self.peek()
-            if name.kind not in (_IDENT, _FUNCTION):
-                raise self.unexpected(name, "a pseudo-element name", "'::'")
-            suffix = "()" if name.kind == _FUNCTION else ""
+            element = self.peek()
+            if element.kind not in (_IDENT, _FUNCTION):
+                raise self.unexpected(element, "a pseudo-element name", "'::'")
+            suffix = "()" if element.kind == _FUNCTION else ""
             raise self.error(
-                f"::{name.value}{suffix} is a pseudo-element; pseudo-elements are not elements "
+                f"::{element.value}{suffix} is a pseudo-element; pseudo-elements are not elements "
                 "of the markup",
                 colon.pos,
             )

@@ -7,21 +7,35 @@ the rest.  ``tokenize(source)`` wraps it for bytes, str, or an iterable of chunk
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Final, Literal, TypeAlias
 
+from htmlstream._engine import lexer as _lexer
 from htmlstream._engine.collector import TokenCollector
-from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE, Lexer
-from htmlstream.encoding import lookup, resolve_encoding
+from htmlstream._engine.lexer import Lexer
+from htmlstream.encoding import _resolve_encoding, lookup
 from htmlstream.tokens import Text, TextType, Token
 
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
+    "InitialState",
     "Tokenizer",
-    "resolve_encoding",
     "tokenize",
 ]
 
-_INITIAL_STATES = {
+#: The default ``max_buffer_size`` of :class:`Tokenizer` and :class:`~htmlstream.Rewriter`: the
+#: most bytes carried over between chunks (an unfinished token), 4 MiB.
+DEFAULT_MAX_BUFFER_SIZE: Final[int] = _lexer.DEFAULT_MAX_BUFFER_SIZE
+#: The default ``max_attributes`` of :class:`Tokenizer` and :class:`~htmlstream.Rewriter`: the
+#: most attributes one tag may have, 4096.
+DEFAULT_MAX_ATTRIBUTES: Final[int] = _lexer.DEFAULT_MAX_ATTRIBUTES
+
+#: The tokenizer states a :class:`Tokenizer` can start in (``initial_state``).
+InitialState: TypeAlias = Literal[
+    "data", "rcdata", "rawtext", "script data", "plaintext", "cdata section"
+]
+
+_INITIAL_STATES: Final[dict[str, TextType]] = {
     "data": TextType.DATA,
     "rcdata": TextType.RCDATA,
     "rawtext": TextType.RAWTEXT,
@@ -60,7 +74,7 @@ class Tokenizer:
         self,
         *,
         encoding: str = "utf-8",
-        initial_state: str = "data",
+        initial_state: InitialState = "data",
         last_start_tag: str | None = None,
         feedback: bool = True,
         scripting: bool = True,
@@ -76,7 +90,7 @@ class Tokenizer:
                 f"{', '.join(map(repr, _INITIAL_STATES))}"
             ) from None
         enc = lookup(encoding)
-        self._codec = resolve_encoding(enc)
+        self._codec = _resolve_encoding(enc)
         self.encoding = enc.name
         self._collector = TokenCollector(self._codec)
         simulator = None
@@ -137,13 +151,26 @@ class Tokenizer:
 
 def tokenize(
     source: bytes | bytearray | memoryview | str | Iterable[bytes | str],
-    **options: object,
+    *,
+    encoding: str = "utf-8",
+    initial_state: InitialState = "data",
+    last_start_tag: str | None = None,
+    feedback: bool = True,
+    scripting: bool = True,
+    strict: bool = False,
+    max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
+    max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
 ) -> Iterator[Token]:
     """Yield the tokens of ``source`` (bytes, str, or an iterable of bytes/str chunks).
 
-    Options are those of :class:`Tokenizer`.  Tokens are yielded as soon as each chunk is read.
+    The options are those of :class:`Tokenizer`.  Tokens are yielded as soon as each chunk is
+    read.
     """
-    tokenizer = Tokenizer(**options)  # type: ignore[arg-type]
+    tokenizer = Tokenizer(
+        encoding=encoding, initial_state=initial_state, last_start_tag=last_start_tag,
+        feedback=feedback, scripting=scripting, strict=strict, max_buffer_size=max_buffer_size,
+        max_attributes=max_attributes,
+    )
     chunks: Iterable[bytes | bytearray | memoryview | str]
     chunks = (source,) if isinstance(source, (bytes, bytearray, memoryview, str)) else source
     for chunk in chunks:

@@ -15,6 +15,7 @@ from typing import ClassVar
 from htmlstream.charrefs import decode_charrefs
 
 __all__ = [
+    "Attribute",
     "Comment",
     "Doctype",
     "EndTag",

@@ -33,9 +33,6 @@ from htmlstream._engine.units import (
     EndTag,
     TextChunk,
     UnitExpired,
-    encode_content,
-    validate_attribute_name,
-    validate_tag_name,
 )
 
 __all__ = [
@@ -51,7 +48,4 @@ __all__ = [
     "EndTag",
     "TextChunk",
     "UnitExpired",
-    "encode_content",
-    "validate_attribute_name",
-    "validate_tag_name",
 ]
