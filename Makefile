@@ -22,8 +22,15 @@ build: $(STAMP) $(PYX)
 run: build
 	$(VENV)/bin/htmlstream rewrite --demo
 
-lint: $(STAMP)
+# ruff; mypy --strict on the library and its stubs ([tool.mypy] in pyproject.toml); stubtest: the
+# stubs of the compiled modules against the built engine (so lint needs the build).
+ENGINE_MODULES    := $(subst /,.,$(patsubst src/%.pyx,%,$(wildcard src/htmlstream/_engine/*.pyx)))
+STUBTEST_ALLOWLIST := src/htmlstream/_engine/stubtest-allowlist.txt
+lint: build
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
+	$(PY) -m mypy
+	$(PY) -m mypy.stubtest --mypy-config-file pyproject.toml --allowlist $(STUBTEST_ALLOWLIST) \
+	  $(ENGINE_MODULES)
 
 test: build lint
 	$(PY) -m pytest -n 2 -p no:cacheprovider

@@ -1,9 +1,12 @@
 # Type stub for the token sink that builds htmlstream.tokens objects (collector.pyx).
 
+from typing_extensions import disjoint_base
+
 from htmlstream._engine.lexer import TokenSink
 from htmlstream.tokens import Token
 
 # Appends a token object to ``tokens`` for every token the lexer finds.
+@disjoint_base
 class TokenCollector(TokenSink):
     tokens: list[Token]
     encoding: str

@@ -5,6 +5,9 @@
 
 import enum
 from collections.abc import Iterable
+from typing import final
+
+from typing_extensions import disjoint_base
 
 # Default bound of the bytes carried over between chunks (an unfinished token): 4 MiB.
 DEFAULT_MAX_BUFFER_SIZE: int
@@ -21,12 +24,15 @@ class TextType(enum.IntEnum):
     CDATA_SECTION = 5
 
 # Receives the lexer's tokens (subclass in Cython; the base class does nothing).
+@disjoint_base
 class TokenSink: ...
 
 # Tree-builder feedback hook (subclass in Cython; see treebuilder.TreeBuilderSimulator).
+@disjoint_base
 class Feedback: ...
 
 # Tag names worked out once for Lexer.set_attribute_policy (made by attribute_policy).
+@disjoint_base
 class AttributePolicy:
     packed: bytes
     filter: int
@@ -39,6 +45,7 @@ def attribute_policy(names: Iterable[str | bytes | int]) -> AttributePolicy: ...
 # The tokenizer state machine over bytes, resumable at any byte.  With no sink it only scans
 # (the passthrough speed of the engine); ``feedback`` is told of every tag (and DOCTYPE, and of
 # text while it asks for it) before the sink.
+@final
 class Lexer:
     sink: TokenSink | None
     feedback: Feedback | None

@@ -1,5 +1,9 @@
 # Type stub for the compiled selector matcher (matcher.pyx).
 
+from typing import final
+
+from typing_extensions import disjoint_base
+
 from htmlstream._engine.lexer import Lexer
 from htmlstream.selectors import SelectorList
 
@@ -14,6 +18,7 @@ MATHML_ATTRIBUTE_NAMES: dict[str, str]
 # Selectors compiled for matching; built once per Rewriter (and encoding), shared by streams.
 # The per-element data is C (struct arrays, hash tables, Bloom filters); these Python views
 # of the entry index are kept for inspection.
+@disjoint_base
 class Program:
     states: list[tuple[int, int, int, int, int]]  # (compound, next, combinator, target, level)
     levels: list[int]
@@ -45,9 +50,11 @@ class Program:
     def __init__(self, rules: list[SelectorList], encoding: str = "utf-8") -> None: ...
 
 # An open frame taken out of the stack with its pending states (Matcher.detach_frame); opaque.
+@final
 class SavedFrame: ...
 
 # Per-document matching state: a frame per open element.
+@final
 class Matcher:
     program: Program
     def __init__(self, program: Program) -> None: ...

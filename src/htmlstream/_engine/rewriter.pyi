@@ -1,7 +1,9 @@
 # Type stub for the compiled rewriter sink (rewriter.pyx): output assembly and handler dispatch.
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, final
+
+from typing_extensions import disjoint_base
 
 from htmlstream._engine.lexer import Lexer, TokenSink
 from htmlstream._engine.matcher import Program
@@ -11,6 +13,7 @@ _Handlers: TypeAlias = list[tuple[int, Callable[..., Any]]]
 
 # What a Rewriter compiled: the selector program and the handlers (``(sequence, fn)`` pairs, the
 # sequence number giving registration order), shared by its streams.
+@disjoint_base
 class Rules:
     program: Program
     element_handlers: list[_Handlers]
@@ -37,7 +40,12 @@ class Rules:
         doc_end: list[Callable[..., Any]],
     ) -> None: ...
 
+# Rewriter state of an open element that has work left for its end (C fields only).
+@disjoint_base
+class OpenElement: ...
+
 # Runs the handlers on the lexer's tokens and assembles the output.
+@final
 class RewriteSink(TokenSink):
     def __init__(self, rules: Rules, encoding: str) -> None: ...
     # ``scanner``: scan past the attributes nobody reads (False: lex every tag in full).
@@ -55,6 +63,7 @@ class RewriteSink(TokenSink):
     def run_end_handlers(self) -> None: ...
 
 # A Rewriter's settings (its attributes of these names are kept here), read by every stream.
+@disjoint_base
 class RewriterSettings:
     on_limit: Any
     scripting: Any
@@ -68,9 +77,14 @@ class RewriterSettings:
     _lazy_mirror: Any
     def __init__(self) -> None: ...
 
+# An Encoding as a stream reads it (C fields only).
+@final
+class StreamEncoding: ...
+
 # The C part of htmlstream.rewriter.RewriterStream (its subclass): feed() and close() run the
 # engine directly while ``_fast``, and call the subclass's _feed_slow (or _engine_failed) and
 # _close_slow otherwise; feed() also starts the engine on a plain first chunk (_plain).
+@disjoint_base
 class StreamBase:
     _busy: bool
     _fast: bool

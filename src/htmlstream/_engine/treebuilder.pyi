@@ -4,6 +4,8 @@
 
 import enum
 
+from typing_extensions import disjoint_base
+
 from htmlstream._engine.lexer import Feedback
 
 # Default bound of the recorded stack of open elements.
@@ -35,6 +37,7 @@ def doctype_is_quirky(
 def _set_fast_paths(on: bool) -> None: ...
 
 # Tree-builder feedback for a Lexer: Lexer(sink, TreeBuilderSimulator()).
+@disjoint_base
 class TreeBuilderSimulator(Feedback):
     def __init__(
         self, *, scripting: bool = True, strict: bool = False, max_depth: int = ...
