@@ -33,7 +33,7 @@ import codecs
 import dataclasses
 import types
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeAlias
 
 from htmlstream.errors import EncodingError
 
@@ -43,6 +43,7 @@ __all__ = [
     "PRESCAN_BYTES",
     "Encoding",
     "SniffResult",
+    "SniffSource",
     "content_type_charset",
     "get_encoding",
     "looks_like_html",
@@ -524,6 +525,10 @@ def _resolve_encoding(label: str | Encoding) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+#: Where :func:`sniff` found the encoding (``SniffResult.source``).
+SniffSource: TypeAlias = Literal["bom", "transport", "meta", "xml", "default"]
+
+
 class SniffResult(NamedTuple):
     """What :func:`sniff` found.
 
@@ -539,7 +544,7 @@ class SniffResult(NamedTuple):
     """
 
     encoding: str
-    source: str
+    source: SniffSource
     certain: bool
 
 
@@ -624,7 +629,7 @@ _WS_BYTES: Final = frozenset(b"\t\n\x0c\r ")
 _NULL: Final = object()     # "charset is null" (as opposed to failure, None)
 
 
-def _prescan(data: bytes) -> tuple[Encoding, str] | None:
+def _prescan(data: bytes) -> tuple[Encoding, Literal["meta", "xml"]] | None:
     """``(encoding, "meta" | "xml")`` or None."""
     try:
         encoding = _prescan_meta(data)
