@@ -35,7 +35,7 @@ from htmlstream.selectors import (
     Root,
     SelectorList,
     Where,
-    needs_attributes,
+    _needs_attributes,
     parse_selector,
     serialize_identifier,
     serialize_string,
@@ -515,17 +515,17 @@ def test_needs_attributes() -> None:
     def subject(text: str) -> Compound:
         return parse_selector(text).selectors[0].subject
 
-    assert not needs_attributes(subject("div"))
-    assert not needs_attributes(subject("*"))
-    assert not needs_attributes(subject("p:first-child:nth-of-type(2)"))
-    assert not needs_attributes(subject(":not(p):is(a b)"))
-    assert needs_attributes(subject("p.a"))
-    assert needs_attributes(subject("#x"))
-    assert needs_attributes(subject("[a]"))
-    assert needs_attributes(subject(":not(.a)"))
-    assert needs_attributes(subject(":is(p, q [x] r)"))
-    assert needs_attributes(subject(":nth-child(2 of .a)"))
-    assert not needs_attributes(subject(".a > p"))
+    assert not _needs_attributes(subject("div"))
+    assert not _needs_attributes(subject("*"))
+    assert not _needs_attributes(subject("p:first-child:nth-of-type(2)"))
+    assert not _needs_attributes(subject(":not(p):is(a b)"))
+    assert _needs_attributes(subject("p.a"))
+    assert _needs_attributes(subject("#x"))
+    assert _needs_attributes(subject("[a]"))
+    assert _needs_attributes(subject(":not(.a)"))
+    assert _needs_attributes(subject(":is(p, q [x] r)"))
+    assert _needs_attributes(subject(":nth-child(2 of .a)"))
+    assert not _needs_attributes(subject(".a > p"))
 
 
 def test_max_depth() -> None:
