@@ -1,5 +1,10 @@
 """Token objects for users who want tokens rather than rewriting (see :func:`htmlstream.tokenize`).
 
+The classes are used through this namespace, ``hs.tokens.StartTag``, ``hs.tokens.Comment``...:
+the top-level ``htmlstream.Comment``, ``Doctype`` and ``EndTag`` are the rewritable units of
+:mod:`htmlstream.units`.  :class:`TextType` is also ``htmlstream.TextType`` (text chunks have it
+too).
+
 Each token keeps the exact input bytes it came from (``raw``) and where they start in the stream
 (``offset``).  Decoded fields are computed the first time they are read, as the WHATWG tokenizer
 would give them: names ASCII-lower-cased, character references resolved where the text type has
