@@ -24,7 +24,7 @@ run: build
 
 # ruff; mypy --strict on the library and its stubs ([tool.mypy] in pyproject.toml); stubtest: the
 # stubs of the compiled modules against the built engine (so lint needs the build).
-ENGINE_MODULES    := $(subst /,.,$(patsubst src/%.pyx,%,$(wildcard src/htmlstream/_engine/*.pyx)))
+ENGINE_MODULES     := $(subst /,.,$(patsubst src/%.pyx,%,$(wildcard src/htmlstream/_engine/*.pyx)))
 STUBTEST_ALLOWLIST := src/htmlstream/_engine/stubtest-allowlist.txt
 lint: build
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
