@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd)
 SAMPLE := src/htmlstream/data/sample.html
 
-.PHONY: run test build lint bench debug fuzz clean
+.PHONY: run test build lint bench docs debug fuzz clean
 
 $(STAMP): pyproject.toml requirements-dev.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,19 @@ test: build lint
 bench: build
 	$(PY) benchmarks/bench.py
 
-# Bounds checks and sanitizers on; runs the whole suite against that build (docs/reliability.md).
+# The documentation site (mkdocs.yml): the guides, the design notes and the API reference, which
+# mkdocstrings draws from the docstrings and the engine's .pyi stubs (static: no build needed).
+# --strict: any warning (a broken link, an unresolved reference) fails the build.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP) requirements-docs.txt
+	$(PY) -m pip install --quiet -r requirements-docs.txt
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/mkdocs build --strict --clean --site-dir site
+
+# Bounds checks and sanitizers on; runs the whole suite against that build
+# (docs/design/reliability.md).
 # The debug engine is built from a copy of the sources in build/debug, never in place: the
 # normal build in src/ (shared by everyone working in the tree) is left alone, and the copy's
 # .c files are generated with the debug directives (boundscheck, wraparound, initializedcheck).
@@ -66,4 +78,4 @@ fuzz: build
 	fi
 
 clean:
-	rm -rf build src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html
+	rm -rf build site src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html
