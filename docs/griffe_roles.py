@@ -22,6 +22,6 @@ def _replace(match: re.Match[str]) -> str:
 class SphinxRoles(griffe.Extension):
     """Rewrite Sphinx roles in every docstring griffe loads."""
 
-    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:  # noqa: ARG002
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
             obj.docstring.value = _ROLE.sub(_replace, obj.docstring.value)
