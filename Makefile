@@ -9,7 +9,7 @@ SAMPLE := src/htmlstream/data/sample.html
 
 .PHONY: run test build lint bench docs debug fuzz clean
 
-$(STAMP): pyproject.toml requirements-dev.txt setup.py
+$(STAMP): pyproject.toml requirements-dev.txt requirements-docs.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -34,12 +34,9 @@ bench: build
 # The documentation site (mkdocs.yml): the guides, the design notes and the API reference, which
 # mkdocstrings draws from the docstrings and the engine's .pyi stubs (static: no build needed).
 # --strict: any warning (a broken link, an unresolved reference) fails the build.
-DOCS_STAMP := $(VENV)/.docs-installed
-$(DOCS_STAMP): $(STAMP) requirements-docs.txt
-	$(PY) -m pip install --quiet -r requirements-docs.txt
-	touch $(DOCS_STAMP)
-
-docs: $(DOCS_STAMP)
+# (requirements-dev.txt includes requirements-docs.txt; `make test` builds the site too, in
+# tests/test_docs_examples.py.)
+docs: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --clean --site-dir site
 
 # Bounds checks and sanitizers on; runs the whole suite against that build

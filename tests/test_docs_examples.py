@@ -16,6 +16,10 @@ both.  ```` ```pycon ```` and ```` ```sh ```` blocks are not examples and are le
 The type check is one mypy run (``--strict``) over all blocks, each written out as a module of its
 own; errors are reported at their line in the Markdown file.  The library itself is read from
 ``src/`` (its own errors are not reported here).
+
+Also here: the documentation site builds with ``mkdocs build --strict`` (what ``make docs`` does:
+broken links and anchors fail it), and the relative links of the pages read outside the site
+(README.md, benchmarks/README.md, CHANGELOG.md) point to files that exist.
 """
 
 from __future__ import annotations
@@ -178,3 +182,18 @@ def test_relative_links_outside_the_site_resolve(name: str) -> None:
     targets = re.findall(r"\]\((?!https?:|#)([^)\s]+)\)", page.read_text(encoding="utf-8"))
     missing = [t for t in targets if not (page.parent / t.split("#")[0]).exists()]
     assert not missing, f"{name} links to missing files: {missing}"
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    # What `make docs` does: every link, anchor and API reference entry must resolve, and the
+    # reference must be generated from the docstrings and the compiled engine's stubs.
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    reference = (tmp_path / "site" / "reference" / "htmlstream" / "index.html").read_text()
+    # Classes of the compiled engine, documented from _engine/*.pyi, with their methods.
+    for anchor in ("htmlstream.Element.set_attribute", "htmlstream.RewriterStream.feed",
+                   "htmlstream.TextChunk.text", "htmlstream.Rewriter.on"):
+        assert f'id="{anchor}"' in reference, anchor
