@@ -40,8 +40,10 @@ COLOURS = {
 }
 #: What each case does, for the panel titles.
 TITLES = {
-    "rewrite-href": "a[href] rewrite: every link's href set",
-    "passthrough": "passthrough: a selector that matches nothing",
+    "rewrite-href": "a[href] rewrite: every link's href set\n"
+                    "(selectolax, lxml: parse, modify, serialise the whole document)",
+    "passthrough": "passthrough: a selector that matches nothing\n"
+                   "(selectolax, lxml, html.parser: parse only)",
     "text": "a text handler reading every chunk",
     "tag-scanner": "tag scanner: no handlers",
 }
