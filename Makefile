@@ -31,12 +31,13 @@ test: build lint
 bench: build
 	$(PY) benchmarks/bench.py
 
-# The documentation site (mkdocs.yml): the guides, the design notes and the API reference, which
-# mkdocstrings draws from the docstrings and the engine's .pyi stubs (static: no build needed).
-# --strict: any warning (a broken link, an unresolved reference) fails the build.
+# The documentation site (mkdocs.yml) in site/: the guides, the design notes and the API
+# reference, which mkdocstrings draws from the docstrings and, for the compiled classes, from the
+# built engine's docstrings with the typed signatures of its .pyi stubs (so it needs the build).
+# --strict: any warning (a broken link or anchor, an unresolved reference) fails the build.
 # (requirements-dev.txt includes requirements-docs.txt; `make test` builds the site too, in
 # tests/test_docs_examples.py.)
-docs: $(STAMP)
+docs: build
 	$(VENV)/bin/mkdocs build --strict --clean --site-dir site
 
 # Bounds checks and sanitizers on; runs the whole suite against that build

@@ -1,7 +1,11 @@
-"""A griffe extension for the API reference: Sphinx roles in docstrings become code spans.
+"""A griffe extension for the API reference: docstrings written for Sphinx and Cython, in Markdown.
 
-htmlstream's docstrings name other objects the Sphinx way (``:class:`~htmlstream.Rewriter```),
-which Markdown would print as is; this turns each role into inline code (``Rewriter``).
+- htmlstream's docstrings name other objects the Sphinx way (``:class:`~htmlstream.Rewriter```),
+  which Markdown would print as is: each role becomes inline code (``Rewriter``).
+- The compiled engine's docstrings start with the signature Cython embeds
+  (``Element.set_attribute(self, name, value)``, the ``embedsignature`` directive in setup.py);
+  the reference shows the typed signature of the ``.pyi`` stub instead, so that line goes, and so
+  does the "method descriptor" label inspection gives the methods of compiled classes.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from typing import Any
 import griffe
 
 _ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const|ref):`(~?)([^`]+)`")
+_EMBEDDED_SIGNATURE = re.compile(r"^(?:\w+\.)*\w+\(.*\)(?:\s*->\s*.+)?\n*")
+_INSPECTION_LABELS = {"method descriptor", "getset descriptor", "builtin"}
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -20,8 +26,10 @@ def _replace(match: re.Match[str]) -> str:
 
 
 class SphinxRoles(griffe.Extension):
-    """Rewrite Sphinx roles in every docstring griffe loads."""
+    """Rewrite every docstring griffe loads (see the module docstring)."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        obj.labels -= _INSPECTION_LABELS
         if obj.docstring is not None:
-            obj.docstring.value = _ROLE.sub(_replace, obj.docstring.value)
+            value = _EMBEDDED_SIGNATURE.sub("", obj.docstring.value, count=1)
+            obj.docstring.value = _ROLE.sub(_replace, value)
