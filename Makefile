@@ -7,9 +7,9 @@ STAMP  := $(VENV)/.installed
 PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd)
 SAMPLE := src/htmlstream/data/sample.html
 
-.PHONY: run test build lint bench debug fuzz clean
+.PHONY: run test build lint bench docs debug fuzz clean
 
-$(STAMP): pyproject.toml requirements-dev.txt setup.py
+$(STAMP): pyproject.toml requirements-dev.txt requirements-docs.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -38,7 +38,17 @@ test: build lint
 bench: build
 	$(PY) benchmarks/bench.py
 
-# Bounds checks and sanitizers on; runs the whole suite against that build (docs/reliability.md).
+# The documentation site (mkdocs.yml) in site/: the guides, the design notes and the API
+# reference, which mkdocstrings draws from the docstrings and, for the compiled classes, from the
+# built engine's docstrings with the typed signatures of its .pyi stubs (so it needs the build).
+# --strict: any warning (a broken link or anchor, an unresolved reference) fails the build.
+# (requirements-dev.txt includes requirements-docs.txt; `make test` builds the site too, in
+# tests/test_docs_examples.py.)
+docs: build
+	$(VENV)/bin/mkdocs build --strict --clean --site-dir site
+
+# Bounds checks and sanitizers on; runs the whole suite against that build
+# (docs/design/reliability.md).
 # The debug engine is built from a copy of the sources in build/debug, never in place: the
 # normal build in src/ (shared by everyone working in the tree) is left alone, and the copy's
 # .c files are generated with the debug directives (boundscheck, wraparound, initializedcheck).
@@ -73,4 +83,4 @@ fuzz: build
 	fi
 
 clean:
-	rm -rf build src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html
+	rm -rf build site src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html

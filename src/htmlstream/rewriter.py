@@ -8,7 +8,7 @@ chunk (a tag, comment or doctype cut in two, a possible end tag in raw text) and
 text whose meaning depends on what follows (a partial character reference, a trailing CR, an
 incomplete UTF-8 character).  Nothing else: text and untouched tags leave at once.
 
-Encodings (see docs/encodings.md): the engine reads any ASCII-compatible encoding of the WHATWG
+Encodings (docs/guide/encodings.md): the engine reads any ASCII-compatible encoding of the WHATWG
 Encoding Standard as bytes; a stream also holds back the first bytes of a document while they
 may be a byte order mark (at most 2), and, with ``sniff=True``, until it knows whether the input
 is HTML at all (at most 1024 bytes).  UTF-16 input passes through unchanged, or with

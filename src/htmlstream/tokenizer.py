@@ -50,7 +50,7 @@ class Tokenizer:
 
     Args:
         encoding: the document's encoding, a label of the WHATWG Encoding Standard naming an
-            ASCII-compatible encoding (default ``"utf-8"``; see docs/encodings.md); decoded
+            ASCII-compatible encoding (default ``"utf-8"``; see docs/guide/encodings.md); decoded
             fields use it and ``str`` chunks are encoded with it.  ``encoding`` is then its
             name (``"latin1"`` gives ``"windows-1252"``).
         initial_state: the tokenizer state to start in: ``"data"`` (default), ``"rcdata"``,
@@ -63,7 +63,7 @@ class Tokenizer:
             with scripting on) or markup.
         strict: with feedback, raise :class:`~htmlstream.ParsingAmbiguityError` (before the tag
             is returned) where browsers may read the rest of the page differently, instead of
-            taking the current HTML standard's reading (see docs/tree-builder-feedback.md).
+            taking the current HTML standard's reading (docs/design/tree-builder-feedback.md).
         max_buffer_size: the most bytes carried over between chunks (an unfinished token);
             more raises :class:`~htmlstream.BufferLimitExceeded`.
         max_attributes: the most attributes one tag may have; more raises
