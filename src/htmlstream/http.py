@@ -78,8 +78,8 @@ class DecodedSizeExceeded(ContentDecodingError):
     def __init__(self, coding: str, limit: int) -> None:
         self.limit = limit
         super().__init__(
-            f"the {coding}-encoded body decodes to more than max_decoded_size={limit} bytes; "
-            f"the response was aborted (a decompression bomb, or raise the limit)"
+            f"the {coding}-encoded body decodes to more than max_decoded_size={limit} bytes "
+            f"(a decompression bomb, or a larger limit is needed)"
         )
 
 
@@ -547,8 +547,11 @@ def _check_headers(
                 ) -> Decision[AnyStr]:
         return Decision(False, reason, list(headers), content_coding=coding, mime_type=mime)
 
-    if _str(method).upper() == "HEAD":
+    verb = _str(method).upper()
+    if verb == "HEAD":
         return passing("HEAD request: no body")
+    if verb == "CONNECT" and 200 <= status < 300:
+        return passing("CONNECT: a tunnel, not a body")
     if status < 200:
         return passing(f"{status} informational response: no body")
     if status in _NO_BODY_STATUS:
@@ -613,14 +616,6 @@ def _decide_body(
     def passing(reason: str) -> Decision[AnyStr]:
         return Decision(False, reason, list(headers), content_coding=coding, mime_type=mime)
 
-    if pending.sniff != "none":
-        verdict = sniff_content(prefix[:HOLD_BYTES])
-        if verdict is not None:
-            if pending.sniff == "verify":
-                return passing(f"served as {mime} but not HTML: {verdict}")
-            what = "no Content-Type" if mime is None else f"Content-Type {mime}"
-            return passing(f"{what} and the body is not HTML: {verdict}")
-
     # The encoding: byte order mark, transport charset, prescan, default (HTML Standard).
     transport = None
     if pending.charset is not None:
@@ -629,14 +624,27 @@ def _decide_body(
         except EncodingError:
             transport = None    # an unknown label is ignored, as browsers do
     found = _sniff_encoding(prefix[:HOLD_BYTES],
-                            None if transport is None else f"text/html; charset={transport.name}",
+                            None if transport is None else f"text/html; charset={pending.charset}",
                             default=default_encoding)
+    if found.encoding == "replacement":     # (a name that is not a label)
+        return passing(f"charset {pending.charset} is read as the replacement encoding "
+                       f"(one U+FFFD): nothing to rewrite")
     encoding = lookup_encoding(found.encoding)
+
+    if pending.sniff != "none":
+        sample = prefix[:HOLD_BYTES]
+        if not encoding.ascii_compatible and found.source != "bom":
+            # UTF-16 by its charset: sniff its characters, not its bytes.
+            sample = encoding.decode(sample).encode("utf-8")
+        verdict = sniff_content(sample)
+        if verdict is not None:
+            if pending.sniff == "verify":
+                return passing(f"served as {mime} but not HTML: {verdict}")
+            what = "no Content-Type" if mime is None else f"Content-Type {mime}"
+            return passing(f"{what} and the body is not HTML: {verdict}")
+
     new_headers = _rewritten_headers(headers, options)
     if not encoding.ascii_compatible:
-        if encoding.name == "replacement":
-            return passing(f"charset {pending.charset} is read as the replacement encoding "
-                           f"(one U+FFFD): nothing to rewrite")
         if not transcode:
             return passing(
                 f"the body's encoding ({encoding.name}, from the {found.source}) is not "
