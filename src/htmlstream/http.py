@@ -314,8 +314,11 @@ class _ZlibDecoder:
         self._pending = b""
         self._obj: Any = None
         self._done = False
+        self._ignored = False   # data after the end was seen (and is ignored from there on)
 
     def decode(self, data: bytes) -> Iterator[bytes]:
+        if self._ignored:
+            return
         if self._obj is None:
             data = self._pending + data
             if self.wbits is None:
@@ -328,10 +331,16 @@ class _ZlibDecoder:
                 self.wbits = 15 if zlib_wrapped else -15
             self._pending = b""
             self._obj = zlib.decompressobj(self.wbits)
+        elif self._done and self._pending:
+            data, self._pending = self._pending + data, b""
         while data:
             if self._done:
                 # Only another gzip member may follow; anything else is ignored, as browsers do.
+                if self.coding == "gzip" and data == b"\x1f":
+                    self._pending = data    # (the next member's magic, cut in two)
+                    return
                 if self.coding != "gzip" or not data.startswith(b"\x1f\x8b"):
+                    self._ignored = True
                     return
                 self._obj = zlib.decompressobj(31)
                 self._done = False
@@ -379,7 +388,7 @@ class _BrotliDecoder:
         if not data:
             return
         if self._obj.is_finished():
-            return      # data after the end: ignored, as browsers do
+            return      # (data after the end in a later chunk; in the same chunk it is an error)
         try:
             out = self._obj.process(data, output_buffer_limit=_STEP)
             while out:
