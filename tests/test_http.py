@@ -487,6 +487,16 @@ def test_data_after_the_end_is_ignored() -> None:
         for chunks in chunkings(body, single_bytes=False, random_splits=2):
             _, out = rewrite([*HTML, (b"content-encoding", coding.encode())], chunks)
             assert decompress(out) == EXPECTED, coding
+    # br and zstd: corrupt (before the decision: passed through untouched; after: an error).
+    for coding, compressed in [("br", brotli.compress(PAGE)), ("zstd", zstd.compress(PAGE))]:
+        headers = [*HTML, (b"content-encoding", coding.encode())]
+        t, out = rewrite(headers, [compressed + b"garbage"])
+        assert out == compressed + b"garbage" and "corrupt" in (t.reason or "")
+        t = ResponseRewrite(RW, "GET", 200, headers)
+        t.feed(compressed)
+        assert t.rewriting
+        with pytest.raises(ContentDecodingError, match=f"corrupt {coding} body"):
+            t.feed(b"garbage")
 
 
 @pytest.mark.parametrize(("coding", "compress", "decompress"), CODINGS, ids=CODING_IDS)

@@ -388,7 +388,8 @@ class _BrotliDecoder:
         if not data:
             return
         if self._obj.is_finished():
-            return      # (data after the end in a later chunk; in the same chunk it is an error)
+            # (as the decoder says when the data after the end comes in the same chunk)
+            raise ContentDecodingError("corrupt br body: data after the end of the stream")
         try:
             out = self._obj.process(data, output_buffer_limit=_STEP)
             while out:
