@@ -373,6 +373,29 @@ def test_rewritten_headers_str_and_etags() -> None:
     assert not any(k.lower() == "vary" for k, _ in t.headers)
 
 
+def test_mappings_of_headers() -> None:
+    t, out = rewrite({"Content-Type": "text/html", "Content-Length": "3"}, [PAGE])
+    assert out == EXPECTED and t.headers == [("Content-Type", "text/html")]
+    t, out = rewrite({"Content-Type": "text/html"}, [PAGE], request_headers={"Range": "bytes=1-"})
+    assert out == PAGE and t.reason is not None and "Range" in t.reason
+    decision = decide_headers("GET", 200, {b"content-type": b"image/gif"})
+    assert decision is not None and decision.headers == [(b"content-type", b"image/gif")]
+
+
+def test_one_large_chunk() -> None:
+    """A chunk much larger than what is held back: only 1024 bytes go to the decision."""
+    big = LARGE * 8
+    t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, HTML)
+    tracemalloc.start()
+    try:
+        out = t.feed(big)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert t.rewriting and out + t.close() == RW.rewrite(big)
+    assert peak < 2.5 * len(big), peak
+
+
 def test_decide_function() -> None:
     decision = decide("GET", 200, [*HTML, (b"content-length", b"1")], PAGE[:HOLD_BYTES])
     assert decision.rewrite and decision.reason is None

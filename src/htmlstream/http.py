@@ -39,6 +39,7 @@ __all__ = [
     "EncodingSource",
     "HttpOptions",
     "RequestHeaders",
+    "ResponseHeaders",
     "ResponseRewrite",
     "decide",
     "decide_headers",
@@ -57,8 +58,12 @@ _STEP: Final = 64 * 1024
 
 #: Where the encoding came from (:attr:`Decision.encoding_source`).
 EncodingSource: TypeAlias = Literal["bom", "transport", "meta", "xml", "default"]
-#: Request headers: pairs of ``str`` or ``bytes`` (mixed is fine: only read).
-RequestHeaders: TypeAlias = Iterable[tuple[str | bytes, str | bytes]]
+#: Response headers: ``(name, value)`` pairs all ``bytes`` or all ``str``, or a mapping whose
+#: ``items()`` gives them (a multi-dict gives every field: aiohttp's ``CIMultiDict``).
+ResponseHeaders: TypeAlias = Iterable[tuple[AnyStr, AnyStr]] | Mapping[AnyStr, AnyStr]
+#: Request headers: pairs of ``str`` or ``bytes`` (mixed is fine: only read), or a mapping.
+RequestHeaders: TypeAlias = (Iterable[tuple[str | bytes, str | bytes]]
+                             | Mapping[str, str] | Mapping[bytes, bytes])
 
 
 class ContentDecodingError(HtmlStreamError):
@@ -174,6 +179,14 @@ class Decision(Generic[AnyStr]):
 _TOKEN: Final = frozenset(
     "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _WS: Final = " \t\r\n"
+
+
+def _pairs(headers: Iterable[tuple[AnyStr, AnyStr]] | Mapping[AnyStr, AnyStr]
+           ) -> list[tuple[AnyStr, AnyStr]]:
+    """The header pairs, in order (a mapping's ``items()``)."""
+    if isinstance(headers, Mapping):
+        return list(headers.items())
+    return list(headers)
 
 
 def _str(value: str | bytes) -> str:
@@ -570,7 +583,11 @@ def _check_headers(
         return passing("206 Partial Content: a byte range of the representation")
     if _values(headers, "content-range"):
         return passing("Content-Range: a byte range of the representation")
-    request = list(request_headers) if request_headers is not None else []
+    request: list[tuple[str | bytes, str | bytes]] = []
+    if isinstance(request_headers, Mapping):
+        request = list(request_headers.items())
+    elif request_headers is not None:
+        request = list(request_headers)
     if _values(request, "range"):
         return passing("the request has a Range header (the client asks for byte ranges)")
     if "no-transform" in _list_items(_values(headers, "cache-control")):
@@ -688,7 +705,7 @@ def _rewritten_headers(headers: list[tuple[AnyStr, AnyStr]], options: HttpOption
 def decide_headers(
     method: str | bytes,
     status: int,
-    headers: Iterable[tuple[AnyStr, AnyStr]],
+    headers: ResponseHeaders[AnyStr],
     *,
     request_headers: RequestHeaders | None = None,
     options: HttpOptions | None = None,
@@ -697,7 +714,7 @@ def decide_headers(
     HEAD, 1xx/204/205/304, 206, ``Content-Range``, a request ``Range``, ``no-transform``, not
     HTML, an attachment, a content coding that cannot be decoded), or None when the first body
     bytes are needed (:func:`decide`)."""
-    result = _check_headers(method, status, list(headers), request_headers,
+    result = _check_headers(method, status, _pairs(headers), request_headers,
                             options or _DEFAULT_OPTIONS)
     return result if isinstance(result, Decision) else None
 
@@ -705,7 +722,7 @@ def decide_headers(
 def decide(
     method: str | bytes,
     status: int,
-    headers: Iterable[tuple[AnyStr, AnyStr]],
+    headers: ResponseHeaders[AnyStr],
     prefix: bytes,
     *,
     request_headers: RequestHeaders | None = None,
@@ -720,7 +737,7 @@ def decide(
     ``default_encoding`` is used when the document declares none.  :class:`ResponseRewrite`
     does this, and the content decoding, for a body fed in chunks."""
     opts = options or _DEFAULT_OPTIONS
-    header_list = list(headers)
+    header_list = _pairs(headers)
     result = _check_headers(method, status, header_list, request_headers, opts)
     if isinstance(result, Decision):
         return result
@@ -750,9 +767,11 @@ class ResponseRewrite(Generic[AnyStr]):
         rewriter: the rules; a stream is made for the document in the encoding decided.
         method: the request method.
         status: the response status code.
-        headers: the response headers, ``(name, value)`` pairs all ``bytes`` or all ``str``;
-            names in any case; repeated fields in order.  :attr:`headers` has the same type.
-        request_headers: the request headers, if known (for ``Range`` and ``no-transform``).
+        headers: the response headers, ``(name, value)`` pairs all ``bytes`` or all ``str``
+            (or a mapping: its ``items()``); names in any case; repeated fields in order.
+            :attr:`headers` is a list of pairs of the same type.
+        request_headers: the request headers, if known (for ``Range`` and ``no-transform``):
+            pairs or a mapping.
         options: what is rewritten and how (:class:`HttpOptions`).
         context: a per-document mapping passed to ``rewriter.stream(context=...)``; only given
             to the stream when not None, and refused (TypeError) by a ``Rewriter.stream`` that
@@ -768,7 +787,7 @@ class ResponseRewrite(Generic[AnyStr]):
         rewriter: Rewriter,
         method: str | bytes,
         status: int,
-        headers: Iterable[tuple[AnyStr, AnyStr]],
+        headers: ResponseHeaders[AnyStr],
         *,
         request_headers: RequestHeaders | None = None,
         options: HttpOptions | None = None,
@@ -776,7 +795,7 @@ class ResponseRewrite(Generic[AnyStr]):
     ) -> None:
         self._rewriter = rewriter
         self._options = opts = options or _DEFAULT_OPTIONS
-        self._headers: list[tuple[AnyStr, AnyStr]] = list(headers)
+        self._headers: list[tuple[AnyStr, AnyStr]] = _pairs(headers)
         self._context = context
         if context is not None and "context" not in inspect.signature(rewriter.stream).parameters:
             raise TypeError("this htmlstream's Rewriter.stream() takes no context")
@@ -898,9 +917,11 @@ class ResponseRewrite(Generic[AnyStr]):
         try:
             out: bytes | None = None
             for piece in pieces:
-                self._prefix += piece
-                if len(self._prefix) >= HOLD_BYTES:
-                    out = self._decide(pieces)
+                need = HOLD_BYTES - len(self._prefix)
+                self._prefix += piece[:need]
+                if len(piece) >= need:
+                    # (the rest of a large piece goes on, not into the prefix)
+                    out = self._decide(_chain(piece[need:], pieces))
                     break
             if out is None and final:
                 if self._decoder is not None:

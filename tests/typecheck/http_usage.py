@@ -40,5 +40,8 @@ def wsgi_like(rw: hs.Rewriter, headers: list[tuple[str, str]]) -> list[tuple[str
 def decisions(headers: list[tuple[bytes, bytes]]) -> str | None:
     early: Decision[bytes] | None = decide_headers("HEAD", 200, headers)
     late = decide("GET", 200, headers, b"<p>", transcode=True)
+    mapped: Decision[str] | None = decide_headers("GET", 200, {"content-type": "text/html"},
+                                                  request_headers={"range": "bytes=0-"})
+    del mapped
     encoding: str | None = late.encoding
     return early.reason if early is not None else encoding
