@@ -137,6 +137,16 @@ def test_options_open_what_headers_close() -> None:
     assert t.rewriting
 
 
+def test_list_fields_are_parsed_outside_quotes() -> None:
+    quoted = [*HTML, (b"cache-control", b'private="set-cookie, no-transform", max-age=0')]
+    t, out = rewrite(quoted, [PAGE])
+    assert t.rewriting and out == EXPECTED
+    t, out = rewrite([*HTML, (b"cache-control", b'private="a,b" , NO-TRANSFORM')], [PAGE])
+    assert out == PAGE and t.reason == "Cache-Control: no-transform"
+    t, out = rewrite([*HTML, (b"content-encoding", b"identity")], [PAGE])
+    assert t.rewriting and out == EXPECTED
+
+
 def test_the_decision_waits_for_the_body() -> None:
     assert decide_headers("GET", 200, HTML) is None
     t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, HTML)

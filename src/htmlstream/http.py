@@ -193,9 +193,19 @@ def _str(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
-def _values(headers: Iterable[tuple[str | bytes, str | bytes]], name: str) -> list[str]:
-    """The values of every field ``name`` (lower case), in order."""
-    return [_str(v) for k, v in headers if _str(k).lower() == name]
+#: The fields the decision reads.
+_READ: Final = frozenset({"content-range", "range", "cache-control", "content-type",
+                          "content-disposition", "content-encoding"})
+
+
+def _fields(headers: Iterable[tuple[str | bytes, str | bytes]]) -> dict[str, list[str]]:
+    """The values of the fields the decision reads, by lower-case name, in order (one pass)."""
+    fields: dict[str, list[str]] = {}
+    for name, value in headers:
+        key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
+        if key in _READ:
+            fields.setdefault(key, []).append(_str(value))
+    return fields
 
 
 def _list_items(values: Iterable[str]) -> list[str]:
@@ -203,6 +213,9 @@ def _list_items(values: Iterable[str]) -> list[str]:
     quoted strings; empty members dropped."""
     items: list[str] = []
     for value in values:
+        if '"' not in value:
+            items.extend(item.strip(_WS).lower() for item in value.split(","))
+            continue
         current: list[str] = []
         quoted = escaped = False
         for ch in value:
@@ -274,6 +287,9 @@ def _content_type(values: list[str]) -> tuple[str, str | None] | None:
 def _split_outside_quotes(values: list[str]) -> list[str]:
     items: list[str] = []
     for value in values:
+        if '"' not in value:
+            items.extend(value.split(","))
+            continue
         current: list[str] = []
         quoted = False
         for ch in value:
@@ -553,7 +569,6 @@ class _Pending:
     sniff: Literal["verify", "detect", "none"]
     mime_type: str | None
     charset: str | None
-    content_type: str | None
     coding: str | None
 
 
@@ -581,21 +596,22 @@ def _check_headers(
         return passing(f"{_NO_BODY_STATUS[status]}: no body")
     if status == 206:
         return passing("206 Partial Content: a byte range of the representation")
-    if _values(headers, "content-range"):
+    fields = _fields(headers)
+    if "content-range" in fields:
         return passing("Content-Range: a byte range of the representation")
-    request: list[tuple[str | bytes, str | bytes]] = []
+    request: dict[str, list[str]] = {}
     if isinstance(request_headers, Mapping):
-        request = list(request_headers.items())
+        request = _fields(request_headers.items())
     elif request_headers is not None:
-        request = list(request_headers)
-    if _values(request, "range"):
+        request = _fields(request_headers)
+    if "range" in request:
         return passing("the request has a Range header (the client asks for byte ranges)")
-    if "no-transform" in _list_items(_values(headers, "cache-control")):
+    if "no-transform" in _list_items(fields.get("cache-control", ())):
         return passing("Cache-Control: no-transform")
-    if "no-transform" in _list_items(_values(request, "cache-control")):
+    if "no-transform" in _list_items(request.get("cache-control", ())):
         return passing("the request's Cache-Control: no-transform")
 
-    type_values = _values(headers, "content-type")
+    type_values = fields.get("content-type", [])
     parsed = _content_type(type_values) if type_values else None
     mime, charset = parsed if parsed is not None else (None, None)
     if mime is None:
@@ -609,12 +625,12 @@ def _check_headers(
     else:
         return passing(f"not HTML: Content-Type {mime}", mime)
 
-    disposition = _values(headers, "content-disposition")
+    disposition = fields.get("content-disposition")
     if (disposition and not options.rewrite_attachments
             and disposition[-1].strip(_WS).lower().startswith("attachment")):
         return passing("Content-Disposition: attachment (a download)", mime)
 
-    codings = [c for c in _list_items(_values(headers, "content-encoding")) if c != "identity"]
+    codings = [c for c in _list_items(fields.get("content-encoding", ())) if c != "identity"]
     coding: str | None = None
     if len(codings) > 1:
         return passing(f"stacked content codings ({', '.join(codings)}) are not decoded", mime)
@@ -625,7 +641,7 @@ def _check_headers(
         if _CODINGS[codings[0]] and _codec_module(coding) is None:
             return passing(f"Content-Encoding {coding} needs a library: {_CODINGS[coding]}",
                            mime, coding)
-    return _Pending(sniff, mime, charset, type_values[-1] if type_values else None, coding)
+    return _Pending(sniff, mime, charset, coding)
 
 
 def _decide_body(
@@ -645,13 +661,14 @@ def _decide_body(
 
     # The encoding: byte order mark, transport charset, prescan, default (HTML Standard).
     transport = None
-    if pending.charset is not None:
+    transport_label = (pending.charset or "").strip(_WS)
+    if transport_label:
         try:
-            transport = lookup_encoding(pending.charset)
+            transport = lookup_encoding(transport_label)
         except EncodingError:
             transport = None    # an unknown label is ignored, as browsers do
     found = _sniff_encoding(prefix[:HOLD_BYTES],
-                            None if transport is None else f"text/html; charset={pending.charset}",
+                            None if transport is None else f"text/html; charset={transport_label}",
                             default=default_encoding)
     if found.encoding == "replacement":     # (a name that is not a label)
         return passing(f"charset {pending.charset} is read as the replacement encoding "
@@ -689,7 +706,7 @@ def _rewritten_headers(headers: list[tuple[AnyStr, AnyStr]], options: HttpOption
                        ) -> list[tuple[AnyStr, AnyStr]]:
     out: list[tuple[AnyStr, AnyStr]] = []
     for name, value in headers:
-        key = _str(name).lower()
+        key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
         if key in _DROPPED:
             continue
         if key == "etag":
