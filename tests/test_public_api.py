@@ -36,7 +36,8 @@ TOP_LEVEL = {
 
 PUBLIC_MODULES = [
     "htmlstream", "htmlstream.charrefs", "htmlstream.cli", "htmlstream.encoding",
-    "htmlstream.errors", "htmlstream.handlers", "htmlstream.rewriter", "htmlstream.selectors",
+    "htmlstream.errors", "htmlstream.handlers", "htmlstream.http", "htmlstream.rewriter",
+    "htmlstream.selectors",
     "htmlstream.tokenizer", "htmlstream.tokens", "htmlstream.units",
 ]
 

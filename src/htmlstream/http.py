@@ -1,0 +1,1023 @@
+"""HTTP semantics for rewriting responses, sans-I/O: what every integration (ASGI, WSGI, aiohttp,
+httpx, mitmproxy, the proxy) shares.
+
+Given the request method, the response status and headers (and optionally the request headers),
+then the first body bytes, :class:`ResponseRewrite` decides whether the response is rewritten,
+why not when it is not, which encoding the body is read in, and which headers to send; then it
+transforms the body chunk by chunk: content decoding (gzip, deflate, br, zstd) in bounded steps,
+the rewriter's stream, and re-encoding with the same content coding::
+
+    t = htmlstream.http.ResponseRewrite(rewriter, "GET", 200, headers, request_headers=req)
+    out = t.feed(chunk)          # bytes to send (b"" while the decision is held back)
+    if t.decided: t.headers      # the headers to send, once decided
+    out = t.close()              # the rest
+
+Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
+the core never imports it.  docs/http.md has the table of decisions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, AnyStr, Final, Generic, Literal, Protocol, TypeAlias
+
+from htmlstream import Rewriter, RewriterStream, lookup_encoding, sniff_content
+from htmlstream.encoding import sniff as _sniff_encoding
+from htmlstream.errors import EncodingError, HtmlStreamError
+
+__all__ = [
+    "DEFAULT_MAX_DECODED_SIZE",
+    "HOLD_BYTES",
+    "ContentDecodingError",
+    "Decision",
+    "DecodedSizeExceeded",
+    "EncodingSource",
+    "HttpOptions",
+    "RequestHeaders",
+    "ResponseHeaders",
+    "ResponseRewrite",
+    "decide",
+    "decide_headers",
+]
+
+#: How many (decoded) body bytes are held back at most before deciding: what content sniffing
+#: and the ``<meta charset>`` prescan read.
+HOLD_BYTES: Final = 1024
+#: The default limit on the decoded size of a compressed body (``HttpOptions.max_decoded_size``).
+DEFAULT_MAX_DECODED_SIZE: Final = 64 * 1024 * 1024
+#: Compressed bytes held back at most while the first decoded bytes are awaited (a gzip header
+#: may carry a file name or comment of any length): past that, the response passes through.
+_MAX_HELD_RAW: Final = 64 * 1024
+#: Decompression step: the most decoded bytes produced at once (bounded memory for any ratio).
+_STEP: Final = 64 * 1024
+
+#: Where the encoding came from (:attr:`Decision.encoding_source`).
+EncodingSource: TypeAlias = Literal["bom", "transport", "meta", "xml", "default"]
+#: Response headers: ``(name, value)`` pairs all ``bytes`` or all ``str``, or a mapping whose
+#: ``items()`` gives them (a multi-dict gives every field: aiohttp's ``CIMultiDict``).
+ResponseHeaders: TypeAlias = Iterable[tuple[AnyStr, AnyStr]] | Mapping[AnyStr, AnyStr]
+#: Request headers: pairs of ``str`` or ``bytes`` (mixed is fine: only read), or a mapping.
+RequestHeaders: TypeAlias = (Iterable[tuple[str | bytes, str | bytes]]
+                             | Mapping[str, str] | Mapping[bytes, bytes])
+
+
+class ContentDecodingError(HtmlStreamError):
+    """A compressed body is corrupt or truncated, after the rewrite was decided and output sent
+    (before that, the response passes through untouched instead).  An integration should abort
+    the response (close the connection), never end it cleanly: it is incomplete."""
+
+
+class DecodedSizeExceeded(ContentDecodingError):
+    """A compressed body decodes to more than ``HttpOptions.max_decoded_size`` bytes (a
+    decompression bomb, or a page larger than allowed).
+
+    Attributes:
+        limit: the limit in bytes.
+    """
+
+    def __init__(self, coding: str, limit: int) -> None:
+        self.limit = limit
+        super().__init__(
+            f"the {coding}-encoded body decodes to more than max_decoded_size={limit} bytes "
+            f"(a decompression bomb, or a larger limit is needed)"
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """What :class:`ResponseRewrite` rewrites, and how (every field has a default).
+
+    Attributes:
+        html_types: the MIME types (essences, lower case) rewritten as HTML.  ``text/html`` by
+            default; ``application/xhtml+xml`` is left out because browsers parse it with their
+            XML parser, whose reading (CDATA sections, ``<br/>`` on any element, well-formedness
+            errors fatal) the HTML tokenizer does not follow; add it to rewrite XHTML anyway.
+        verify_html: sniff the first bytes of an ``html_types`` response and pass it through
+            when they are not HTML (JSON, an image, binary data... served as ``text/html``).
+        sniff_missing: sniff a response without a (valid) ``Content-Type`` and rewrite it when
+            it looks like HTML (as browsers sniff such responses).
+        sniff_types: further MIME types sniffed like a missing one (e.g. ``{"text/plain",
+            "application/octet-stream"}`` for origins that mislabel their pages).  Empty by
+            default: browsers show ``text/plain`` as text, so rewriting it as HTML changes what
+            the user sees.
+        rewrite_attachments: rewrite responses with ``Content-Disposition: attachment`` (files
+            to download, not pages to render): off by default.
+        max_decoded_size: the most bytes a compressed body may decode to (None: no limit).
+            Memory is bounded whatever the compression ratio (bodies are decoded in steps of
+            64 KiB); this bounds the work.  Exceeding it passes the response through when
+            nothing was sent yet, else raises :class:`DecodedSizeExceeded`.
+        flush: sync-flush the re-encoding compressor at the end of every ``feed()`` that gave
+            it data, so every rewritten byte leaves with the chunk that brought it (latency of
+            one chunk; a few bytes and some compression ratio per flush).  False: the compressor
+            emits output when its own buffers fill (better ratio, output in bursts of tens of
+            KiB, so a slow page is held back).
+        drop_etag: drop ``ETag`` instead of weakening it: for rewrites whose output differs from
+            one response to the next (a CSP nonce), where even a weak validator would let a
+            cache revalidate a stale body.
+        default_encoding: the encoding of a document that declares none (no byte order mark,
+            no ``charset``, no ``<meta charset>``); None: the rewriter's ``encoding``.
+        gzip_level: the zlib compression level for gzip and deflate (0-9).
+        brotli_quality: the brotli quality for br (0-11; 11 is far too slow for streaming).
+        zstd_level: the zstd compression level.
+    """
+
+    html_types: frozenset[str] = frozenset({"text/html"})
+    verify_html: bool = True
+    sniff_missing: bool = True
+    sniff_types: frozenset[str] = frozenset()
+    rewrite_attachments: bool = False
+    max_decoded_size: int | None = DEFAULT_MAX_DECODED_SIZE
+    flush: bool = True
+    drop_etag: bool = False
+    default_encoding: str | None = None
+    gzip_level: int = 6
+    brotli_quality: int = 5
+    zstd_level: int = 3
+
+
+_DEFAULT_OPTIONS: Final = HttpOptions()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision(Generic[AnyStr]):
+    """Whether a response is rewritten, and how.
+
+    Attributes:
+        rewrite: whether the body is rewritten.
+        reason: why not, when it is not (``"HEAD request"``, ``"not HTML: Content-Type
+            image/png"``, ``"served as text/html but not HTML: JSON"``...); None when rewriting.
+        headers: the response headers to send: untouched (the same pairs, in order) when
+            passing through; when rewriting, ``Content-Length``, ``Content-MD5``, ``Digest``,
+            ``Content-Digest``, ``Repr-Digest`` and ``Accept-Ranges`` dropped, ``ETag``
+            weakened, and (when transcoding UTF-16) the ``Content-Type`` charset set to UTF-8.
+        encoding: the encoding the body is read in (its WHATWG name), when rewriting.
+        encoding_source: where that encoding came from (a byte order mark, the
+            ``Content-Type`` charset, a ``<meta>``, an XML declaration, or the default).
+        content_coding: the content coding decoded and re-applied (``"gzip"``, ``"deflate"``,
+            ``"br"``, ``"zstd"``), or None for none; set when passing through too.
+        mime_type: the ``Content-Type`` essence (``"text/html"``), or None when there is none.
+    """
+
+    rewrite: bool
+    reason: str | None
+    headers: list[tuple[AnyStr, AnyStr]]
+    encoding: str | None = None
+    encoding_source: EncodingSource | None = None
+    content_coding: str | None = None
+    mime_type: str | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# Header parsing
+# --------------------------------------------------------------------------------------------
+
+_TOKEN: Final = frozenset(
+    "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_WS: Final = " \t\r\n"
+
+
+def _pairs(headers: Iterable[tuple[AnyStr, AnyStr]] | Mapping[AnyStr, AnyStr]
+           ) -> list[tuple[AnyStr, AnyStr]]:
+    """The header pairs, in order (a mapping's ``items()``)."""
+    if isinstance(headers, Mapping):
+        return list(headers.items())
+    return list(headers)
+
+
+def _str(value: str | bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+#: The fields the decision reads.
+_READ: Final = frozenset({"content-range", "range", "cache-control", "content-type",
+                          "content-disposition", "content-encoding"})
+
+
+def _fields(headers: Iterable[tuple[str | bytes, str | bytes]]) -> dict[str, list[str]]:
+    """The values of the fields the decision reads, by lower-case name, in order (one pass)."""
+    fields: dict[str, list[str]] = {}
+    for name, value in headers:
+        key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
+        if key in _READ:
+            fields.setdefault(key, []).append(_str(value))
+    return fields
+
+
+def _list_items(values: Iterable[str]) -> list[str]:
+    """The members of a comma-separated list field (RFC 9110 5.6.1), lower case, outside
+    quoted strings; empty members dropped."""
+    items: list[str] = []
+    for value in values:
+        if '"' not in value:
+            items.extend(item.strip(_WS).lower() for item in value.split(","))
+            continue
+        current: list[str] = []
+        quoted = escaped = False
+        for ch in value:
+            if escaped:
+                escaped = False
+            elif quoted and ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = not quoted
+            elif ch == "," and not quoted:
+                items.append("".join(current).strip(_WS).lower())
+                current = []
+                continue
+            current.append(ch)
+        items.append("".join(current).strip(_WS).lower())
+    return [item for item in items if item]
+
+
+def _is_token(text: str) -> bool:
+    return bool(text) and all(ch in _TOKEN for ch in text)
+
+
+def _parse_mime(value: str) -> tuple[str, str | None] | None:
+    """``(essence, charset)`` of one MIME type (MIME Sniffing's "parse a MIME type", the
+    ``charset`` parameter only), or None when it is not one."""
+    head, _, params = value.strip(_WS).partition(";")
+    type_, slash, subtype = head.partition("/")
+    subtype = subtype.rstrip(_WS)
+    if not slash or not _is_token(type_) or not _is_token(subtype):
+        return None
+    charset: str | None = None
+    rest = params
+    while rest:
+        name, eq, rest = rest.partition("=")
+        name = name.strip(_WS).lower()
+        if not eq:
+            break
+        if rest.startswith('"'):
+            out: list[str] = []
+            pos = 1
+            while pos < len(rest) and rest[pos] != '"':
+                if rest[pos] == "\\" and pos + 1 < len(rest):
+                    pos += 1
+                out.append(rest[pos])
+                pos += 1
+            param, rest = "".join(out), rest[pos + 1:].partition(";")[2]
+        else:
+            param, _, rest = rest.partition(";")
+            param = param.strip(_WS)
+        if name == "charset" and charset is None and param:
+            charset = param
+    return f"{type_.lower()}/{subtype.lower()}", charset
+
+
+def _content_type(values: list[str]) -> tuple[str, str | None] | None:
+    """Fetch's "extract a MIME type" over every ``Content-Type`` value: the last valid type
+    wins, keeping an earlier charset of the same essence; None when there is none."""
+    found: tuple[str, str | None] | None = None
+    for item in _split_outside_quotes(values):
+        parsed = _parse_mime(item)
+        if parsed is None or parsed[0] == "*/*":
+            continue
+        if found is not None and parsed[0] == found[0] and parsed[1] is None:
+            parsed = (parsed[0], found[1])
+        found = parsed
+    return found
+
+
+def _split_outside_quotes(values: list[str]) -> list[str]:
+    items: list[str] = []
+    for value in values:
+        if '"' not in value:
+            items.extend(value.split(","))
+            continue
+        current: list[str] = []
+        quoted = False
+        for ch in value:
+            if ch == '"':
+                quoted = not quoted
+            elif ch == "," and not quoted:
+                items.append("".join(current))
+                current = []
+                continue
+            current.append(ch)
+        items.append("".join(current))
+    return items
+
+
+def _set_charset(value: str, charset: str) -> str:
+    """A ``Content-Type`` value with its ``charset`` parameter replaced (or added)."""
+    head, *params = value.split(";")
+    kept = [p for p in params if p.strip(_WS).partition("=")[0].strip(_WS).lower() != "charset"]
+    return ";".join([head.rstrip(_WS), *kept, f" charset={charset}"])
+
+
+def _like(template: AnyStr, text: str) -> AnyStr:
+    """``text`` as the type of ``template`` (bytes in latin-1)."""
+    if isinstance(template, bytes):
+        return text.encode("latin-1")
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Content codings: bounded incremental decoders and streaming encoders
+# --------------------------------------------------------------------------------------------
+
+
+class _Decoder(Protocol):
+    def decode(self, data: bytes) -> Iterator[bytes]: ...
+    def finish(self) -> Iterator[bytes]: ...
+
+
+class _Encoder(Protocol):
+    def compress(self, data: bytes) -> bytes: ...
+    def flush(self) -> bytes: ...
+    def finish(self) -> bytes: ...
+
+
+class _ZlibDecoder:
+    """gzip (members concatenated too), zlib-wrapped or raw deflate, in steps of ``_STEP``."""
+
+    def __init__(self, coding: str) -> None:
+        self.coding = coding
+        self.wbits: int | None = 31 if coding == "gzip" else None   # deflate: from its header
+        self._pending = b""
+        self._obj: Any = None
+        self._done = False
+        self._ignored = False   # data after the end was seen (and is ignored from there on)
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        if self._ignored:
+            return
+        if self._obj is None:
+            data = self._pending + data
+            if self.wbits is None:
+                if len(data) < 2:
+                    self._pending = data
+                    return
+                cmf, flg = data[0], data[1]
+                # A zlib header (RFC 1950) or else raw deflate (RFC 1951), as browsers accept.
+                zlib_wrapped = cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf * 256 + flg) % 31 == 0
+                self.wbits = 15 if zlib_wrapped else -15
+            self._pending = b""
+            self._obj = zlib.decompressobj(self.wbits)
+        elif self._done and self._pending:
+            data, self._pending = self._pending + data, b""
+        while data:
+            if self._done:
+                # Only another gzip member may follow; anything else is ignored, as browsers do.
+                if self.coding == "gzip" and data == b"\x1f":
+                    self._pending = data    # (the next member's magic, cut in two)
+                    return
+                if self.coding != "gzip" or not data.startswith(b"\x1f\x8b"):
+                    self._ignored = True
+                    return
+                self._obj = zlib.decompressobj(31)
+                self._done = False
+            try:
+                out = self._obj.decompress(data, _STEP)
+                while out:
+                    yield out
+                    if len(out) < _STEP and not self._obj.unconsumed_tail:
+                        break
+                    out = self._obj.decompress(self._obj.unconsumed_tail, _STEP)
+            except zlib.error as exc:
+                raise ContentDecodingError(f"corrupt {self.coding} body: {exc}") from exc
+            data = b""
+            if self._obj.eof:
+                self._done = True
+                data = self._obj.unused_data
+
+    def finish(self) -> Iterator[bytes]:
+        if not self._done:
+            raise ContentDecodingError(
+                f"truncated {self.coding} body: it ended before the end of the compressed data")
+        return iter(())
+
+
+class _ZlibEncoder:
+    def __init__(self, wbits: int, level: int) -> None:
+        self._obj = zlib.compressobj(level, zlib.DEFLATED, wbits)
+
+    def compress(self, data: bytes) -> bytes:
+        return self._obj.compress(data)
+
+    def flush(self) -> bytes:
+        return self._obj.flush(zlib.Z_SYNC_FLUSH)
+
+    def finish(self) -> bytes:
+        return self._obj.flush(zlib.Z_FINISH)
+
+
+class _BrotliDecoder:
+    def __init__(self, module: Any) -> None:
+        self._module = module
+        self._obj = module.Decompressor()
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        if not data:
+            return
+        if self._obj.is_finished():
+            # (as the decoder says when the data after the end comes in the same chunk)
+            raise ContentDecodingError("corrupt br body: data after the end of the stream")
+        try:
+            out = self._obj.process(data, output_buffer_limit=_STEP)
+            while out:
+                yield out
+                out = self._obj.process(b"", output_buffer_limit=_STEP)
+        except self._module.error as exc:
+            raise ContentDecodingError(f"corrupt br body: {exc}") from exc
+
+    def finish(self) -> Iterator[bytes]:
+        if not self._obj.is_finished():
+            raise ContentDecodingError(
+                "truncated br body: it ended before the end of the compressed data")
+        return iter(())
+
+
+class _BrotliEncoder:
+    def __init__(self, module: Any, quality: int) -> None:
+        self._obj = module.Compressor(quality=quality)
+
+    def compress(self, data: bytes) -> bytes:
+        return self._obj.process(data)  # type: ignore[no-any-return]
+
+    def flush(self) -> bytes:
+        return self._obj.flush()  # type: ignore[no-any-return]
+
+    def finish(self) -> bytes:
+        return self._obj.finish()  # type: ignore[no-any-return]
+
+
+class _ZstdDecoder:
+    """zstd frames (one after another too), with ``compression.zstd``'s ``max_length``."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+        self._obj = module.ZstdDecompressor()
+        self._started = False
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        try:
+            while data:
+                if self._obj.eof:
+                    self._obj = self._module.ZstdDecompressor()
+                self._started = True
+                out = self._obj.decompress(data, _STEP)
+                while out:
+                    yield out
+                    if self._obj.needs_input or self._obj.eof:
+                        break
+                    out = self._obj.decompress(b"", _STEP)
+                data = self._obj.unused_data if self._obj.eof else b""
+        except self._module.ZstdError as exc:
+            raise ContentDecodingError(f"corrupt zstd body: {exc}") from exc
+
+    def finish(self) -> Iterator[bytes]:
+        if not self._started or not self._obj.eof:
+            raise ContentDecodingError(
+                "truncated zstd body: it ended before the end of the compressed data")
+        return iter(())
+
+
+class _ZstdEncoder:
+    def __init__(self, module: Any, level: int) -> None:
+        self._cls = module.ZstdCompressor
+        self._obj = module.ZstdCompressor(level=level)
+
+    def compress(self, data: bytes) -> bytes:
+        return self._obj.compress(data)  # type: ignore[no-any-return]
+
+    def flush(self) -> bytes:
+        return self._obj.flush(self._cls.FLUSH_BLOCK)  # type: ignore[no-any-return]
+
+    def finish(self) -> bytes:
+        return self._obj.flush(self._cls.FLUSH_FRAME)  # type: ignore[no-any-return]
+
+
+def _import_brotli() -> Any:
+    """The ``brotli`` module if it has the bounded decoder (``output_buffer_limit``, 1.2+)."""
+    try:
+        module = importlib.import_module("brotli")
+    except ImportError:
+        return None
+    if not hasattr(module.Decompressor(), "can_accept_more_data"):
+        return None
+    return module
+
+
+def _import_zstd() -> Any:
+    """``compression.zstd`` (Python 3.14+) or its backport ``backports.zstd``: both have the
+    bounded ``decompress(data, max_length)``."""
+    names = ["compression.zstd"] if sys.version_info >= (3, 14) else []
+    for name in [*names, "backports.zstd"]:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+#: Each content coding decoded: its name, and what to install when its library is missing.
+_CODINGS: Final[dict[str, str]] = {
+    "gzip": "", "x-gzip": "", "deflate": "",
+    "br": "pip install htmlstream[brotli] (brotli>=1.2)",
+    "zstd": "pip install htmlstream[zstd] (backports.zstd; Python 3.14+ has compression.zstd)",
+}
+_modules: dict[str, Any] = {}
+
+
+def _codec_module(coding: str) -> Any:
+    """The library for ``coding`` (``"br"`` or ``"zstd"``), imported once, or None."""
+    if coding not in _modules:
+        _modules[coding] = _import_brotli() if coding == "br" else _import_zstd()
+    return _modules[coding]
+
+
+def _make_decoder(coding: str) -> _Decoder:
+    if coding in ("gzip", "deflate"):
+        return _ZlibDecoder(coding)
+    if coding == "br":
+        return _BrotliDecoder(_codec_module("br"))
+    return _ZstdDecoder(_codec_module("zstd"))
+
+
+def _make_encoder(coding: str, decoder: _Decoder, options: HttpOptions) -> _Encoder:
+    if isinstance(decoder, _ZlibDecoder):
+        # The same format as received: gzip, zlib-wrapped or raw deflate.
+        return _ZlibEncoder(decoder.wbits or 15, options.gzip_level)
+    if coding == "br":
+        return _BrotliEncoder(_codec_module("br"), options.brotli_quality)
+    return _ZstdEncoder(_codec_module("zstd"), options.zstd_level)
+
+
+# --------------------------------------------------------------------------------------------
+# Decisions
+# --------------------------------------------------------------------------------------------
+
+#: Headers dropped when the body is rewritten: its length, its digests, and byte ranges of it.
+_DROPPED: Final = frozenset({
+    "content-length", "content-md5", "digest", "content-digest", "repr-digest", "accept-ranges",
+})
+_NO_BODY_STATUS: Final = {204: "204 No Content", 205: "205 Reset Content",
+                          304: "304 Not Modified"}
+
+
+@dataclasses.dataclass(slots=True)
+class _Pending:
+    """A response that the headers do not decide: what the body decides it with."""
+
+    sniff: Literal["verify", "detect", "none"]
+    mime_type: str | None
+    charset: str | None
+    coding: str | None
+
+
+def _check_headers(
+    method: str | bytes,
+    status: int,
+    headers: list[tuple[AnyStr, AnyStr]],
+    request_headers: RequestHeaders | None,
+    options: HttpOptions,
+) -> Decision[AnyStr] | _Pending:
+    """The decision the headers alone give (always a pass-through), or what the body needs."""
+
+    def passing(reason: str, mime: str | None = None, coding: str | None = None
+                ) -> Decision[AnyStr]:
+        return Decision(False, reason, list(headers), content_coding=coding, mime_type=mime)
+
+    verb = _str(method).upper()
+    if verb == "HEAD":
+        return passing("HEAD request: no body")
+    if verb == "CONNECT" and 200 <= status < 300:
+        return passing("CONNECT: a tunnel, not a body")
+    if status < 200:
+        return passing(f"{status} informational response: no body")
+    if status in _NO_BODY_STATUS:
+        return passing(f"{_NO_BODY_STATUS[status]}: no body")
+    if status == 206:
+        return passing("206 Partial Content: a byte range of the representation")
+    fields = _fields(headers)
+    if "content-range" in fields:
+        return passing("Content-Range: a byte range of the representation")
+    request: dict[str, list[str]] = {}
+    if isinstance(request_headers, Mapping):
+        request = _fields(request_headers.items())
+    elif request_headers is not None:
+        request = _fields(request_headers)
+    if "range" in request:
+        return passing("the request has a Range header (the client asks for byte ranges)")
+    if "no-transform" in _list_items(fields.get("cache-control", ())):
+        return passing("Cache-Control: no-transform")
+    if "no-transform" in _list_items(request.get("cache-control", ())):
+        return passing("the request's Cache-Control: no-transform")
+
+    type_values = fields.get("content-type", [])
+    parsed = _content_type(type_values) if type_values else None
+    mime, charset = parsed if parsed is not None else (None, None)
+    if mime is None:
+        if not options.sniff_missing:
+            return passing("no Content-Type (and HttpOptions.sniff_missing is off)")
+        sniff: Literal["verify", "detect", "none"] = "detect"
+    elif mime in options.html_types:
+        sniff = "verify" if options.verify_html else "none"
+    elif mime in options.sniff_types:
+        sniff = "detect"
+    else:
+        return passing(f"not HTML: Content-Type {mime}", mime)
+
+    disposition = fields.get("content-disposition")
+    if (disposition and not options.rewrite_attachments
+            and disposition[-1].strip(_WS).lower().startswith("attachment")):
+        return passing("Content-Disposition: attachment (a download)", mime)
+
+    codings = [c for c in _list_items(fields.get("content-encoding", ())) if c != "identity"]
+    coding: str | None = None
+    if len(codings) > 1:
+        return passing(f"stacked content codings ({', '.join(codings)}) are not decoded", mime)
+    if codings:
+        coding = "gzip" if codings[0] == "x-gzip" else codings[0]
+        if codings[0] not in _CODINGS:
+            return passing(f"unknown content coding {codings[0]!r}", mime, coding)
+        if _CODINGS[codings[0]] and _codec_module(coding) is None:
+            return passing(f"Content-Encoding {coding} needs a library: {_CODINGS[coding]}",
+                           mime, coding)
+    return _Pending(sniff, mime, charset, coding)
+
+
+def _decide_body(
+    pending: _Pending,
+    headers: list[tuple[AnyStr, AnyStr]],
+    prefix: bytes,
+    transcode: bool,
+    default_encoding: str,
+    options: HttpOptions,
+) -> Decision[AnyStr]:
+    """The decision, from the first decoded body bytes (``HOLD_BYTES`` of them, or the whole
+    body when shorter)."""
+    mime, coding = pending.mime_type, pending.coding
+
+    def passing(reason: str) -> Decision[AnyStr]:
+        return Decision(False, reason, list(headers), content_coding=coding, mime_type=mime)
+
+    # The encoding: byte order mark, transport charset, prescan, default (HTML Standard).
+    transport = None
+    transport_label = (pending.charset or "").strip(_WS)
+    if transport_label:
+        try:
+            transport = lookup_encoding(transport_label)
+        except EncodingError:
+            transport = None    # an unknown label is ignored, as browsers do
+    found = _sniff_encoding(prefix[:HOLD_BYTES],
+                            None if transport is None else f"text/html; charset={transport_label}",
+                            default=default_encoding)
+    if found.encoding == "replacement":     # (a name that is not a label)
+        return passing(f"charset {pending.charset} is read as the replacement encoding "
+                       f"(one U+FFFD): nothing to rewrite")
+    encoding = lookup_encoding(found.encoding)
+
+    if pending.sniff != "none":
+        sample = prefix[:HOLD_BYTES]
+        if not encoding.ascii_compatible and found.source != "bom":
+            # UTF-16 by its charset: sniff its characters, not its bytes.
+            sample = encoding.decode(sample).encode("utf-8")
+        verdict = sniff_content(sample)
+        if verdict is not None:
+            if pending.sniff == "verify":
+                return passing(f"served as {mime} but not HTML: {verdict}")
+            what = "no Content-Type" if mime is None else f"Content-Type {mime}"
+            return passing(f"{what} and the body is not HTML: {verdict}")
+
+    new_headers = _rewritten_headers(headers, options)
+    if not encoding.ascii_compatible:
+        if not transcode:
+            return passing(
+                f"the body's encoding ({encoding.name}, from the {found.source}) is not "
+                f"ASCII-compatible (Rewriter(transcode=True) rewrites it as UTF-8)")
+        # Transcoded: the output is UTF-8, and the Content-Type says so.
+        new_headers = [
+            (k, _like(v, _set_charset(_str(v), "utf-8")))
+            if _str(k).lower() == "content-type" else (k, v)
+            for k, v in new_headers
+        ]
+    return Decision(True, None, new_headers, encoding.name, found.source, coding, mime)
+
+
+def _rewritten_headers(headers: list[tuple[AnyStr, AnyStr]], options: HttpOptions
+                       ) -> list[tuple[AnyStr, AnyStr]]:
+    out: list[tuple[AnyStr, AnyStr]] = []
+    for name, value in headers:
+        key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
+        if key in _DROPPED:
+            continue
+        if key == "etag":
+            if options.drop_etag:
+                continue
+            text = _str(value).strip(_WS)
+            if not text.startswith("W/"):
+                value = _like(value, "W/" + text)
+        out.append((name, value))
+    return out
+
+
+def decide_headers(
+    method: str | bytes,
+    status: int,
+    headers: ResponseHeaders[AnyStr],
+    *,
+    request_headers: RequestHeaders | None = None,
+    options: HttpOptions | None = None,
+) -> Decision[AnyStr] | None:
+    """The decision the request method, status and headers give alone (always a pass-through:
+    HEAD, 1xx/204/205/304, 206, ``Content-Range``, a request ``Range``, ``no-transform``, not
+    HTML, an attachment, a content coding that cannot be decoded), or None when the first body
+    bytes are needed (:func:`decide`)."""
+    result = _check_headers(method, status, _pairs(headers), request_headers,
+                            options or _DEFAULT_OPTIONS)
+    return result if isinstance(result, Decision) else None
+
+
+def decide(
+    method: str | bytes,
+    status: int,
+    headers: ResponseHeaders[AnyStr],
+    prefix: bytes,
+    *,
+    request_headers: RequestHeaders | None = None,
+    transcode: bool = False,
+    default_encoding: str = "utf-8",
+    options: HttpOptions | None = None,
+) -> Decision[AnyStr]:
+    """The whole decision, given the first bytes of the body after content decoding:
+    ``HOLD_BYTES`` (1024) of them, or the whole body when it is shorter.
+
+    ``transcode`` is the rewriter's setting (UTF-16 bodies are rewritten only with it);
+    ``default_encoding`` is used when the document declares none.  :class:`ResponseRewrite`
+    does this, and the content decoding, for a body fed in chunks."""
+    opts = options or _DEFAULT_OPTIONS
+    header_list = _pairs(headers)
+    result = _check_headers(method, status, header_list, request_headers, opts)
+    if isinstance(result, Decision):
+        return result
+    return _decide_body(result, header_list, bytes(prefix), transcode,
+                        opts.default_encoding or default_encoding, opts)
+
+
+# --------------------------------------------------------------------------------------------
+# The body transform
+# --------------------------------------------------------------------------------------------
+
+
+class ResponseRewrite(Generic[AnyStr]):
+    """One response: the decision, then its body rewritten chunk by chunk (sans-I/O).
+
+    ``feed(chunk)`` returns the bytes to send for that chunk; ``close()`` the rest.  Until
+    :attr:`decided`, ``feed`` holds the body back (at most :data:`HOLD_BYTES` decoded bytes, what
+    content sniffing and the ``<meta charset>`` prescan read) and returns ``b""``; the chunk that
+    decides returns everything so far.  Send :attr:`headers` before the first body byte: they are
+    available once :attr:`decided`, which is at construction when the headers alone decide.
+
+    A pass-through response's body is returned byte for byte (compressed bodies are never
+    re-encoded then).  A rewritten one is decoded from its content coding in bounded steps,
+    rewritten, and re-encoded with the same coding.
+
+    Args:
+        rewriter: the rules; a stream is made for the document in the encoding decided.
+        method: the request method.
+        status: the response status code.
+        headers: the response headers, ``(name, value)`` pairs all ``bytes`` or all ``str``
+            (or a mapping: its ``items()``); names in any case; repeated fields in order.
+            :attr:`headers` is a list of pairs of the same type.
+        request_headers: the request headers, if known (for ``Range`` and ``no-transform``):
+            pairs or a mapping.
+        options: what is rewritten and how (:class:`HttpOptions`).
+        context: a per-document mapping passed to ``rewriter.stream(context=...)``; only given
+            to the stream when not None, and refused (TypeError) by a ``Rewriter.stream`` that
+            takes none.
+
+    Raises (from ``feed``/``close``, once output was sent): :class:`ContentDecodingError` (corrupt
+    or truncated compressed body), :class:`DecodedSizeExceeded`, and whatever the rewriter
+    raises.  The integration should then abort the response, never end it cleanly.
+    """
+
+    def __init__(
+        self,
+        rewriter: Rewriter,
+        method: str | bytes,
+        status: int,
+        headers: ResponseHeaders[AnyStr],
+        *,
+        request_headers: RequestHeaders | None = None,
+        options: HttpOptions | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._rewriter = rewriter
+        self._options = opts = options or _DEFAULT_OPTIONS
+        self._headers: list[tuple[AnyStr, AnyStr]] = _pairs(headers)
+        self._context = context
+        if context is not None and "context" not in inspect.signature(rewriter.stream).parameters:
+            raise TypeError("this htmlstream's Rewriter.stream() takes no context")
+        self._decision: Decision[AnyStr] | None = None
+        self._pending: _Pending | None = None
+        #: The rewriter's stream, once rewriting (its ``passthrough_reason`` etc.).
+        self.stream: RewriterStream | None = None
+        self._decoder: _Decoder | None = None
+        self._encoder: _Encoder | None = None
+        self._raw: list[bytes] = []         # the body as received, while undecided
+        self._raw_size = 0
+        self._prefix = bytearray()          # the decoded body, while undecided
+        self._decoded = 0
+        self._coding = ""                   # the content coding decoded ("" for none)
+        self._finished = False              # the decoder's finish() was called
+        self._unflushed = False
+        self._closed = False
+        result = _check_headers(method, status, self._headers, request_headers, opts)
+        if isinstance(result, Decision):
+            self._decision = result
+        else:
+            self._pending = result
+            if result.coding is not None:
+                self._coding = result.coding
+                self._decoder = _make_decoder(result.coding)
+
+    # ------------------------------------------------------------------ the decision
+
+    @property
+    def decided(self) -> bool:
+        """Whether the decision is made (and :attr:`headers` available)."""
+        return self._decision is not None
+
+    @property
+    def decision(self) -> Decision[AnyStr] | None:
+        """The decision, or None while the body is held back."""
+        return self._decision
+
+    @property
+    def headers(self) -> list[tuple[AnyStr, AnyStr]]:
+        """The response headers to send.
+
+        Raises:
+            RuntimeError: not decided yet (feed more of the body, or close it).
+        """
+        if self._decision is None:
+            raise RuntimeError(
+                f"the response is not decided yet: feed its body (at most {HOLD_BYTES} decoded "
+                f"bytes are held back) or close() it")
+        return self._decision.headers
+
+    @property
+    def rewriting(self) -> bool:
+        """Whether the body is rewritten (False while undecided)."""
+        return self._decision is not None and self._decision.rewrite
+
+    @property
+    def reason(self) -> str | None:
+        """Why the body passes through untouched, or None."""
+        return None if self._decision is None else self._decision.reason
+
+    @property
+    def decoded_size(self) -> int:
+        """How many bytes the body decoded to so far (its size, when not compressed)."""
+        return self._decoded
+
+    # ------------------------------------------------------------------ the body
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        """The bytes to send for the next body chunk (``b""`` while held back)."""
+        if self._closed:
+            raise HtmlStreamError("the response body is closed")
+        data = bytes(chunk)
+        decision = self._decision
+        if decision is None:
+            return self._feed_undecided(data, final=False)
+        if not decision.rewrite:
+            self._decoded += len(data) if self._decoder is None else 0
+            return data
+        return self._rewrite(self._pieces(data), flush=self._options.flush)
+
+    def close(self) -> bytes:
+        """The rest of the body, at its end (deciding first, if not decided yet)."""
+        if self._closed:
+            raise HtmlStreamError("the response body is closed")
+        out = b""
+        if self._decision is None:
+            out = self._feed_undecided(b"", final=True)
+        self._closed = True
+        decision = self._decision
+        assert decision is not None
+        if not decision.rewrite:
+            return out
+        assert self.stream is not None
+        rest = b""
+        if self._decoder is not None and not self._finished:
+            self._finished = True
+            rest = self._rewrite(self._decoder.finish(), flush=False)
+        return out + rest + self._encode(self.stream.close(), final=True)
+
+    def _pieces(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of ``data`` (bounded in size), counted against the limit."""
+        if self._decoder is None:
+            self._decoded += len(data)
+            yield data
+            return
+        limit = self._options.max_decoded_size
+        for piece in self._decoder.decode(data):
+            self._decoded += len(piece)
+            if limit is not None and self._decoded > limit:
+                raise DecodedSizeExceeded(self._coding, limit)
+            yield piece
+
+    def _feed_undecided(self, data: bytes, final: bool) -> bytes:
+        if data:
+            self._raw.append(data)
+            self._raw_size += len(data)
+        pieces = self._pieces(data)
+        try:
+            out: bytes | None = None
+            for piece in pieces:
+                need = HOLD_BYTES - len(self._prefix)
+                self._prefix += piece[:need]
+                if len(piece) >= need:
+                    # (the rest of a large piece goes on, not into the prefix)
+                    out = self._decide(_chain(piece[need:], pieces))
+                    break
+            if out is None and final:
+                if self._decoder is not None:
+                    self._finished = True
+                    for piece in self._decoder.finish():
+                        self._prefix += piece
+                out = self._decide(iter(()))
+        except ContentDecodingError as exc:
+            # Nothing was sent yet: the response passes through as it came, and the client sees
+            # what it would have seen without us.
+            return self._pass(f"{exc} (passed through untouched)")
+        if out is not None:
+            self._raw = []
+            return out
+        if self._raw_size > _MAX_HELD_RAW:
+            return self._pass(f"{self._raw_size} bytes of {self._coding} body gave only "
+                              f"{len(self._prefix)} bytes of content")
+        return b""
+
+    def _pass(self, reason: str) -> bytes:
+        pending = self._pending
+        assert pending is not None
+        self._decision = Decision(False, reason, list(self._headers),
+                                  content_coding=pending.coding, mime_type=pending.mime_type)
+        return self._release_raw()
+
+    def _release_raw(self) -> bytes:
+        raw = b"".join(self._raw)
+        self._raw = []
+        self._prefix = bytearray()
+        self.stream = self._encoder = None
+        return raw
+
+    def _decide(self, rest: Iterator[bytes]) -> bytes:
+        pending = self._pending
+        assert pending is not None
+        prefix = bytes(self._prefix)
+        self._prefix = bytearray()
+        opts = self._options
+        decision = _decide_body(pending, self._headers, prefix, self._rewriter.transcode,
+                                opts.default_encoding or self._rewriter.encoding, opts)
+        self._decision = decision
+        if not decision.rewrite:
+            return self._release_raw()
+        factory: Callable[..., RewriterStream] = self._rewriter.stream
+        if self._context is not None:
+            self.stream = factory(encoding=decision.encoding, context=self._context)
+        else:
+            self.stream = factory(encoding=decision.encoding)
+        if self._decoder is not None:
+            self._encoder = _make_encoder(self._coding, self._decoder, opts)
+        return self._rewrite(_chain(prefix, rest), flush=opts.flush)
+
+    def _rewrite(self, pieces: Iterable[bytes], flush: bool) -> bytes:
+        """Rewrite decoded pieces and encode the output, one bounded piece at a time."""
+        stream = self.stream
+        assert stream is not None
+        if self._encoder is None:
+            return b"".join([stream.feed(piece) for piece in pieces])
+        parts = [self._encode(stream.feed(piece), final=False) for piece in pieces]
+        if flush and self._unflushed:
+            parts.append(self._encoder.flush())
+            self._unflushed = False
+        return b"".join(parts)
+
+    def _encode(self, data: bytes, final: bool) -> bytes:
+        encoder = self._encoder
+        if encoder is None:
+            return data
+        out = encoder.compress(data) if data else b""
+        if data:
+            self._unflushed = True
+        if final:
+            return out + encoder.finish()
+        return out
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if first:
+        yield first
+    yield from rest
+

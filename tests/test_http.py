@@ -1,0 +1,757 @@
+"""htmlstream.http: the decision (what is rewritten, the encoding, the headers to send) and the
+body transform (content decoding, rewriting, re-encoding), with real compressors, in every
+chunking of the body as it arrives."""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import inspect
+import json
+import pathlib
+import random
+import subprocess
+import sys
+import tracemalloc
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import brotli
+import pytest
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
+import htmlstream
+from chunking import chunkings
+from htmlstream import Rewriter, RewriterStream
+from htmlstream.http import (
+    HOLD_BYTES,
+    ContentDecodingError,
+    DecodedSizeExceeded,
+    HttpOptions,
+    ResponseRewrite,
+    decide,
+    decide_headers,
+)
+
+Headers = list[tuple[bytes, bytes]]
+
+
+def make_rewriter(**kwargs: Any) -> Rewriter:
+    rw = Rewriter(**kwargs)
+
+    @rw.element("a[href]")
+    def upgrade(el: htmlstream.Element) -> None:
+        href = el.get_attribute("href") or ""
+        el.set_attribute("href", href.replace("http://", "https://"))
+
+    return rw
+
+
+RW = make_rewriter()
+PAGE = (b"<!doctype html><html><head><meta charset=utf-8><title>t</title></head><body>\n"
+        + b"".join(b"<p>line %d <a href='http://example.com/%d'>link</a></p>\n" % (i, i)
+                   for i in range(120))
+        + b"</body></html>\n")
+SMALL = b"<!doctype html><p><a href='http://a/'>x</a>"
+EXPECTED = RW.rewrite(PAGE)
+HTML: Headers = [(b"content-type", b"text/html; charset=utf-8")]
+
+
+def run(t: ResponseRewrite[Any], chunks: Iterable[bytes]) -> bytes:
+    return b"".join([t.feed(c) for c in chunks]) + t.close()
+
+
+def rewrite(headers: Any, body_chunks: Iterable[bytes], *, method: str = "GET",
+            status: int = 200, rewriter: Rewriter = RW, **kwargs: Any
+            ) -> tuple[ResponseRewrite[Any], bytes]:
+    t: ResponseRewrite[Any] = ResponseRewrite(rewriter, method, status, headers, **kwargs)
+    return t, run(t, body_chunks)
+
+
+def some_chunkings(data: bytes) -> list[list[bytes]]:
+    """Every 2-way split of short inputs, a sample of longer ones, single bytes up to 4 KiB."""
+    return chunkings(data, single_bytes=len(data) <= 4096)
+
+
+# --------------------------------------------------------------------------------------------
+# Pass-through decided by the headers
+# --------------------------------------------------------------------------------------------
+
+HEADER_PASSTHROUGH = [
+    ("HEAD", 200, HTML, None, "HEAD request"),
+    ("head", 200, HTML, None, "HEAD request"),
+    ("CONNECT", 200, HTML, None, "CONNECT: a tunnel"),
+    ("GET", 100, HTML, None, "100 informational"),
+    ("GET", 101, HTML, None, "101 informational"),
+    ("GET", 103, HTML, None, "103 informational"),
+    ("GET", 204, HTML, None, "204 No Content"),
+    ("GET", 205, HTML, None, "205 Reset Content"),
+    ("GET", 304, HTML, None, "304 Not Modified"),
+    ("GET", 206, [*HTML, (b"content-range", b"bytes 0-9/100")], None, "206 Partial"),
+    ("GET", 200, [*HTML, (b"Content-Range", b"bytes 0-9/100")], None, "Content-Range"),
+    ("GET", 200, HTML, [(b"range", b"bytes=0-9")], "Range header"),
+    ("GET", 200, HTML, [("Range", "bytes=0-")], "Range header"),
+    ("GET", 200, [*HTML, (b"cache-control", b"public, No-Transform")], None, "no-transform"),
+    ("GET", 200, [*HTML, (b"Cache-Control", b"max-age=60"), (b"cache-control", b"no-transform")],
+     None, "no-transform"),
+    ("GET", 200, HTML, [(b"cache-control", b"no-transform")], "request's Cache-Control"),
+    ("GET", 200, [(b"content-type", b"image/png")], None, "not HTML: Content-Type image/png"),
+    ("GET", 200, [(b"content-type", b"application/json")], None, "application/json"),
+    ("GET", 200, [(b"content-type", b"application/xhtml+xml")], None, "application/xhtml+xml"),
+    ("GET", 200, [(b"content-type", b"text/plain")], None, "text/plain"),
+    ("GET", 200, [*HTML, (b"content-disposition", b'attachment; filename="a.html"')], None,
+     "attachment"),
+    ("GET", 200, [*HTML, (b"content-encoding", b"compress")], None, "unknown content coding"),
+    ("GET", 200, [*HTML, (b"content-encoding", b"gzip, br")], None, "stacked content codings"),
+    ("GET", 200, [*HTML, (b"content-encoding", b"gzip"), (b"content-encoding", b"gzip")], None,
+     "stacked"),
+]
+
+
+@pytest.mark.parametrize(("method", "status", "headers", "request_headers", "reason"),
+                         HEADER_PASSTHROUGH)
+def test_passthrough_by_headers(method: str, status: int, headers: Headers,
+                                request_headers: Any, reason: str) -> None:
+    headers = [*headers, (b"Content-Length", b"%d" % len(PAGE)), (b"ETag", b'"v1"')]
+    for chunks in [*some_chunkings(SMALL), [PAGE]]:
+        t: ResponseRewrite[bytes] = ResponseRewrite(RW, method, status, headers,
+                                                    request_headers=request_headers)
+        assert t.decided and not t.rewriting
+        assert t.reason is not None and reason in t.reason
+        assert t.headers == headers     # untouched: the same pairs, in order
+        assert run(t, chunks) == b"".join(chunks)
+    decision = decide_headers(method, status, headers, request_headers=request_headers)
+    assert decision is not None and not decision.rewrite and decision.headers == headers
+
+
+def test_options_open_what_headers_close() -> None:
+    xhtml = [(b"content-type", b"application/xhtml+xml")]
+    options = HttpOptions(html_types=frozenset({"text/html", "application/xhtml+xml"}))
+    t, out = rewrite(xhtml, [SMALL], options=options)
+    assert t.rewriting and out == RW.rewrite(SMALL)
+    attachment = [*HTML, (b"content-disposition", b"attachment")]
+    t, out = rewrite(attachment, [SMALL], options=HttpOptions(rewrite_attachments=True))
+    assert t.rewriting and out == RW.rewrite(SMALL)
+    t, out = rewrite([(b"content-disposition", b"inline"), *HTML], [SMALL])
+    assert t.rewriting
+
+
+def test_list_fields_are_parsed_outside_quotes() -> None:
+    quoted = [*HTML, (b"cache-control", b'private="set-cookie, no-transform", max-age=0')]
+    t, out = rewrite(quoted, [PAGE])
+    assert t.rewriting and out == EXPECTED
+    t, out = rewrite([*HTML, (b"cache-control", b'private="a,b" , NO-TRANSFORM')], [PAGE])
+    assert out == PAGE and t.reason == "Cache-Control: no-transform"
+    t, out = rewrite([*HTML, (b"content-encoding", b"identity")], [PAGE])
+    assert t.rewriting and out == EXPECTED
+
+
+def test_the_decision_waits_for_the_body() -> None:
+    assert decide_headers("GET", 200, HTML) is None
+    t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, HTML)
+    assert not t.decided and t.decision is None and t.reason is None and not t.rewriting
+    with pytest.raises(RuntimeError, match="not decided yet"):
+        _ = t.headers
+    # Held back until HOLD_BYTES bytes (what sniffing and the prescan read), then decided.
+    out = [t.feed(PAGE[i:i + 1]) for i in range(HOLD_BYTES - 1)]
+    assert not any(out) and not t.decided
+    out.append(t.feed(PAGE[HOLD_BYTES - 1:HOLD_BYTES]))
+    assert t.decided and t.rewriting and out[-1]
+    assert b"".join(out) + t.feed(PAGE[HOLD_BYTES:]) + t.close() == EXPECTED
+    with pytest.raises(htmlstream.HtmlStreamError, match="closed"):
+        t.feed(b"x")
+    with pytest.raises(htmlstream.HtmlStreamError, match="closed"):
+        t.close()
+
+
+def test_a_short_body_is_decided_at_close() -> None:
+    t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, HTML)
+    assert t.feed(SMALL) == b"" and not t.decided
+    assert t.close() == RW.rewrite(SMALL)
+    assert t.decided and t.rewriting and t.decoded_size == len(SMALL)
+
+
+# --------------------------------------------------------------------------------------------
+# Pass-through decided by the body: content sniffing
+# --------------------------------------------------------------------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+JSON_BODY = json.dumps({"html": "<a href='http://x/'>", "items": list(range(400))}).encode()
+
+
+@pytest.mark.parametrize(("body", "what"), [
+    (JSON_BODY, "JSON"),
+    (PNG, "PNG image"),
+    (b"", "no content"),
+    (b"   \n", "no content"),
+    (b'<?xml version="1.0"?><rss version="2.0"><channel><link>http://a/</link>', "RSS feed"),
+    (gzip.compress(PAGE), "gzip data"),
+])
+def test_not_html_served_as_html_passes_through(body: bytes, what: str) -> None:
+    headers = [*HTML, (b"content-length", b"%d" % len(body))]
+    for chunks in some_chunkings(body):
+        t, out = rewrite(headers, chunks)
+        assert out == body
+        assert not t.rewriting and t.headers == headers
+        assert t.reason == f"served as text/html but not HTML: {what}"
+
+
+def test_compressed_json_served_as_html_passes_through_compressed() -> None:
+    for coding, compressed in [(b"gzip", gzip.compress(JSON_BODY)),
+                               (b"br", brotli.compress(JSON_BODY)),
+                               (b"zstd", zstd.compress(JSON_BODY))]:
+        headers = [*HTML, (b"content-encoding", coding)]
+        for chunks in some_chunkings(compressed):
+            t, out = rewrite(headers, chunks)
+            assert out == compressed and t.headers == headers
+            assert t.reason == "served as text/html but not HTML: JSON"
+            assert t.decision is not None and t.decision.content_coding == coding.decode()
+
+
+def test_verify_html_off_rewrites_what_is_labelled_html() -> None:
+    t, out = rewrite(HTML, [SMALL], options=HttpOptions(verify_html=False))
+    assert t.rewriting and out == RW.rewrite(SMALL)
+    # Decided by the headers: nothing is held back (the stream reads the BOM itself).
+    t2: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, HTML,
+                                                 options=HttpOptions(verify_html=False))
+    assert not t2.decided   # (the <meta> prescan still needs the body)
+
+
+def test_missing_content_type_is_sniffed() -> None:
+    for chunks in some_chunkings(SMALL):
+        t, out = rewrite([(b"x-other", b"1")], chunks)
+        assert t.rewriting and out == RW.rewrite(SMALL)
+        assert t.decision is not None and t.decision.mime_type is None
+    t, out = rewrite([], [JSON_BODY])
+    assert out == JSON_BODY and t.reason == "no Content-Type and the body is not HTML: JSON"
+    # An invalid Content-Type counts as missing (Fetch's "extract a MIME type" fails).
+    t, out = rewrite([(b"content-type", b"html")], [SMALL])
+    assert t.rewriting
+    t, out = rewrite([], [SMALL], options=HttpOptions(sniff_missing=False))
+    assert out == SMALL and t.reason is not None and "sniff_missing" in t.reason
+
+
+def test_sniff_types_option_for_mislabelled_pages() -> None:
+    plain = [(b"content-type", b"text/plain; charset=utf-8")]
+    options = HttpOptions(sniff_types=frozenset({"text/plain"}))
+    for chunks in some_chunkings(SMALL):
+        t, out = rewrite(plain, chunks, options=options)
+        assert t.rewriting and out == RW.rewrite(SMALL)
+    text = b"just some text, http://example.com/ <a href='http://x/'>"
+    t, out = rewrite(plain, [text], options=options)
+    assert out == text
+    assert t.reason == ("Content-Type text/plain and the body is not HTML: "
+                        "text that does not start with '<'")
+
+
+# --------------------------------------------------------------------------------------------
+# The encoding: Content-Type charset, byte order mark, <meta>, default
+# --------------------------------------------------------------------------------------------
+
+
+def href_reader() -> tuple[Rewriter, list[str]]:
+    seen: list[str] = []
+    rw = Rewriter()
+
+    @rw.element("a[href]")
+    def read(el: htmlstream.Element) -> None:
+        seen.append(el.get_attribute("href") or "")
+        el.set_attribute("title", "café")
+
+    return rw, seen
+
+
+LATIN = "<!doctype html><meta charset=utf-8><a href='/caf\u00e9'>x</a>".encode("windows-1252")
+
+
+@pytest.mark.parametrize(("headers", "body", "encoding", "source", "href"), [
+    # The header's charset wins over the document's <meta>.
+    ([(b"content-type", b"text/html; charset=ISO-8859-1")], LATIN, "windows-1252", "transport",
+     "/café"),
+    ([(b"content-type", b'text/html;charset="latin1"')], LATIN, "windows-1252", "transport",
+     "/café"),
+    # No charset in the header: the <meta>.
+    ([(b"content-type", b"text/html")], "<meta charset=shift_jis><a href='/日本'>x</a>".encode(
+        "shift_jis"), "shift_jis", "meta", "/日本"),
+    # An unknown label is ignored, as browsers do.
+    ([(b"content-type", b"text/html; charset=no-such-thing")],
+     "<meta charset=koi8-r><a href='/д'>x</a>".encode("koi8-r"), "koi8-r", "meta", "/д"),
+    # A byte order mark wins over the header.
+    ([(b"content-type", b"text/html; charset=windows-1252")],
+     "\ufeff<a href='/é'>x</a>".encode(), "utf-8", "bom", "/é"),
+    # Nothing declared: the rewriter's encoding (utf-8 here).
+    ([(b"content-type", b"text/html")], "<a href='/é'>x</a>".encode(), "utf-8", "default", "/é"),
+])
+def test_encoding(headers: Headers, body: bytes, encoding: str, source: str, href: str) -> None:
+    for chunks in some_chunkings(body):
+        rw, seen = href_reader()
+        t, out = rewrite(headers, chunks, rewriter=rw)
+        assert t.decision is not None and t.rewriting
+        assert (t.decision.encoding, t.decision.encoding_source) == (encoding, source)
+        assert seen == [href]
+        stream = rw.stream(encoding=encoding)
+        assert out == stream.feed(body) + stream.close()
+
+
+def test_default_encoding_option() -> None:
+    rw, seen = href_reader()
+    body = "<a href='/é'>x</a>".encode("windows-1252")
+    t, _ = rewrite([(b"content-type", b"text/html")], [body], rewriter=rw,
+                   options=HttpOptions(default_encoding="windows-1252"))
+    assert t.decision is not None and t.decision.encoding == "windows-1252"
+    assert seen == ["/é"]
+
+
+UTF16 = "<!doctype html><p><a href='http://a/é'>x</a>".encode("utf-16le")
+
+
+def test_utf16_passes_through_unless_transcoding() -> None:
+    headers = [(b"content-type", b"text/html; charset=utf-16le"), (b"content-length", b"9")]
+    for chunks in some_chunkings(UTF16):
+        t, out = rewrite(headers, chunks)
+        assert out == UTF16 and t.headers == headers
+        assert t.reason is not None and "not ASCII-compatible" in t.reason
+        assert "transcode=True" in t.reason
+    bom = b"\xff\xfe" + UTF16
+    t, out = rewrite([(b"content-type", b"text/html")], [bom])
+    assert out == bom and t.reason is not None and "utf-16le, from the bom" in t.reason
+
+
+def test_utf16_transcoded() -> None:
+    rw = make_rewriter(transcode=True)
+    headers = [(b"Content-Type", b"text/html; charset=UTF-16LE"), (b"content-length", b"9")]
+    for chunks in some_chunkings(UTF16):
+        t, out = rewrite(headers, chunks, rewriter=rw)
+        assert t.rewriting and t.decision is not None
+        assert t.decision.encoding == "utf-16le"
+        assert t.headers == [(b"Content-Type", b"text/html; charset=utf-8")]
+        assert out.decode("utf-8-sig") == '<!doctype html><p><a href="https://a/é">x</a>'
+
+
+def test_replacement_charset_passes_through() -> None:
+    body = b"<p>\x1b$)C<a href='http://a/'>"
+    headers = [(b"content-type", b"text/html; charset=iso-2022-kr")]
+    t, out = rewrite(headers, [body], rewriter=make_rewriter(transcode=True))
+    assert out == body and t.reason is not None and "replacement" in t.reason
+
+
+# --------------------------------------------------------------------------------------------
+# The headers to send when rewriting
+# --------------------------------------------------------------------------------------------
+
+
+def test_rewritten_headers() -> None:
+    headers = [
+        (b"Content-Type", b"text/html; charset=utf-8"),
+        (b"CONTENT-LENGTH", b"%d" % len(PAGE)),
+        (b"ETag", b'"abc"'),
+        (b"Set-Cookie", b"a=1"),
+        (b"Content-MD5", b"Q2hlY2sgSW50ZWdyaXR5IQ=="),
+        (b"Digest", b"sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE="),
+        (b"Content-Digest", b"sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"),
+        (b"Repr-Digest", b"sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"),
+        (b"Accept-Ranges", b"bytes"),
+        (b"Vary", b"Accept-Encoding"),
+        (b"Set-Cookie", b"b=2"),
+        (b"Last-Modified", b"Tue, 01 Dec 2026 10:00:00 GMT"),
+        (b"Transfer-Encoding", b"chunked"),
+    ]
+    t, out = rewrite(headers, [PAGE])
+    assert out == EXPECTED
+    assert t.headers == [
+        (b"Content-Type", b"text/html; charset=utf-8"),
+        (b"ETag", b'W/"abc"'),
+        (b"Set-Cookie", b"a=1"),
+        (b"Vary", b"Accept-Encoding"),
+        (b"Set-Cookie", b"b=2"),
+        (b"Last-Modified", b"Tue, 01 Dec 2026 10:00:00 GMT"),
+        (b"Transfer-Encoding", b"chunked"),
+    ]
+
+
+def test_rewritten_headers_str_and_etags() -> None:
+    headers = [("content-type", "text/html"), ("etag", 'W/"weak"'), ("content-length", "3")]
+    t, _ = rewrite(headers, [PAGE])
+    assert t.headers == [("content-type", "text/html"), ("etag", 'W/"weak"')]
+    t, _ = rewrite([("Content-Type", "text/html"), ("ETag", '"x"')], [PAGE])
+    assert t.headers == [("Content-Type", "text/html"), ("ETag", 'W/"x"')]
+    t, _ = rewrite([("Content-Type", "text/html"), ("ETag", '"x"')], [PAGE],
+                   options=HttpOptions(drop_etag=True))
+    assert t.headers == [("Content-Type", "text/html")]
+    # No Vary is added.
+    assert not any(k.lower() == "vary" for k, _ in t.headers)
+
+
+def test_mappings_of_headers() -> None:
+    t, out = rewrite({"Content-Type": "text/html", "Content-Length": "3"}, [PAGE])
+    assert out == EXPECTED and t.headers == [("Content-Type", "text/html")]
+    t, out = rewrite({"Content-Type": "text/html"}, [PAGE], request_headers={"Range": "bytes=1-"})
+    assert out == PAGE and t.reason is not None and "Range" in t.reason
+    decision = decide_headers("GET", 200, {b"content-type": b"image/gif"})
+    assert decision is not None and decision.headers == [(b"content-type", b"image/gif")]
+
+
+def test_one_large_chunk() -> None:
+    """A chunk much larger than what is held back: only 1024 bytes go to the decision."""
+    big = LARGE * 8
+    t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, HTML)
+    tracemalloc.start()
+    try:
+        out = t.feed(big)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert t.rewriting and out + t.close() == RW.rewrite(big)
+    assert peak < 2.5 * len(big), peak
+
+
+def test_decide_function() -> None:
+    decision = decide("GET", 200, [*HTML, (b"content-length", b"1")], PAGE[:HOLD_BYTES])
+    assert decision.rewrite and decision.reason is None
+    assert decision.headers == HTML and decision.encoding == "utf-8"
+    decision = decide("GET", 200, HTML, JSON_BODY[:HOLD_BYTES])
+    assert not decision.rewrite and decision.reason == "served as text/html but not HTML: JSON"
+    decision = decide("HEAD", 200, HTML, b"")
+    assert decision.reason == "HEAD request: no body"
+    decision = decide("GET", 200, [(b"content-type", b"text/html; charset=utf-16")],
+                      "<p>".encode("utf-16le"), transcode=True)
+    assert decision.rewrite and decision.encoding == "utf-16le"
+
+
+# --------------------------------------------------------------------------------------------
+# Content codings: decoded, rewritten, re-encoded with the same coding
+# --------------------------------------------------------------------------------------------
+
+
+def raw_deflate(data: bytes) -> bytes:
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush()
+
+
+def raw_inflate(data: bytes) -> bytes:
+    d = zlib.decompressobj(-15)
+    out = d.decompress(data)
+    assert d.eof
+    return out
+
+
+def brotli_compress(data: bytes) -> bytes:
+    return brotli.compress(data, quality=5)
+
+
+def strict_gunzip(data: bytes) -> bytes:
+    d = zlib.decompressobj(31)
+    out = d.decompress(data)
+    assert d.eof and not d.unused_data
+    return out
+
+
+CODINGS: list[tuple[str, Callable[[bytes], bytes], Callable[[bytes], bytes]]] = [
+    ("gzip", gzip.compress, strict_gunzip),
+    ("GZip", gzip.compress, strict_gunzip),
+    ("x-gzip", gzip.compress, strict_gunzip),
+    ("deflate", zlib.compress, zlib.decompress),          # zlib-wrapped (RFC 9110)
+    ("deflate", raw_deflate, raw_inflate),                # raw, as browsers accept too
+    ("br", brotli_compress, brotli.decompress),
+    ("zstd", zstd.compress, zstd.decompress),
+]
+LARGE = PAGE[:-15] + b"".join(
+    b"<p>%s <a href='http://example.com/%d'>%d</a></p>\n" % (random.Random(i).randbytes(24).hex()
+                                                           .encode(), i, i)
+    for i in range(5000)) + PAGE[-15:]
+assert len(LARGE) > 400_000
+CODING_IDS = ["gzip", "GZip", "x-gzip", "deflate-zlib", "deflate-raw", "br", "zstd"]
+
+
+@pytest.mark.parametrize(("coding", "compress", "decompress"), CODINGS, ids=CODING_IDS)
+def test_content_coding_round_trip(coding: str, compress: Callable[[bytes], bytes],
+                                   decompress: Callable[[bytes], bytes]) -> None:
+    body = compress(PAGE)
+    headers = [*HTML, (b"Content-Encoding", coding.encode()),
+               (b"content-length", b"%d" % len(body))]
+    for chunks in chunkings(body):
+        t, out = rewrite(headers, chunks)
+        assert t.rewriting and t.decision is not None
+        assert t.decision.content_coding == ("gzip" if "gzip" in coding.lower() else coding)
+        assert t.headers == [*HTML, (b"Content-Encoding", coding.encode())]
+        assert decompress(out) == EXPECTED
+        assert t.decoded_size == len(PAGE)
+    # Without flushing after every chunk: the same content.
+    for chunks in chunkings(body, single_bytes=False, random_splits=2):
+        t, out = rewrite(headers, chunks, options=HttpOptions(flush=False))
+        assert decompress(out) == EXPECTED
+
+
+@pytest.mark.parametrize(("coding", "compress", "decompress"), CODINGS, ids=CODING_IDS)
+def test_content_coding_large_body(coding: str, compress: Callable[[bytes], bytes],
+                                   decompress: Callable[[bytes], bytes]) -> None:
+    """A body that decodes in several steps (more than 64 KiB per chunk)."""
+    page = LARGE
+    body = compress(page)
+    headers = [*HTML, (b"content-encoding", coding.encode())]
+    for chunks in chunkings(body, single_bytes=False, split_samples=4, random_splits=3):
+        _, out = rewrite(headers, chunks)
+        assert decompress(out) == RW.rewrite(page)
+
+
+def test_content_coding_small_body_decided_at_close() -> None:
+    for coding, compress, decompress in CODINGS:
+        body = compress(SMALL)
+        for chunks in chunkings(body):
+            t, out = rewrite([*HTML, (b"content-encoding", coding.encode())], chunks)
+            assert t.rewriting and decompress(out) == RW.rewrite(SMALL), coding
+
+
+def test_gzip_members_concatenated() -> None:
+    first = gzip.compress(PAGE[:2000])
+    body = first + gzip.compress(PAGE[2000:])
+    cuts = [[body[:i], body[i:]] for i in range(len(first) - 3, len(first) + 4)]
+    for chunks in chunkings(body, single_bytes=False) + cuts:
+        _, out = rewrite([*HTML, (b"content-encoding", b"gzip")], chunks)
+        assert strict_gunzip(out) == EXPECTED
+
+
+def test_data_after_the_end_is_ignored() -> None:
+    for coding, compress, decompress in CODINGS:
+        if coding in ("br", "zstd"):
+            continue    # (their decoders call anything after the end corrupt)
+        body = compress(PAGE) + b"\x00\x00trailing garbage"
+        for chunks in chunkings(body, single_bytes=False, random_splits=2):
+            _, out = rewrite([*HTML, (b"content-encoding", coding.encode())], chunks)
+            assert decompress(out) == EXPECTED, coding
+    # br and zstd: corrupt (before the decision: passed through untouched; after: an error).
+    for coding, compressed in [("br", brotli.compress(PAGE)), ("zstd", zstd.compress(PAGE))]:
+        headers = [*HTML, (b"content-encoding", coding.encode())]
+        t, out = rewrite(headers, [compressed + b"garbage"])
+        assert out == compressed + b"garbage" and "corrupt" in (t.reason or "")
+        t = ResponseRewrite(RW, "GET", 200, headers)
+        t.feed(compressed)
+        assert t.rewriting
+        with pytest.raises(ContentDecodingError, match=f"corrupt {coding} body"):
+            t.feed(b"garbage")
+
+
+@pytest.mark.parametrize(("coding", "compress", "decompress"), CODINGS, ids=CODING_IDS)
+def test_rewritten_bytes_leave_with_their_chunk(coding: str, compress: Callable[[bytes], bytes],
+                                                decompress: Callable[[bytes], bytes]) -> None:
+    """With flush (the default), the output of each feed() decodes on its own to everything
+    rewritten so far: nothing waits in the compressor."""
+    body = compress(PAGE)
+    t: ResponseRewrite[bytes] = ResponseRewrite(
+        RW, "GET", 200, [*HTML, (b"content-encoding", coding.encode())])
+    sent = b""
+    for i in range(0, len(body), 256):
+        sent += t.feed(body[i:i + 256])
+    so_far = stream_decode(coding, sent)
+    assert len(so_far) > len(EXPECTED) // 2 and EXPECTED.startswith(so_far)
+    assert decompress(sent + t.close()) == EXPECTED
+
+
+def stream_decode(coding: str, data: bytes) -> bytes:
+    """What a browser has decoded from the bytes received so far."""
+    if coding.lower() in ("gzip", "x-gzip"):
+        return zlib.decompressobj(31).decompress(data)
+    if coding == "deflate":
+        wbits = 15 if data[0] & 0x0F == 8 and (data[0] * 256 + data[1]) % 31 == 0 else -15
+        return zlib.decompressobj(wbits).decompress(data)
+    if coding == "br":
+        return brotli.Decompressor().process(data)  # type: ignore[no-any-return]
+    return zstd.ZstdDecompressor().decompress(data)
+
+
+# --------------------------------------------------------------------------------------------
+# Limits, corrupt and truncated input
+# --------------------------------------------------------------------------------------------
+
+BOMB_TEXT = b"<!doctype html><p>" + b"a" * (10 * 1024 * 1024)
+
+
+@pytest.mark.parametrize(("coding", "compress"), [
+    ("gzip", gzip.compress),
+    ("br", lambda data: brotli.compress(data, quality=1)),
+    ("zstd", zstd.compress),
+])
+def test_decompression_bomb_hits_the_limit_with_bounded_memory(
+        coding: str, compress: Callable[[bytes], bytes]) -> None:
+    zeros = b"<!doctype html><p>" + bytes(10 * 1024 * 1024)
+    for text, options in [(BOMB_TEXT, {}), (zeros, {"verify_html": False})]:
+        check_bomb(compress(text), coding, HttpOptions(max_decoded_size=1024 * 1024, **options))
+
+
+def check_bomb(bomb: bytes, coding: str, options: HttpOptions) -> None:
+    assert len(bomb) < 100_000
+    limit = 1024 * 1024
+    t: ResponseRewrite[bytes] = ResponseRewrite(
+        RW, "GET", 200, [*HTML, (b"content-encoding", coding.encode())], options=options)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecodedSizeExceeded, match="max_decoded_size=1048576") as info:
+            # (Small chunks: the limit is hit after the decision, when output was sent.)
+            for i in range(0, len(bomb), 64):
+                t.feed(bomb[i:i + 64])
+            t.close()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(info.value, ContentDecodingError) and info.value.limit == limit
+    assert t.rewriting and limit < t.decoded_size <= limit + 128 * 1024
+    assert peak < 4 * 1024 * 1024, peak
+
+
+def test_bomb_of_zeros_served_as_html_passes_through_after_sniffing() -> None:
+    bomb = gzip.compress(bytes(10 * 1024 * 1024))
+    t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200,
+                                                [*HTML, (b"content-encoding", b"gzip")])
+    tracemalloc.start()
+    try:
+        out = t.feed(bomb)
+        out += t.close()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out == bomb and t.reason == "served as text/html but not HTML: NUL bytes"
+    assert peak < 2 * len(bomb) + 512 * 1024
+
+
+def test_limit_before_the_decision_passes_through() -> None:
+    body = gzip.compress(PAGE)
+    t, out = rewrite([*HTML, (b"content-encoding", b"gzip")], [body],
+                     options=HttpOptions(max_decoded_size=500))
+    assert out == body and t.reason is not None and "max_decoded_size=500" in t.reason
+
+
+def test_default_limit() -> None:
+    assert HttpOptions().max_decoded_size == 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize(("coding", "compress", "decompress"), CODINGS, ids=CODING_IDS)
+def test_truncated_body(coding: str, compress: Callable[[bytes], bytes],
+                        decompress: Callable[[bytes], bytes]) -> None:
+    headers = [*HTML, (b"content-encoding", coding.encode())]
+    body = compress(LARGE)     # (zstd decodes a block of up to 128 KiB at a time)
+    cut = body[:len(body) * 3 // 4]
+    # After the decision (output sent): a clear error at close().
+    for chunks in chunkings(cut, single_bytes=False, split_samples=4, random_splits=2):
+        t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, headers)
+        for chunk in chunks:
+            t.feed(chunk)
+        assert t.rewriting
+        with pytest.raises(ContentDecodingError, match=f"truncated {t.decision.content_coding}"):
+            t.close()
+    # Before it (a short body): passed through untouched, saying why.
+    short = compress(SMALL)[:-3]
+    t, out = rewrite(headers, [short])
+    assert out == short and t.reason is not None and "truncated" in t.reason
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd"])
+def test_corrupt_body(coding: str) -> None:
+    headers = [*HTML, (b"content-encoding", coding.encode())]
+    garbage = b"this is not compressed at all, <p>hello</p>" * 3
+    t, out = rewrite(headers, [garbage])
+    assert out == garbage
+    assert t.reason is not None and "(passed through untouched)" in t.reason
+    assert "corrupt" in t.reason or "truncated" in t.reason
+
+
+def test_corrupt_gzip_after_the_decision() -> None:
+    body = bytearray(gzip.compress(PAGE, mtime=0))
+    body[len(body) // 2: len(body) // 2 + 40] = b"\xff" * 40
+    t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200,
+                                                [*HTML, (b"content-encoding", b"gzip")])
+    with pytest.raises(ContentDecodingError, match=r"corrupt gzip body|truncated gzip"):
+        for i in range(0, len(body), 64):
+            t.feed(bytes(body[i:i + 64]))
+        t.close()
+    assert t.rewriting
+
+
+def test_gzip_header_too_long_before_any_content() -> None:
+    name = b"n" * (100 * 1024)
+    member = gzip.compress(PAGE)
+    # FLG.FNAME with a 100 KiB file name before the compressed data.
+    body = member[:3] + b"\x08" + member[4:10] + name + b"\x00" + member[10:]
+    assert gzip.decompress(body) == PAGE
+    t, out = rewrite([*HTML, (b"content-encoding", b"gzip")],
+                     [body[i:i + 4096] for i in range(0, len(body), 4096)])
+    assert out == body and t.reason is not None and "gave only 0 bytes" in t.reason
+
+
+# --------------------------------------------------------------------------------------------
+# Integration plumbing: context, imports
+# --------------------------------------------------------------------------------------------
+
+
+class ContextRewriter(Rewriter):
+    """A rewriter whose streams take a per-document context (as another branch adds)."""
+
+    contexts: list[Mapping[str, Any]]
+
+    def stream(self, *, encoding: str | None = None,
+               context: Mapping[str, Any] | None = None) -> RewriterStream:
+        self.contexts.append(context or {})
+        return super().stream(encoding=encoding)
+
+
+def test_context_is_passed_to_streams_that_take_one() -> None:
+    rw = ContextRewriter()
+    rw.contexts = []
+    _, out = rewrite(HTML, [SMALL], rewriter=rw, context={"nonce": "abc"})
+    assert out == SMALL and rw.contexts == [{"nonce": "abc"}]
+    rewrite(HTML, [SMALL], rewriter=rw)
+    assert rw.contexts == [{"nonce": "abc"}, {}]
+    if "context" not in inspect.signature(Rewriter.stream).parameters:
+        with pytest.raises(TypeError, match="takes no context"):
+            ResponseRewrite(RW, "GET", 200, HTML, context={"nonce": "abc"})
+
+
+def run_python(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_imports_are_lazy() -> None:
+    out = run_python(
+        "import sys, htmlstream\n"
+        "print('htmlstream.http' in sys.modules)\n"
+        "import htmlstream.http\n"
+        "print('brotli' in sys.modules, 'backports.zstd' in sys.modules)\n")
+    assert out.split() == ["False", "False", "False"]
+
+
+def test_missing_library_passes_through_saying_what_to_install() -> None:
+    code = (
+        "import sys, gzip\n"
+        "sys.modules['brotli'] = None; sys.modules['backports.zstd'] = None\n"
+        "sys.modules['compression.zstd'] = None\n"
+        "import htmlstream\n"
+        "from htmlstream.http import ResponseRewrite\n"
+        "for coding in ('br', 'zstd', 'gzip'):\n"
+        "    t = ResponseRewrite(htmlstream.Rewriter(), 'GET', 200,\n"
+        "        [('content-type', 'text/html'), ('content-encoding', coding)])\n"
+        "    print(t.decided, t.reason)\n")
+    lines = run_python(code).splitlines()
+    assert lines[0] == ("True Content-Encoding br needs a library: "
+                        "pip install htmlstream[brotli] (brotli>=1.2)")
+    assert lines[1].startswith("True Content-Encoding zstd needs a library: "
+                               "pip install htmlstream[zstd]")
+    assert lines[2] == "False None"
+
+
+def test_http_uses_only_public_names() -> None:
+    """htmlstream.http is a layer on the public API, and the core never imports it."""
+    src = pathlib.Path(htmlstream.__file__).parent
+    tree = ast.parse((src / "http.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("htmlstream"):
+            module = __import__(node.module or "", fromlist=["__all__"])
+            for alias in node.names:
+                assert alias.name in module.__all__, (node.module, alias.name)
+    for path in src.rglob("*.py"):
+        if path.name != "http.py":
+            assert "htmlstream.http" not in path.read_text(), path
