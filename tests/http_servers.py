@@ -14,7 +14,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Self
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
@@ -118,7 +118,7 @@ class Origin:
     def run(self, coro: Any, timeout: float = 10.0) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def __enter__(self) -> Origin:
+    def __enter__(self) -> Self:
         self._thread.start()
         self.run(self._start())
         return self

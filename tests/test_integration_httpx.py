@@ -54,6 +54,9 @@ def make_rewriter() -> htmlstream.Rewriter:
     return rw
 
 
+#: The first 1500 bytes or so of PAGE, up to a tag: more than the decision needs.
+HEAD = PAGE[:PAGE.index(b"<p>", 1500)]
+
 RW = make_rewriter()
 EXPECTED = RW.rewrite(PAGE)
 assert EXPECTED != PAGE
@@ -198,7 +201,7 @@ def test_head_and_not_modified_pass_through(origin: Origin) -> None:
 
 def test_early_break_closes_the_connection(origin: Origin) -> None:
     """Leaving the loop early closes the response: the server sees the disconnect."""
-    chunks = [PAGE[:1500]] + [b"<p>more</p>\n"] * 400
+    chunks = [HEAD] + [b"<p>more</p>\n"] * 400
     url = origin.serve("/break", Reply(chunks, HTML, delay=0.01))
     start = time.monotonic()
     with httpx.Client(timeout=5) as client:
@@ -213,7 +216,7 @@ def test_early_break_closes_the_connection(origin: Origin) -> None:
 
 
 def test_early_break_async(origin: Origin) -> None:
-    chunks = [PAGE[:1500]] + [b"<p>more</p>\n"] * 400
+    chunks = [HEAD] + [b"<p>more</p>\n"] * 400
     url = origin.serve("/break-async", Reply(chunks, HTML, delay=0.01))
 
     async def main() -> None:
@@ -252,12 +255,13 @@ def test_read_timeout_async(origin: Origin) -> None:
     url = origin.serve("/stall-async", Reply([PAGE[:1500], PAGE[1500:]], HTML, stall=1.0))
 
     async def main() -> None:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(5, read=0.3)) as client:
-            async with client.stream("GET", url) as response:
-                with pytest.raises(httpx.ReadTimeout):
-                    async for _chunk in aiter_rewritten(response, RW):
-                        pass
-                assert response.is_closed
+        timeout = httpx.Timeout(5, read=0.3)
+        async with httpx.AsyncClient(timeout=timeout) as client, client.stream(
+                "GET", url) as response:
+            with pytest.raises(httpx.ReadTimeout):
+                async for _chunk in aiter_rewritten(response, RW):
+                    pass
+            assert response.is_closed
 
     asyncio.run(main())
     assert origin.record("/stall-async").disconnected
@@ -326,9 +330,9 @@ def test_transport_read_timeout_while_deciding(origin: Origin) -> None:
     """The transport reads up to the decision before returning the response: a stall there is
     the client's read timeout."""
     url = origin.serve("/transport-stall", Reply([PAGE[:100], PAGE[100:]], HTML, stall=1.0))
-    with httpx.Client(transport=RewritingTransport(RW),
-                      timeout=httpx.Timeout(5, read=0.3)) as client:
-        with pytest.raises(httpx.ReadTimeout):
-            client.get(url)
+    timeout = httpx.Timeout(5, read=0.3)
+    with httpx.Client(transport=RewritingTransport(RW), timeout=timeout) as client, \
+            pytest.raises(httpx.ReadTimeout):
+        client.get(url)
     assert wait_for(lambda: origin.records["/transport-stall"].finished.is_set())
     assert origin.record("/transport-stall").disconnected

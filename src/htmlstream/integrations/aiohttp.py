@@ -126,7 +126,7 @@ class _RewritingWriter(AbstractStreamWriter):
         self._sent = False          # the headers went to the inner writer
 
     # What aiohttp reads of its writer.
-    @property  # type: ignore[override]
+    @property
     def buffer_size(self) -> int:
         return self._inner.buffer_size
 
@@ -134,7 +134,7 @@ class _RewritingWriter(AbstractStreamWriter):
     def buffer_size(self, value: int) -> None:
         self._inner.buffer_size = value
 
-    @property  # type: ignore[override]
+    @property
     def output_size(self) -> int:
         return self._inner.output_size
 

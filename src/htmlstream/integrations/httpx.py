@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Self
 
 import httpx
 
@@ -39,20 +39,25 @@ from htmlstream import Rewriter
 from htmlstream.http import Decision, HttpOptions, ResponseRewrite
 
 __all__ = [
-    "AsyncRewrittenBody",
     "AsyncRewritingTransport",
-    "RewrittenBody",
+    "AsyncRewrittenBody",
     "RewritingTransport",
+    "RewrittenBody",
     "aiter_rewritten",
     "iter_rewritten",
 ]
 
-try:  # the codings httpx decodes in iter_bytes(): gzip, deflate, and br/zstd when installed
-    from httpx._decoders import SUPPORTED_DECODERS as _HTTPX_DECODERS
+def _httpx_decoders() -> frozenset[str]:
+    """The codings httpx decodes in ``iter_bytes()``: gzip, deflate, and br/zstd when their
+    libraries are installed."""
+    try:
+        from httpx._decoders import SUPPORTED_DECODERS
+    except ImportError:     # (a private name: fall back to the two httpx always decodes)
+        return frozenset({"gzip", "deflate"})
+    return frozenset(SUPPORTED_DECODERS) - {"identity"}
 
-    _DECODED_BY_HTTPX: Final[frozenset[str]] = frozenset(_HTTPX_DECODERS) - {"identity"}
-except ImportError:  # (a private name: fall back to the two httpx always decodes)
-    _DECODED_BY_HTTPX = frozenset({"gzip", "deflate"})
+
+_DECODED_BY_HTTPX: Final = _httpx_decoders()
 
 
 def _decoded_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -172,7 +177,7 @@ class RewrittenBody(_BodyBase, Iterator[bytes]):
         self._done = True
         self.response.close()
 
-    def __enter__(self) -> RewrittenBody:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -230,7 +235,7 @@ class AsyncRewrittenBody(_BodyBase, AsyncIterator[bytes]):
         self._done = True
         await self.response.aclose()
 
-    async def __aenter__(self) -> AsyncRewrittenBody:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
