@@ -227,3 +227,23 @@ def test_handler_error_before_output_is_500() -> None:
         url = o.serve("/boom", Reply([PAGE[:50], PAGE[50:]], HTML))
         r, _ = _get(url)
     assert r.status_code == 500
+
+
+def test_headers_hook() -> None:
+    """The hook sees the context and the decided headers of rewritten responses only."""
+    calls: list[object] = []
+
+    def hook(context: object, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        calls.append(context)
+        return [*headers, ("X-Rewritten", "1")]
+
+    with Origin(middlewares=[rewrite_middleware(RW, headers_hook=hook)]) as o:
+        for whole in (False, True):
+            r, body = _get(o.serve(f"/hook-{whole}", Reply([HEAD, PAGE[len(HEAD):]], HTML,
+                                                           whole=whole)))
+            assert body == EXPECTED and r.headers["x-rewritten"] == "1"
+            r, body = _get(o.serve(f"/hook-png-{whole}",
+                                   Reply([b"\x89PNG"], [("Content-Type", "image/png")],
+                                         whole=whole)))
+            assert body == b"\x89PNG" and "x-rewritten" not in r.headers
+    assert calls == [None, None]

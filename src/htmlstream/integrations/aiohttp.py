@@ -45,10 +45,13 @@ from multidict import CIMultiDict
 from htmlstream import Rewriter
 from htmlstream.http import ContentDecodingError, HttpOptions, ResponseRewrite
 
-__all__ = ["rewrite_middleware"]
+__all__ = ["ContextFactory", "HeadersHook", "rewrite_middleware"]
 
 #: A function of the request giving the per-document context (``Rewriter.stream(context=...)``).
 ContextFactory = Callable[[web.Request], Mapping[str, Any] | None]
+#: Called with the context and the headers to send when a response is rewritten; returns the
+#: headers to send (e.g. a ``Content-Security-Policy`` allowing the document's nonce).
+HeadersHook = Callable[[Mapping[str, Any] | None, list[tuple[str, str]]], list[tuple[str, str]]]
 
 
 def rewrite_middleware(
@@ -56,6 +59,7 @@ def rewrite_middleware(
     *,
     options: HttpOptions | None = None,
     context: ContextFactory | None = None,
+    headers_hook: HeadersHook | None = None,
 ) -> Middleware:
     """An aiohttp middleware rewriting the HTML responses of the handlers it wraps.
 
@@ -64,6 +68,8 @@ def rewrite_middleware(
         options: what :class:`~htmlstream.http.ResponseRewrite` rewrites, and how.
         context: called with each request; its result (when not None) is the per-document
             context given to ``rewriter.stream(context=...)``.
+        headers_hook: called with that context and the headers to send when a response is
+            rewritten (not when it passes through); returns the headers to send instead.
     """
 
     @web.middleware
@@ -71,20 +77,22 @@ def rewrite_middleware(
         ctx = context(request) if context is not None else None
         original = request._payload_writer
         # Responses the handler prepares itself write through this writer.
-        request._payload_writer = _RewritingWriter(original, request, rewriter, options, ctx)
+        request._payload_writer = _RewritingWriter(original, request, rewriter, options, ctx,
+                                                   headers_hook)
         try:
             response = await handler(request)
         finally:
             request._payload_writer = original
         if isinstance(response, web.Response) and not response.prepared:
-            _rewrite_whole(response, request, rewriter, options, ctx)
+            _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
         return response
 
     return htmlstream_rewrite
 
 
 def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
-                   options: HttpOptions | None, context: Mapping[str, Any] | None) -> None:
+                   options: HttpOptions | None, context: Mapping[str, Any] | None,
+                   headers_hook: HeadersHook | None) -> None:
     """Rewrite an unprepared ``web.Response`` in place (body and headers)."""
     body = response.body
     if not isinstance(body, bytes | bytearray):
@@ -101,8 +109,11 @@ def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewri
         return      # nothing was sent: the body goes as it came
     if not transform.rewriting:
         return
+    headers = transform.headers
+    if headers_hook is not None:
+        headers = headers_hook(context, list(headers))
     response.headers.clear()
-    response.headers.extend(transform.headers)
+    response.headers.extend(headers)
     response.body = out     # (aiohttp sets Content-Length from it)
 
 
@@ -111,8 +122,10 @@ class _RewritingWriter(AbstractStreamWriter):
     held until decided, framing (length or chunked) set for the rewritten body."""
 
     def __init__(self, inner: AbstractStreamWriter, request: web.Request, rewriter: Rewriter,
-                 options: HttpOptions | None, context: Mapping[str, Any] | None) -> None:
+                 options: HttpOptions | None, context: Mapping[str, Any] | None,
+                 headers_hook: HeadersHook | None) -> None:
         self._inner = inner
+        self._headers_hook = headers_hook
         self._request = request
         self._rewriter = rewriter
         self._options = options
@@ -188,6 +201,8 @@ class _RewritingWriter(AbstractStreamWriter):
                 inner.enable_chunking()
             await inner.write_headers(self._status_line, self._headers)
             return
+        if self._headers_hook is not None:
+            rewritten = self._headers_hook(self._context, list(rewritten))
         headers: CIMultiDict[str] = CIMultiDict(rewritten)
         if self._compression is not None:
             headers["Content-Encoding"] = self._compression
