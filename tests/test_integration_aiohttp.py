@@ -247,3 +247,17 @@ def test_headers_hook() -> None:
                                          whole=whole)))
             assert body == b"\x89PNG" and "x-rewritten" not in r.headers
     assert calls == [None, None]
+
+
+def test_headers_leave_at_the_decision(server: Origin) -> None:
+    """The decision is made inside a long tag (no output yet): the headers leave then, before
+    the handler's next write."""
+    page = b"<a href='http://x.example/" + b"a" * 2000 + b"'>x</a>"
+    gate = threading.Event()
+    url = server.serve("/long-tag", Reply([page[:1500], page[1500:]], HTML, gate=gate))
+    with httpx.Client(timeout=5) as client, client.stream("GET", url) as r:
+        gate.set()      # the response (its headers) arrived before the last write
+        assert r.status_code == 200
+        body = b"".join(r.iter_raw())
+    assert not server.record("/long-tag").gate_timeout
+    assert body == RW.rewrite(page)

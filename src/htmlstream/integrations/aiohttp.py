@@ -232,6 +232,8 @@ class _RewritingWriter(AbstractStreamWriter):
             await self._decided(transform, None)
             if not transform.rewriting:
                 self._transform = None
+            if not out:
+                self._inner.send_headers()  # (else they leave with the first bytes)
         if out:
             await self._inner.write(out)
 
