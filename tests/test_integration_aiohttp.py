@@ -23,7 +23,7 @@ import pytest
 import htmlstream
 from htmlstream.integrations.aiohttp import rewrite_middleware
 from http_servers import Origin, Reply
-from test_integration_httpx import EXPECTED, HEAD, HTML, PAGE, RW, cuts
+from test_integration_httpx import CODINGS, EXPECTED, HEAD, HTML, PAGE, RW, cuts
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +90,9 @@ def test_streaming_short_body_with_content_length(server: Origin) -> None:
         assert r.headers["content-length"] == str(len(body))
 
 
-@pytest.mark.parametrize("coding", ["gzip", "br"])
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd"])
 def test_streaming_encoded(server: Origin, coding: str) -> None:
-    encode = gzip.compress if coding == "gzip" else brotli.compress
-    decode = gzip.decompress if coding == "gzip" else brotli.decompress
+    encode, decode = CODINGS[coding]
     for n, chunks in enumerate(cuts(encode(PAGE))):
         url = server.serve(f"/stream-{coding}-{n}",
                            Reply(chunks, [*HTML, ("Content-Encoding", coding)]))

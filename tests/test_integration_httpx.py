@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import sys
 import threading
 import time
 import zlib
@@ -18,6 +19,11 @@ from collections.abc import Callable
 import brotli
 import httpx
 import pytest
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 import htmlstream
 from chunking import chunkings
@@ -78,6 +84,7 @@ CODINGS: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = 
     "gzip": (gzip.compress, gzip.decompress),
     "deflate": (_deflate, zlib.decompress),
     "br": (brotli.compress, brotli.decompress),
+    "zstd": (zstd.compress, zstd.decompress),
 }
 
 
@@ -102,10 +109,15 @@ def test_sync_decoded_and_raw(origin: Origin, coding: str) -> None:
                 rewritten = iter_rewritten(response, RW)
                 out = list(rewritten)
                 assert all(out)
-                assert b"".join(out) == EXPECTED
                 assert rewritten.rewriting
-                names = {k.lower() for k, _ in rewritten.headers}
-                assert b"content-encoding" not in names and b"content-length" not in names
+                names = {k.lower(): v for k, v in rewritten.headers}
+                assert b"content-length" not in names
+                if b"content-encoding" in names:
+                    # A coding httpx does not decode (zstd without zstandard): the body and
+                    # the headers keep it, rewritten all the same.
+                    assert names[b"content-encoding"] == coding.encode() == b"zstd"
+                    out = [decode(b"".join(out))]
+                assert b"".join(out) == EXPECTED
             assert response.is_closed
             with client.stream("GET", url) as response:
                 raw = iter_rewritten(response, RW, decoded=False)
@@ -126,7 +138,10 @@ def test_async_decoded_and_raw(origin: Origin, coding: str) -> None:
             for n, chunks in enumerate(cuts(body)):
                 url = origin.serve(f"/async-{coding}-{n}", Reply(chunks, _headers(coding)))
                 async with client.stream("GET", url) as response:
-                    out = [c async for c in aiter_rewritten(response, RW)]
+                    rewritten = aiter_rewritten(response, RW)
+                    out = [c async for c in rewritten]
+                    if any(k.lower() == b"content-encoding" for k, _ in rewritten.headers):
+                        out = [decode(b"".join(out))]
                     assert b"".join(out) == EXPECTED
                 assert response.is_closed
                 async with client.stream("GET", url) as response:
