@@ -50,8 +50,10 @@ class Record:
 class Origin:
     """An aiohttp app in a thread; ``with Origin(...) as o: o.url(path)``."""
 
-    def __init__(self, middlewares: Iterable[Middleware] = ()) -> None:
+    def __init__(self, middlewares: Iterable[Middleware] = (),
+                 routes: Iterable[tuple[str, str, Any]] = ()) -> None:
         self.replies: dict[str, Reply] = {}
+        self._routes = list(routes)     # (method, path, handler), before the scripted ones
         self.records: dict[str, Record] = {}
         self._middlewares = list(middlewares)
         self._loop = asyncio.new_event_loop()
@@ -106,6 +108,8 @@ class Origin:
 
     async def _start(self) -> None:
         app = web.Application(middlewares=self._middlewares)
+        for method, path, handler in self._routes:
+            app.router.add_route(method, path, handler)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()

@@ -260,3 +260,37 @@ def test_headers_leave_at_the_decision(server: Origin) -> None:
         body = b"".join(r.iter_raw())
     assert not server.record("/long-tag").gate_timeout
     assert body == RW.rewrite(page)
+
+
+async def _prepared_response(request: aiohttp.web.Request) -> aiohttp.web.StreamResponse:
+    """A web.Response the handler prepares and ends itself (its body goes in write_eof)."""
+    response = aiohttp.web.Response(body=PAGE, content_type="text/html")
+    await response.prepare(request)
+    await response.write_eof()
+    return response
+
+
+async def _websocket(request: aiohttp.web.Request) -> aiohttp.web.StreamResponse:
+    ws = aiohttp.web.WebSocketResponse()
+    await ws.prepare(request)
+    async for message in ws:
+        await ws.send_str("<p>" + message.data)
+    return ws
+
+
+def test_prepared_response_and_websocket() -> None:
+    routes = [("GET", "/prepared", _prepared_response), ("GET", "/ws", _websocket)]
+    with Origin(middlewares=[rewrite_middleware(RW)], routes=routes) as o:
+        r, body = _get(o.url("/prepared"))
+        assert body == EXPECTED and r.headers["content-length"] == str(len(EXPECTED))
+
+        async def chat() -> list[str]:
+            async with aiohttp.ClientSession() as session, session.ws_connect(
+                    o.url("/ws")) as ws:
+                got = []
+                for text in ("a", "<b>"):
+                    await ws.send_str(text)
+                    got.append(await ws.receive_str(timeout=5))
+                return got
+
+        assert asyncio.run(chat()) == ["<p>a", "<p><b>"]
