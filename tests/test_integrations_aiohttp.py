@@ -23,7 +23,7 @@ import pytest
 import htmlstream
 from htmlstream.integrations.aiohttp import rewrite_middleware
 from http_servers import Origin, Reply
-from test_integration_httpx import CODINGS, EXPECTED, HEAD, HTML, PAGE, RW, cuts
+from test_integrations_httpx import CODINGS, EXPECTED, HEAD, HTML, PAGE, RW, cuts
 
 
 @pytest.fixture(scope="module")
