@@ -1,0 +1,252 @@
+"""aiohttp server: a middleware that rewrites HTML responses (``pip install htmlstream[aiohttp]``).
+
+::
+
+    app = web.Application(middlewares=[rewrite_middleware(rewriter)])
+
+Every decision is :class:`htmlstream.http.ResponseRewrite`'s (what is HTML, the encoding, the
+headers, content codings); this module only connects it to aiohttp's two kinds of response:
+
+* a :class:`aiohttp.web.Response` returned by the handler (the whole body in memory, not yet
+  sent): its body and headers are rewritten before aiohttp prepares it, through aiohttp's public
+  API; its ``Content-Length`` is the rewritten body's.
+* a :class:`aiohttp.web.StreamResponse` that the handler prepares and writes itself (``await
+  resp.prepare(request)``, ``await resp.write(chunk)``): aiohttp sends such a response from the
+  handler, before any middleware sees it, through the request's payload writer.  The middleware
+  gives the handler's request a writer of its own (an :class:`aiohttp.abc.AbstractStreamWriter`
+  wrapping aiohttp's, for the time of the handler call): it holds the headers until the decision
+  (at most 1024 decoded body bytes), then sends the decided headers and each chunk's rewritten
+  bytes as it is written, awaiting aiohttp's writer (so its backpressure reaches the handler).
+  A rewritten body with a ``Content-Length`` is sent chunked instead (HTTP/1.1; an HTTP/1.0
+  client gets such a response untouched).  ``resp.enable_compression()`` keeps working: the
+  body is rewritten before aiohttp compresses it.
+
+Not rewritten: responses prepared after the handler returned other than ``web.Response``
+(``web.FileResponse`` sends its file with ``sendfile``, past any writer), a ``web.Response``
+whose body is a payload object (a file, a stream) rather than bytes, error responses raised as
+``web.HTTPException``, and WebSocket responses.
+
+Client disconnect: aiohttp's writer raises ``ConnectionResetError`` (or aiohttp cancels the
+handler); it reaches the handler's ``await resp.write(...)`` unchanged.  An error after output
+was sent (a corrupt compressed body, a handler's exception) propagates from ``write``; aiohttp
+then closes the connection without ending the body (the client sees it incomplete).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.typedefs import Handler, Middleware
+from multidict import CIMultiDict
+
+from htmlstream import Rewriter
+from htmlstream.http import ContentDecodingError, HttpOptions, ResponseRewrite
+
+__all__ = ["ContextFactory", "HeadersHook", "rewrite_middleware"]
+
+#: A function of the request giving the per-document context (``Rewriter.stream(context=...)``).
+ContextFactory = Callable[[web.Request], Mapping[str, Any] | None]
+#: Called with the context and the headers to send when a response is rewritten; returns the
+#: headers to send (e.g. a ``Content-Security-Policy`` allowing the document's nonce).
+HeadersHook = Callable[[Mapping[str, Any] | None, list[tuple[str, str]]], list[tuple[str, str]]]
+
+
+def rewrite_middleware(
+    rewriter: Rewriter,
+    *,
+    options: HttpOptions | None = None,
+    context: ContextFactory | None = None,
+    headers_hook: HeadersHook | None = None,
+) -> Middleware:
+    """An aiohttp middleware rewriting the HTML responses of the handlers it wraps.
+
+    Args:
+        rewriter: the rules (shared by every request; each response gets its own stream).
+        options: what :class:`~htmlstream.http.ResponseRewrite` rewrites, and how.
+        context: called with each request; its result (when not None) is the per-document
+            context given to ``rewriter.stream(context=...)``.
+        headers_hook: called with that context and the headers to send when a response is
+            rewritten (not when it passes through); returns the headers to send instead.
+    """
+
+    @web.middleware
+    async def htmlstream_rewrite(request: web.Request, handler: Handler) -> web.StreamResponse:
+        ctx = context(request) if context is not None else None
+        original = request._payload_writer
+        # Responses the handler prepares itself write through this writer.
+        request._payload_writer = _RewritingWriter(original, request, rewriter, options, ctx,
+                                                   headers_hook)
+        try:
+            response = await handler(request)
+        finally:
+            request._payload_writer = original
+        if isinstance(response, web.Response) and not response.prepared:
+            _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+        return response
+
+    return htmlstream_rewrite
+
+
+def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
+                   options: HttpOptions | None, context: Mapping[str, Any] | None,
+                   headers_hook: HeadersHook | None) -> None:
+    """Rewrite an unprepared ``web.Response`` in place (body and headers)."""
+    body = response.body
+    if not isinstance(body, bytes | bytearray):
+        return      # None, or a payload object: sent as it is
+    headers = list(response.headers.items())
+    if body and "Content-Type" not in response.headers:
+        headers.append(("Content-Type", "application/octet-stream"))    # (what aiohttp sends)
+    transform = ResponseRewrite(rewriter, request.method, response.status, headers,
+                                request_headers=request.headers, options=options,
+                                context=context)
+    try:
+        out = transform.feed(body) + transform.close()
+    except ContentDecodingError:
+        return      # nothing was sent: the body goes as it came
+    if not transform.rewriting:
+        return
+    headers = transform.headers
+    if headers_hook is not None:
+        headers = headers_hook(context, list(headers))
+    response.headers.clear()
+    response.headers.extend(headers)
+    response.body = out     # (aiohttp sets Content-Length from it)
+
+
+class _RewritingWriter(AbstractStreamWriter):
+    """aiohttp's payload writer for one request, with the body rewritten on the way: headers
+    held until decided, framing (length or chunked) set for the rewritten body."""
+
+    def __init__(self, inner: AbstractStreamWriter, request: web.Request, rewriter: Rewriter,
+                 options: HttpOptions | None, context: Mapping[str, Any] | None,
+                 headers_hook: HeadersHook | None) -> None:
+        self._inner = inner
+        self._headers_hook = headers_hook
+        self._request = request
+        self._rewriter = rewriter
+        self._options = options
+        self._context = context
+        self.length: int | None = None
+        self._chunking = False
+        self._compression: str | None = None
+        self._transform: ResponseRewrite[str] | None = None
+        self._status_line = ""
+        self._headers: CIMultiDict[str] = CIMultiDict()
+        self._sent = False          # the headers went to the inner writer
+
+    # What aiohttp reads of its writer.
+    @property
+    def buffer_size(self) -> int:
+        return self._inner.buffer_size
+
+    @buffer_size.setter
+    def buffer_size(self, value: int) -> None:
+        self._inner.buffer_size = value
+
+    @property
+    def output_size(self) -> int:
+        return self._inner.output_size
+
+    @output_size.setter
+    def output_size(self, value: int) -> None:
+        self._inner.output_size = value
+
+    @property
+    def transport(self) -> Any:
+        return self._inner.transport
+
+    def enable_chunking(self) -> None:
+        self._chunking = True   # (forwarded with the headers: rewriting may need it too)
+
+    def enable_compression(self, encoding: str = "deflate", strategy: int | None = None) -> None:
+        # aiohttp compresses what we write: the body we see is not encoded.
+        self._compression = encoding
+        self._inner.enable_compression(encoding, strategy)
+
+    async def write_headers(self, status_line: str, headers: CIMultiDict[str]) -> None:
+        self._status_line = status_line
+        self._headers = headers
+        version = status_line.partition(" ")[0]
+        status = int(status_line.split(" ", 2)[1])
+        seen: list[tuple[str, str]] = [
+            (k, v) for k, v in headers.items()
+            if not (self._compression is not None and k.lower() == "content-encoding")]
+        # An HTTP/1.0 client cannot be sent a rewritten body of unknown length but by closing
+        # the connection, which aiohttp decided against already: such responses pass through.
+        if not (version == "HTTP/1.0" and self.length is not None):
+            transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
+                                        request_headers=self._request.headers,
+                                        options=self._options, context=self._context)
+            if not transform.decided:
+                self._transform = transform
+                return      # held until the body decides
+        self._transform = None
+        await self._send_headers(None, None)
+
+    def send_headers(self) -> None:
+        if self._sent:
+            self._inner.send_headers()
+
+    async def _send_headers(self, rewritten: list[tuple[str, str]] | None,
+                            whole_length: int | None) -> None:
+        self._sent = True
+        inner = self._inner
+        if rewritten is None:       # passing through: as aiohttp framed it
+            inner.length = self.length
+            if self._chunking:
+                inner.enable_chunking()
+            await inner.write_headers(self._status_line, self._headers)
+            return
+        if self._headers_hook is not None:
+            rewritten = self._headers_hook(self._context, list(rewritten))
+        headers: CIMultiDict[str] = CIMultiDict(rewritten)
+        if self._compression is not None:
+            headers["Content-Encoding"] = self._compression
+        inner.length = None
+        if self._chunking:
+            inner.enable_chunking()
+        elif self.length is not None:
+            if whole_length is not None:    # the whole body is known: its length
+                inner.length = whole_length
+                headers["Content-Length"] = str(whole_length)
+            else:                           # (HTTP/1.1 here)
+                inner.enable_chunking()
+                headers["Transfer-Encoding"] = "chunked"
+        await inner.write_headers(self._status_line, headers)
+
+    async def _decided(self, transform: ResponseRewrite[str], whole: int | None) -> None:
+        await self._send_headers(transform.headers if transform.rewriting else None,
+                                 whole if transform.rewriting else None)
+
+    async def write(self, chunk: bytes | bytearray | memoryview) -> None:
+        transform = self._transform
+        if transform is None:
+            await self._inner.write(chunk)
+            return
+        out = transform.feed(chunk)
+        if not self._sent and transform.decided:
+            await self._decided(transform, None)
+            if not transform.rewriting:
+                self._transform = None
+            if not out:
+                self._inner.send_headers()  # (else they leave with the first bytes)
+        if out:
+            await self._inner.write(out)
+
+    async def write_eof(self, chunk: bytes = b"") -> None:
+        transform = self._transform
+        if transform is None:
+            await self._inner.write_eof(chunk)
+            return
+        self._transform = None
+        out = (transform.feed(chunk) if chunk else b"") + transform.close()
+        if not self._sent:
+            await self._decided(transform, len(out))
+        await self._inner.write_eof(out)
+
+    async def drain(self) -> None:
+        await self._inner.drain()
