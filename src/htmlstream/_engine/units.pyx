@@ -21,6 +21,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
     const unsigned char* PyUnicode_1BYTE_DATA(object)
 
+from htmlstream._engine.matcher import MATHML_ATTRIBUTE_NAMES, SVG_ATTRIBUTE_NAMES, SVG_TAG_NAMES
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
@@ -531,10 +532,16 @@ cdef class Element(Unit):
 
     @property
     def tag_name(self):
-        """The tag name, ASCII-lower-cased.  Setting it renames the start and end tags."""
+        """The element's name as the DOM gives it: ASCII-lower-cased, except the SVG names the
+        HTML parser gives mixed case (``clipPath``, ``foreignObject``, ``linearGradient``...).
+        Setting it renames the start and end tags to what is given."""
+        cdef str name
         if self.name_ is None:
-            self.name_ = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
+            name = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
                 self.encoding, "replace"))
+            if self.ns == 1:
+                name = SVG_TAG_NAMES.get(name, name)
+            self.name_ = name
         return self.name_
 
     @tag_name.setter
@@ -610,15 +617,34 @@ cdef class Element(Unit):
         return value
 
     cdef str attr_name(self, Py_ssize_t i):
+        """Attribute span i's name as written, ASCII-lower-cased (how HTML markup names it)."""
         cdef AttrSpan* a = &self.spans[i]
         return ascii_lower(self.raw_[a.name_start:a.name_end].decode(
             self.encoding, "replace")).replace("\0", "\ufffd")
 
+    cdef str dom_name(self, str lower):
+        """The DOM's name of the attribute whose lower-cased name is ``lower``: the same on
+        HTML elements; on SVG and MathML elements the case the parser adjusts it to
+        (``viewBox``, ``definitionURL``)."""
+        if self.ns == 0:
+            return lower
+        if self.ns == 1:
+            return SVG_ATTRIBUTE_NAMES.get(lower, lower)
+        return MATHML_ATTRIBUTE_NAMES.get(lower, lower)
+
+    cdef bint dom_named(self, str name):
+        """Whether ``name`` is spelt as the DOM names an attribute of this element: any ASCII
+        case on HTML elements (getAttribute() lower-cases it), exactly on SVG and MathML ones."""
+        return self.ns == 0 or self.dom_name(ascii_lower(name)) == name
+
     @property
     def attributes(self):
-        """``(name, decoded value)`` pairs in document order (duplicates dropped)."""
+        """``(name, decoded value)`` pairs in document order (duplicates dropped).  Names are
+        the DOM's: ASCII-lower-cased, except on SVG and MathML elements the few the parser
+        gives mixed case (``viewBox``, ``definitionURL``)."""
         cdef list result = []
         cdef Py_ssize_t i, k
+        cdef bint foreign = self.ns != 0
         seen = set()
         for i in range(self.n_spans):
             name = self.attr_name(i)
@@ -626,6 +652,8 @@ cdef class Element(Unit):
                 continue
             seen.add(name)
             k = self.override(name.encode(self.encoding, "replace"))
+            if foreign:
+                name = self.dom_name(name)
             if k < 0:
                 result.append((name, self.decode_value(i)))
             elif self.overrides[k + 1] is not None:
@@ -635,7 +663,7 @@ cdef class Element(Unit):
                 lname = self.overrides[k]
                 value = self.overrides[k + 1]
                 if value is not None and self.span_index(lname) < 0:
-                    result.append(((<bytes>lname).decode(self.encoding), value))
+                    result.append((self.dom_name((<bytes>lname).decode(self.encoding)), value))
         return result
 
     def __iter__(self):
@@ -659,17 +687,18 @@ cdef class Element(Unit):
             a = &self.spans[i]
             raw_value = None if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
             result.append(AttributeDetails(
-                self.attr_name(i), self.decode_value(i), raw_value,
+                self.dom_name(self.attr_name(i)), self.decode_value(i), raw_value,
                 (base + a.name_start, base + a.name_end),
                 None if a.value_start < 0 else (base + a.value_start, base + a.value_end)))
         return result
 
     def get_raw_attribute(self, str name):
-        """The undecoded bytes of attribute ``name``'s value as written, or None."""
+        """The undecoded bytes of attribute ``name``'s value as written, or None (``name`` as
+        for :meth:`get_attribute`)."""
         cdef bytes lname = self.lname(name)
         cdef Py_ssize_t i
         cdef AttrSpan* a
-        if lname is None:
+        if lname is None or (self.ns and not self.dom_named(name)):
             return None
         i = self.span_index(lname)
         if i < 0:
@@ -678,10 +707,12 @@ cdef class Element(Unit):
         return b"" if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
 
     def get_attribute(self, str name):
-        """The decoded value of attribute ``name`` (ASCII case-insensitive), or None."""
+        """The decoded value of attribute ``name``, or None.  As the DOM's getAttribute(),
+        ``name`` is ASCII case-insensitive on HTML elements and case-sensitive on SVG and
+        MathML ones, where it is the DOM's name (``viewBox``; ``viewbox`` is None there)."""
         cdef bytes lname = self.lname(name)
         cdef Py_ssize_t i
-        if lname is None:
+        if lname is None or (self.ns and not self.dom_named(name)):
             return None
         i = self.override(lname)
         if i >= 0:
@@ -690,13 +721,17 @@ cdef class Element(Unit):
         return None if i < 0 else self.decode_value(i)
 
     def has_attribute(self, str name):
-        """Whether the element has attribute ``name``."""
+        """Whether the element has attribute ``name`` (``name`` as for :meth:`get_attribute`)."""
         return self.get_attribute(name) is not None
 
     # ------------------------------------------------------------------ the start tag
 
     def set_attribute(self, name, value):
-        """Set (or add) an attribute; the value is escaped so that it reads back unchanged."""
+        """Set (or add) an attribute; the value is escaped so that it reads back unchanged.
+
+        ``name`` names the attribute as markup does, ASCII case-insensitively on every element
+        (``viewbox`` and ``viewBox`` set the same attribute of an SVG element: the parser gives
+        both the DOM name ``viewBox``)."""
         global _last_name, _last_name_encoding, _last_lname
         cdef bytes lname
         cdef Py_ssize_t k
@@ -731,7 +766,8 @@ cdef class Element(Unit):
         self.tag_modified = True
 
     def remove_attribute(self, str name):
-        """Remove attribute ``name`` if present."""
+        """Remove attribute ``name`` if present (ASCII case-insensitive, as for
+        :meth:`set_attribute`)."""
         self.check()
         cdef Py_ssize_t k
         lname = self.lname(name)
