@@ -354,7 +354,8 @@ class Compound:
             component and no default namespace, or ``*|``), ``""`` for none (``|p``: no element
             of an HTML document), or a URI (a prefix's, or the default namespace's, which
             applies to type selectors and to compounds without one -- except the subject of a
-            selector inside ``:is()``, ``:where()`` and ``:not()``, as Selectors 4 says).
+            selector inside ``:is()``, ``:where()``, ``:not()``, as Selectors 4 says, and
+            ``:nth-child(An+B of S)``).
         namespace_prefix: the namespace component as written, for serialising: ``None`` (none),
             ``""`` (``|p``), ``"*"`` (``*|p``) or the prefix (``svg|rect``).
 
@@ -963,7 +964,7 @@ class _Parser:
                 raise self.error(f":{function}() needs a selector argument", token.pos)
             if token.kind == _EOF and function is not None:
                 raise self.error(f"unclosed ':{function}(': expected ')'", token.pos)
-            selectors.append(self.complex_selector(depth, function in _SELECTOR_ARGUMENT))
+            selectors.append(self.complex_selector(depth, function is not None))
             token = self.peek()
             if token.kind == _COMMA:
                 self.next()
@@ -979,8 +980,9 @@ class _Parser:
         return SelectorList(tuple(selectors))
 
     def complex_selector(self, depth: int, in_argument: bool = False) -> ComplexSelector:
-        """A complex selector; ``in_argument``: an argument of :is(), :where() or :not(), where
-        a default namespace does not apply to a subject without a type selector."""
+        """A complex selector; ``in_argument``: an argument of :is(), :where(), :not() or
+        :nth-child(... of S), where a default namespace does not apply to a subject without a
+        type selector."""
         token = self.peek()
         if token.is_delim(">+~"):
             raise self.error(
@@ -1015,7 +1017,8 @@ class _Parser:
         if default is not None:
             # (CSS Namespaces: a type selector or *, written or implied, without a namespace
             # component is in the default namespace; Selectors 4 exempts the subject of a
-            # selector inside :is(), :where() and :not() when it has no type selector)
+            # selector inside :is(), :where() and :not() when it has no type selector, and so
+            # do we, as soupsieve, in :nth-child(of S), on which the standard says nothing)
             last = len(compounds) - 1
             for i, compound in enumerate(compounds):
                 if compound.namespace_prefix is None and (
