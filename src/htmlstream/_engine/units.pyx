@@ -21,7 +21,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
     const unsigned char* PyUnicode_1BYTE_DATA(object)
 
-from htmlstream._engine.matcher import MATHML_ATTRIBUTE_NAMES, SVG_ATTRIBUTE_NAMES, SVG_TAG_NAMES
+from htmlstream._engine import matcher as _matcher
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
@@ -49,6 +49,11 @@ _RAW_CLOSERS = {
 
 # encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
 cdef dict _NAME_CACHE = {}
+# The names the HTML parser gives SVG elements and SVG/MathML attributes in mixed case
+# (lower-case name -> the DOM's); typed, so that a look-up is one dict probe.
+cdef dict _SVG_TAG_NAMES = _matcher.SVG_TAG_NAMES
+cdef dict _SVG_ATTRIBUTE_NAMES = _matcher.SVG_ATTRIBUTE_NAMES
+cdef dict _MATHML_ATTRIBUTE_NAMES = _matcher.MATHML_ATTRIBUTE_NAMES
 # The last lookup in it and the last value encoded by _attr_value_bytes: a handler that sets
 # the same attribute to the same value on every element (same str objects, compared by
 # identity: a str cannot change) skips the dict probes and the encoding.
@@ -535,13 +540,11 @@ cdef class Element(Unit):
         """The element's name as the DOM gives it: ASCII-lower-cased, except the SVG names the
         HTML parser gives mixed case (``clipPath``, ``foreignObject``, ``linearGradient``...).
         Setting it renames the start and end tags to what is given."""
-        cdef str name
         if self.name_ is None:
-            name = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
+            self.name_ = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
                 self.encoding, "replace"))
             if self.ns == 1:
-                name = SVG_TAG_NAMES.get(name, name)
-            self.name_ = name
+                self.name_ = _SVG_TAG_NAMES.get(self.name_, self.name_)
         return self.name_
 
     @tag_name.setter
@@ -629,8 +632,8 @@ cdef class Element(Unit):
         if self.ns == 0:
             return lower
         if self.ns == 1:
-            return SVG_ATTRIBUTE_NAMES.get(lower, lower)
-        return MATHML_ATTRIBUTE_NAMES.get(lower, lower)
+            return _SVG_ATTRIBUTE_NAMES.get(lower, lower)
+        return _MATHML_ATTRIBUTE_NAMES.get(lower, lower)
 
     cdef bint dom_named(self, str name):
         """Whether ``name`` is spelt as the DOM names an attribute of this element: any ASCII
