@@ -546,16 +546,16 @@ DEFAULT_NS_SELECTORS: list[str] = [
 ]  # fmt: skip
 
 FOREIGN_DOCUMENT = (
-    '<div class=a title=t><p id=x lang=en>x</p>'
-    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" class=a>'
-    '<g class=b title=t><rect class=a/><circle/></g><clipPath><rect xml:lang=en/></clipPath>'
-    '<a xlink:href=u href=v title=t><text>t</text></a><linearGradient/>'
-    '<foreignObject><div class=a><p>y</p><math><mi class=a xml:lang=fr>x</mi>'
-    '<mo definitionURL=d>+</mo></math></div></foreignObject><use xlink:href=z id=x1 /></svg>'
-    '<math><mi title=t>z</mi><mtext><span>q</span></mtext></math>'
-    '<p class=b xlink:href=w xml:lang=de xmlns=q>z</p><svg><svg><rect lang=en-gb/></svg></svg>'
-    '</div>'
-).encode()
+    b'<div class=a title=t><p id=x lang=en>x</p>'
+    b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" class=a>'
+    b'<g class=b title=t><rect class=a/><circle/></g><clipPath><rect xml:lang=en/></clipPath>'
+    b'<a xlink:href=u href=v title=t><text>t</text></a><linearGradient/>'
+    b'<foreignObject><div class=a><p>y</p><math><mi class=a xml:lang=fr>x</mi>'
+    b'<mo definitionURL=d>+</mo></math></div></foreignObject><use xlink:href=z id=x1 /></svg>'
+    b'<math><mi title=t>z</mi><mtext><span>q</span></mtext></math>'
+    b'<p class=b xlink:href=w xml:lang=de xmlns=q>z</p><svg><svg><rect lang=en-gb/></svg></svg>'
+    b'</div>'
+)
 
 
 def ns_reference(soup: BeautifulSoup, selector: str, namespaces: dict[str, str]) -> set[int]:
@@ -698,7 +698,7 @@ def test_namespace_prefix_on_registration() -> None:
 
     rw.rewrite("<rect><svg><rect/><g><rect/></g></svg><math><mi>x</mi></math><p><!--c--></p>")
     assert [s for s in seen if s] == ["rect", "rect", "x", "c"]
-    with pytest.raises(SelectorError, match="unknown namespace prefix 'svg'.*position 4"):
+    with pytest.raises(SelectorError, match=r"unknown namespace prefix 'svg'.*position 4"):
         rw.on("div svg|rect", element=rect)
     with pytest.raises(SelectorError, match="unknown namespace prefix 'xlink'"):
         rw.element("[xlink|href]", namespaces={"svg": NAMESPACES["svg"]})(rect)

@@ -1475,5 +1475,7 @@ def _check_namespaces(namespaces: Mapping[str, str] | None) -> Mapping[str, str]
         )
     for prefix, uri in namespaces.items():
         if not isinstance(prefix, str) or not isinstance(uri, str):
-            raise TypeError(f"namespaces must map str prefixes to str URIs, not {prefix!r}: {uri!r}")
+            raise TypeError(
+                f"namespaces must map str prefixes to str URIs, not {prefix!r}: {uri!r}"
+            )
     return namespaces
