@@ -635,10 +635,6 @@ cdef class Element(Unit):
             return _SVG_ATTRIBUTE_NAMES.get(lower, lower)
         return _MATHML_ATTRIBUTE_NAMES.get(lower, lower)
 
-    cdef bint dom_named(self, str name):
-        """Whether ``name`` is spelt as the DOM names an attribute of this element: any ASCII
-        case on HTML elements (getAttribute() lower-cases it), exactly on SVG and MathML ones."""
-        return self.ns == 0 or self.dom_name(ascii_lower(name)) == name
 
     @property
     def attributes(self):
@@ -696,12 +692,12 @@ cdef class Element(Unit):
         return result
 
     def get_raw_attribute(self, str name):
-        """The undecoded bytes of attribute ``name``'s value as written, or None (``name`` as
-        for :meth:`get_attribute`)."""
+        """The undecoded bytes of attribute ``name``'s value as written (``name`` ASCII
+        case-insensitive), or None."""
         cdef bytes lname = self.lname(name)
         cdef Py_ssize_t i
         cdef AttrSpan* a
-        if lname is None or (self.ns and not self.dom_named(name)):
+        if lname is None:
             return None
         i = self.span_index(lname)
         if i < 0:
@@ -710,12 +706,16 @@ cdef class Element(Unit):
         return b"" if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
 
     def get_attribute(self, str name):
-        """The decoded value of attribute ``name``, or None.  As the DOM's getAttribute(),
-        ``name`` is ASCII case-insensitive on HTML elements and case-sensitive on SVG and
-        MathML ones, where it is the DOM's name (``viewBox``; ``viewbox`` is None there)."""
+        """The decoded value of attribute ``name`` (ASCII case-insensitive), or None.
+
+        On every element, as on HTML elements in the DOM: the DOM's name (``viewBox`` on an
+        SVG element) finds the attribute, and so does any other case of it.  (The DOM's
+        getAttribute() is case-sensitive on SVG and MathML elements; parsed markup never gives
+        an element two attributes whose names differ only in case, so ignoring case never
+        finds another attribute than the DOM's name does.)"""
         cdef bytes lname = self.lname(name)
         cdef Py_ssize_t i
-        if lname is None or (self.ns and not self.dom_named(name)):
+        if lname is None:
             return None
         i = self.override(lname)
         if i >= 0:
@@ -724,7 +724,7 @@ cdef class Element(Unit):
         return None if i < 0 else self.decode_value(i)
 
     def has_attribute(self, str name):
-        """Whether the element has attribute ``name`` (``name`` as for :meth:`get_attribute`)."""
+        """Whether the element has attribute ``name`` (ASCII case-insensitive)."""
         return self.get_attribute(name) is not None
 
     # ------------------------------------------------------------------ the start tag
