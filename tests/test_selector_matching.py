@@ -663,6 +663,13 @@ def test_namespaced_selectors_where_soupsieve_differs() -> None:
     assert matched(doc, "[*|href='2']") == ["a"]      # (p's xlink:href is no href)
     assert matched(doc, "[*|href='1']") == ["p", "a"]
     assert matched(doc, "[*|lang]") == ["p", "a"]
+    # ([*|a] compiles to :is([|a], [ns|a]): in arguments, after combinators, with others)
+    assert matched(doc, ":not([*|href])") == ["s"]      # (implied html/head/body: no handler)
+    assert matched(doc, "svg [*|href]") == ["a", "u"]
+    assert matched(doc, "svg|a > [*|href]", namespaces=NAMESPACES) == ["u"]
+    assert matched(doc, ":nth-child(2 of [*|href])") == []
+    assert matched(doc, "[*|href]:not([xlink|href])", namespaces=NAMESPACES) == ["p"]
+    assert matched(doc, "[*|href][*|lang]") == ["p", "a"]
     # On SVG/MathML elements xlink:href, xml:lang and xmlns are in a namespace, so [a] (no
     # namespace, as CSS says) does not match them there; soupsieve compares the qualified
     # name.  On HTML elements they are ordinary attributes in no namespace.
