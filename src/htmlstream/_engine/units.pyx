@@ -220,7 +220,8 @@ cpdef str process_text(str text, int text_type):
 
 
 class AttributeDetails(NamedTuple):
-    """An attribute as written in the input (see :meth:`Element.attribute_details`)."""
+    """An attribute as written in the input (see :meth:`Element.attribute_details`); ``name``
+    is the DOM's name (lower-cased; ``viewBox`` and the like on SVG and MathML elements)."""
 
     name: str
     value: str
@@ -460,7 +461,8 @@ cdef class EndTag(Unit):
 
     @property
     def name(self):
-        """The tag name (ASCII-lower-cased)."""
+        """The element's name: its ``tag_name`` (the DOM's: ASCII-lower-cased, ``clipPath``
+        for an SVG clipPath), or what a handler set."""
         return self.name_
 
     @name.setter
@@ -675,9 +677,9 @@ cdef class Element(Unit):
 
     def attribute_details(self):
         """Every attribute as written, duplicates included, as :class:`AttributeDetails`:
-        decoded name and value, the raw (undecoded) value, and the stream offsets of the name
-        and the value (``None`` for an attribute without a value).  Changes made by handlers
-        are not reflected: this describes the input."""
+        decoded name (the DOM's) and value, the raw (undecoded) value, and the stream offsets
+        of the name and the value (``None`` for an attribute without a value).  Changes made
+        by handlers are not reflected: this describes the input."""
         cdef list result = []
         cdef Py_ssize_t i
         cdef AttrSpan* a
