@@ -282,8 +282,157 @@ def test_tag_name_and_namespace() -> None:
     html = "http://www.w3.org/1999/xhtml"
     svg = "http://www.w3.org/2000/svg"
     mathml = "http://www.w3.org/1998/Math/MathML"
-    assert seen == [("div", html), ("svg", svg), ("circle", svg), ("foreignobject", svg),
+    assert seen == [("div", html), ("svg", svg), ("circle", svg), ("foreignObject", svg),
                     ("p", html), ("math", mathml), ("mi", mathml)]
+
+
+#: The HTML parser's "adjust SVG tag name" table (HTML Standard, tree construction): the source
+#: name in any case, and the DOM's name.
+SVG_TAG_NAMES = [
+    "altGlyph", "altGlyphDef", "altGlyphItem", "animateColor", "animateMotion", "animateTransform",
+    "clipPath", "feBlend", "feColorMatrix", "feComponentTransfer", "feComposite",
+    "feConvolveMatrix", "feDiffuseLighting", "feDisplacementMap", "feDistantLight", "feDropShadow",
+    "feFlood", "feFuncA", "feFuncB", "feFuncG", "feFuncR", "feGaussianBlur", "feImage", "feMerge",
+    "feMergeNode", "feMorphology", "feOffset", "fePointLight", "feSpecularLighting", "feSpotLight",
+    "feTile", "feTurbulence", "foreignObject", "glyphRef", "linearGradient", "radialGradient",
+    "textPath",
+]  # fmt: skip
+
+
+def test_svg_tag_names_are_the_doms() -> None:
+    # Every name of the table, written lower-case, upper-case and as the DOM spells it: the
+    # element's tag_name and its end tag's name are the DOM's name.
+    spellings = [(s, name) for name in SVG_TAG_NAMES
+                 for s in (name.lower(), name.upper(), name)]
+    doc = "<svg>" + "".join(f"<{s}></{s}>" for s, _ in spellings) + "</svg>"
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def el(e: Any) -> None:
+            seen.append(e.tag_name)
+            e.on_end_tag(lambda t: seen.append(("end", t.name)))
+
+        return on_element("svg > *", el), seen
+
+    out, seen = runs(factory, doc)
+    assert out == doc.encode()          # reading changes nothing
+    assert seen == [x for _, name in spellings for x in (name, ("end", name))]
+    assert len(SVG_TAG_NAMES) == 37
+
+
+def test_adjusted_names_only_in_svg() -> None:
+    # HTML and MathML elements keep the lower-cased name; so do SVG elements not in the table.
+    doc = ("<clipPath></clipPath><math><clipPath></clipPath><mi>x</mi><mglyph/></math>"
+           "<svg><Rect/><fooBar></fooBar><foreignObject><linearGradient></linearGradient>"
+           "</foreignObject></svg>")
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+        return on_element("*", lambda e: seen.append((e.tag_name, e.namespace_uri[-6:]))), seen
+
+    _, seen = runs(factory, doc)
+    assert [x for x in seen if x[0] not in ("html", "head", "body")] == [
+        ("clippath", "/xhtml"), ("math", "MathML"), ("clippath", "MathML"), ("mi", "MathML"),
+        ("mglyph", "MathML"), ("svg", "00/svg"), ("rect", "00/svg"), ("foobar", "00/svg"),
+        ("foreignObject", "00/svg"), ("lineargradient", "/xhtml")]
+
+
+def test_renamed_svg_element_writes_what_is_given() -> None:
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def el(e: Any) -> None:
+            seen.append(e.tag_name)
+            e.tag_name = "radialgradient"
+            seen.append(e.tag_name)
+            e.on_end_tag(lambda t: seen.append(t.name))
+
+        return on_element("linearGradient", el), seen
+
+    out, seen = runs(factory, "<svg><LINEARGRADIENT id=a></lineargradient></svg>")
+    assert out == b"<svg><radialgradient id=a></radialgradient></svg>"
+    assert seen == ["linearGradient", "radialgradient", "radialgradient"]
+
+    def renamer() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def el(e: Any) -> None:
+            e.on_end_tag(lambda t: (seen.append(t.name), setattr(t, "name", "clipPath"),
+                                    seen.append(t.name)))
+
+        return on_element("textPath", el), seen
+
+    out, seen = runs(renamer, "<svg><textpath>x</textPath></svg>")
+    assert out == b"<svg><textpath>x</clipPath></svg>"
+    assert seen == ["textPath", "clipPath"]
+
+
+def test_foreign_attribute_names_are_the_doms() -> None:
+    # attributes and attribute_details give the DOM's names: SVG's adjusted case (viewBox...),
+    # MathML's definitionURL; the foreign attributes keep their qualified names (xlink:href).
+    doc = ("<div VIEWBOX=1 definitionURL=2></div>"
+           "<svg VIEWBOX=1 preserveaspectratio=2 XLink:Href=3 xml:lang=4 definitionurl=5 a=6>"
+           "</svg><math DefinitionURL=1 viewbox=2 xlink:href=3></math>")
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def el(e: Any) -> None:
+            seen.append(e.attributes)
+            seen.append([d.name for d in e.attribute_details()])
+
+        return on_element("div, svg, math", el), seen
+
+    _, seen = runs(factory, doc)
+    assert seen == [
+        [("viewbox", "1"), ("definitionurl", "2")], ["viewbox", "definitionurl"],
+        [("viewBox", "1"), ("preserveAspectRatio", "2"), ("xlink:href", "3"),
+         ("xml:lang", "4"), ("definitionurl", "5"), ("a", "6")],
+        ["viewBox", "preserveAspectRatio", "xlink:href", "xml:lang", "definitionurl", "a"],
+        [("definitionURL", "1"), ("viewbox", "2"), ("xlink:href", "3")],
+        ["definitionURL", "viewbox", "xlink:href"],
+    ]
+
+
+def test_get_attribute_by_dom_name() -> None:
+    # get_attribute finds an attribute by the DOM's name (viewBox, definitionURL) and, as on
+    # HTML elements, by any ASCII case of it, on every element: parsed markup never gives an
+    # element two attributes whose names differ only in case.  set_attribute/remove_attribute
+    # name the attribute as markup does; added names read back in the DOM's case.
+    names = ["viewBox", "viewbox", "VIEWBOX", "xlink:href", "XLINK:HREF", "a", "A",
+             "definitionURL", "definitionurl", "b"]
+    doc = ("<p viewBox=1 xlink:href=2 a=3 definitionURL=4></p>"
+           "<svg viewBox=1 xlink:href=2 a=3 definitionURL=4></svg>"
+           "<math viewBox=1 xlink:href=2 a=3 definitionURL=4></math>")
+
+    def factory() -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+
+        def el(e: Any) -> None:
+            seen.append([e.get_attribute(n) for n in names])
+            seen.append([e.has_attribute(n) for n in names] == [
+                e.get_attribute(n) is not None for n in names])
+            seen.append([e.get_raw_attribute(n) for n in names] == [
+                None if e.get_attribute(n) is None else e.get_attribute(n).encode()
+                for n in names])
+            e.set_attribute("PATHLENGTH", "5")
+            e.remove_attribute("VIEWBOX")
+            seen.append((e.get_attribute("pathLength"), e.get_attribute("viewBox"),
+                         e.attributes[-1], e.attributes[0]))
+
+        return on_element("p, svg, math", el), seen
+
+    out, seen = runs(factory, doc)
+    values = ["1", "1", "1", "2", "2", "3", "3", "4", "4", None]
+    assert seen == [
+        values, True, True, ("5", None, ("pathlength", "5"), ("xlink:href", "2")),
+        values, True, True, ("5", None, ("pathLength", "5"), ("xlink:href", "2")),
+        values, True, True, ("5", None, ("pathlength", "5"), ("xlink:href", "2")),
+    ]
+    assert out == (b'<p xlink:href=2 a=3 definitionURL=4 pathlength="5"></p>'
+                   b'<svg xlink:href=2 a=3 definitionURL=4 pathlength="5"></svg>'
+                   b'<math xlink:href=2 a=3 definitionURL=4 pathlength="5"></math>')
 
 
 def test_attributes_are_decoded() -> None:

@@ -21,7 +21,11 @@ from hypothesis import strategies as st
 from htmlstream.errors import HtmlStreamError, SelectorError
 from htmlstream.selectors import (
     HTML_CASE_INSENSITIVE_ATTRIBUTE_VALUES,
+    HTML_NAMESPACE,
+    MATHML_NAMESPACE,
     MAX_NESTING_DEPTH,
+    SVG_NAMESPACE,
+    XLINK_NAMESPACE,
     AttributeSelector,
     AttrOp,
     CaseFlag,
@@ -282,7 +286,7 @@ def test_first_child_is_nth_child_one() -> None:
 LOOKAHEAD = "needs to see the element's following siblings, which a stream cannot"
 STATE = "depends on the browser's state, not the markup"
 PSEUDO_ELEMENT = "pseudo-elements are not elements of the markup"
-NAMESPACE = "namespace prefixes are not supported"
+UNKNOWN_PREFIX = "unknown namespace prefix"
 
 REFUSALS: list[tuple[str, str, int]] = [
     # the brief's examples, verbatim
@@ -327,16 +331,24 @@ REFUSALS: list[tuple[str, str, int]] = [
     (":first-letter", PSEUDO_ELEMENT, 0),
     (":after", PSEUDO_ELEMENT, 0),
     ("::", "expected a pseudo-element name after '::'", 2),
-    # namespaces
-    ("svg|rect", NAMESPACE, 0),
-    ("*|a", NAMESPACE, 0),
-    ("|a", NAMESPACE, 0),
-    ("ns|*", NAMESPACE, 0),
-    ("a svg|rect", NAMESPACE, 2),
-    ("[xlink|href]", NAMESPACE, 1),
-    ("[*|href]", NAMESPACE, 1),
-    ("[|href]", NAMESPACE, 1),
-    ("[ xlink|href=x]", NAMESPACE, 2),
+    # namespaces: a prefix must be declared (namespaces=); *| and | need no declaration
+    ("svg|rect", f"{UNKNOWN_PREFIX} 'svg': declare it with namespaces={{'svg': ", 0),
+    ("ns|*", f"{UNKNOWN_PREFIX} 'ns'", 0),
+    ("a svg|rect", f"{UNKNOWN_PREFIX} 'svg'", 2),
+    ("[xlink|href]", f"{UNKNOWN_PREFIX} 'xlink'", 1),
+    ("[ xlink|href=x]", f"{UNKNOWN_PREFIX} 'xlink'", 2),
+    (":is(a, x|b)", f"{UNKNOWN_PREFIX} 'x'", 7),
+    ("svg| rect", "expected a name or '*' right after the namespace prefix 'svg|', found "
+                  "whitespace", 4),
+    ("svg | rect", "expected a name or '*' right after the namespace prefix '|', found "
+                   "whitespace", 5),
+    ("|", "expected a name or '*' right after the namespace prefix '|', found the end", 1),
+    ("*|.a", "expected a name or '*' right after the namespace prefix '*|', found '.'", 2),
+    ("[*|]", "expected an attribute name right after the namespace prefix '*|', found ']'", 3),
+    ("[|*]", "expected an attribute name right after the namespace prefix '|', found '*'", 2),
+    ("[*| a]", "right after the namespace prefix '*|', found whitespace", 3),
+    ("[*|=a]", "expected an attribute name after '[', found '*'", 1),
+    ("*|a|b", "unexpected '|'", 3),
     # other unsupported syntax
     ("col || td", "the column combinator '||' is not supported", 4),
     ("col||td", "the column combinator '||' is not supported", 3),
@@ -941,7 +953,7 @@ def test_nth_child_of_a_selector_list() -> None:
 
 def test_differential_refusals_are_valid_css() -> None:
     # Things cssselect parses but htmlstream refuses, by design.
-    for text in ["a:last-child", "p:empty", "svg|rect", "*|a", "[xlink|href]", "p::before",
+    for text in ["a:last-child", "p:empty", "svg|rect", "[xlink|href]", "p::before",
                  "a:hover", "p:has(a)", ":matches(a)", "#1a"]:  # fmt: skip
         cssselect.parse(text)
         refused(text)
@@ -952,3 +964,125 @@ def test_very_long_numbers_are_clamped() -> None:
     ((pseudo,),) = [parse_selector(text).selectors[0].subject.pseudos]
     assert (pseudo.a, pseudo.b) == (2**31 - 1, 2**31 - 1)
     assert re.fullmatch(r":nth-child\(\d+n\+\d+\)", str(parse_selector(text)))
+
+
+# --------------------------------------------------------------------------- namespaces
+
+NS = {"svg": SVG_NAMESPACE, "xlink": XLINK_NAMESPACE, "m": MATHML_NAMESPACE}
+
+
+def subject(text: str, namespaces: dict[str, str] | None = None) -> Compound:
+    return parse_selector(text, namespaces).selectors[0].subject
+
+
+@pytest.mark.parametrize(
+    ("text", "tag", "namespace", "prefix"),
+    [
+        ("*|p", "p", None, "*"),
+        ("|p", "p", "", ""),
+        ("svg|rect", "rect", SVG_NAMESPACE, "svg"),
+        ("svg|clipPath", "clipPath", SVG_NAMESPACE, "svg"),
+        ("m|*", None, MATHML_NAMESPACE, "m"),
+        ("*|*", None, None, "*"),
+        ("|*", None, "", ""),
+        ("p", "p", None, None),
+        ("svg", "svg", None, None),
+        (r"\73 vg|rect", "rect", SVG_NAMESPACE, "svg"),      # the prefix after escapes
+    ],
+)
+def test_type_selector_namespaces(
+    text: str, tag: str | None, namespace: str | None, prefix: str | None
+) -> None:
+    compound = subject(text, NS)
+    assert (compound.tag, compound.namespace, compound.namespace_prefix) == (
+        tag, namespace, prefix)
+    assert parse_selector(str(parse_selector(text, NS)), NS) == parse_selector(text, NS)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "namespace", "prefix", "canonical"),
+    [
+        ("[title]", "title", "", None, "[title]"),
+        ("[|title]", "title", "", "", "[|title]"),
+        ("[*|title]", "title", None, "*", "[*|title]"),
+        ("[xlink|href]", "href", XLINK_NAMESPACE, "xlink", "[xlink|href]"),
+        ("[ xlink|href = 'x' i ]", "href", XLINK_NAMESPACE, "xlink", '[xlink|href="x" i]'),
+        ("[*|href^=a]", "href", None, "*", '[*|href^="a"]'),
+        ("[|a|=b]", "a", "", "", '[|a|="b"]'),
+        ("[a|=b]", "a", "", None, '[a|="b"]'),          # the dash-match operator
+        ("[svg|a]", "a", SVG_NAMESPACE, "svg", "[svg|a]"),
+    ],
+)
+def test_attribute_namespaces(
+    text: str, name: str, namespace: str | None, prefix: str | None, canonical: str
+) -> None:
+    (attr,) = subject(text, NS).attributes
+    assert (attr.name, attr.namespace, attr.namespace_prefix) == (name, namespace, prefix)
+    assert str(parse_selector(text, NS)) == canonical
+    assert parse_selector(canonical, NS) == parse_selector(text, NS)
+
+
+def test_namespaces_without_declaration() -> None:
+    # *| and | need no mapping; the unprefixed forms are unchanged by an empty mapping.
+    for text in ["*|p", "|p", "[*|a]", "[|a]", "*|* > |*", "p", "[a]"]:
+        assert parse_selector(text) == parse_selector(text, {})
+    assert subject("p").namespace is None
+    assert subject("[a]").attributes[0].namespace == ""
+    assert subject("[a]", {"": SVG_NAMESPACE}).attributes == subject("[a]").attributes
+    assert parse_selector("[a]") != parse_selector("[|a]")     # same meaning, written apart
+    # prefixes are case-sensitive, as in CSS
+    with pytest.raises(SelectorError, match="unknown namespace prefix 'SVG'"):
+        parse_selector("SVG|rect", NS)
+
+
+def test_default_namespace() -> None:
+    # A default namespace applies to type selectors and to compounds without one (an implied
+    # *), not to attributes; inside :is(), :where() and :not(), not to a subject without a
+    # type selector (Selectors 4).
+    d = {"": SVG_NAMESPACE, "h": HTML_NAMESPACE}
+    assert subject("rect", d).namespace == SVG_NAMESPACE
+    assert subject("*", d).namespace == SVG_NAMESPACE
+    assert subject(".a", d).namespace == SVG_NAMESPACE
+    assert subject("[a]", d).attributes[0].namespace == ""
+    assert subject("h|p", d).namespace == HTML_NAMESPACE
+    assert subject("*|p", d).namespace is None
+    assert subject("|p", d).namespace == ""
+    complex_sel = parse_selector(".a > .b", d).selectors[0]
+    assert [c.namespace for c in complex_sel.compounds] == [SVG_NAMESPACE, SVG_NAMESPACE]
+
+    def argument(text: str) -> list[str | None]:
+        (pseudo,) = subject(text, d).pseudos
+        assert isinstance(pseudo, Is | Where | Not | NthChild)
+        arg = pseudo.of if isinstance(pseudo, NthChild) else pseudo.arg
+        assert arg is not None
+        return [c.namespace for s in arg for c in s.compounds]
+
+    assert argument(":is(.a)") == [None]
+    assert argument(":where(.a, *.b, c)") == [None, SVG_NAMESPACE, SVG_NAMESPACE]
+    assert argument(":not(.x .a)") == [SVG_NAMESPACE, None]
+    assert argument(":is(h|p)") == [HTML_NAMESPACE]
+    assert argument(":nth-child(2 of .a)") == [None]      # (as soupsieve: CSS says nothing)
+    # the compound holding the :is() gets the default namespace itself
+    assert subject(":is(.a)", d).namespace == SVG_NAMESPACE
+    for text in ["rect", ".a", ":is(.a) > *", ":not(.x .a)", "|p", "[a]"]:
+        assert parse_selector(str(parse_selector(text, d)), d) == parse_selector(text, d)
+
+
+def test_namespaces_argument_is_checked() -> None:
+    with pytest.raises(TypeError, match="mapping"):
+        parse_selector("p", ["svg"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="str prefixes to str URIs"):
+        parse_selector("p", {"svg": None})  # type: ignore[dict-item]
+
+
+def test_namespaced_ast_serialises() -> None:
+    compound = Compound("rect", classes=("a",), namespace=SVG_NAMESPACE, namespace_prefix="svg")
+    assert str(compound) == "svg|rect.a"
+    assert str(Compound(namespace="", namespace_prefix="")) == "|*"
+    assert str(Compound(namespace=None, namespace_prefix="*")) == "*|*"
+    assert Compound(namespace=None, namespace_prefix="*").is_universal
+    assert not Compound(namespace=SVG_NAMESPACE).is_universal
+    attr = AttributeSelector("href", AttrOp.PREFIX, "x", CaseFlag.DEFAULT, None, "*")
+    assert str(attr) == '[*|href^="x"]'
+    assert not _needs_attributes(Compound(namespace=SVG_NAMESPACE, namespace_prefix="svg"))
+    assert _needs_attributes(Compound(attributes=(attr,)))

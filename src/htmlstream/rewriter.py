@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
@@ -272,13 +272,16 @@ class Rewriter:
         element: ElementHandler | None = None,
         text: TextHandler | None = None,
         comments: CommentHandler | None = None,
+        namespaces: Mapping[str, str] | None = None,
     ) -> Rewriter:
         """Run handlers on the elements ``selector`` matches (and on the text and comments
         inside them, descendants included).
 
         ``handler`` may be an object with ``element``/``text``/``comments`` methods (the shape of
         the Workers ``HTMLRewriter`` and python-lolhtml); keyword handlers are added to it.
-        Returns the rewriter, so calls chain.
+        ``namespaces`` maps the selector's namespace prefixes to URIs (``svg|rect`` with
+        ``{"svg": "http://www.w3.org/2000/svg"}``; ``""`` is the default namespace), as
+        :func:`~htmlstream.parse_selector` takes them.  Returns the rewriter, so calls chain.
         """
         if handler is not None:
             element = element or _method(handler, "element")
@@ -286,7 +289,7 @@ class Rewriter:
             comments = comments or _method(handler, "comments")
             if element is None and text is None and comments is None:
                 raise TypeError("the handler object has no element, text or comments method")
-        rule = _Rule(selector, parse_selector(selector))
+        rule = _Rule(selector, parse_selector(selector, namespaces))
         with self._lock:
             self._add_handlers(((element, rule.element), (text, rule.text),
                                 (comments, rule.comments)))
@@ -320,22 +323,30 @@ class Rewriter:
             self._compiled.clear()
         return self
 
-    def element(self, selector: str) -> Callable[[_E], _E]:
+    def element(
+        self, selector: str, *, namespaces: Mapping[str, str] | None = None
+    ) -> Callable[[_E], _E]:
         """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``."""
-        return self._decorator(selector, "element")
+        return self._decorator(selector, "element", namespaces)
 
-    def text(self, selector: str) -> Callable[[_T], _T]:
+    def text(
+        self, selector: str, *, namespaces: Mapping[str, str] | None = None
+    ) -> Callable[[_T], _T]:
         """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)``."""
-        return self._decorator(selector, "text")
+        return self._decorator(selector, "text", namespaces)
 
-    def comments(self, selector: str) -> Callable[[_C], _C]:
+    def comments(
+        self, selector: str, *, namespaces: Mapping[str, str] | None = None
+    ) -> Callable[[_C], _C]:
         """Decorator: ``@rw.comments("div")`` is ``rw.on("div", comments=fn)``."""
-        return self._decorator(selector, "comments")
+        return self._decorator(selector, "comments", namespaces)
 
-    def _decorator(self, selector: str, kind: str) -> Callable[[_F], _F]:
+    def _decorator(
+        self, selector: str, kind: str, namespaces: Mapping[str, str] | None
+    ) -> Callable[[_F], _F]:
         def register(fn: _F) -> _F:
             # (the public decorators bind _F to the handler type of ``kind``)
-            self.on(selector, **{kind: fn})  # type: ignore[arg-type]
+            self.on(selector, namespaces=namespaces, **{kind: fn})  # type: ignore[arg-type]
             return fn
         return register
 

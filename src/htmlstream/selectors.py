@@ -22,21 +22,34 @@ The AST, left to right as written:
 * Pseudo-classes: :class:`NthChild` (also ``:first-child``), :class:`NthOfType` (also
   ``:first-of-type``), :class:`Root`, :class:`Not`, :class:`Is`, :class:`Where`.
 
-``str()`` of any node serialises it back to a canonical selector that parses to an equal node.
+``str()`` of any node serialises it back to a canonical selector that parses to an equal node
+(given the same ``namespaces``).
+
+Namespaces (CSS Namespaces, Selectors Level 4): ``*|p`` (any namespace), ``|p`` (no namespace),
+``svg|rect`` with ``namespaces={"svg": SVG_NAMESPACE}``, a default namespace ``{"": uri}`` for
+type selectors, and the same prefixes on attribute names (``[*|href]``, ``[|title]``,
+``[xlink|href]``).  The AST holds the namespace URIs the prefixes resolve to
+(:attr:`Compound.namespace`, :attr:`AttributeSelector.namespace`) and the prefixes as written.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 
 from htmlstream.errors import SelectorError
 
 __all__ = [
     "HTML_CASE_INSENSITIVE_ATTRIBUTE_VALUES",
+    "HTML_NAMESPACE",
+    "MATHML_NAMESPACE",
     "MAX_NESTING_DEPTH",
+    "SVG_NAMESPACE",
+    "XLINK_NAMESPACE",
+    "XMLNS_NAMESPACE",
+    "XML_NAMESPACE",
     "AttrOp",
     "AttributeSelector",
     "CaseFlag",
@@ -81,6 +94,17 @@ HTML_CASE_INSENSITIVE_ATTRIBUTE_VALUES: frozenset[str] = frozenset(
     scope scrolling selected shape target text type valign valuetype vlink"""
     )
 )
+
+#: The namespaces an HTML document's elements are in (every element is in one of them).
+HTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
+MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
+#: The namespaces of the attributes the HTML parser adjusts on SVG and MathML elements
+#: ("adjust foreign attributes": ``xlink:href``, ``xml:lang``, ``xmlns``, ``xmlns:xlink``...);
+#: every other attribute of an HTML document is in no namespace.
+XLINK_NAMESPACE = "http://www.w3.org/1999/xlink"
+XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
+XMLNS_NAMESPACE = "http://www.w3.org/2000/xmlns/"
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -139,12 +163,21 @@ class AttributeSelector:
         value: the value (escapes resolved), ``None`` exactly when ``op`` is ``EXISTS``.  It is
             compared with the attribute's *decoded* value (character references resolved).
         case: the ``i``/``s`` flag; see :meth:`value_case_insensitive`.
+        namespace: the namespace the attribute must be in: ``""`` (no namespace: ``[name]``
+            and ``[|name]``, as CSS says; a default namespace does not apply to attributes),
+            ``None`` for any namespace (``[*|name]``) or the URI a prefix resolved to
+            (``[xlink|href]``).  In an HTML document only the attributes the parser adjusts on
+            SVG and MathML elements (``xlink:href``, ``xml:lang``, ``xmlns``...) have one.
+        namespace_prefix: the namespace component as written, for serialising: ``None`` (none),
+            ``""`` (``[|name]``), ``"*"`` or the prefix.
     """
 
     name: str
     op: AttrOp = AttrOp.EXISTS
     value: str | None = None
     case: CaseFlag = CaseFlag.DEFAULT
+    namespace: str | None = ""
+    namespace_prefix: str | None = None
 
     def __post_init__(self) -> None:
         if (self.op is AttrOp.EXISTS) != (self.value is None):
@@ -178,14 +211,21 @@ class AttributeSelector:
         return False
 
     def __str__(self) -> str:
+        name = _prefixed(self.namespace_prefix, serialize_identifier(self.name))
         if self.op is AttrOp.EXISTS:
-            return f"[{serialize_identifier(self.name)}]"
+            return f"[{name}]"
         assert self.value is not None
         flag = f" {self.case.value}" if self.case is not CaseFlag.DEFAULT else ""
-        return (
-            f"[{serialize_identifier(self.name)}{self.op.value}"
-            f"{serialize_string(self.value)}{flag}]"
-        )
+        return f"[{name}{self.op.value}{serialize_string(self.value)}{flag}]"
+
+
+def _prefixed(prefix: str | None, name: str) -> str:
+    """``name`` with its namespace component as written (``svg|rect``, ``*|a``, ``|a``)."""
+    if prefix is None:
+        return name
+    if prefix == "*":
+        return f"*|{name}"
+    return f"{serialize_identifier(prefix) if prefix else ''}|{name}"
 
 
 def _clamp(value: int) -> int:
@@ -309,6 +349,14 @@ class Compound:
         classes: the ``.class`` selectors, in source order (compared case-sensitively).
         attributes: the attribute selectors, in source order.
         pseudos: the pseudo-classes, in source order.
+        namespace: the namespace the element must be in: ``None`` for any (no namespace
+            component and no default namespace, or ``*|``), ``""`` for none (``|p``: no element
+            of an HTML document), or a URI (a prefix's, or the default namespace's, which
+            applies to type selectors and to compounds without one -- except the subject of a
+            selector inside ``:is()``, ``:where()``, ``:not()``, as Selectors 4 says, and
+            ``:nth-child(An+B of S)``).
+        namespace_prefix: the namespace component as written, for serialising: ``None`` (none),
+            ``""`` (``|p``), ``"*"`` (``*|p``) or the prefix (``svg|rect``).
 
     A compound with nothing in it is ``*``.
     """
@@ -318,12 +366,15 @@ class Compound:
     classes: tuple[str, ...] = ()
     attributes: tuple[AttributeSelector, ...] = ()
     pseudos: tuple[Pseudo, ...] = ()
+    namespace: str | None = None
+    namespace_prefix: str | None = None
 
     @property
     def is_universal(self) -> bool:
         """True for ``*`` (a compound that matches every element)."""
         return (
             self.tag is None
+            and self.namespace is None
             and not self.ids
             and not self.classes
             and not self.attributes
@@ -332,7 +383,10 @@ class Compound:
 
     def __str__(self) -> str:
         parts: list[str] = []
-        if self.tag is not None:
+        if self.namespace_prefix is not None:
+            tag = "*" if self.tag is None else serialize_identifier(self.tag)
+            parts.append(_prefixed(self.namespace_prefix, tag))
+        elif self.tag is not None:
             parts.append(serialize_identifier(self.tag))
         parts.extend("#" + serialize_identifier(i) for i in self.ids)
         parts.extend("." + serialize_identifier(c) for c in self.classes)
@@ -844,10 +898,13 @@ class _Parser:
     """Recursive descent over the token list.  Nesting depth is bounded by
     :data:`MAX_NESTING_DEPTH`, so the Python stack is never at risk."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, namespaces: Mapping[str, str]) -> None:
         self.text = text
         self.tokens = _Tokenizer(text).tokens()
         self.index = 0
+        self.namespaces = namespaces
+        self.default_namespace = namespaces.get("")
+        self.has_type = False       # whether the last compound read had a type selector
 
     # -------------------------------------------------------------- token access
 
@@ -906,7 +963,7 @@ class _Parser:
                 raise self.error(f":{function}() needs a selector argument", token.pos)
             if token.kind == _EOF and function is not None:
                 raise self.error(f"unclosed ':{function}(': expected ')'", token.pos)
-            selectors.append(self.complex_selector(depth))
+            selectors.append(self.complex_selector(depth, function is not None))
             token = self.peek()
             if token.kind == _COMMA:
                 self.next()
@@ -921,7 +978,10 @@ class _Parser:
             raise self.error(f"unexpected {_describe(token)}", token.pos)
         return SelectorList(tuple(selectors))
 
-    def complex_selector(self, depth: int) -> ComplexSelector:
+    def complex_selector(self, depth: int, in_argument: bool = False) -> ComplexSelector:
+        """A complex selector; ``in_argument``: an argument of :is(), :where(), :not() or
+        :nth-child(... of S), where a default namespace does not apply to a subject without a
+        type selector."""
         token = self.peek()
         if token.is_delim(">+~"):
             raise self.error(
@@ -930,6 +990,7 @@ class _Parser:
                 token.pos,
             )
         compounds = [self.compound(depth, None)]
+        typed = [self.has_type]
         combinators: list[Combinator] = []
         while True:
             had_ws = self.skip_ws()
@@ -950,7 +1011,77 @@ class _Parser:
                 raise self.error(f"unexpected {_describe(token)}", token.pos)
             combinators.append(combinator)
             compounds.append(self.compound(depth, after))
+            typed.append(self.has_type)
+        default = self.default_namespace
+        if default is not None:
+            # (CSS Namespaces: a type selector or *, written or implied, without a namespace
+            # component is in the default namespace; Selectors 4 exempts the subject of a
+            # selector inside :is(), :where() and :not() when it has no type selector, and so
+            # do we, as soupsieve, in :nth-child(of S), on which the standard says nothing)
+            last = len(compounds) - 1
+            for i, compound in enumerate(compounds):
+                if compound.namespace_prefix is None and (
+                    typed[i] or not (in_argument and i == last)
+                ):
+                    compounds[i] = replace(compound, namespace=default)
         return ComplexSelector(tuple(compounds), tuple(combinators))
+
+    def namespace_of(self, prefix: _Token) -> str | None:
+        """The namespace URI ``prefix|`` stands for (``*|``: None, any namespace)."""
+        if prefix.is_delim("*"):
+            return None
+        uri = self.namespaces.get(prefix.value)
+        if uri is None:
+            raise self.error(
+                f"unknown namespace prefix {prefix.value!r}: declare it with "
+                f"namespaces={{{prefix.value!r}: <namespace URI>}}",
+                prefix.pos,
+            )
+        return uri
+
+    def qualified_name(self, what: str) -> tuple[str | None, str | None, _Token] | None:
+        """A namespace component and the name after it, if the next tokens are one:
+        ``prefix|``, ``*|`` or ``|`` directly followed by the name (``what`` says what may
+        follow: ``"a name or '*'"`` for type selectors, ``"an attribute name"``).  Returns
+        (the prefix as written, its namespace URI, the name token) with the tokens consumed;
+        None (nothing consumed) when there is no namespace component."""
+        first = self.peek()
+        if first.is_delim("|"):
+            prefix_token = None
+            bar = first
+            at = 1
+        elif first.kind == _IDENT or first.is_delim("*"):
+            bar = self.peek(1)
+            if not bar.is_delim("|") or bar.pos != first.end:
+                return None
+            prefix_token = first
+            at = 2
+        else:
+            return None
+        name = self.peek(at)
+        if name.is_delim("|"):
+            raise self.error("the column combinator '||' is not supported", bar.pos)
+        if name.is_delim("=") and what == "an attribute name":
+            return None         # [a|=b]: the dash-match operator
+        if name.pos != bar.end or not (
+            name.kind == _IDENT or (name.is_delim("*") and what != "an attribute name")
+        ):
+            written = "" if prefix_token is None else (
+                "*" if prefix_token.is_delim("*") else prefix_token.value)
+            raise self.error(
+                f"expected {what} right after the namespace prefix '{written}|', found "
+                f"{_describe(name)}",
+                name.pos,
+            )
+        if prefix_token is None:
+            prefix: str | None = ""
+            namespace: str | None = ""
+        else:
+            namespace = self.namespace_of(prefix_token)
+            prefix = "*" if prefix_token.is_delim("*") else prefix_token.value
+        for _ in range(at + 1):
+            self.next()
+        return prefix, namespace, name
 
     def compound(self, depth: int, after: str | None) -> Compound:
         """A compound selector; ``after`` names the combinator before it (for messages)."""
@@ -961,19 +1092,21 @@ class _Parser:
         classes: list[str] = []
         attributes: list[AttributeSelector] = []
         pseudos: list[Pseudo] = []
+        prefix: str | None = None
+        namespace: str | None = None
 
-        if start.kind == _IDENT or start.is_delim("*"):
+        if start.is_delim("|") and self.peek(1).is_delim("|"):
+            raise self.error("the column combinator '||' is not supported", start.pos)
+        qualified = self.qualified_name("a name or '*'")
+        if qualified is not None:
+            prefix, namespace, name = qualified
+            tag = name.value if name.kind == _IDENT else None
+            has_type = True
+        elif start.kind == _IDENT or start.is_delim("*"):
             self.next()
             self.check_namespace(start)
             tag = start.value if start.kind == _IDENT else None
             has_type = True
-        elif start.is_delim("|"):
-            if self.peek(1).is_delim("|"):
-                raise self.error("the column combinator '||' is not supported", start.pos)
-            raise self.error(
-                "namespace prefixes are not supported ('|name' selects elements in no namespace)",
-                start.pos,
-            )
 
         while True:
             token = self.peek()
@@ -1039,41 +1172,36 @@ class _Parser:
                     raise self.error(f"unexpected end of selector after {after}", token.pos)
                 raise self.unexpected(token, "a selector", after)
             raise self.error(f"expected a selector, found {_describe(token)}", token.pos)
-        return Compound(tag, tuple(ids), tuple(classes), tuple(attributes), tuple(pseudos))
+        self.has_type = has_type
+        return Compound(
+            tag, tuple(ids), tuple(classes), tuple(attributes), tuple(pseudos), namespace, prefix
+        )
 
     def check_namespace(self, prefix: _Token) -> None:
-        """Refuse ``prefix|name`` after a type selector or ``*`` token."""
+        """Refuse ``a||b`` (``a|b`` was read as a qualified name before)."""
         bar = self.peek()
-        if not bar.is_delim("|"):
-            return
-        if self.peek(1).is_delim("|"):
+        if bar.is_delim("|") and self.peek(1).is_delim("|"):
             raise self.error("the column combinator '||' is not supported", bar.pos)
-        raise self.error(
-            "namespace prefixes are not supported (write the name without a prefix to match it "
-            "in any namespace)",
-            prefix.pos,
-        )
 
     def attribute(self, bracket: _Token) -> AttributeSelector:
         """``[...]`` after its ``[``."""
         self.skip_ws()
-        token = self.peek()
-        if token.is_delim("|") and not self.peek(1).is_delim("="):
-            raise self.error("namespace prefixes are not supported", token.pos)
-        if token.is_delim("*") and self.peek(1).is_delim("|"):
-            raise self.error("namespace prefixes are not supported", token.pos)
-        if token.kind != _IDENT:
-            raise self.unexpected(token, "an attribute name", "'['")
-        self.next()
+        prefix: str | None = None
+        namespace: str | None = ""
+        qualified = self.qualified_name("an attribute name")
+        if qualified is not None:
+            prefix, namespace, token = qualified
+        else:
+            token = self.peek()
+            if token.kind != _IDENT:
+                raise self.unexpected(token, "an attribute name", "'['")
+            self.next()
         name = token.value
-        bar = self.peek()
-        if bar.is_delim("|") and not self.peek(1).is_delim("="):
-            raise self.error("namespace prefixes are not supported", token.pos)
         self.skip_ws()
         token = self.peek()
         if token.kind == _RBRACKET:
             self.next()
-            return AttributeSelector(name)
+            return AttributeSelector(name, namespace=namespace, namespace_prefix=prefix)
         op: AttrOp
         if token.is_delim("="):
             self.next()
@@ -1128,7 +1256,7 @@ class _Parser:
                 f"expected ']' after the attribute value, found {_describe(token)}", token.pos
             )
         self.next()
-        return AttributeSelector(name, op, value, case)
+        return AttributeSelector(name, op, value, case, namespace, prefix)
 
     def pseudo(self, colon: _Token, depth: int) -> Pseudo:
         """A pseudo-class after its ``:``."""
@@ -1312,15 +1440,41 @@ class _Parser:
         raise bad(token)
 
 
-def parse_selector(text: str) -> SelectorList:
+def parse_selector(text: str, namespaces: Mapping[str, str] | None = None) -> SelectorList:
     """Parse a CSS selector list into a :class:`SelectorList`.
 
+    Args:
+        text: the selector list.
+        namespaces: namespace prefixes and the URIs they stand for, as soupsieve takes them
+            (``{"svg": SVG_NAMESPACE}`` for ``svg|rect``); the key ``""`` declares a default
+            namespace for type selectors (CSS Namespaces).  ``*|p`` and ``|p`` need none.
+
     Raises:
-        SelectorError: the selector is invalid, or uses something a stream cannot decide
-            (``:has()``, ``:last-child``, ``:empty``...) or htmlstream does not support
-            (namespaces, pseudo-elements, state pseudo-classes...).  Its message names the
-            construct and says why; ``position`` is the character index in ``text``.
+        SelectorError: the selector is invalid, uses a namespace prefix ``namespaces`` does not
+            declare, or uses something a stream cannot decide (``:has()``, ``:last-child``,
+            ``:empty``...) or htmlstream does not support (pseudo-elements, state
+            pseudo-classes...).  Its message names the construct and says why; ``position``
+            is the character index in ``text``.
     """
     if not isinstance(text, str):
         raise TypeError(f"a selector must be a str, not {type(text).__name__}")
-    return _Parser(text).parse()
+    return _Parser(text, _check_namespaces(namespaces)).parse()
+
+
+_NO_NAMESPACES: dict[str, str] = {}
+
+
+def _check_namespaces(namespaces: Mapping[str, str] | None) -> Mapping[str, str]:
+    """``namespaces``, checked: a mapping of str prefixes to str URIs."""
+    if namespaces is None:
+        return _NO_NAMESPACES
+    if not isinstance(namespaces, Mapping):
+        raise TypeError(
+            f"namespaces must be a mapping of prefixes to URIs, not {type(namespaces).__name__}"
+        )
+    for prefix, uri in namespaces.items():
+        if not isinstance(prefix, str) or not isinstance(uri, str):
+            raise TypeError(
+                f"namespaces must map str prefixes to str URIs, not {prefix!r}: {uri!r}"
+            )
+    return namespaces

@@ -14,6 +14,9 @@ SVG_TAG_NAMES: dict[str, str]
 # Attribute names the HTML parser gives mixed case on SVG / MathML elements, by lower-case form.
 SVG_ATTRIBUTE_NAMES: dict[str, str]
 MATHML_ATTRIBUTE_NAMES: dict[str, str]
+# Attributes the HTML parser puts in a namespace on SVG/MathML elements: source name ->
+# (namespace URI, local name).
+FOREIGN_ATTRIBUTES: dict[str, tuple[str, str]]
 
 # Selectors compiled for matching; built once per Rewriter (and encoding), shared by streams.
 # The per-element data is C (struct arrays, hash tables, Bloom filters); these Python views

@@ -72,6 +72,7 @@ cdef enum:
     P_ROOT = 2
     P_NOT = 3
     P_IS = 4
+    P_NS = 5                # the element's namespace is one of mask ``a`` (1 HTML, 2 SVG, 4 MathML)
 
 # Attributes whose values HTML compares ASCII case-insensitively in selectors (HTML §4.16.2).
 HTML_CASE_INSENSITIVE_ATTRIBUTES = frozenset("""
@@ -102,6 +103,22 @@ specularConstant specularExponent spreadMethod startOffset stdDeviation stitchTi
 surfaceScale systemLanguage tableValues targetX targetY textLength viewBox viewTarget
 xChannelSelector yChannelSelector zoomAndPan""".split()}
 MATHML_ATTRIBUTE_NAMES = {"definitionurl": "definitionURL"}
+
+# Attributes the HTML parser puts in a namespace on SVG and MathML elements ("adjust foreign
+# attributes"): source name -> (namespace, local name).  Every other attribute, and these on
+# HTML elements, are in no namespace.
+FOREIGN_ATTRIBUTES = {
+    **{f"xlink:{local}": (_sel.XLINK_NAMESPACE, local) for local in
+       ("actuate", "arcrole", "href", "role", "show", "title", "type")},
+    "xml:lang": (_sel.XML_NAMESPACE, "lang"),
+    "xml:space": (_sel.XML_NAMESPACE, "space"),
+    "xmlns": (_sel.XMLNS_NAMESPACE, "xmlns"),
+    "xmlns:xlink": (_sel.XMLNS_NAMESPACE, "xlink"),
+}
+_FOREIGN_BY_NAME = {value: name for name, value in FOREIGN_ATTRIBUTES.items()}
+_FOREIGN_BY_LOCAL = {local: name for name, (_, local) in FOREIGN_ATTRIBUTES.items()}
+# element namespace URI -> its bit in a P_NS mask (the ``ns`` the simulator gives, as a bit)
+_NS_BITS = {_sel.HTML_NAMESPACE: 1, _sel.SVG_NAMESPACE: 2, _sel.MATHML_NAMESPACE: 4}
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -502,7 +519,8 @@ cdef class Program:
         # Not when the compound has arguments (their flags would be computed for nothing).
         key = None
         if n > 1 and not any(isinstance(p, (_sel.Not, _sel.Is, _sel.Where)) or (
-                isinstance(p, _sel.NthChild) and p.of is not None) for p in compounds[0].pseudos):
+                isinstance(p, _sel.NthChild) and p.of is not None) for p in compounds[0].pseudos
+                ) and not any(a.namespace is None for a in compounds[0].attributes):
             key = (compounds[0], combinators[0], level)
             shared = self._shared.get(key)
             if shared is not None:
@@ -655,6 +673,10 @@ cdef class Program:
             self._attr_test(spec, "id", A_EQUALS, ident, CASE_SENSITIVE)
         for cls in compound.classes:
             self._attr_test(spec, "class", A_INCLUDES, cls, CASE_SENSITIVE)
+        # the namespaces the element may be in (bits of _NS_BITS): a namespaced type selector,
+        # or an attribute only SVG and MathML elements have in a namespace
+        ns_mask = 7 if compound.namespace is None else _NS_BITS.get(compound.namespace, 0)
+        pseudos = list(compound.pseudos)
         for attr in compound.attributes:
             op = _OPS[attr.op]
             if attr.case is _sel.CaseFlag.INSENSITIVE:
@@ -665,8 +687,33 @@ cdef class Program:
                 case = CASE_HTML
             else:
                 case = CASE_SENSITIVE
-            self._attr_test(spec, attr.name, op, attr.value, case)
-        for pseudo in compound.pseudos:
+            if attr.namespace == "":
+                self._attr_test(spec, attr.name, op, attr.value, case)
+            elif attr.namespace is None:
+                # [*|a]: `a` in no namespace, or the foreign attribute whose local name is `a`
+                # (local names compare case-sensitively: they are on SVG/MathML elements only)
+                foreign = _FOREIGN_BY_LOCAL.get(attr.name)
+                if foreign is None or foreign == attr.name:
+                    self._attr_test(spec, attr.name, op, attr.value, case, foreign is not None)
+                else:       # [*|href]: :is([|href], [xlink|href])
+                    pseudos.append(_sel.Is(_sel.SelectorList(tuple(
+                        _sel.ComplexSelector((_sel.Compound(attributes=(
+                            _sel.AttributeSelector(attr.name, attr.op, attr.value, attr.case, ns),
+                        )),)) for ns in ("", FOREIGN_ATTRIBUTES[foreign][0])))))
+            else:
+                foreign = _FOREIGN_BY_NAME.get((attr.namespace, attr.name))
+                if foreign is None:
+                    spec["never"] = True    # no attribute of an HTML document is in it
+                else:
+                    self._attr_test(spec, foreign, op, attr.value, case, True)
+                    ns_mask &= 6
+        if ns_mask == 0:
+            spec["never"] = True
+        spec["svg_ok"] = spec["svg_ok"] and ns_mask & 2 != 0
+        spec["math_ok"] = spec["math_ok"] and ns_mask & 4 != 0
+        if not ns_mask & 1:
+            spec["pseudos"].append((P_NS, ns_mask, 0, -1))
+        for pseudo in pseudos:
             if isinstance(pseudo, _sel.NthChild):
                 flag = -1
                 if pseudo.of is not None:
@@ -698,12 +745,16 @@ cdef class Program:
         self.compound_specs.append(spec)
         return len(self.compound_specs) - 1
 
-    def _attr_test(self, dict spec, str name, int op, value, int case):
+    def _attr_test(self, dict spec, str name, int op, value, int case, bint foreign=False):
+        """A test of attribute ``name`` in no namespace (``foreign``: the source name of the
+        foreign attribute an SVG or MathML element has in a namespace, which it also is)."""
         lower_name = name.translate(_ASCII_LOWER)
+        # (on SVG and MathML elements a name the parser puts in a namespace is not in none)
+        no_ns = foreign or lower_name not in FOREIGN_ATTRIBUTES
         test = {"name": lower_name, "op": op, "case": case, "value": value,
                 "lower": None if value is None else value.translate(_ASCII_LOWER),
-                "svg_ok": name == SVG_ATTRIBUTE_NAMES.get(lower_name, lower_name),
-                "math_ok": name == MATHML_ATTRIBUTE_NAMES.get(lower_name, lower_name),
+                "svg_ok": no_ns and name == SVG_ATTRIBUTE_NAMES.get(lower_name, lower_name),
+                "math_ok": no_ns and name == MATHML_ATTRIBUTE_NAMES.get(lower_name, lower_name),
                 "lname": None, "vbytes": None, "lbytes": None,
                 "raw_ok": self.raw_values and (value is None or "\ufffd" not in value)}
         if op != A_EXISTS:
@@ -1652,7 +1703,10 @@ cdef class Matcher:
                 elif p.kind == P_NOT:
                     if self.flag_stamp[p.flag] == self.serial:
                         return False
-                elif self.flag_stamp[p.flag] != self.serial:
+                elif p.kind == P_IS:
+                    if self.flag_stamp[p.flag] != self.serial:
+                        return False
+                elif not (p.a >> ns) & 1:     # P_NS
                     return False
         return True
 

@@ -102,6 +102,7 @@ cdef class Element(Unit):
     cdef bytes lname(self, str name)
     cdef str decode_value(self, Py_ssize_t i)
     cdef str attr_name(self, Py_ssize_t i)
+    cdef str dom_name(self, str lower)
     cdef Py_ssize_t span_end(self, Py_ssize_t i)
     cdef Py_ssize_t prev_end(self, Py_ssize_t i)
     cdef bytes serialize_start_tag(self)

@@ -21,6 +21,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
     const unsigned char* PyUnicode_1BYTE_DATA(object)
 
+from htmlstream._engine import matcher as _matcher
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
@@ -48,6 +49,11 @@ _RAW_CLOSERS = {
 
 # encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
 cdef dict _NAME_CACHE = {}
+# The names the HTML parser gives SVG elements and SVG/MathML attributes in mixed case
+# (lower-case name -> the DOM's); typed, so that a look-up is one dict probe.
+cdef dict _SVG_TAG_NAMES = _matcher.SVG_TAG_NAMES
+cdef dict _SVG_ATTRIBUTE_NAMES = _matcher.SVG_ATTRIBUTE_NAMES
+cdef dict _MATHML_ATTRIBUTE_NAMES = _matcher.MATHML_ATTRIBUTE_NAMES
 # The last lookup in it and the last value encoded by _attr_value_bytes: a handler that sets
 # the same attribute to the same value on every element (same str objects, compared by
 # identity: a str cannot change) skips the dict probes and the encoding.
@@ -214,7 +220,8 @@ cpdef str process_text(str text, int text_type):
 
 
 class AttributeDetails(NamedTuple):
-    """An attribute as written in the input (see :meth:`Element.attribute_details`)."""
+    """An attribute as written in the input (see :meth:`Element.attribute_details`); ``name``
+    is the DOM's name (lower-cased; ``viewBox`` and the like on SVG and MathML elements)."""
 
     name: str
     value: str
@@ -454,7 +461,8 @@ cdef class EndTag(Unit):
 
     @property
     def name(self):
-        """The tag name (ASCII-lower-cased)."""
+        """The element's name: its ``tag_name`` (the DOM's: ASCII-lower-cased, ``clipPath``
+        for an SVG clipPath), or what a handler set."""
         return self.name_
 
     @name.setter
@@ -531,10 +539,14 @@ cdef class Element(Unit):
 
     @property
     def tag_name(self):
-        """The tag name, ASCII-lower-cased.  Setting it renames the start and end tags."""
+        """The element's name as the DOM gives it: ASCII-lower-cased, except the SVG names the
+        HTML parser gives mixed case (``clipPath``, ``foreignObject``, ``linearGradient``...).
+        Setting it renames the start and end tags to what is given."""
         if self.name_ is None:
             self.name_ = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
                 self.encoding, "replace"))
+            if self.ns == 1:
+                self.name_ = _SVG_TAG_NAMES.get(self.name_, self.name_)
         return self.name_
 
     @tag_name.setter
@@ -610,15 +622,30 @@ cdef class Element(Unit):
         return value
 
     cdef str attr_name(self, Py_ssize_t i):
+        """Attribute span i's name as written, ASCII-lower-cased (how HTML markup names it)."""
         cdef AttrSpan* a = &self.spans[i]
         return ascii_lower(self.raw_[a.name_start:a.name_end].decode(
             self.encoding, "replace")).replace("\0", "\ufffd")
 
+    cdef str dom_name(self, str lower):
+        """The DOM's name of the attribute whose lower-cased name is ``lower``: the same on
+        HTML elements; on SVG and MathML elements the case the parser adjusts it to
+        (``viewBox``, ``definitionURL``)."""
+        if self.ns == 0:
+            return lower
+        if self.ns == 1:
+            return _SVG_ATTRIBUTE_NAMES.get(lower, lower)
+        return _MATHML_ATTRIBUTE_NAMES.get(lower, lower)
+
+
     @property
     def attributes(self):
-        """``(name, decoded value)`` pairs in document order (duplicates dropped)."""
+        """``(name, decoded value)`` pairs in document order (duplicates dropped).  Names are
+        the DOM's: ASCII-lower-cased, except on SVG and MathML elements the few the parser
+        gives mixed case (``viewBox``, ``definitionURL``)."""
         cdef list result = []
         cdef Py_ssize_t i, k
+        cdef bint foreign = self.ns != 0
         seen = set()
         for i in range(self.n_spans):
             name = self.attr_name(i)
@@ -626,6 +653,8 @@ cdef class Element(Unit):
                 continue
             seen.add(name)
             k = self.override(name.encode(self.encoding, "replace"))
+            if foreign:
+                name = self.dom_name(name)
             if k < 0:
                 result.append((name, self.decode_value(i)))
             elif self.overrides[k + 1] is not None:
@@ -635,7 +664,7 @@ cdef class Element(Unit):
                 lname = self.overrides[k]
                 value = self.overrides[k + 1]
                 if value is not None and self.span_index(lname) < 0:
-                    result.append(((<bytes>lname).decode(self.encoding), value))
+                    result.append((self.dom_name((<bytes>lname).decode(self.encoding)), value))
         return result
 
     def __iter__(self):
@@ -648,9 +677,9 @@ cdef class Element(Unit):
 
     def attribute_details(self):
         """Every attribute as written, duplicates included, as :class:`AttributeDetails`:
-        decoded name and value, the raw (undecoded) value, and the stream offsets of the name
-        and the value (``None`` for an attribute without a value).  Changes made by handlers
-        are not reflected: this describes the input."""
+        decoded name (the DOM's) and value, the raw (undecoded) value, and the stream offsets
+        of the name and the value (``None`` for an attribute without a value).  Changes made
+        by handlers are not reflected: this describes the input."""
         cdef list result = []
         cdef Py_ssize_t i
         cdef AttrSpan* a
@@ -659,13 +688,14 @@ cdef class Element(Unit):
             a = &self.spans[i]
             raw_value = None if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
             result.append(AttributeDetails(
-                self.attr_name(i), self.decode_value(i), raw_value,
+                self.dom_name(self.attr_name(i)), self.decode_value(i), raw_value,
                 (base + a.name_start, base + a.name_end),
                 None if a.value_start < 0 else (base + a.value_start, base + a.value_end)))
         return result
 
     def get_raw_attribute(self, str name):
-        """The undecoded bytes of attribute ``name``'s value as written, or None."""
+        """The undecoded bytes of attribute ``name``'s value as written (``name`` ASCII
+        case-insensitive), or None."""
         cdef bytes lname = self.lname(name)
         cdef Py_ssize_t i
         cdef AttrSpan* a
@@ -678,7 +708,13 @@ cdef class Element(Unit):
         return b"" if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
 
     def get_attribute(self, str name):
-        """The decoded value of attribute ``name`` (ASCII case-insensitive), or None."""
+        """The decoded value of attribute ``name`` (ASCII case-insensitive), or None.
+
+        On every element, as on HTML elements in the DOM: the DOM's name (``viewBox`` on an
+        SVG element) finds the attribute, and so does any other case of it.  (The DOM's
+        getAttribute() is case-sensitive on SVG and MathML elements; parsed markup never gives
+        an element two attributes whose names differ only in case, so ignoring case never
+        finds another attribute than the DOM's name does.)"""
         cdef bytes lname = self.lname(name)
         cdef Py_ssize_t i
         if lname is None:
@@ -690,13 +726,17 @@ cdef class Element(Unit):
         return None if i < 0 else self.decode_value(i)
 
     def has_attribute(self, str name):
-        """Whether the element has attribute ``name``."""
+        """Whether the element has attribute ``name`` (ASCII case-insensitive)."""
         return self.get_attribute(name) is not None
 
     # ------------------------------------------------------------------ the start tag
 
     def set_attribute(self, name, value):
-        """Set (or add) an attribute; the value is escaped so that it reads back unchanged."""
+        """Set (or add) an attribute; the value is escaped so that it reads back unchanged.
+
+        ``name`` names the attribute as markup does, ASCII case-insensitively on every element
+        (``viewbox`` and ``viewBox`` set the same attribute of an SVG element: the parser gives
+        both the DOM name ``viewBox``)."""
         global _last_name, _last_name_encoding, _last_lname
         cdef bytes lname
         cdef Py_ssize_t k
@@ -731,7 +771,8 @@ cdef class Element(Unit):
         self.tag_modified = True
 
     def remove_attribute(self, str name):
-        """Remove attribute ``name`` if present."""
+        """Remove attribute ``name`` if present (ASCII case-insensitive, as for
+        :meth:`set_attribute`)."""
         self.check()
         cdef Py_ssize_t k
         lname = self.lname(name)
