@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import html5lib
 import pytest
 
 import htmlstream as hs
@@ -1116,7 +1117,6 @@ def test_seams_hold_back_only_while_something_can_change() -> None:
 
 @pytest.mark.parametrize("tag", ["pre", "listing", "textarea"])
 def test_leading_newline_inserted_into_pre_survives_parsing(tag: str) -> None:
-    html5lib = pytest.importorskip("html5lib")
     out = _rewrite(f"<{tag}></{tag}>".encode(), tag, element=lambda el: el.prepend("\nx"))
     element = html5lib.parse(out, namespaceHTMLElements=False).find(f".//{tag}")
     assert element.text == "\nx"
