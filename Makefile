@@ -27,13 +27,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
 
 # Everything: the whole suite (the oracle suites too), the packaging check and the suite's quick
-# part against the portable C fallbacks.  `make test-fast` leaves out the slow oracle suites
-# (pytest marker `oracle`) for the inner loop.
+# part against the portable C fallbacks.  `make test-fast` leaves out the slow oracle suites and
+# the two long stress tests (pytest markers `oracle`, `slow`) for the inner loop.
 test: build lint check-dist check-portable
 	$(PY) -m pytest -n 2 -p no:cacheprovider
 
 test-fast: build
-	$(PY) -m pytest -n 2 -p no:cacheprovider -m "not oracle"
+	$(PY) -m pytest -n 2 -p no:cacheprovider -m "not oracle and not slow"
 
 # sdist -> wheel built from that sdist -> fresh venv (no index, no network) -> import, rewrite a
 # document, `htmlstream --version` (tests/check_dist.py; the archives go to build/dist-check).

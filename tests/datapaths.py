@@ -14,7 +14,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def testdata_dir() -> Path:
+def conformance_data_dir() -> Path:
     """The folder holding ``html5lib-tests/`` and ``lol-html/``."""
     env = os.environ.get("HTMLSTREAM_TESTDATA")
     return Path(env) if env else DATA

@@ -15,7 +15,7 @@ import pytest
 
 import htmlstream
 from chunking import chunkings
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 from htmlstream.encoding import (
     LABELS,
     content_type_charset,
@@ -339,7 +339,7 @@ def test_sniff_order() -> None:
 
 def html5lib_encoding_dir() -> Path:
     """The html5lib encoding test directory."""
-    root = testdata_dir()
+    root = conformance_data_dir()
     return root / "html5lib-tests" / "encoding"
 
 

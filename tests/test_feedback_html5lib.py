@@ -52,7 +52,7 @@ from html5lib.constants import namespaces, tokenTypes
 
 import htmlstream as hs
 from chunking import chunkings, feed_all, normalize_tokens
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 from oracles.html5lib_feedback import (
     TreeTest,
     all_tree_construction_tests,
@@ -61,10 +61,13 @@ from oracles.html5lib_feedback import (
     normalise_nul,
 )
 
+#: A slow differential suite against an outside implementation: `make test-fast` skips it.
+pytestmark = pytest.mark.oracle
+
 
 def _testdata_dir() -> Path:
     """The test data (``HTMLSTREAM_TESTDATA`` or ``tests/data``)."""
-    return testdata_dir()
+    return conformance_data_dir()
 
 
 TREE_DIR = _testdata_dir() / "html5lib-tests" / "tree-construction"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 from oracles.html5lib_feedback import (
     TreeTest,
     all_tree_construction_tests,
@@ -16,7 +16,7 @@ from oracles.html5lib_feedback import (
     read_tree_construction_tests,
 )
 
-_TREE_DIR = testdata_dir() / "html5lib-tests" / "tree-construction"
+_TREE_DIR = conformance_data_dir() / "html5lib-tests" / "tree-construction"
 
 
 @pytest.mark.parametrize(

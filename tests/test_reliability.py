@@ -350,6 +350,7 @@ def _stream_nested(n: int) -> tuple[float, int]:
     return elapsed, matched[0]
 
 
+@pytest.mark.slow
 def test_million_nested_elements_stream_in_linear_time() -> None:
     t5, matched5 = _stream_nested(10**5)
     t6, matched6 = _stream_nested(10**6)
@@ -358,6 +359,7 @@ def test_million_nested_elements_stream_in_linear_time() -> None:
     assert t6 < 30 * t5 + 1.0, (t5, t6)
 
 
+@pytest.mark.slow
 def test_deep_nesting_memory_is_bounded() -> None:
     """In a fresh process: peak RSS grows by less than 32 MB while streaming 10^6 nested
     <div>, 10^5 nested formatting elements with distinct attributes, and 10^5 nested tables."""

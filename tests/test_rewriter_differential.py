@@ -41,6 +41,10 @@ from hypothesis import strategies as st
 from chunking import feed_bytes, random_chunking
 from datapaths import corpus_dir
 
+#: A slow differential suite against an outside implementation: `make test-fast` skips it.
+pytestmark = pytest.mark.oracle
+
+
 # --------------------------------------------------------------------------- the two APIs
 
 

@@ -41,12 +41,12 @@ from typing import Any
 import pytest
 
 from chunking import chunkings, feed_bytes, random_chunking
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 from htmlstream.errors import SelectorError
 
 
 def _root() -> Path:
-    root = testdata_dir()
+    root = conformance_data_dir()
     return root / "lol-html" / "element_content_replacement"
 
 

@@ -46,6 +46,9 @@ from datapaths import corpus_dir
 from htmlstream.errors import SelectorError
 from htmlstream.rewriter import Rewriter
 
+#: A slow differential suite against an outside implementation: `make test-fast` skips it.
+pytestmark = pytest.mark.oracle
+
 #: The marker attribute: a name no selector below mentions.
 MARK = "data-hsmatch-mark"
 

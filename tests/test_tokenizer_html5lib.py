@@ -36,7 +36,7 @@ import pytest
 
 import htmlstream as hs
 from chunking import chunkings, feed_all, normalize_tokens
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 
 STATES = {
     "Data state": "data",
@@ -50,7 +50,7 @@ STATES = {
 
 def html5lib_tokenizer_dir() -> Path:
     """The html5lib tokenizer test directory."""
-    root = testdata_dir()
+    root = conformance_data_dir()
     return root / "html5lib-tests" / "tokenizer"
 
 

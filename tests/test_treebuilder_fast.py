@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import Lexer
 from htmlstream._engine.treebuilder import TreeBuilderSimulator, _set_fast_paths
@@ -26,7 +26,7 @@ from oracles.html5lib_feedback import all_tree_construction_tests
 
 
 def _testdata_dir() -> Path:
-    return testdata_dir()
+    return conformance_data_dir()
 
 
 TREE_DIR = _testdata_dir() / "html5lib-tests" / "tree-construction"

@@ -14,7 +14,7 @@ import pytest
 
 import htmlstream as hs
 from chunking import chunkings, feed_all, normalize_tokens
-from datapaths import testdata_dir
+from datapaths import conformance_data_dir
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import Lexer
 from htmlstream._engine.treebuilder import (
@@ -418,7 +418,7 @@ def test_noframes_after_frameset_is_raw_text() -> None:
 # ----------------------------------------------------------------------------- strict mode
 
 def _bailouts() -> list[Any]:
-    root = testdata_dir()
+    root = conformance_data_dir()
     path = root / "lol-html" / "expected_bailouts.json"
     items = json.loads(path.read_text(encoding="utf-8"))
     return [pytest.param(data, info, id=f"{i}-{data[:40]}")

@@ -34,6 +34,14 @@
 #define HS_PORTABLE_BUILD 0
 #endif
 
+/* Free-threaded CPython (3.13t and later, Py_GIL_DISABLED from pyconfig.h): the engine turns
+   off its module-level memos, which only the GIL makes safe (units.pyx). */
+#if defined(Py_GIL_DISABLED)
+#define HS_FREE_THREADED 1
+#else
+#define HS_FREE_THREADED 0
+#endif
+
 /* ---- byte order ------------------------------------------------------------------------- */
 #if defined(HTMLSTREAM_PORTABLE)
 #define HS_LOAD_NATIVE_LE 0

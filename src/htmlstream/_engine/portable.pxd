@@ -7,6 +7,7 @@ from libc.stdint cimport uint64_t
 
 cdef extern from "hs_portable.h" nogil:
     const int PORTABLE_BUILD "HS_PORTABLE_BUILD"
+    const bint FREE_THREADED "HS_FREE_THREADED"
     uint64_t load_le64 "hs_load_le64"(const unsigned char* p) noexcept
     int ctz64 "hs_ctz64"(uint64_t m) noexcept
     int ctz32 "hs_ctz32"(unsigned m) noexcept

@@ -15,6 +15,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdlib cimport free, realloc
 
 from htmlstream._engine.ascii cimport ascii_lower_equals
+from htmlstream._engine.portable cimport FREE_THREADED
 
 
 cdef extern from "Python.h":
@@ -46,11 +47,16 @@ _RAW_CLOSERS = {
 }
 
 
-# encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
+# encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.  Shared by
+# every thread: entries are only ever added with setdefault (an entry, once there, is never
+# replaced or removed, so a value read from it stays alive; two threads racing on one name
+# compute the same bytes), and the inner dicts stop growing at about 4096 names.
 cdef dict _NAME_CACHE = {}
 # The last lookup in it and the last value encoded by _attr_value_bytes: a handler that sets
 # the same attribute to the same value on every element (same str objects, compared by
-# identity: a str cannot change) skips the dict probes and the encoding.
+# identity: a str cannot change) skips the dict probes and the encoding.  Three globals that
+# must agree: safe only under the GIL (nothing in between can run another thread's code), so
+# a free-threaded build (FREE_THREADED, a compile-time constant) never reads or writes them.
 cdef str _last_name = None
 cdef str _last_name_encoding = None
 cdef bytes _last_lname = None
@@ -91,10 +97,10 @@ cdef bytes _attr_value_bytes(str value, str encoding):
     """An attribute value as written: escaped, in the document's encoding (the last one
     is remembered)."""
     global _last_value, _last_value_encoding, _last_value_bytes
-    if value is _last_value and encoding is _last_value_encoding:
+    if not FREE_THREADED and value is _last_value and encoding is _last_value_encoding:
         return _last_value_bytes
     cdef bytes b = _encode_attr_value(value, encoding)
-    if type(value) is str:      # (identity stands for equality only for a plain str)
+    if not FREE_THREADED and type(value) is str:    # (identity = equality only for a plain str)
         _last_value = value
         _last_value_encoding = encoding
         _last_value_bytes = b
@@ -703,7 +709,7 @@ cdef class Element(Unit):
         self.check()
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
-        if name is _last_name and self.encoding is _last_name_encoding:
+        if not FREE_THREADED and name is _last_name and self.encoding is _last_name_encoding:
             lname = _last_lname
         else:
             names = _NAME_CACHE.get(self.encoding)    # (no key tuple to build per call)
@@ -714,8 +720,8 @@ cdef class Element(Unit):
                 validate_attribute_name(name)
                 lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
                 if len(<dict>names) < 4096:
-                    (<dict>names)[name] = lname
-            if type(name) is str:       # (identity stands for equality only for a plain str)
+                    lname = (<dict>names).setdefault(name, lname)
+            if not FREE_THREADED and type(name) is str:     # (identity = equality, plain str)
                 _last_name = name
                 _last_name_encoding = self.encoding
                 _last_lname = lname
