@@ -50,7 +50,7 @@ PORTABLE_TESTS ?= tests/test_portable_c.py tests/test_scanner.py tests/test_toke
 	tests/test_treebuilder_unit.py
 check-portable: $(STAMP)
 	rm -rf $(PORTABLE_DIR)/src && mkdir -p $(PORTABLE_DIR)
-	cp setup.py pyproject.toml README.md $(PORTABLE_DIR)/
+	cp setup.py pyproject.toml README.md LICENSE $(PORTABLE_DIR)/
 	cp -r src $(PORTABLE_DIR)/src
 	find $(PORTABLE_DIR)/src \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
 	cd $(PORTABLE_DIR) && HTMLSTREAM_PORTABLE=1 $(abspath $(PY)) setup.py --quiet build_ext --inplace -j 2
@@ -73,7 +73,7 @@ SANITIZER_ENV     := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -pri
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
 debug: $(STAMP)
 	rm -rf $(DEBUG_DIR)/src && mkdir -p $(DEBUG_DIR)
-	cp setup.py pyproject.toml README.md $(DEBUG_DIR)/
+	cp setup.py pyproject.toml README.md LICENSE $(DEBUG_DIR)/
 	cp -r src $(DEBUG_DIR)/src
 	find $(DEBUG_DIR)/src \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
 	cd $(DEBUG_DIR) && HTMLSTREAM_DEBUG=1 HTMLSTREAM_SANITIZE=1 $(abspath $(PY)) setup.py --quiet build_ext --inplace -j 2
