@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from datapaths import conformance_data_dir, corpus_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ".." + "/shared"           # (spelt in two parts so that this file passes its own test)
 QUOTED = '"sha' + 'red"'
@@ -26,6 +28,29 @@ def test_nothing_reads_the_shared_folder() -> None:
             if SHARED in text or QUOTED in text:
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+@pytest.mark.parametrize(
+    ("folder", "pattern", "at_least"),
+    [
+        ("html5lib-tests/tokenizer", "*.test", 14),
+        ("html5lib-tests/tree-construction", "*.dat", 50),
+        ("html5lib-tests/encoding", "**/*.dat", 4),
+        ("lol-html/regression", "*.dat", 3),
+        ("lol-html/element_content_replacement", "*-info.json", 100),
+    ],
+)
+def test_conformance_data_is_there(folder: str, pattern: str, at_least: int) -> None:
+    # (The data-driven suites would otherwise collect nothing and pass.)
+    root = conformance_data_dir() / folder
+    assert len(list(root.glob(pattern))) >= at_least, root
+    for licence in ("html5lib-tests/LICENSE", "lol-html/LICENSE"):
+        assert (conformance_data_dir() / licence).is_file()
+
+
+def test_corpus_is_there() -> None:
+    names = {p.name for p in corpus_dir().glob("*.html")}
+    assert {"cloudflare.com.html", "ecma402-spec.html", "html-parsing-spec.html"} <= names
 
 
 def test_no_generated_c_is_tracked() -> None:
