@@ -4,10 +4,11 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd)
+PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd \
+                    src/htmlstream/_engine/*.h)
 SAMPLE := src/htmlstream/data/sample.html
 
-.PHONY: run test build lint bench docs debug fuzz clean
+.PHONY: run test test-fast check-dist check-portable build lint bench docs debug fuzz clean
 
 $(STAMP): pyproject.toml requirements-dev.txt requirements-docs.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,8 +33,38 @@ lint: build
 	$(PY) -m mypy.stubtest --mypy-config-file pyproject.toml --allowlist $(STUBTEST_ALLOWLIST) \
 	  $(ENGINE_MODULES)
 
-test: build lint
+# Everything: the whole suite (the oracle suites too), the packaging check and the suite's quick
+# part against the portable C fallbacks.  `make test-fast` leaves out the slow oracle suites and
+# the two long stress tests (pytest markers `oracle`, `slow`) for the inner loop.
+test: build lint check-dist check-portable
 	$(PY) -m pytest -n 2 -p no:cacheprovider
+
+test-fast: build
+	$(PY) -m pytest -n 2 -p no:cacheprovider -m "not oracle and not slow"
+
+# sdist -> wheel built from that sdist -> fresh venv (no index, no network) -> import, rewrite a
+# document, `htmlstream --version` (tests/check_dist.py; the archives go to build/dist-check).
+check-dist: $(STAMP)
+	$(PY) tests/check_dist.py build/dist-check
+
+# The engine built with HTMLSTREAM_PORTABLE=1 (no builtins, no SSE2, word loads assembled from
+# bytes: what MSVC-less and big-endian machines get, see src/htmlstream/_engine/hs_portable.h),
+# from a copy of the sources in build/portable, never in place; then the scanner, tokenizer,
+# matcher and rewriter identity tests against it, and the C layer itself (tests/test_portable_c.py).
+# The copy keeps the sources' times, so that only what changed since the last run is rebuilt.
+PORTABLE_DIR   := build/portable
+PORTABLE_TESTS ?= tests/test_portable_c.py tests/test_scanner.py tests/test_tokenizer_unit.py \
+	tests/test_tokenizer_html5lib.py tests/test_rewriter_identity.py tests/test_matcher_index.py \
+	tests/test_treebuilder_unit.py
+check-portable: $(STAMP)
+	mkdir -p $(PORTABLE_DIR)/src
+	cp setup.py pyproject.toml README.md LICENSE $(PORTABLE_DIR)/
+	tar -C src --exclude='*.so' --exclude='*.c' --exclude=__pycache__ -cf - . \
+	  | tar -C $(PORTABLE_DIR)/src -xf -
+	cd $(PORTABLE_DIR) && HTMLSTREAM_PORTABLE=1 $(abspath $(PY)) setup.py --quiet build_ext --inplace -j 2
+	PYTHONPATH=$(abspath $(PORTABLE_DIR)/src) $(PY) -c \
+	  "import htmlstream._engine.lexer as m; assert '$(PORTABLE_DIR)' in m.__file__ and m._PORTABLE_BUILD, m.__file__; print('portable engine:', m.__file__)"
+	PYTHONPATH=$(abspath $(PORTABLE_DIR)/src) $(PY) -m pytest -p no:cacheprovider -x -n 2 $(PORTABLE_TESTS)
 
 bench: build
 	$(PY) benchmarks/bench.py
@@ -60,7 +91,7 @@ SANITIZER_ENV     := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -pri
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
 debug: $(STAMP)
 	rm -rf $(DEBUG_DIR)/src && mkdir -p $(DEBUG_DIR)
-	cp setup.py pyproject.toml README.md $(DEBUG_DIR)/
+	cp setup.py pyproject.toml README.md LICENSE $(DEBUG_DIR)/
 	cp -r src $(DEBUG_DIR)/src
 	find $(DEBUG_DIR)/src \( -name '*.so' -o -name '*.c' -o -name '__pycache__' \) -prune -exec rm -rf {} +
 	cd $(DEBUG_DIR) && HTMLSTREAM_DEBUG=1 HTMLSTREAM_SANITIZE=1 $(abspath $(PY)) setup.py --quiet build_ext --inplace -j 2

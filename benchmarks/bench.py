@@ -3,7 +3,7 @@
 
 One process, one run: for every benchmark *case* (a passthrough, each of lol-html's own benchmark
 cases, the ``a[href]`` rewrite, reading every text chunk), every ``*.html`` in the corpus
-(``../shared/corpus`` from the repository root, or ``$HTMLSTREAM_CORPUS``) and every chunk size,
+(``tests/data/corpus`` in the repository, or ``$HTMLSTREAM_CORPUS``) and every chunk size,
 each *engine* of the case processes the document fed as pre-split ``bytes`` chunks, and the median
 throughput (MB/s, 1 MB = 10**6 bytes of input) over ``--repeat`` samples is reported, after a
 warm-up run, with the ratios htmlstream / python-lolhtml (and htmlstream / html.parser, htmlstream /
@@ -49,7 +49,7 @@ from typing import Any
 Runner = Callable[[Sequence[bytes]], Any]
 """Processes one whole document given as chunks; returns its output (bytes chunks) or None."""
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "../shared/corpus"
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
 DEFAULT_CHUNK_SIZES = (65536, 1024)
 NEW_HREF = "https://example.com/"  # the static value of the a[href] rewrite
 
@@ -926,7 +926,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus",
         type=Path,
         default=Path(os.environ.get("HTMLSTREAM_CORPUS", DEFAULT_CORPUS)),
-        help="directory of .html files (default: $HTMLSTREAM_CORPUS or ../shared/corpus)",
+        help="directory of .html files (default: $HTMLSTREAM_CORPUS or tests/data/corpus)",
     )
     parser.add_argument("--files", default="*.html", metavar="GLOB", help="files in the corpus")
     parser.add_argument(

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk-size", type=int, action="append", help="default: 65536, 1024")
     parser.add_argument("--corpus", type=Path,
                         default=Path(os.environ.get("HTMLSTREAM_CORPUS",
-                                                    HERE.parent / "../shared/corpus")))
+                                                    HERE.parent / "tests/data/corpus")))
     parser.add_argument("--files", default="*.html", help="glob of corpus files")
     parser.add_argument("--runs", type=int, default=2, help="documents counted (default 2)")
     parser.add_argument("--jobs", type=int, default=2, help="valgrind processes at once")

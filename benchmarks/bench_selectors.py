@@ -19,7 +19,7 @@ selector needs every element's attributes lexed and the open elements mirrored, 
 ``100/kind`` answers whether the cost grows with the number of selectors; ``100/1`` adds the
 fixed cost of reading attributes at all.
 
-For every ``*.html`` of the corpus (``../shared/corpus`` from the repository root,
+For every ``*.html`` of the corpus (``tests/data/corpus`` in the repository,
 ``$HTMLSTREAM_CORPUS`` or ``--corpus``), fed in ``--chunk-size`` chunks (64 KiB), each case's
 throughput is the median of ``--repeat`` (7) samples in MB/s (10**6 bytes of input per second)
 after a warm-up run; a sample repeats the run until it lasts ``--min-time`` seconds, with the
@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "../shared/corpus"
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
 TARGET = 0.80  # 100 selectors within 20 % of one
 
 Runner = Callable[[Sequence[bytes]], Any]

@@ -1,14 +1,13 @@
 """Tests of ``htmlstream.encoding``: the WHATWG label table, the codecs' fixes, encoding sniffing
 (with every test of html5lib-tests' ``encoding`` directory) and content sniffing.
 
-The html5lib data is read from ``../shared/testdata`` next to the repository, or from the
+The html5lib data is read from ``tests/data`` (see its README.md), or from the
 directory named by the environment variable ``HTMLSTREAM_TESTDATA`` (the directory that holds
 ``html5lib-tests``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 
 import htmlstream
 from chunking import chunkings
+from datapaths import conformance_data_dir
 from htmlstream.encoding import (
     LABELS,
     _resolve_encoding,
@@ -339,8 +339,7 @@ def test_sniff_order() -> None:
 
 def html5lib_encoding_dir() -> Path:
     """The html5lib encoding test directory."""
-    env = os.environ.get("HTMLSTREAM_TESTDATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/testdata"
+    root = conformance_data_dir()
     return root / "html5lib-tests" / "encoding"
 
 

@@ -42,7 +42,6 @@ current algorithm removes; the tree is the same.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,7 @@ from html5lib.constants import namespaces, tokenTypes
 
 import htmlstream as hs
 from chunking import chunkings, feed_all, normalize_tokens
+from datapaths import conformance_data_dir
 from oracles.html5lib_feedback import (
     TreeTest,
     all_tree_construction_tests,
@@ -61,23 +61,20 @@ from oracles.html5lib_feedback import (
     normalise_nul,
 )
 
+#: A slow differential suite against an outside implementation: `make test-fast` skips it.
+pytestmark = pytest.mark.oracle
+
 
 def _testdata_dir() -> Path:
-    """The shared test data (``HTMLSTREAM_TESTDATA`` or ``../shared/testdata``)."""
-    env = os.environ.get("HTMLSTREAM_TESTDATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/testdata"
+    """The test data (``HTMLSTREAM_TESTDATA`` or ``tests/data``)."""
+    return conformance_data_dir()
 
 
 TREE_DIR = _testdata_dir() / "html5lib-tests" / "tree-construction"
 LOLHTML_DIR = _testdata_dir() / "lol-html" / "regression"
 
-if not TREE_DIR.is_dir():
-    pytest.skip(f"html5lib tree-construction tests not found in {TREE_DIR}",
-                allow_module_level=True)
-
-ALL_TESTS = all_tree_construction_tests(
-    TREE_DIR, extra_dirs=[LOLHTML_DIR] if LOLHTML_DIR.is_dir() else []
-)
+# (The data is part of the repository: a missing folder fails, it does not skip.)
+ALL_TESTS = all_tree_construction_tests(TREE_DIR, extra_dirs=[LOLHTML_DIR])
 DOCUMENT_TESTS = [t for t in ALL_TESTS if not t.is_fragment]
 FRAGMENT_TESTS = [t for t in ALL_TESTS if t.is_fragment]
 

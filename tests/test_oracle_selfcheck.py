@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from datapaths import conformance_data_dir
 from oracles.html5lib_feedback import (
     TreeTest,
     all_tree_construction_tests,
@@ -15,8 +16,7 @@ from oracles.html5lib_feedback import (
     read_tree_construction_tests,
 )
 
-_SHARED = Path(__file__).resolve().parents[2] / "shared" / "testdata"
-_TREE_DIR = _SHARED / "html5lib-tests" / "tree-construction"
+_TREE_DIR = conformance_data_dir() / "html5lib-tests" / "tree-construction"
 
 
 @pytest.mark.parametrize(
@@ -120,8 +120,7 @@ def test_reader_handles_both_formats(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.skipif(not _TREE_DIR.is_dir(), reason="shared html5lib-tests not available")
-def test_shared_test_files_are_read() -> None:
+def test_repository_test_files_are_read() -> None:
     tests = all_tree_construction_tests(_TREE_DIR)
     files = {t.file for t in tests}
     assert "tests1.dat" in files

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import html5lib
 import pytest
 
 import htmlstream as hs
@@ -349,6 +350,7 @@ def _stream_nested(n: int) -> tuple[float, int]:
     return elapsed, matched[0]
 
 
+@pytest.mark.slow
 def test_million_nested_elements_stream_in_linear_time() -> None:
     t5, matched5 = _stream_nested(10**5)
     t6, matched6 = _stream_nested(10**6)
@@ -357,6 +359,7 @@ def test_million_nested_elements_stream_in_linear_time() -> None:
     assert t6 < 30 * t5 + 1.0, (t5, t6)
 
 
+@pytest.mark.slow
 def test_deep_nesting_memory_is_bounded() -> None:
     """In a fresh process: peak RSS grows by less than 32 MB while streaming 10^6 nested
     <div>, 10^5 nested formatting elements with distinct attributes, and 10^5 nested tables."""
@@ -1116,7 +1119,6 @@ def test_seams_hold_back_only_while_something_can_change() -> None:
 
 @pytest.mark.parametrize("tag", ["pre", "listing", "textarea"])
 def test_leading_newline_inserted_into_pre_survives_parsing(tag: str) -> None:
-    html5lib = pytest.importorskip("html5lib")
     out = _rewrite(f"<{tag}></{tag}>".encode(), tag, element=lambda el: el.prepend("\nx"))
     element = html5lib.parse(out, namespaceHTMLElements=False).find(f".//{tag}")
     assert element.text == "\nx"

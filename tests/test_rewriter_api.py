@@ -23,13 +23,9 @@ from htmlstream.errors import (
     HtmlStreamError,
     SelectorError,
 )
+from htmlstream.rewriter import Rewriter
 from htmlstream.tokens import TextType
-
-rewriter_mod = pytest.importorskip("htmlstream.rewriter")
-units = pytest.importorskip("htmlstream.units")
-Rewriter = rewriter_mod.Rewriter
-UnitExpired = units.UnitExpired
-
+from htmlstream.units import UnitExpired
 
 # --------------------------------------------------------------------------- helpers
 

@@ -2,7 +2,7 @@
 
 The same handler object (written once, against a small adapter for the two APIs) is registered
 with both rewriters; the outputs must be identical bytes.  Inputs: the corpus files
-(``../shared/corpus/*.html``, whole and in random chunks for htmlstream) and generated documents
+(``tests/data/corpus/*.html``, whole and in random chunks for htmlstream) and generated documents
 (hypothesis; well-formed trees with no element a browser would close implicitly, so that
 lol-html's open-element stack and a browser's agree).
 
@@ -28,19 +28,21 @@ Where a documented difference applies, the operation avoids it:
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import lolhtml
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import feed_bytes, random_chunking
+from datapaths import corpus_dir
 
-lolhtml = pytest.importorskip("lolhtml")
+#: A slow differential suite against an outside implementation: `make test-fast` skips it.
+pytestmark = pytest.mark.oracle
 
 
 # --------------------------------------------------------------------------- the two APIs
@@ -362,8 +364,7 @@ def compare(rules: list[Rule], data: bytes, cuts: list[list[bytes]]) -> None:
 
 
 def _corpus() -> list[Path]:
-    env = os.environ.get("HTMLSTREAM_CORPUS")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    root = corpus_dir()
     return sorted(root.glob("*.html"))
 
 

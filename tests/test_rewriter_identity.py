@@ -7,13 +7,12 @@ comment handlers on ``*``; and document handlers for the doctype, comments, text
 The output must equal the input for random HTML-ish byte strings (tags, attributes with every
 kind of quoting, comments, doctypes, raw text and RCDATA elements, SVG and MathML with CDATA
 sections, character references, NUL, CR and CRLF, non-ASCII and invalid UTF-8) under random
-chunkings, and for the corpus files (``../shared/corpus/*.html``) fed in 1 KiB and in random
+chunkings, and for the corpus files (``tests/data/corpus/*.html``) fed in 1 KiB and in random
 chunks.
 """
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import feed_bytes, random_chunking
+from datapaths import corpus_dir
 from html_strategies import chunked, html_documents
 
 SETTINGS = settings(
@@ -152,8 +152,7 @@ def test_identity_handlers_see_same_units_for_every_chunking(
 
 
 def _corpus() -> list[Path]:
-    env = os.environ.get("HTMLSTREAM_CORPUS")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    root = corpus_dir()
     return sorted(root.glob("*.html"))
 
 
@@ -161,7 +160,7 @@ CORPUS = _corpus()
 
 
 def test_corpus_present() -> None:
-    assert CORPUS, "no corpus files under ../shared/corpus"
+    assert CORPUS, f"no corpus files under {corpus_dir()}"
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])

@@ -12,7 +12,6 @@ that has a combinator (the lazy mirror is off there) as a control.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from datapaths import corpus_dir
 from html_strategies import html_documents
 from htmlstream import Rewriter
 from htmlstream.units import Element, EndTag
@@ -181,8 +181,7 @@ def test_lazy_mirror_property(data: bytes, points: list[int]) -> None:
 
 
 def _corpus() -> list[Path]:
-    env = os.environ.get("HTMLSTREAM_CORPUS")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    root = corpus_dir()
     return sorted(root.glob("*.html")) if root.is_dir() else []
 
 

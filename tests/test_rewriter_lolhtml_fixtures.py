@@ -4,7 +4,7 @@ Every case of ``lol-html/element_content_replacement`` (``NAME-info.json``:
 ``{"selectors": {selector: expected_file}, "src": src_file}``) is run once per selector: the
 inner content of every element the selector matches is replaced with
 ``<!--Replaced (SELECTOR) -->`` as HTML, and the output must equal the expected file byte for
-byte.  The data is read from ``../shared/testdata`` next to the repository, or from the
+byte.  The data is read from ``tests/data`` (see its README.md), or from the
 directory named by ``HTMLSTREAM_TESTDATA`` (the directory that holds ``lol-html``).
 
 Each case runs on the whole input, on a few random chunkings, and byte by byte when the input
@@ -36,7 +36,6 @@ close their elements explicitly, so the browser-structure open-element stack htm
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +44,12 @@ from typing import Any
 import pytest
 
 from chunking import chunkings, feed_bytes, random_chunking
+from datapaths import conformance_data_dir
 from htmlstream.errors import SelectorError
 
 
 def _root() -> Path:
-    env = os.environ.get("HTMLSTREAM_TESTDATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/testdata"
+    root = conformance_data_dir()
     return root / "lol-html" / "element_content_replacement"
 
 

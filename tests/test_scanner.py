@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import chunkings
+from datapaths import corpus_dir
 from htmlstream import BufferLimitExceeded, Rewriter
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import Lexer, attribute_policy
@@ -272,8 +273,7 @@ def test_rewriter_property(data: bytes) -> None:
 
 
 def _corpus() -> list[Path]:
-    env = os.environ.get("HTMLSTREAM_CORPUS")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    root = corpus_dir()
     return sorted(root.glob("*.html")) if root.is_dir() else []
 
 

@@ -8,7 +8,7 @@ reports the markers of the elements it matched.  The marker is an attribute no s
 names, so it changes no match.
 
 1. **Differential**: 174 selectors covering every supported feature, on the corpus pages
-   (``../shared/corpus`` or ``$HTMLSTREAM_CORPUS``; the biggest one cut to its first 100 KB to
+   (``tests/data/corpus`` or ``$HTMLSTREAM_CORPUS``; the biggest one cut to its first 100 KB to
    keep soupsieve's time down), the bundled sample and hypothesis-generated documents: the sets
    must be equal.  Documents where the tree builder moves, clones, merges or drops elements (what
    a stream cannot follow, see part 2) are detected by reading the markers of the html5lib tree
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,8 +42,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from chunking import chunkings
+from datapaths import corpus_dir
 from htmlstream.errors import SelectorError
 from htmlstream.rewriter import Rewriter
+
+#: A slow differential suite against an outside implementation: `make test-fast` skips it.
+pytestmark = pytest.mark.oracle
 
 #: The marker attribute: a name no selector below mentions.
 MARK = "data-hsmatch-mark"
@@ -246,8 +249,7 @@ def moved_markers(soup: BeautifulSoup, count: int) -> set[int]:
 
 
 def _corpus_root() -> Path:
-    env = os.environ.get("HTMLSTREAM_CORPUS")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/corpus"
+    return corpus_dir()
 
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/htmlstream/data/sample.html"

@@ -936,6 +936,7 @@ def _selector_lists(draw: st.DrawFn) -> str:
     return draw(_WS) + (draw(_WS) + "," + draw(_WS)).join(items) + draw(_WS)
 
 
+@pytest.mark.oracle
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_selector_lists())
 def test_generated_against_cssselect(text: str) -> None:

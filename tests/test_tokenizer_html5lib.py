@@ -1,7 +1,7 @@
 """The html5lib tokenizer conformance tests, run against ``hs.Tokenizer(feedback=False)``.
 
 Every test of ``html5lib-tests/tokenizer/*.test`` is one pytest item per initial state.  The
-data is read from ``../shared/testdata`` next to the repository, or from the directory named by
+data is read from ``tests/data`` (see its README.md), or from the directory named by
 the environment variable ``HTMLSTREAM_TESTDATA`` (the directory that holds ``html5lib-tests``).
 
 How the tests are run:
@@ -26,7 +26,6 @@ How the tests are run:
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ import pytest
 
 import htmlstream as hs
 from chunking import chunkings, feed_all, normalize_tokens
+from datapaths import conformance_data_dir
 
 STATES = {
     "Data state": "data",
@@ -50,8 +50,7 @@ STATES = {
 
 def html5lib_tokenizer_dir() -> Path:
     """The html5lib tokenizer test directory."""
-    env = os.environ.get("HTMLSTREAM_TESTDATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/testdata"
+    root = conformance_data_dir()
     return root / "html5lib-tests" / "tokenizer"
 
 
@@ -144,12 +143,6 @@ def load_cases() -> Iterator[Any]:
                 ident = f"{path.stem}-{index}-{state.replace(' ', '_')}-{short}"
                 yield pytest.param(case, id=ident, marks=marks)
 
-
-if not html5lib_tokenizer_dir().is_dir():
-    pytest.skip(
-        f"html5lib tokenizer tests not found in {html5lib_tokenizer_dir()}",
-        allow_module_level=True,
-    )
 
 CASES = list(load_cases())
 

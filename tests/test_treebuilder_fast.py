@@ -12,13 +12,13 @@ is allowed), on every html5lib tree-construction input, with a small ``max_depth
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from datapaths import conformance_data_dir
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import Lexer
 from htmlstream._engine.treebuilder import TreeBuilderSimulator, _set_fast_paths
@@ -26,8 +26,7 @@ from oracles.html5lib_feedback import all_tree_construction_tests
 
 
 def _testdata_dir() -> Path:
-    env = os.environ.get("HTMLSTREAM_TESTDATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "../shared/testdata"
+    return conformance_data_dir()
 
 
 TREE_DIR = _testdata_dir() / "html5lib-tests" / "tree-construction"
@@ -100,7 +99,6 @@ def test_fast_paths_edge_cases(data: str, max_depth: int) -> None:
     check(data.encode(), max_depth=max_depth)
 
 
-@pytest.mark.skipif(not TREE_DIR.is_dir(), reason="html5lib tree-construction tests not found")
 def test_fast_paths_tree_construction() -> None:
     tests = all_tree_construction_tests(TREE_DIR)
     assert len(tests) > 1000

@@ -849,6 +849,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Streaming HTML tokenizer and rewriter."
     )
+    parser.add_argument("--version", action="version",
+                        version=f"{PROG} {htmlstream.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_tokens_parser(subparsers)
     add_rewrite_parser(subparsers)

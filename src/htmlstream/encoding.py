@@ -349,6 +349,9 @@ def _replacement_codec() -> codecs.CodecInfo:
     )
 
 
+#: The codecs made so far, by key (a handful: only the names above).  Safe to share between
+#: threads without the GIL too: only setdefault adds to it, so every thread gets one codec per
+#: key (a racing thread's equal codec is dropped) and no entry is ever replaced or removed.
 _codec_cache: dict[str, codecs.CodecInfo] = {}
 
 
@@ -377,8 +380,7 @@ def _search(normalized: str) -> codecs.CodecInfo | None:
             info = _replacement_codec()
         else:
             return None
-    _codec_cache[key] = info
-    return info
+    return _codec_cache.setdefault(key, info)
 
 
 codecs.register(_search)

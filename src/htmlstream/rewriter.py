@@ -67,7 +67,9 @@ _META_SELECTOR = parse_selector("meta")
 #: rules are shared by every stream of a rewriter).
 _active = threading.local()
 _BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")
-#: Encoding labels already looked up (lookup() is a pure function of the label).
+#: Encoding labels already looked up (lookup() is a pure function of the label).  Safe to share
+#: between threads without the GIL too: only setdefault adds to it (an entry is never replaced
+#: or removed; racing threads compute equal values) and it stops growing at about 256 labels.
 _LOOKUPS: dict[str, Encoding] = {}
 
 
@@ -253,7 +255,7 @@ class Rewriter:
         if enc is None:
             enc = lookup(encoding)
             if isinstance(encoding, str) and len(_LOOKUPS) < 256:
-                _LOOKUPS[encoding] = enc    # (every stream looks its label up)
+                enc = _LOOKUPS.setdefault(encoding, enc)    # (every stream looks its label up)
         if enc.name == "replacement" or (enc.name == "iso-2022-jp" and not self.transcode):
             raise EncodingError(not_ascii_compatible_message(str(encoding), enc))
         return enc

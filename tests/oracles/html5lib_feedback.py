@@ -143,6 +143,7 @@ data (lol-html's own harness keeps one as a trailing ``"\\n"`` in that case).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -307,7 +308,7 @@ def all_tree_construction_tests(
     ``root`` is html5lib-tests' ``tree-construction`` folder; its sub-folders
     (``scripted/``) are not read.  ``extra_dirs`` defaults to lol-html's
     ``regression`` folder, looked up as ``../../lol-html/regression`` relative
-    to ``root`` (i.e. next to ``html5lib-tests`` in the shared test data); pass
+    to ``root`` (i.e. next to ``html5lib-tests`` in ``tests/data``); pass
     an empty list to skip it.  Files are read in sorted order per folder.
     """
     root = Path(root)
@@ -528,9 +529,7 @@ def _self_check(root: Path, *, verbose: bool = False) -> int:
 if __name__ == "__main__":
     _args = [a for a in sys.argv[1:] if a not in ("-v", "--verbose")]
     _default_root = (
-        Path(__file__).resolve().parents[3]
-        / "shared"
-        / "testdata"
+        Path(os.environ.get("HTMLSTREAM_TESTDATA") or Path(__file__).resolve().parents[1] / "data")
         / "html5lib-tests"
         / "tree-construction"
     )

@@ -21,12 +21,15 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha, lower
+from htmlstream._engine.portable cimport PORTABLE_BUILD, ctz64, find_byte, load_le64
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, hash_update
 
 from htmlstream.errors import BufferLimitExceeded
 
 DEFAULT_MAX_BUFFER_SIZE = 4 * 1024 * 1024
 DEFAULT_MAX_ATTRIBUTES = 4096
+#: Whether this engine was built with the portable C fallbacks (HTMLSTREAM_PORTABLE=1).
+_PORTABLE_BUILD = bool(PORTABLE_BUILD)
 
 cdef enum State:
     S_DATA
@@ -161,58 +164,18 @@ for _c in (0x2F, 0x3D):
     ATTR_STOP[_c] = 1
 
 
-
-cdef extern from *:
-    """
-    #include <string.h>
-    #include <stdint.h>
-    /* The first byte c in [p, end), or NULL, for the closing quote of an attribute value: the
-       first 16 bytes a word at a time (half of the values are shorter: no call), the rest by
-       memchr.  (In a word, the lowest byte flagged by the zero-byte test is exactly the first
-       match.)  Text is searched with memchr alone: its runs are longer, this was slower. */
-    static inline const unsigned char* hs_find_byte(const unsigned char* p,
-                                                    const unsigned char* end, unsigned char c) {
-        if (end - p >= 16) {
-            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-            uint64_t w, x, m;
-            memcpy(&w, p, 8);
-            x = w ^ (ones * c);
-            m = (x - ones) & ~x & highs;
-            if (m) return p + (__builtin_ctzll(m) >> 3);
-            memcpy(&w, p + 8, 8);
-            x = w ^ (ones * c);
-            m = (x - ones) & ~x & highs;
-            if (m) return p + 8 + (__builtin_ctzll(m) >> 3);
-            p += 16;
-        }
-        return (const unsigned char*)memchr(p, c, (size_t)(end - p));
-    }
-    """
-    const unsigned char* find_byte "hs_find_byte"(const unsigned char* p,
-                                                  const unsigned char* end,
-                                                  unsigned char c) noexcept nogil
-    int ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
-
-
 cdef uint64_t SPACES8 = 0x2020202020202020ULL
-
-
-cdef inline uint64_t load_word(const unsigned char* p) noexcept nogil:
-    """Eight bytes from ``p`` (any alignment)."""
-    cdef uint64_t w
-    memcpy(&w, p, 8)
-    return w
 
 
 cdef inline Py_ssize_t skip_unquoted(const unsigned char* d, Py_ssize_t p,
                                      Py_ssize_t n) noexcept nogil:
     """The index of the first byte from ``p`` that ends an unquoted attribute value (white space
-    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time: in a word, the lowest byte flagged
-    as below 0x21 or ``>`` is the first such byte; it ends the value unless it is another
-    control byte (then the scan goes on after it)."""
+    or ``>``, ATTR_STOP 3), or ``n``.  Eight bytes at a time: in a word (first byte lowest, on
+    any byte order), the lowest byte flagged as below 0x21 or ``>`` is the first such byte; it
+    ends the value unless it is another control byte (then the scan goes on after it)."""
     cdef uint64_t w, x, m
     while p + 8 <= n:
-        w = load_word(d + p)
+        w = load_le64(d + p)
         x = w ^ <uint64_t>0x3E3E3E3E3E3E3E3EULL
         m = ((w - <uint64_t>0x2121212121212121ULL) & ~w & <uint64_t>0x8080808080808080ULL) \
             | ((x - <uint64_t>0x0101010101010101ULL) & ~x & <uint64_t>0x8080808080808080ULL)
@@ -710,7 +673,7 @@ cdef class Lexer:
                 if is_ws(c):
                     p += 1
                     # (attributes one per line are indented: spaces eight at a time)
-                    while p + 8 <= n and load_word(d + p) == SPACES8:
+                    while p + 8 <= n and load_le64(d + p) == SPACES8:
                         p += 8
                     while p < n and is_ws(d[p]):
                         p += 1
@@ -1484,7 +1447,7 @@ cdef class Lexer:
             elif st == S_BEFORE_ATTR_NAME:
                 while p < n and is_ws(d[p]):
                     p += 1
-                    while p + 8 <= n and load_word(d + p) == SPACES8:
+                    while p + 8 <= n and load_le64(d + p) == SPACES8:
                         p += 8      # (indentation: see skip_attrs)
                 if p >= n:
                     break

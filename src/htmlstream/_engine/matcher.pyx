@@ -37,6 +37,7 @@ from libc.string cimport memchr, memcmp, memcpy, memset
 
 from htmlstream._engine.ascii cimport ascii_lower_equals, lower
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
+from htmlstream._engine.portable cimport below_21, below_21_tail, ctz32
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
 
 from htmlstream import selectors as _sel
@@ -242,63 +243,6 @@ cdef inline Py_ssize_t token_end(const unsigned char* v, Py_ssize_t vn,
     while j < vn and not is_html_ws(v[j]):
         j += 1
     return j
-
-
-cdef extern from *:
-    """
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    #endif
-    /* Sixteen bytes at a time: bit i of the answer is about p[i].  The bytes below 0x21 (HTML
-       whitespace is among them), and in *amp the '&' bytes. */
-    static inline unsigned hs_below_21(const unsigned char* p, unsigned* amp) {
-    #if defined(__SSE2__)
-        __m128i x = _mm_loadu_si128((const __m128i*)p);
-        *amp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x26)));
-        return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)),
-                                                          x));
-    #else
-        unsigned m = 0, a = 0, k;
-        for (k = 0; k < 16; k++) {
-            m |= (unsigned)(p[k] < 0x21) << k;
-            a |= (unsigned)(p[k] == 0x26) << k;
-        }
-        *amp = a;
-        return m;
-    #endif
-    }
-    /* The same for the last n - j (1 to 15) bytes of v[:n]; ``back``: the sixteen bytes that
-       end at v + n may be read (they are in the tag). */
-    static inline unsigned hs_below_21_tail(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
-                                            int back, unsigned* amp) {
-        unsigned r = (unsigned)(n - j), m, a = 0, k;
-        if (back) {
-            m = hs_below_21(v + n - 16, &a) >> (16 - r);
-            *amp = a >> (16 - r);
-            return m;
-        }
-        m = 0;
-        for (k = 0; k < r; k++) {
-            m |= (unsigned)(v[j + k] < 0x21) << k;
-            a |= (unsigned)(v[j + k] == 0x26) << k;
-        }
-        *amp = a;
-        return m;
-    }
-    static inline int hs_low_bit(unsigned m) {
-    #if defined(__GNUC__)
-        return __builtin_ctz(m);
-    #else
-        int k = 0;
-        while (!(m & 1)) { m >>= 1; k++; }
-        return k;
-    #endif
-    }
-    """
-    unsigned below_21 "hs_below_21"(const unsigned char* p, unsigned* amp) noexcept nogil
-    unsigned below_21_tail "hs_below_21_tail"(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
-                                              bint back, unsigned* amp) noexcept nogil
-    int low_bit "hs_low_bit"(unsigned m) noexcept nogil
 
 
 cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsigned char* w,
@@ -1602,7 +1546,7 @@ cdef class Matcher:
                 m = below_21_tail(v, j, vn, back, &a)
             amp |= a
             while m:
-                p = j + low_bit(m)
+                p = j + ctz32(m)
                 m &= m - 1
                 if is_html_ws(v[p]):        # (other control bytes are part of a token)
                     if p > ts:

@@ -1556,7 +1556,10 @@ cdef StreamEncoding stream_encoding(encoding):
 
 
 #: The encodings of the labels streams have looked up and checked (Rewriter._check_encoding),
-#: when no setting changes the verdict: every stream of a rewriter looks its label up.
+#: when no setting changes the verdict: every stream of a rewriter looks its label up.  Shared
+#: by all threads, free-threaded builds too: entries are only added, with setdefault (never
+#: replaced or removed, so an entry read stays alive; racing threads build equal ones), and it
+#: stops growing at about 256 labels.
 cdef dict _stream_encodings = {}
 
 
@@ -1608,7 +1611,7 @@ cdef class StreamBase:
             declared = stream_encoding(rewriter._check_encoding(encoding))
             # (iso-2022-jp is refused unless the rewriter transcodes, which may change)
             if cacheable and declared.name != "iso-2022-jp" and len(_stream_encodings) < 256:
-                _stream_encodings[encoding] = declared
+                declared = _stream_encodings.setdefault(encoding, declared)
         cdef RewriterSettings settings = rewriter._settings
         self._rewriter = rewriter
         self.settings = settings

@@ -9,9 +9,10 @@ from libc.stdint cimport uint64_t
 
 cdef extern from *:
     """
+    #include "hs_portable.h"
     #define HS_EMPTY_HASH ((uint64_t)0)
     #define HS_INVALID_HASH (~(uint64_t)0)
-    static inline uint64_t hs_hash_update(uint64_t h, unsigned char c) {
+    HS_INLINE uint64_t hs_hash_update(uint64_t h, unsigned char c) {
         uint64_t code;
         if (h >> 59) return HS_INVALID_HASH;
         if (c >= 'a' && c <= 'z') code = (uint64_t)(c - 'a') + 6;

@@ -18,7 +18,7 @@ cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memchr, memcpy, memmove
+from libc.string cimport memchr, memmove
 
 from htmlstream._engine.ascii cimport lower
 from htmlstream._engine.lexer cimport (
@@ -33,6 +33,7 @@ from htmlstream._engine.lexer cimport (
     Lexer,
     TagRec,
 )
+from htmlstream._engine.portable cimport load_le64
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
 from htmlstream.errors import ParsingAmbiguityError
@@ -365,7 +366,7 @@ cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0
     cdef unsigned char c
     while i + 8 <= n:
-        memcpy(&w, p + i, 8)
+        w = load_le64(p + i)
         if swar_has_byte(w, 0) or swar_has_byte(w, <uint64_t>0xEFEFEFEFEFEFEFEFULL):
             return fnv_name_bytes(p, n)
         h = (h ^ swar_lower(w)) * <uint64_t>0x9E3779B97F4A7C15ULL
@@ -391,8 +392,8 @@ cdef inline uint64_t xname_of(TreeBuilderSimulator s, const unsigned char* p, Py
     cdef XnameSlot* slot
     if n > 16 or avail < 16 or not has_name_caches(s):
         return fnv_name(p, n)
-    memcpy(&w0, p, 8)
-    memcpy(&w1, p + 8, 8)
+    w0 = load_le64(p)               # (first byte lowest: the masks below keep the name's bytes)
+    w1 = load_le64(p + 8)
     if n < 8:
         w0 &= ((<uint64_t>1) << (8 * n)) - 1
         w1 = 0
@@ -426,7 +427,7 @@ cdef uint64_t hash_raw(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     cdef uint64_t w
     cdef Py_ssize_t i = 0
     while i + 8 <= n:
-        memcpy(&w, p + i, 8)
+        w = load_le64(p + i)
         h = (h ^ w) * <uint64_t>0x9E3779B97F4A7C15ULL
         h ^= h >> 32
         i += 8

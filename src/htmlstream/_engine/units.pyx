@@ -15,6 +15,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdlib cimport free, realloc
 
 from htmlstream._engine.ascii cimport ascii_lower_equals
+from htmlstream._engine.portable cimport FREE_THREADED
 
 
 cdef extern from "Python.h":
@@ -47,7 +48,10 @@ _RAW_CLOSERS = {
 }
 
 
-# encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.
+# encoding -> {attribute name -> validated lower-case name bytes}, for set_attribute.  Shared by
+# every thread: entries are only ever added with setdefault (an entry, once there, is never
+# replaced or removed, so a value read from it stays alive; two threads racing on one name
+# compute the same bytes), and the inner dicts stop growing at about 4096 names.
 cdef dict _NAME_CACHE = {}
 # The names the HTML parser gives SVG elements and SVG/MathML attributes in mixed case
 # (lower-case name -> the DOM's); typed, so that a look-up is one dict probe.
@@ -56,7 +60,9 @@ cdef dict _SVG_ATTRIBUTE_NAMES = _matcher.SVG_ATTRIBUTE_NAMES
 cdef dict _MATHML_ATTRIBUTE_NAMES = _matcher.MATHML_ATTRIBUTE_NAMES
 # The last lookup in it and the last value encoded by _attr_value_bytes: a handler that sets
 # the same attribute to the same value on every element (same str objects, compared by
-# identity: a str cannot change) skips the dict probes and the encoding.
+# identity: a str cannot change) skips the dict probes and the encoding.  Three globals that
+# must agree: safe only under the GIL (nothing in between can run another thread's code), so
+# a free-threaded build (FREE_THREADED, a compile-time constant) never reads or writes them.
 cdef str _last_name = None
 cdef str _last_name_encoding = None
 cdef bytes _last_lname = None
@@ -97,10 +103,10 @@ cdef bytes _attr_value_bytes(str value, str encoding):
     """An attribute value as written: escaped, in the document's encoding (the last one
     is remembered)."""
     global _last_value, _last_value_encoding, _last_value_bytes
-    if value is _last_value and encoding is _last_value_encoding:
+    if not FREE_THREADED and value is _last_value and encoding is _last_value_encoding:
         return _last_value_bytes
     cdef bytes b = _encode_attr_value(value, encoding)
-    if type(value) is str:      # (identity stands for equality only for a plain str)
+    if not FREE_THREADED and type(value) is str:    # (identity = equality only for a plain str)
         _last_value = value
         _last_value_encoding = encoding
         _last_value_bytes = b
@@ -743,7 +749,7 @@ cdef class Element(Unit):
         self.check()
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
-        if name is _last_name and self.encoding is _last_name_encoding:
+        if not FREE_THREADED and name is _last_name and self.encoding is _last_name_encoding:
             lname = _last_lname
         else:
             names = _NAME_CACHE.get(self.encoding)    # (no key tuple to build per call)
@@ -754,8 +760,8 @@ cdef class Element(Unit):
                 validate_attribute_name(name)
                 lname = _encode_name(ascii_lower(name), self.encoding, "attribute name")
                 if len(<dict>names) < 4096:
-                    (<dict>names)[name] = lname
-            if type(name) is str:       # (identity stands for equality only for a plain str)
+                    lname = (<dict>names).setdefault(name, lname)
+            if not FREE_THREADED and type(name) is str:     # (identity = equality, plain str)
                 _last_name = name
                 _last_name_encoding = self.encoding
                 _last_lname = lname

@@ -1,0 +1,192 @@
+/* Portable C primitives of the engine's byte scanners (declared for Cython in portable.pxd).
+ *
+ * Everything compiler- or machine-specific the engine uses is here, each with a plain C
+ * fallback chosen at compile time:
+ *   - hs_load_le64: eight bytes as an integer whose lowest byte is the first one, on any byte
+ *     order (the word tricks below look for "the lowest flagged byte", which is the first
+ *     matching byte only in that order);
+ *   - hs_ctz64 / hs_ctz32: count trailing zeros (GCC/Clang builtins, MSVC _BitScanForward);
+ *   - hs_below_21: SSE2 (GCC/Clang with __SSE2__, MSVC on x64 or with /arch:SSE2).
+ * Defining HTMLSTREAM_PORTABLE (setup.py does when the environment has HTMLSTREAM_PORTABLE=1)
+ * turns every fast path off, so that the fallbacks can be built and tested on any machine.
+ * This file is plain C: tests/c/test_portable.c includes it alone (also cross-compiled).
+ */
+#ifndef HS_PORTABLE_H
+#define HS_PORTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_MSC_VER) && !defined(HTMLSTREAM_PORTABLE)
+#include <intrin.h>
+#endif
+
+#if defined(_MSC_VER) && !defined(__cplusplus)
+#define HS_INLINE static __inline
+#else
+#define HS_INLINE static inline
+#endif
+
+#if defined(HTMLSTREAM_PORTABLE)
+#define HS_PORTABLE_BUILD 1
+#else
+#define HS_PORTABLE_BUILD 0
+#endif
+
+/* Free-threaded CPython (3.13t and later, Py_GIL_DISABLED from pyconfig.h): the engine turns
+   off its module-level memos, which only the GIL makes safe (units.pyx). */
+#if defined(Py_GIL_DISABLED)
+#define HS_FREE_THREADED 1
+#else
+#define HS_FREE_THREADED 0
+#endif
+
+/* ---- byte order ------------------------------------------------------------------------- */
+#if defined(HTMLSTREAM_PORTABLE)
+#define HS_LOAD_NATIVE_LE 0
+#define HS_LOAD_BSWAP 0
+#elif defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) \
+    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HS_LOAD_NATIVE_LE 1
+#define HS_LOAD_BSWAP 0
+#elif defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) \
+    && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ && (defined(__GNUC__) || defined(__clang__))
+#define HS_LOAD_NATIVE_LE 0
+#define HS_LOAD_BSWAP 1
+#elif defined(_MSC_VER) \
+    && (defined(_M_X64) || defined(_M_IX86) || defined(_M_ARM64) || defined(_M_ARM))
+#define HS_LOAD_NATIVE_LE 1     /* every Windows target is little-endian */
+#define HS_LOAD_BSWAP 0
+#else
+#define HS_LOAD_NATIVE_LE 0     /* unknown byte order: assemble the word from its bytes */
+#define HS_LOAD_BSWAP 0
+#endif
+
+/* Eight bytes from p (any alignment), p[0] in the lowest eight bits. */
+HS_INLINE uint64_t hs_load_le64(const unsigned char* p) {
+#if HS_LOAD_NATIVE_LE
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+#elif HS_LOAD_BSWAP
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return __builtin_bswap64(w);
+#else
+    return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16)
+        | ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40)
+        | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56);
+#endif
+}
+
+/* ---- count trailing zeros (m != 0) ------------------------------------------------------ */
+HS_INLINE int hs_ctz64(uint64_t m) {
+#if !defined(HTMLSTREAM_PORTABLE) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_ctzll(m);
+#elif !defined(HTMLSTREAM_PORTABLE) && defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+    unsigned long k;
+    _BitScanForward64(&k, m);
+    return (int)k;
+#elif !defined(HTMLSTREAM_PORTABLE) && defined(_MSC_VER)
+    unsigned long k;
+    if ((uint32_t)m) {
+        _BitScanForward(&k, (unsigned long)(uint32_t)m);
+        return (int)k;
+    }
+    _BitScanForward(&k, (unsigned long)(uint32_t)(m >> 32));
+    return (int)k + 32;
+#else
+    /* De Bruijn: the lowest set bit alone, times the sequence, indexes its position. */
+    static const unsigned char index64[64] = {
+        0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
+        62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+        63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+        46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6};
+    return index64[((m & (0 - m)) * UINT64_C(0x03F79D71B4CB0A89)) >> 58];
+#endif
+}
+
+HS_INLINE int hs_ctz32(unsigned m) {
+#if !defined(HTMLSTREAM_PORTABLE) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_ctz(m);
+#elif !defined(HTMLSTREAM_PORTABLE) && defined(_MSC_VER)
+    unsigned long k;
+    _BitScanForward(&k, (unsigned long)m);
+    return (int)k;
+#else
+    return hs_ctz64((uint64_t)m);
+#endif
+}
+
+/* ---- byte search -------------------------------------------------------------------------- */
+/* The first byte c in [p, end), or NULL, for the closing quote of an attribute value: the first
+   16 bytes a word at a time (half of the values are shorter: no call), the rest by memchr.  (In
+   a word in hs_load_le64 order, the lowest byte flagged by the zero-byte test is exactly the
+   first match: a borrow only flags bytes above a true match.)  Text is searched with memchr
+   alone: its runs are longer, this was slower. */
+HS_INLINE const unsigned char* hs_find_byte(const unsigned char* p, const unsigned char* end,
+                                            unsigned char c) {
+    if (end - p >= 16) {
+        const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+        uint64_t w, x, m;
+        w = hs_load_le64(p);
+        x = w ^ (ones * c);
+        m = (x - ones) & ~x & highs;
+        if (m) return p + (hs_ctz64(m) >> 3);
+        w = hs_load_le64(p + 8);
+        x = w ^ (ones * c);
+        m = (x - ones) & ~x & highs;
+        if (m) return p + 8 + (hs_ctz64(m) >> 3);
+        p += 16;
+    }
+    return (const unsigned char*)memchr(p, c, (size_t)(end - p));
+}
+
+/* ---- sixteen bytes at a time -------------------------------------------------------------- */
+#if !defined(HTMLSTREAM_PORTABLE) && (defined(__SSE2__) || defined(_M_X64) \
+    || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#define HS_HAVE_SSE2 1
+#include <emmintrin.h>
+#else
+#define HS_HAVE_SSE2 0
+#endif
+
+/* Bit i of the answer is about p[i]: the bytes below 0x21 (HTML whitespace is among them), and
+   in *amp the '&' bytes. */
+HS_INLINE unsigned hs_below_21(const unsigned char* p, unsigned* amp) {
+#if HS_HAVE_SSE2
+    __m128i x = _mm_loadu_si128((const __m128i*)p);
+    *amp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x26)));
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x));
+#else
+    unsigned m = 0, a = 0, k;
+    for (k = 0; k < 16; k++) {
+        m |= (unsigned)(p[k] < 0x21) << k;
+        a |= (unsigned)(p[k] == 0x26) << k;
+    }
+    *amp = a;
+    return m;
+#endif
+}
+
+/* The same for the last n - j (1 to 15) bytes of v[:n]; ``back``: the sixteen bytes that end at
+   v + n may be read (they are in the tag). */
+HS_INLINE unsigned hs_below_21_tail(const unsigned char* v, ptrdiff_t j, ptrdiff_t n, int back,
+                                    unsigned* amp) {
+    unsigned r = (unsigned)(n - j), m, a = 0, k;
+    if (back) {
+        m = hs_below_21(v + n - 16, &a) >> (16 - r);
+        *amp = a >> (16 - r);
+        return m;
+    }
+    m = 0;
+    for (k = 0; k < r; k++) {
+        m |= (unsigned)(v[j + k] < 0x21) << k;
+        a |= (unsigned)(v[j + k] == 0x26) << k;
+    }
+    *amp = a;
+    return m;
+}
+
+#endif /* HS_PORTABLE_H */

@@ -1,0 +1,81 @@
+/* Checks hs_portable.h's primitives against byte-by-byte references on pseudo-random bytes.
+ * Built by tests/test_portable_c.py three ways: as the engine is (fast paths), with
+ * -DHTMLSTREAM_PORTABLE (the fallbacks), and, when a cross compiler and qemu are there, for a
+ * big-endian machine (s390x).  Prints "ok" and exits 0, or names the first failure. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hs_portable.h"
+
+static unsigned long long state = 0x9E3779B97F4A7C15ULL;
+
+static unsigned next_byte(void) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (unsigned)(state >> 56);
+}
+
+#define CHECK(cond, ...) do { if (!(cond)) { printf(__VA_ARGS__); printf("\n"); return 1; } } while (0)
+
+int main(void) {
+    unsigned char buf[64];
+    static const unsigned char alphabet[] = {'"', '\'', '&', ' ', '\t', '\n', '>', 'a', 'Z', 0x00, 0x20,
+                                             0x21, 0x80, 0xFF, 0x1F, 0x3E, 0x3D};
+    int round, i, k;
+    for (round = 0; round < 200000; round++) {
+        for (i = 0; i < 64; i++) {
+            unsigned r = next_byte();
+            buf[i] = (r & 1) ? alphabet[(r >> 1) % sizeof(alphabet)] : (unsigned char)next_byte();
+        }
+        /* hs_load_le64: p[0] in the lowest bits. */
+        {
+            uint64_t w = hs_load_le64(buf + (round & 7)), want = 0;
+            for (k = 7; k >= 0; k--) want = (want << 8) | buf[(round & 7) + k];
+            CHECK(w == want, "hs_load_le64 round %d", round);
+        }
+        /* hs_ctz64 / hs_ctz32 on one to all bits. */
+        {
+            uint64_t m = hs_load_le64(buf) | ((uint64_t)1 << (buf[9] & 63));
+            int want = 0;
+            while (!((m >> want) & 1)) want++;
+            CHECK(hs_ctz64(m) == want, "hs_ctz64(%llx) = %d, want %d", (unsigned long long)m,
+                  hs_ctz64(m), want);
+            {
+                unsigned m32 = (unsigned)(m & 0xFFFFFFFFu) | (1u << (buf[10] & 31));
+                int want32 = 0;
+                while (!((m32 >> want32) & 1)) want32++;
+                CHECK(hs_ctz32(m32) == want32, "hs_ctz32(%x)", m32);
+            }
+        }
+        /* hs_find_byte: the first c in [p, end), every start and length. */
+        {
+            unsigned char c = alphabet[round % 3];
+            int start = round % 16, len = (round / 16) % 40;
+            const unsigned char* want = NULL;
+            for (k = start; k < start + len; k++) if (buf[k] == c) { want = buf + k; break; }
+            CHECK(hs_find_byte(buf + start, buf + start + len, c) == want,
+                  "hs_find_byte start %d len %d c %02x", start, len, c);
+        }
+        /* hs_below_21 and its tail form. */
+        {
+            unsigned amp, m = hs_below_21(buf + 3, &amp), want = 0, want_amp = 0;
+            int n = 3 + 1 + (round % 15), j = 3;
+            for (k = 0; k < 16; k++) {
+                want |= (unsigned)(buf[3 + k] < 0x21) << k;
+                want_amp |= (unsigned)(buf[3 + k] == 0x26) << k;
+            }
+            CHECK(m == want && amp == want_amp, "hs_below_21 round %d", round);
+            n = 20 + (round % 15);
+            j = n - 1 - (round % 15);
+            for (k = 0, want = 0, want_amp = 0; k < n - j; k++) {
+                want |= (unsigned)(buf[j + k] < 0x21) << k;
+                want_amp |= (unsigned)(buf[j + k] == 0x26) << k;
+            }
+            CHECK(hs_below_21_tail(buf, j, n, round & 1, &amp) == want && amp == want_amp,
+                  "hs_below_21_tail j %d n %d back %d", j, n, round & 1);
+        }
+    }
+    printf("ok\n");
+    return 0;
+}
