@@ -94,7 +94,7 @@ def waitress_server(app: Any) -> Iterator[str]:
     from waitress import wasyncore
     from waitress.server import create_server
 
-    server = create_server(app, host="127.0.0.1", port=0, threads=4)
+    server = create_server(app, host="127.0.0.1", port=0, threads=4, asyncore_loop_timeout=0.05)
     port = server.effective_port  # type: ignore[union-attr]
     thread = threading.Thread(target=server.run, name="waitress", daemon=True)
     thread.start()
