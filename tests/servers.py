@@ -101,9 +101,11 @@ def waitress_server(app: Any) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        wasyncore.close_all(server._map)  # type: ignore[union-attr]
-        server.task_dispatcher.shutdown(timeout=5)  # type: ignore[union-attr]
+        # Closed in the server's own thread (its select() would see closed descriptors).
+        server.trigger.pull_trigger(  # type: ignore[union-attr]
+            lambda: wasyncore.close_all(server._map))  # type: ignore[union-attr]
         thread.join(10)
+        server.task_dispatcher.shutdown(timeout=5)  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------------------ shared content
