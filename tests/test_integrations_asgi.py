@@ -24,6 +24,7 @@ from servers import (
     RW,
     app_chunkings,
     hypercorn_server,
+    make_rewriter,
     uvicorn_server,
     wait_for,
 )
@@ -489,6 +490,18 @@ def test_context_factory_and_csp_nonce_in_the_header() -> None:
     assert dict(sent[0]["headers"])[b"content-security-policy"] == (
         b"default-src 'self'; img-src *; script-src 'self' 'nonce-abc123'")
     assert body_of(sent) == EXPECTED
+    # the handlers see the response's context
+    rw = make_rewriter()
+
+    @rw.element("script")
+    def nonce(el: Any) -> None:
+        el.set_attribute("nonce", el.context["csp_nonce"])
+
+    page = PAGE.replace(b"</body>", b"<script>go()</script></body>")
+    messages[1] = {"type": "http.response.body", "body": page, "more_body": False}
+    sent, exc = run(HtmlRewriteMiddleware(sender(messages), rw, context=context), messages)
+    assert exc is None
+    assert b'<script nonce="abc123">go()</script>' in body_of(sent)
 
 
 def test_options_are_used() -> None:

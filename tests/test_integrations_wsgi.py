@@ -5,6 +5,7 @@ wsgi.file_wrapper, exc_info, errors."""
 from __future__ import annotations
 
 import gzip
+import inspect
 import itertools
 import logging
 import sys
@@ -20,7 +21,16 @@ import httpx
 import pytest
 
 from htmlstream.integrations.wsgi import HtmlRewriteMiddleware
-from servers import BOOM_PAGE, JSON_AS_HTML, PAGE, RW, app_chunkings, wait_for, waitress_server
+from servers import (
+    BOOM_PAGE,
+    JSON_AS_HTML,
+    PAGE,
+    RW,
+    app_chunkings,
+    make_rewriter,
+    wait_for,
+    waitress_server,
+)
 
 CHUNKINGS = app_chunkings(PAGE)
 GZ = gzip.compress(PAGE)
@@ -241,3 +251,65 @@ def test_errors(server: str, client: httpx.Client) -> None:
     r, name = get(client, f"{server}/exc-info")
     assert r.status_code == 500 and r.content == RW.rewrite(ERROR_PAGE)
     assert closed_once(name)
+
+
+# ------------------------------------------------------------------------------ in process
+
+
+def call(app: Any, environ: dict[str, Any] | None = None
+         ) -> tuple[str, list[tuple[str, str]], bytes]:
+    """Call a WSGI application as a server would: status, headers, body."""
+    started: list[tuple[str, list[tuple[str, str]]]] = []
+    body: list[bytes] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None
+                       ) -> Any:
+        started.append((status, headers))
+        return body.append
+
+    env = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", **(environ or {})}
+    result = app(env, start_response)
+    try:
+        for piece in result:
+            if piece:
+                assert started
+            body.append(piece)
+    finally:
+        getattr(result, "close", lambda: None)()
+    return started[-1][0], started[-1][1], b"".join(body)
+
+
+def csp_app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    start_response("200 OK", [("Content-Type", "text/html"),
+                              ("Content-Security-Policy", "script-src 'self'")])
+    return [PAGE.replace(b"</body>", b"<script>go()</script></body>")]
+
+
+def test_headers_hook() -> None:
+    def hook(context: Any, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [*headers, ("X-Rewritten", "1")]
+
+    status, headers, body = call(HtmlRewriteMiddleware(csp_app, RW, headers_hook=hook))
+    assert status == "200 OK"
+    assert ("X-Rewritten", "1") in headers and b"https://" in body
+    _status, headers, body = call(HtmlRewriteMiddleware(raw_app, RW, headers_hook=hook),
+                                 {"PATH_INFO": "/json"})
+    assert ("X-Rewritten", "1") not in headers and body == JSON_AS_HTML
+
+
+@pytest.mark.skipif("context" not in inspect.signature(RW.stream).parameters,
+                    reason="this htmlstream's Rewriter.stream() takes no context yet")
+def test_context_and_csp_nonce() -> None:
+    rw = make_rewriter()
+
+    @rw.element("script")
+    def nonce(el: Any) -> None:
+        el.set_attribute("nonce", el.context["csp_nonce"])
+
+    def context(environ: WSGIEnvironment) -> dict[str, Any]:
+        return {"csp_nonce": environ["PATH_INFO"].strip("/")}
+
+    _status, headers, body = call(HtmlRewriteMiddleware(csp_app, rw, context=context),
+                                 {"PATH_INFO": "/n0nce"})
+    assert dict(headers)["Content-Security-Policy"] == "script-src 'self' 'nonce-n0nce'"
+    assert b'<script nonce="n0nce">go()</script>' in body
