@@ -1039,22 +1039,26 @@ _CSP_FIELDS: Final = frozenset({"content-security-policy",
 def _csp_with_nonce(value: str, source: str) -> str:
     """One ``Content-Security-Policy`` field value (policies separated by commas, directives by
     semicolons) with ``source`` allowed for scripts in every policy that restricts them."""
+
+    def allowing(name: str, sources: list[str]) -> str:
+        # 'none' is only meaningful alone: with a nonce it would be ignored, with a warning.
+        kept = [s for s in sources if s.lower() != "'none'"]
+        return " ".join([name, *kept, *([] if source in kept else [source])])
+
     policies = []
     for policy in value.split(","):
         directives = [d.strip(_WS) for d in policy.split(";")]
-        names = [d.split(None, 1)[0].lower() if d else "" for d in directives]
+        directives = [d for d in directives if d]
+        parts = [d.split() for d in directives]
+        names = [p[0].lower() for p in parts]
         script = [i for i, name in enumerate(names) if name in ("script-src", "script-src-elem")]
-        if script:
-            for i in script:
-                if source not in directives[i].split()[1:]:
-                    directives[i] += " " + source
-        elif "default-src" in names:
+        for i in script:
+            directives[i] = allowing(parts[i][0], parts[i][1:])
+        if not script and "default-src" in names:
             # script-src replaces default-src for scripts: it inherits its sources.
-            default = directives[names.index("default-src")].split(None, 1)
-            sources = default[1] if len(default) > 1 else ""
-            directives.append(f"script-src {sources} {source}".replace("  ", " "))
+            directives.append(allowing("script-src", parts[names.index("default-src")][1:]))
         # else: scripts are not restricted by this policy; nothing to allow.
-        policies.append("; ".join(d for d in directives if d))
+        policies.append("; ".join(directives))
     return ", ".join(policies)
 
 
