@@ -146,6 +146,7 @@ class _Response:
             self._on_start(message)
             if self._rewrite is None or self._rewrite.decided:
                 await self._send_start()
+                self._pass_on()
         elif kind == "http.response.body" and self._rewrite is not None:
             await self._on_body(message, self._rewrite)
         elif kind in _FILE_MESSAGES and self._start is not None:
@@ -198,6 +199,14 @@ class _Response:
             self._forward = True      # the response is complete: nothing more to rewrite
         if out or not more:
             await self._send({"type": "http.response.body", "body": out, "more_body": more})
+        self._pass_on()
+
+    def _pass_on(self) -> None:
+        """Once a response is decided to pass through, its messages go on as they are."""
+        rewrite = self._rewrite
+        if rewrite is not None and rewrite.decided and not rewrite.rewriting:
+            self._rewrite = None
+            self._forward = True
 
     async def _send(self, message: Message) -> None:
         try:
