@@ -17,7 +17,7 @@ import pytest
 
 from htmlstream.http import HttpOptions
 from htmlstream.integrations.asgi import HtmlRewriteMiddleware, Message, Receive, Scope, Send
-from servers import (
+from integration_servers import (
     BOOM_PAGE,
     JSON_AS_HTML,
     PAGE,

@@ -20,7 +20,7 @@ import pytest
 from django.conf import settings
 
 from htmlstream.http import HttpOptions
-from servers import (
+from integration_servers import (
     BOOM_PAGE,
     PAGE,
     RW,
@@ -36,7 +36,7 @@ if not settings.configured:
         DEBUG=False, ALLOWED_HOSTS=["*"], ROOT_URLCONF=__name__, SECRET_KEY="not secret",
         INSTALLED_APPS=[], USE_TZ=True,
         MIDDLEWARE=["htmlstream.integrations.django.HtmlRewriteMiddleware"],
-        HTMLSTREAM_REWRITER="servers.RW",
+        HTMLSTREAM_REWRITER="integration_servers.RW",
     )
     django.setup()
 

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from htmlstream.integrations.wsgi import HtmlRewriteMiddleware
-from servers import (
+from integration_servers import (
     BOOM_PAGE,
     JSON_AS_HTML,
     PAGE,
