@@ -275,6 +275,14 @@ def test_subclass_configuration() -> None:
     assert "X-Rewritten" not in Client().get("/data")
 
 
+@override_settings(HTMLSTREAM_REWRITER=None)
+def test_not_configured() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured, match="HTMLSTREAM_REWRITER"):
+        Client().get("/page")
+
+
 @pytest.mark.skipif("context" not in inspect.signature(RW.stream).parameters,
                     reason="this htmlstream's Rewriter.stream() takes no context yet")
 @override_settings(HTMLSTREAM_CONTEXT=f"{__name__}.nonce_context")

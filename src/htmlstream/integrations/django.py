@@ -37,6 +37,7 @@ from typing import Any, TypeAlias
 
 from asgiref.sync import async_to_sync, iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.http import FileResponse, HttpRequest, HttpResponseBase, StreamingHttpResponse
 from django.utils.module_loading import import_string
 
@@ -89,8 +90,9 @@ class HtmlRewriteMiddleware:
         cls = type(self)
         rewriter = cls.rewriter if cls.rewriter is not None else _setting("HTMLSTREAM_REWRITER")
         if not isinstance(rewriter, Rewriter):
-            raise TypeError("HtmlRewriteMiddleware needs a Rewriter: set HTMLSTREAM_REWRITER "
-                            "(a Rewriter or its dotted path) or the rewriter class attribute")
+            raise ImproperlyConfigured(
+                "HtmlRewriteMiddleware needs a Rewriter: set HTMLSTREAM_REWRITER (a Rewriter or "
+                f"its dotted path) or the rewriter class attribute, not {rewriter!r}")
         self._rewriter = rewriter
         self._options: HttpOptions | None = (
             cls.options if cls.options is not None else _setting("HTMLSTREAM_OPTIONS"))
