@@ -346,3 +346,18 @@ def test_real_server_disconnect_and_errors(asgi_server: str, wsgi_server: str,
             client.get(f"{asgi_server}/boom?async=1")
         with pytest.raises(httpx.RemoteProtocolError):
             client.get(f"{wsgi_server}/boom")
+
+
+def test_django_asgi_behind_the_asgi_middleware() -> None:
+    """Django's ASGI handler wrapped by the ASGI middleware (no Django middleware)."""
+    from htmlstream.integrations.asgi import HtmlRewriteMiddleware as AsgiMiddleware
+
+    with override_settings(MIDDLEWARE=[]):
+        handler = ASGIHandler()
+    with uvicorn_server(AsgiMiddleware(handler, RW)) as url, httpx.Client(timeout=10) as client:
+        for n in range(len(CHUNKINGS)):
+            r = client.get(f"{url}/astream?c={n}")
+            assert r.content == EXPECTED, n
+        r = client.get(f"{url}/page")
+        assert r.content == EXPECTED and r.headers["etag"] == 'W/"v1"'
+        assert "content-length" not in r.headers
