@@ -41,6 +41,8 @@ __all__ = [
     "RequestHeaders",
     "ResponseHeaders",
     "ResponseRewrite",
+    "add_csp_nonce",
+    "csp_nonce_hook",
     "decide",
     "decide_headers",
 ]
@@ -1021,3 +1023,74 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
         yield first
     yield from rest
 
+
+
+# --------------------------------------------------------------------------------------------
+# Headers hooks: the Content-Security-Policy nonce
+# --------------------------------------------------------------------------------------------
+
+#: Characters of a nonce source (CSP ``base64-value``, and base64url's ``-`` and ``_``).
+_NONCE: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=")
+_CSP_FIELDS: Final = frozenset({"content-security-policy",
+                                "content-security-policy-report-only"})
+
+
+def _csp_with_nonce(value: str, source: str) -> str:
+    """One ``Content-Security-Policy`` field value (policies separated by commas, directives by
+    semicolons) with ``source`` allowed for scripts in every policy that restricts them."""
+
+    def allowing(name: str, sources: list[str]) -> str:
+        # 'none' is only meaningful alone: with a nonce it would be ignored, with a warning.
+        kept = [s for s in sources if s.lower() != "'none'"]
+        return " ".join([name, *kept, *([] if source in kept else [source])])
+
+    policies = []
+    for policy in value.split(","):
+        directives = [d.strip(_WS) for d in policy.split(";")]
+        directives = [d for d in directives if d]
+        parts = [d.split() for d in directives]
+        names = [p[0].lower() for p in parts]
+        script = [i for i, name in enumerate(names) if name in ("script-src", "script-src-elem")]
+        for i in script:
+            directives[i] = allowing(parts[i][0], parts[i][1:])
+        if not script and "default-src" in names:
+            # script-src replaces default-src for scripts: it inherits its sources.
+            directives.append(allowing("script-src", parts[names.index("default-src")][1:]))
+        # else: scripts are not restricted by this policy; nothing to allow.
+        policies.append("; ".join(directives))
+    return ", ".join(policies)
+
+
+def add_csp_nonce(headers: Iterable[tuple[AnyStr, AnyStr]], nonce: str
+                  ) -> list[tuple[AnyStr, AnyStr]]:
+    """The headers with ``'nonce-<nonce>'`` allowed for scripts by every policy of every
+    ``Content-Security-Policy`` (and ``-Report-Only``) field: added to ``script-src`` (and
+    ``script-src-elem``), or, in a policy that has only ``default-src``, as a ``script-src``
+    with the ``default-src`` sources and the nonce.  A policy that does not restrict scripts is
+    left alone, and so is a response without the field (it allows every script).
+
+    Raises:
+        ValueError: ``nonce`` is not a base64 (or base64url) value.
+    """
+    if not nonce or not all(ch in _NONCE for ch in nonce):
+        raise ValueError(f"a CSP nonce is a base64 value, not {nonce!r}")
+    source = f"'nonce-{nonce}'"
+    out: list[tuple[AnyStr, AnyStr]] = []
+    for name, value in headers:
+        if _str(name).lower() in _CSP_FIELDS:
+            value = _like(value, _csp_with_nonce(_str(value), source))
+        out.append((name, value))
+    return out
+
+
+def csp_nonce_hook(context: Mapping[str, Any] | None, headers: list[tuple[AnyStr, AnyStr]]
+                   ) -> list[tuple[AnyStr, AnyStr]]:
+    """The integrations' default ``headers_hook``: called with the document's context and the
+    headers to send when a response is rewritten, it allows the context's ``csp_nonce`` (what a
+    rewrite that adds nonces to scripts sets) in the ``Content-Security-Policy``
+    (:func:`add_csp_nonce`); without a context or a ``csp_nonce`` the headers are unchanged."""
+    nonce = None if context is None else context.get("csp_nonce")
+    if not nonce:
+        return headers
+    return add_csp_nonce(headers, str(nonce))

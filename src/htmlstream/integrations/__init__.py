@@ -1,7 +1,25 @@
-"""Integrations of htmlstream with web frameworks, servers and HTTP clients.
+"""Integrations: htmlstream in web frameworks, servers and HTTP clients.
 
-Each module adapts one library (imported by that module only, an optional extra of the package:
-``pip install htmlstream[aiohttp]``, ``[httpx]``...) to :mod:`htmlstream.http`, the sans-I/O
-layer that decides whether a response is rewritten and transforms its body.  The modules own the
-I/O, backpressure and error handling; they never decide on their own.
+Each module is a thin adapter that owns the I/O, the backpressure and the errors of one library
+and drives :class:`htmlstream.http.ResponseRewrite`, which makes every decision (what is
+rewritten, the encoding, the headers to send) and transforms the body:
+
+* :mod:`htmlstream.integrations.asgi`: ASGI middleware (Starlette, FastAPI, Django's ASGI
+  handler, any ASGI application); no dependency.
+* :mod:`htmlstream.integrations.wsgi`: WSGI middleware (PEP 3333; Flask, Django's WSGI handler,
+  any WSGI application); no dependency.
+* :mod:`htmlstream.integrations.django`: Django middleware (``pip install htmlstream[django]``).
+* :mod:`htmlstream.integrations.aiohttp`: aiohttp server middleware
+  (``pip install htmlstream[aiohttp]``).
+* :mod:`htmlstream.integrations.httpx`: rewriting httpx responses as they stream, and transports
+  that rewrite every response of a client (``pip install htmlstream[httpx]``).
+
+The middlewares share their arguments: the :class:`~htmlstream.Rewriter`, ``options``
+(:class:`~htmlstream.http.HttpOptions`), ``context`` (a factory of the per-document context,
+called once per response with the request) and ``headers_hook`` (called with that context and
+the headers to send when a response is rewritten; by default
+:func:`htmlstream.http.csp_nonce_hook` for the ASGI, WSGI and Django middlewares).
+docs/guide/integrations.md is the guide.
+
+This package imports no third-party library; each module imports only its library.
 """

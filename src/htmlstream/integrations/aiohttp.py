@@ -43,7 +43,7 @@ from aiohttp.typedefs import Handler, Middleware
 from multidict import CIMultiDict
 
 from htmlstream import Rewriter
-from htmlstream.http import ContentDecodingError, HttpOptions, ResponseRewrite
+from htmlstream.http import ContentDecodingError, HttpOptions, ResponseRewrite, csp_nonce_hook
 
 __all__ = ["ContextFactory", "HeadersHook", "rewrite_middleware"]
 
@@ -59,7 +59,7 @@ def rewrite_middleware(
     *,
     options: HttpOptions | None = None,
     context: ContextFactory | None = None,
-    headers_hook: HeadersHook | None = None,
+    headers_hook: HeadersHook | None = csp_nonce_hook,
 ) -> Middleware:
     """An aiohttp middleware rewriting the HTML responses of the handlers it wraps.
 
@@ -69,7 +69,9 @@ def rewrite_middleware(
         context: called with each request; its result (when not None) is the per-document
             context given to ``rewriter.stream(context=...)``.
         headers_hook: called with that context and the headers to send when a response is
-            rewritten (not when it passes through); returns the headers to send instead.
+            rewritten (not when it passes through); returns the headers to send instead.  By
+            default :func:`htmlstream.http.csp_nonce_hook`, as for the other middlewares (the
+            context's ``csp_nonce`` allowed in the ``Content-Security-Policy``); None: none.
     """
 
     @web.middleware

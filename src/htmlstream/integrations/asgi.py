@@ -1,0 +1,236 @@
+"""ASGI middleware: rewrite the HTML responses of any ASGI application, streaming.
+
+::
+
+    from htmlstream.integrations.asgi import HtmlRewriteMiddleware
+    app = HtmlRewriteMiddleware(app, rewriter)            # any ASGI app
+    app.add_middleware(HtmlRewriteMiddleware, rewriter=rewriter)   # Starlette, FastAPI
+
+Only ``http`` scopes are touched (``websocket`` and ``lifespan`` pass through).  The
+application's ``http.response.start`` is held until :class:`htmlstream.http.ResponseRewrite`
+has decided (from the headers alone, or from the first 1024 decoded body bytes); then the body
+is sent as it is rewritten, one ``http.response.body`` message (``more_body=True``) for every
+application message that gave output, awaiting the server's ``send`` each time (its
+backpressure).  The whole body is never held.
+
+Client disconnects: ``receive`` is the server's (observed: after ``http.disconnect`` the stream
+is dropped and the application's messages go to the server as they are, which discards them);
+an exception from the server's ``send`` reaches the application unchanged.  Application
+exceptions propagate.  An error of the transform (a handler's exception, a corrupt compressed
+body) is raised from ``send`` and again when the application returns, so the server answers 500
+before the headers, and aborts the connection after them: a response is never ended cleanly
+when its body is incomplete.
+
+Responses the middleware does not rewrite, whatever their type: those with trailers
+(``trailers: True`` in ``http.response.start``: a trailer may hold a digest of the body), and
+files the server sends itself (``http.response.pathsend``, ``http.response.zerocopysend``): they
+are files, not generated pages, and rewriting them would read them through the event loop.
+This module imports nothing outside the standard library and htmlstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any, TypeAlias
+
+from htmlstream import Rewriter
+from htmlstream.errors import HtmlStreamError
+from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+
+__all__ = ["ASGIApp", "HeadersHook", "HtmlRewriteMiddleware", "Message", "Receive", "Scope",
+           "Send"]
+
+#: An ASGI connection scope.
+Scope: TypeAlias = MutableMapping[str, Any]
+#: An ASGI event message.
+Message: TypeAlias = MutableMapping[str, Any]
+#: The ASGI ``receive`` callable.
+Receive: TypeAlias = Callable[[], Awaitable[Message]]
+#: The ASGI ``send`` callable.
+Send: TypeAlias = Callable[[Message], Awaitable[None]]
+#: An ASGI 3 application.
+ASGIApp: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
+#: Called with the document's context (None without one) and the headers to send, when a
+#: response is rewritten; returns the headers to send (ASGI headers: pairs of ``bytes``).
+HeadersHook: TypeAlias = Callable[[Mapping[str, Any] | None, list[tuple[bytes, bytes]]],
+                                  list[tuple[bytes, bytes]]]
+
+#: The messages that send a file the server reads itself.
+_FILE_MESSAGES = frozenset({"http.response.pathsend", "http.response.zerocopysend"})
+
+
+class HtmlRewriteMiddleware:
+    """Rewrites the HTML responses of an ASGI application with ``rewriter``, streaming.
+
+    Args:
+        app: the ASGI application.
+        rewriter: the rules (shared by every request: a stream is made per response).
+        options: what is rewritten and how (:class:`htmlstream.http.HttpOptions`).
+        context: called with the scope for every ``http`` response; its mapping is the
+            document's context (``rewriter.stream(context=...)``) and is given to
+            ``headers_hook``.  None: no context.
+        headers_hook: called with the context and the headers to send when a response is
+            rewritten, before they are sent; returns the headers.  The default,
+            :func:`htmlstream.http.csp_nonce_hook`, allows the context's ``csp_nonce`` in the
+            ``Content-Security-Policy``.  None: the headers are sent as decided.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        rewriter: Rewriter,
+        *,
+        options: HttpOptions | None = None,
+        context: Callable[[Scope], Mapping[str, Any]] | None = None,
+        headers_hook: HeadersHook | None = csp_nonce_hook,
+    ) -> None:
+        self.app = app
+        self.rewriter = rewriter
+        self.options = options
+        self.context = context
+        self.headers_hook = headers_hook
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI application: ``http`` scopes rewritten, others passed through."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        response = _Response(self, scope, send)
+
+        async def receive_observed() -> Message:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                await response.disconnected()
+            return message
+
+        await self.app(scope, receive_observed, response.send)
+        if response.error is not None:
+            # The application swallowed the transform's error: the response must not end.
+            raise response.error
+
+
+class _Response:
+    """One ``http`` response through the middleware."""
+
+    def __init__(self, middleware: HtmlRewriteMiddleware, scope: Scope, send: Send) -> None:
+        self._mw = middleware
+        self._scope = scope
+        self._server_send = send
+        self._rewrite: ResponseRewrite[bytes] | None = None
+        self._context: Mapping[str, Any] | None = None
+        self._start: Message | None = None      # the application's http.response.start
+        self._started = False                   # a start message went to the server
+        self._fed = False                       # body bytes went into the transform
+        self._forward = False                   # pass every message on as it is
+        self.error: BaseException | None = None
+
+    async def disconnected(self) -> None:
+        """The client went away: drop the stream; what follows goes to the server as it is."""
+        if self._forward:
+            return
+        self._rewrite = None
+        self._forward = True
+        if self._start is not None and not self._started:
+            await self._send_raw_start()
+
+    async def send(self, message: Message) -> None:
+        """The ``send`` the application sees."""
+        if self.error is not None:
+            raise HtmlStreamError("the response was aborted by an error of its rewrite") \
+                from self.error
+        if self._forward:
+            await self._send(message)
+            return
+        kind = message["type"]
+        if kind == "http.response.start":
+            self._on_start(message)
+            if self._rewrite is None or self._rewrite.decided:
+                await self._send_start()
+                self._pass_on()
+        elif kind == "http.response.body" and self._rewrite is not None:
+            await self._on_body(message, self._rewrite)
+        elif kind in _FILE_MESSAGES and self._start is not None:
+            if self._fed or (self._rewrite is not None and self._rewrite.rewriting):
+                raise RuntimeError(f"{kind} after body bytes that are being rewritten")
+            if not self._started:
+                await self._send_raw_start()
+            self._forward = True
+            await self._send(message)
+        else:
+            # early hints, pushes, trailers; and protocol errors, for the server to report.
+            await self._send(message)
+
+    def _on_start(self, message: Message) -> None:
+        if self._start is not None:
+            raise RuntimeError("http.response.start sent twice")
+        self._start = message
+        if message.get("trailers", False):
+            self._forward = True          # trailers: passed through (see the module's notes)
+            return
+        factory = self._mw.context
+        self._context = None if factory is None else factory(self._scope)
+        try:
+            self._rewrite = ResponseRewrite(
+                self._mw.rewriter, self._scope["method"], int(message["status"]),
+                message.get("headers", []), request_headers=self._scope.get("headers", []),
+                options=self._mw.options, context=self._context)
+        except BaseException as exc:
+            self.error = exc
+            raise
+
+    async def _on_body(self, message: Message, rewrite: ResponseRewrite[bytes]) -> None:
+        body: bytes = message.get("body", b"")
+        more: bool = message.get("more_body", False)
+        try:
+            out = b""
+            if body:
+                self._fed = True
+                out = rewrite.feed(body)
+            if not more:
+                out += rewrite.close()
+        except BaseException as exc:
+            self.error = exc
+            self._rewrite = None
+            raise
+        if not self._started and rewrite.decided:
+            await self._send_start()
+        if not more:
+            self._rewrite = None
+            self._forward = True      # the response is complete: nothing more to rewrite
+        if out or not more:
+            await self._send({"type": "http.response.body", "body": out, "more_body": more})
+        self._pass_on()
+
+    def _pass_on(self) -> None:
+        """Once a response is decided to pass through, its messages go on as they are."""
+        rewrite = self._rewrite
+        if rewrite is not None and rewrite.decided and not rewrite.rewriting:
+            self._rewrite = None
+            self._forward = True
+
+    async def _send(self, message: Message) -> None:
+        try:
+            await self._server_send(message)
+        except BaseException:
+            # The server refused (the client is gone): what follows goes to it as it is.
+            self._rewrite = None
+            self._forward = True
+            raise
+
+    async def _send_start(self) -> None:
+        start = self._start
+        assert start is not None
+        rewrite = self._rewrite
+        headers: Iterable[tuple[bytes, bytes]] = start.get("headers", [])
+        if rewrite is not None:
+            headers = rewrite.headers
+            hook = self._mw.headers_hook
+            if rewrite.rewriting and hook is not None:
+                headers = hook(self._context, list(headers))
+        self._started = True
+        await self._send({**start, "headers": list(headers)})
+
+    async def _send_raw_start(self) -> None:
+        assert self._start is not None
+        self._started = True
+        await self._send(self._start)
