@@ -451,27 +451,7 @@ cdef inline bint eq_ci(const unsigned char* p, Py_ssize_t n, const char* lit, Py
 
 # ---------------------------------------------------------------------------------- modes
 
-cdef enum Mode:
-    M_INITIAL
-    M_BEFORE_HTML
-    M_BEFORE_HEAD
-    M_IN_HEAD
-    M_IN_HEAD_NOSCRIPT
-    M_AFTER_HEAD
-    M_IN_BODY
-    M_TEXT
-    M_IN_TABLE
-    M_IN_CAPTION
-    M_IN_COLUMN_GROUP
-    M_IN_TABLE_BODY
-    M_IN_ROW
-    M_IN_CELL
-    M_IN_TEMPLATE
-    M_AFTER_BODY
-    M_IN_FRAMESET
-    M_AFTER_FRAMESET
-    M_AFTER_AFTER_BODY
-    M_AFTER_AFTER_FRAMESET
+# (the Mode enum is in treebuilder.pxd: the rewriter reads the mode too)
 
 _MODE_NAMES = (
     "initial", "before html", "before head", "in head", "in head noscript", "after head",
@@ -2641,7 +2621,10 @@ cdef inline void update_after(TreeBuilderSimulator s) noexcept:
     cdef int m = s.mode
     if s.overflow != 0 or m == M_TEXT:
         s.wants_text = False
-    elif m <= M_AFTER_HEAD or m == M_IN_COLUMN_GROUP or s.frameset_ok:
+    elif m <= M_AFTER_HEAD or m == M_IN_COLUMN_GROUP or s.frameset_ok \
+            or m == M_AFTER_BODY or m == M_AFTER_AFTER_BODY:
+        # (after </body> or </html>, text other than white space returns to "in body": where
+        # a comment after it goes, which the rewriter reads from the mode)
         s.wants_text = True
     else:
         s.afe_pending = last >= 0 and s.afe[last].id != 0 \
