@@ -208,6 +208,11 @@ cdef class RewriteSink(TokenSink):
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
     cdef uint64_t id_mark               # the simulator's last element id when last synchronised
     cdef object head_frame              # the matcher frame of <head> once it is closed
+    cdef list head_rules                # the rules whose content handlers <head> put in force,
+                                        # once it is closed (for what goes back into it)
+    cdef bint ignored_text              # the text being handed over is text the tree builder
+                                        # ignores (white space before <head>): no element's
+                                        # content handler sees it
     cdef object before_body             # <html>'s sibling states before its 2nd child
     cdef dict ghosts                    # depth -> matcher frames kept below that element for
                                         # closed ancestors (</form> with elements open in it),
@@ -282,6 +287,8 @@ cdef class RewriteSink(TokenSink):
         self.in_handler = False
         self.id_mark = 0
         self.head_frame = None
+        self.head_rules = None
+        self.ignored_text = False
         self.before_body = None
         self.ghosts = None
         self.n_ghosts = 0
@@ -673,6 +680,9 @@ cdef class RewriteSink(TokenSink):
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
         handlers = self.active_text
+        if self.depth == 1 and handlers is not self.rules.doc_text and (
+                self.ignored_text or not self.sim.head_seen):
+            handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if text_type == T_SCRIPT:
             if self.script_end < 0:             # a script's text starts
                 self.script_now = 0
@@ -761,9 +771,11 @@ cdef class RewriteSink(TokenSink):
         if not handlers or self.removing_depth >= 0:
             return 0
         mode = self.sim.mode
-        if mode == M_AFTER_BODY or mode == M_AFTER_AFTER_BODY or mode == M_AFTER_AFTER_FRAMESET:
+        if (mode == M_AFTER_BODY or mode == M_AFTER_AFTER_BODY
+                or mode == M_AFTER_AFTER_FRAMESET) and self.sim.depth > 0 \
+                and self.sim.stack[self.sim.depth - 1].ns == 0:
             # not into the current node: after </body>, into <html>; after </html>, into the
-            # document
+            # document (unless the current node is foreign: the mode does not apply there)
             handlers = self.comments_outside(mode == M_AFTER_BODY)
             if not handlers:
                 return 0
@@ -864,7 +876,11 @@ cdef class RewriteSink(TokenSink):
         self.in_text_sync = True
         try:
             if at > content_start:
+                # (white space before the text that implied <head> and closed it again is
+                # ignored: see ignored_text)
+                self.ignored_text = self.depth == 1 and self.implied_head()
                 self.on_text(lx, start, at, content_start, at, text_type, False)
+                self.ignored_text = False
                 start = at
             self.close_at = at
             self.sync_stack(NULL)
@@ -875,6 +891,15 @@ cdef class RewriteSink(TokenSink):
         if self.follow_text:
             lx.want_text = self.sim.wants_text
         return 0
+
+    cdef bint implied_head(self) noexcept:
+        """Whether the last changes include a <head> that was created and closed again."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t t
+        for t in range(sim.n_transients):
+            if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                return True
+        return False
 
     cdef bint skip_tag(self, TagRec* tag) noexcept:
         """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack
@@ -1064,11 +1089,16 @@ cdef class RewriteSink(TokenSink):
         ``upto`` or below (children of the entry below them): they count as siblings, but have
         no tag of their own, so no handler runs for them.  Returns the next one."""
         cdef TreeBuilderSimulator sim = self.sim
+        cdef list matched
         while t < sim.n_transients and sim.transients[t].pos <= upto:
             if self.matcher is not None:
-                self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
-                                   sim.transients[t].ns)
+                matched = self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
+                                             sim.transients[t].ns)
                 if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                    if matched is not None and self.rules.any_scoped:
+                        self.head_rules = [
+                            r for r in matched
+                            if self.rules.text_handlers[r] or self.rules.comment_handlers[r]]
                     # kept for what the "after head" rule puts into it later
                     self.matcher.push()
                     self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
@@ -1077,13 +1107,21 @@ cdef class RewriteSink(TokenSink):
 
     cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
         """The tag's element goes into <head> after </head> (the "after head" rule): match it
-        as the next child of the head element, whose frame is re-opened around it."""
+        as the next child of the head element, whose frame is re-opened around it; the head's
+        content handlers are in force for its content."""
+        cdef Py_ssize_t at
+        cdef OpenElement state
         if self.matcher is None or self.head_frame is None:
-            return self.start_element(tag, ns, pushed, depth, False)
-        cdef Py_ssize_t at = self.frame_index(depth - 1) + 1
-        self.matcher.attach_frame(self.head_frame)
-        self.start_element(tag, ns, pushed, depth, False)
-        self.head_frame = self.matcher.detach_frame(at)
+            self.start_element(tag, ns, pushed, depth, False)
+        else:
+            at = self.frame_index(depth - 1) + 1
+            self.matcher.attach_frame(self.head_frame)
+            self.start_element(tag, ns, pushed, depth, False)
+            self.head_frame = self.matcher.detach_frame(at)
+        if pushed and self.head_rules and self.removing_depth < 0:
+            state = OpenElement()
+            self.activate(state, list(self.head_rules))
+            self.keep_state(depth, state)
         return 0
 
     cdef bint stays(self, uint64_t id, Py_ssize_t k) noexcept:
@@ -1472,6 +1510,8 @@ cdef class RewriteSink(TokenSink):
             return 0
         state = self.states.pop(depth, None)
         if state is not None:
+            if depth == 1 and self.mirror_names[1] == HEAD_HASH and state.scoped_rules:
+                self.head_rules = list(state.scoped_rules)
             self.finish_element(state, depth, tag, explicit)
         return 0
 

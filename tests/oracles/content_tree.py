@@ -1,0 +1,167 @@
+"""What html5lib's tree puts inside ``html``, ``head``, ``body`` and the children of ``body``.
+
+The oracle of ``tests/test_rewriter_merged.py``: content handlers (``text=``, ``comments=``)
+on an element must see the text and comments a browser puts inside it, whether the element's
+start tag was in the source, implied by the tree builder, or merged into it later.
+
+* :func:`tree_content`: for each of :data:`SELECTORS`, the text and comments inside the
+  matching elements of html5lib's tree, in document order, as ``[("t", text) | ("c", text)]``
+  (adjacent text joined; see :func:`normalise`).  It also says whether html5lib moved nodes
+  after the fact (foster parenting out of a table, the adoption agency's furthest block), which
+  a stream cannot follow (docs/selectors.md, "Where a stream differs from a browser's tree").
+* :func:`stream_content`: the same, as seen by htmlstream's content handlers.
+* :func:`normalise`: what both sides go through: NUL and U+FFFD left out of text (the tree
+  builder drops NUL in body text, or replaces it, where the tokenizer keeps it) and adjacent
+  text joined (text reaches handlers in pieces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from xml.dom import Node
+
+import html5lib
+
+import htmlstream as hs
+
+__all__ = ["SELECTORS", "Content", "TreeContent", "normalise", "stream_content", "tree_content"]
+
+#: The selectors compared.
+SELECTORS = ("html", "head", "body", "body > *")
+
+#: One selector's content: ("t", text) and ("c", comment text) in document order.
+Content = list[tuple[str, str]]
+
+_DomBuilder: Any = html5lib.getTreeBuilder("dom")
+
+
+class _Moves:
+    """Counts html5lib's after-the-fact moves during one parse (module-wide: parses run one at
+    a time)."""
+
+    foster = 0
+    adoption = 0
+
+
+def _node_class() -> Any:
+    """html5lib's DOM node class (made inside a closure: found from a parse)."""
+    parser = html5lib.HTMLParser(tree=_DomBuilder)
+    parser.parse("<p>")
+    return type(parser.tree.openElements[0])
+
+
+class _Element(_node_class()):  # type: ignore[misc]
+    def reparentChildren(self, new_parent: Any) -> None:  # noqa: N802 (html5lib's name)
+        # (the adoption agency's furthest block is the only caller in the parser)
+        _Moves.adoption += 1
+        super().reparentChildren(new_parent)
+
+    def cloneNode(self) -> Any:  # noqa: N802 (html5lib's name)
+        node = super().cloneNode()
+        node.__class__ = _Element
+        return node
+
+
+class _TreeBuilder(_DomBuilder):  # type: ignore[misc, valid-type]
+    def elementClass(self, name: str, namespace: str | None = None) -> Any:  # noqa: N802
+        node = super().elementClass(name, namespace)
+        node.__class__ = _Element
+        return node
+
+    def getTableMisnestedNodePosition(self) -> Any:  # noqa: N802 (html5lib's name)
+        _Moves.foster += 1
+        return super().getTableMisnestedNodePosition()
+
+
+@dataclass
+class TreeContent:
+    """html5lib's answer for one document."""
+
+    content: dict[str, Content]
+    fostered: bool       # foster parenting moved content out of a table
+    adopted: bool        # the adoption agency moved nodes (a furthest block)
+    frameset: bool       # the document has a <frameset> (its body was dropped or never made)
+
+
+def normalise(seq: Iterable[tuple[str, str]]) -> Content:
+    """NUL and U+FFFD left out of text, empty text dropped, adjacent text joined."""
+    out: Content = []
+    for kind, text in seq:
+        if kind == "t":
+            text = text.replace("\x00", "").replace("\ufffd", "")
+            if not text:
+                continue
+            if out and out[-1][0] == "t":
+                out[-1] = ("t", out[-1][1] + text)
+                continue
+        out.append((kind, text))
+    return out
+
+
+def _walk(node: Any, out: Content) -> None:
+    for child in node.childNodes:
+        if child.nodeType == Node.TEXT_NODE:
+            out.append(("t", child.data))
+        elif child.nodeType == Node.COMMENT_NODE:
+            out.append(("c", child.data))
+        elif child.nodeType == Node.ELEMENT_NODE:
+            _walk(child, out)
+
+
+def tree_content(data: str, *, scripting: bool) -> TreeContent:
+    """Parse ``data`` (newlines already normalised) with html5lib and collect the content."""
+    _Moves.foster = _Moves.adoption = 0
+    doc = html5lib.HTMLParser(tree=_TreeBuilder).parse(data, scripting=scripting)
+    res: dict[str, Content] = {s: [] for s in SELECTORS}
+    html = doc.documentElement
+    frameset = False
+    if html is not None:
+        _walk(html, res["html"])
+        for child in html.childNodes:
+            if child.nodeType != Node.ELEMENT_NODE:
+                continue
+            frameset |= child.tagName == "frameset"
+            if child.tagName in ("head", "body"):
+                _walk(child, res[child.tagName])
+            if child.tagName == "body":
+                for grandchild in child.childNodes:
+                    if grandchild.nodeType == Node.ELEMENT_NODE:
+                        _walk(grandchild, res["body > *"])
+    return TreeContent({k: normalise(v) for k, v in res.items()}, _Moves.foster > 0,
+                       _Moves.adoption > 0, frameset or "<frameset" in data.lower())
+
+
+def stream_content(chunks: Sequence[bytes], *, scripting: bool,
+                   encoding: str = "utf-8") -> dict[str, Content]:
+    """What htmlstream's text and comment handlers on :data:`SELECTORS` see, fed ``chunks``.
+
+    The tree builder drops a newline right after ``<pre>``, ``<listing>`` and ``<textarea>``;
+    handlers see it (it is in the source), so it is left out here: an element handler on those
+    notes where their content starts."""
+    seen: dict[str, Content] = {s: [] for s in SELECTORS}
+    starts: set[int] = set()
+    rw = hs.Rewriter(encoding=encoding, scripting=scripting)
+    rw.on("pre, listing, textarea", element=lambda el: starts.add(el.offset + len(el.raw)))
+
+    def recorder(selector: str) -> tuple[Any, Any]:
+        def text(chunk: hs.TextChunk) -> None:
+            value = chunk.text
+            if chunk.offset in starts and value.startswith("\n"):
+                value = value[1:]
+            seen[selector].append(("t", value))
+
+        def comment(c: hs.Comment) -> None:
+            seen[selector].append(("c", c.text))
+
+        return text, comment
+
+    for selector in SELECTORS:
+        text, comment = recorder(selector)
+        rw.on(selector, text=text, comments=comment)
+    stream = rw.stream()
+    for chunk in chunks:
+        stream.feed(chunk)
+    stream.close()
+    return {k: normalise(v) for k, v in seen.items()}
