@@ -53,24 +53,24 @@ def _node_class() -> Any:
 
 
 class _Element(_node_class()):  # type: ignore[misc]
-    def reparentChildren(self, new_parent: Any) -> None:  # noqa: N802 (html5lib's name)
+    def reparentChildren(self, new_parent: Any) -> None:
         # (the adoption agency's furthest block is the only caller in the parser)
         _Moves.adoption += 1
         super().reparentChildren(new_parent)
 
-    def cloneNode(self) -> Any:  # noqa: N802 (html5lib's name)
+    def cloneNode(self) -> Any:
         node = super().cloneNode()
         node.__class__ = _Element
         return node
 
 
 class _TreeBuilder(_DomBuilder):  # type: ignore[misc, valid-type]
-    def elementClass(self, name: str, namespace: str | None = None) -> Any:  # noqa: N802
+    def elementClass(self, name: str, namespace: str | None = None) -> Any:
         node = super().elementClass(name, namespace)
         node.__class__ = _Element
         return node
 
-    def getTableMisnestedNodePosition(self) -> Any:  # noqa: N802 (html5lib's name)
+    def getTableMisnestedNodePosition(self) -> Any:
         _Moves.foster += 1
         return super().getTableMisnestedNodePosition()
 
