@@ -10,6 +10,8 @@ start tag was in the source, implied by the tree builder, or merged into it late
   after the fact (foster parenting out of a table, the adoption agency's furthest block), which
   a stream cannot follow (docs/selectors.md, "Where a stream differs from a browser's tree").
 * :func:`stream_content`: the same, as seen by htmlstream's content handlers.
+* :func:`document_content`: the same from a tree-construction test's expected ``#document``
+  (the current standard's tree, where html5lib 1.1's is outdated).
 * :func:`normalise`: what both sides go through: NUL and U+FFFD left out of text (the tree
   builder drops NUL in body text, or replaces it, where the tokenizer keeps it) and adjacent
   text joined (text reaches handlers in pieces).
@@ -25,8 +27,17 @@ from xml.dom import Node
 import html5lib
 
 import htmlstream as hs
+from htmlstream.units import HTML_NS
 
-__all__ = ["SELECTORS", "Content", "TreeContent", "normalise", "stream_content", "tree_content"]
+__all__ = [
+    "SELECTORS",
+    "Content",
+    "TreeContent",
+    "document_content",
+    "normalise",
+    "stream_content",
+    "tree_content",
+]
 
 #: The selectors compared.
 SELECTORS = ("html", "head", "body", "body > *")
@@ -133,6 +144,60 @@ def tree_content(data: str, *, scripting: bool) -> TreeContent:
                        _Moves.adoption > 0, frameset or "<frameset" in data.lower())
 
 
+def _document_nodes(document: str) -> list[tuple[int, str, str]]:
+    """The nodes of a ``#document`` dump as (depth, kind, value): kind "e" (element, value its
+    name), "t", "c", "a" (attribute) or "content" (template contents)."""
+    nodes: list[tuple[int, str, str]] = []
+    lines = document.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        body = line[2:]
+        indent = len(body) - len(body.lstrip(" "))
+        depth, body = indent // 2, body[indent:]
+        if body.startswith('"'):
+            text = body[1:]
+            while not text.endswith('"') and i < len(lines):     # (multi-line text)
+                text += "\n" + lines[i]
+                i += 1
+            nodes.append((depth, "t", text[:-1]))
+        elif body.startswith("<!-- "):
+            text = body[5:]
+            while not text.endswith(" -->") and i < len(lines):
+                text += "\n" + lines[i]
+                i += 1
+            nodes.append((depth, "c", text[:-4]))
+        elif body.startswith("<!DOCTYPE"):
+            continue
+        elif body.startswith("<"):
+            nodes.append((depth, "e", body[1:-1]))
+        elif body == "content":
+            nodes.append((depth, "content", ""))
+        else:
+            nodes.append((depth, "a", body))
+    return nodes
+
+
+def document_content(document: str) -> dict[str, Content]:
+    """What :func:`tree_content` collects, from a ``#document`` dump."""
+    nodes = _document_nodes(document)
+    res: dict[str, Content] = {s: [] for s in SELECTORS}
+    parents: list[str] = []     # the element at each depth on the way to the node
+    for depth, kind, value in nodes:
+        del parents[depth:]
+        if kind in ("t", "c"):
+            if parents[:1] == ["html"]:
+                res["html"].append((kind, value))
+                if len(parents) >= 2 and parents[1] in ("head", "body"):
+                    res[parents[1]].append((kind, value))
+                    if parents[1] == "body" and len(parents) >= 3:
+                        res["body > *"].append((kind, value))
+        elif kind in ("e", "content"):
+            parents.append(value if kind == "e" else "content")
+    return {k: normalise(v) for k, v in res.items()}
+
+
 def stream_content(chunks: Sequence[bytes], *, scripting: bool,
                    encoding: str = "utf-8") -> dict[str, Content]:
     """What htmlstream's text and comment handlers on :data:`SELECTORS` see, fed ``chunks``.
@@ -143,7 +208,11 @@ def stream_content(chunks: Sequence[bytes], *, scripting: bool,
     seen: dict[str, Content] = {s: [] for s in SELECTORS}
     starts: set[int] = set()
     rw = hs.Rewriter(encoding=encoding, scripting=scripting)
-    rw.on("pre, listing, textarea", element=lambda el: starts.add(el.offset + len(el.raw)))
+    def note_start(el: hs.Element) -> None:
+        if el.namespace_uri == HTML_NS:
+            starts.add(el.offset + len(el.raw))
+
+    rw.on("pre, listing, textarea", element=note_start)
 
     def recorder(selector: str) -> tuple[Any, Any]:
         def text(chunk: hs.TextChunk) -> None:
