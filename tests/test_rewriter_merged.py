@@ -252,7 +252,9 @@ def mismatches(tree: TreeContent, got: dict[str, Content]) -> list[str]:
     out of a table to before it, so ``html``/``head``/``body`` hold the same text in another
     order (compared as multisets of characters, comments in order) and ``body > *`` is not
     compared; the adoption agency moves an element out of a formatting element to a child of
-    ``body``, so ``body > *`` is not compared."""
+    ``body``, so ``body > *`` is not compared.  A comment right after ``</body>`` goes into
+    ``html`` after the body, and text after it in the source into the body, before it in the
+    tree: ``html``'s text and comments are compared apart (each in order)."""
     bad = []
     for selector in SELECTORS:
         want, have = tree.content[selector], got[selector]
@@ -264,6 +266,11 @@ def mismatches(tree: TreeContent, got: dict[str, Content]) -> list[str]:
             have_text = sorted(c for k, t in have if k == "t" for c in t if not c.isspace())
             if want_text != have_text or [c for c in want if c[0] == "c"] != \
                     [c for c in have if c[0] == "c"]:
+                bad.append(selector)
+        elif selector == "html" and tree.comment_after_body:
+            if [x for x in want if x[0] == "c"] != [x for x in have if x[0] == "c"] or \
+                    "".join(t for k, t in want if k == "t") != \
+                    "".join(t for k, t in have if k == "t"):
                 bad.append(selector)
         elif want != have:
             bad.append(selector)
@@ -324,10 +331,10 @@ def oracle_for(test: Any, scripting: bool) -> tuple[TreeContent | None, str | No
         # (html5lib 1.1 has no <template>; template contents count as the template's content)
         if test.document is None:
             return None, "template"
-        tree.content = document_content(test.document)
+        tree.content, tree.comment_after_body = document_content(test.document)
         tree.fostered = test.id in FOSTERED_BY_DOCUMENT
     elif html5lib_tree_agrees(test, scripting=scripting) is False:
-        tree.content = document_content(test.document)
+        tree.content, tree.comment_after_body = document_content(test.document)
         tree.fostered = test.id in FOSTERED_BY_DOCUMENT
     return tree, None
 

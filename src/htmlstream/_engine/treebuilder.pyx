@@ -2795,11 +2795,12 @@ cdef class TreeBuilderSimulator(Feedback):
                      int text_type) except -1:
         cdef const unsigned char* p
         cdef Py_ssize_t n, i
-        cdef bint non_ws = False, non_nul = False, amp = False
+        cdef bint non_ws = False, non_nul = False, amp = False, nul_char = False
         cdef unsigned char c
         cdef int m, m0
         cdef OpenElement* e
         cdef Py_ssize_t first_char = -1, first_non_ws = -1, depth, changed, n_transients
+        cdef Py_ssize_t first_nul = -1
         if text_type != DATA and text_type != CDATA_SECTION:
             return 0
         if self.overflow > 0 or content_end <= content_start:
@@ -2813,6 +2814,8 @@ cdef class TreeBuilderSimulator(Feedback):
         for i in range(n):
             c = p[i]
             if c == 0:
+                if first_nul < 0:
+                    first_nul = i
                 continue
             if not non_nul:
                 first_char = i
@@ -2825,10 +2828,18 @@ cdef class TreeBuilderSimulator(Feedback):
                 break
             non_ws = True
             break
-        if not non_nul:
-            return 0
         if amp:
             non_ws = _decoded_has_non_ws(PyBytes_FromStringAndSize(<const char*>p, n))
+        if first_nul >= 0 and self.mode <= M_AFTER_HEAD and (
+                not non_ws or first_nul < first_non_ws):
+            # Before the body a NUL is a character like any other ("anything else": it implies
+            # <html>, <head> and <body>); in the body it is dropped.
+            nul_char = True
+            first_non_ws = first_nul
+            if first_char < 0 or first_nul < first_char:
+                first_char = first_nul
+        if not non_nul and not nul_char:
+            return 0
         if self.changed_reset:
             begin_changes(self)
             self.changed_reset = False
@@ -2846,19 +2857,19 @@ cdef class TreeBuilderSimulator(Feedback):
                 body_text(self, non_ws)
                 break
             if m == M_INITIAL:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 self.quirks = True
                 self.mode = M_BEFORE_HTML
                 continue
             if m == M_BEFORE_HTML:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 insert_implied(self, T_HTML)
                 self.mode = M_BEFORE_HEAD
                 continue
             if m == M_BEFORE_HEAD:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 insert_implied(self, T_HEAD)
                 self.head_seen = True
@@ -2867,7 +2878,7 @@ cdef class TreeBuilderSimulator(Feedback):
                 self.mode = M_IN_HEAD
                 continue
             if m == M_IN_HEAD or m == M_IN_HEAD_NOSCRIPT:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 if m == M_IN_HEAD:
                     pop_head(self)
@@ -2876,7 +2887,7 @@ cdef class TreeBuilderSimulator(Feedback):
                 self.mode = M_AFTER_HEAD if m == M_IN_HEAD else M_IN_HEAD
                 continue
             if m == M_AFTER_HEAD:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 insert_implied(self, T_BODY)
                 self.mode = M_IN_BODY
