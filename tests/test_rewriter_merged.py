@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import htmlstream as hs
 from chunking import chunkings, feed_bytes
-from html_strategies import tag
+from html_strategies import FRAGMENTS, tag
 from oracles.content_tree import (
     SELECTORS,
     Content,
@@ -397,17 +397,19 @@ _STRUCTURE = [
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(st.sampled_from(_STRUCTURE), tag()), max_size=16),
-       st.booleans(), st.data())
-def test_oracle_generated(pieces: list[bytes], scripting: bool, data: st.DataObject) -> None:
+@given(st.lists(st.one_of(st.sampled_from(_STRUCTURE), st.sampled_from(FRAGMENTS), tag()),
+                max_size=16),
+       st.booleans())
+def test_oracle_generated(pieces: list[bytes], scripting: bool) -> None:
     """Generated documents with content before, between and after <html>, <head> and <body>
-    tags (and random tags); whole, byte by byte and in a few random chunkings."""
+    tags (and the shared fragments and random tags); whole, byte by byte and in a few random
+    chunkings."""
     raw = b"".join(pieces).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     text = raw.decode("utf-8", "replace")
     raw = text.encode("utf-8")
     low = text.lower()
-    if "<template" in low or "<frameset" in low:
-        return          # (see SKIP_REASONS)
+    if "<template" in low or "<frameset" in low or "<select" in low:
+        return          # (see SKIP_REASONS: html5lib's <select> parsing is outdated)
     foreign = min((i for i in (low.find("<svg"), low.find("<math")) if i >= 0), default=-1)
     if foreign >= 0 and ("</p" in low[foreign:] or "</br" in low[foreign:]):
         return          # html5lib 1.1: they do not break out of foreign content (outdated)
