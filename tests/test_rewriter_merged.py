@@ -146,8 +146,10 @@ def test_second_head_tag_is_ignored() -> None:
 # --------------------------------------------------------------------------- merged tags
 
 
-def test_on_end_tag_on_merged_body_inserts_before_body_end() -> None:
+@pytest.mark.parametrize("lazy", [True, False])
+def test_on_end_tag_on_merged_body_inserts_before_body_end(lazy: bool) -> None:
     rw = hs.Rewriter()
+    rw._lazy_mirror = lazy      # (the lazy open-element mirror and the exact one: same output)
     rw.on("body", element=lambda el: el.on_end_tag(
         lambda e: e.before("<script>1</script>", html=True)))
     data = b"<html><head><div>d</div></head><body class=a>hello</body>"
