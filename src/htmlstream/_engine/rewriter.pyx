@@ -128,6 +128,14 @@ cdef int _write_to(object sink, const unsigned char* p, Py_ssize_t n) except -1:
     return (<RewriteSink>sink).write(p, n)
 
 
+cdef str _end_name(Element el):
+    """The name an element's EndTag has: its tag name (a merged tag renamed: the element's
+    own name, which its end tag keeps)."""
+    if el.merged_ and el.new_name is not None:
+        return el.raw_[el.name_start:el.name_end].decode("ascii", "replace").lower()
+    return el.tag_name
+
+
 cdef class Rules:
     """What a Rewriter compiled: the selector program and the handlers, shared by its streams."""
 
@@ -1907,14 +1915,6 @@ cdef class StreamBase:
 
 def _seq(item):
     return item[0]
-
-
-cdef str _end_name(Element el):
-    """The name an element's EndTag has: its tag name (a merged tag renamed: the element's
-    own name, which its end tag keeps)."""
-    if el.merged_ and el.new_name is not None:
-        return el.raw_[el.name_start:el.name_end].decode("ascii", "replace").lower()
-    return el.tag_name
 
 
 cdef bytes _part_bytes(part):
