@@ -36,7 +36,14 @@ cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
-from htmlstream._engine.treebuilder cimport E_CLONE, MAX_DEPTH_DEFAULT, TreeBuilderSimulator
+from htmlstream._engine.treebuilder cimport (
+    E_CLONE,
+    M_AFTER_AFTER_BODY,
+    M_AFTER_AFTER_FRAMESET,
+    M_AFTER_BODY,
+    MAX_DEPTH_DEFAULT,
+    TreeBuilderSimulator,
+)
 
 from htmlstream._engine.lexer import attribute_policy
 from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
@@ -121,6 +128,14 @@ cdef int _write_to(object sink, const unsigned char* p, Py_ssize_t n) except -1:
     return (<RewriteSink>sink).write(p, n)
 
 
+cdef str _end_name(Element el):
+    """The name an element's EndTag has: its tag name (a merged tag renamed: the element's
+    own name, which its end tag keeps)."""
+    if el.merged_ and el.new_name is not None:
+        return el.raw_[el.name_start:el.name_end].decode("ascii", "replace").lower()
+    return el.tag_name
+
+
 cdef class Rules:
     """What a Rewriter compiled: the selector program and the handlers, shared by its streams."""
 
@@ -159,8 +174,11 @@ cdef class Rules:
 
 
 cdef class OpenElement:
-    """Rewriter state of an open element that has work left for its end."""
-    cdef object element                 # the Element unit, or None
+    """Rewriter state of an open element that has work left for its end, or content handlers
+    in force.  One per element, however it was made: its start tag, implied, or with start
+    tags merged into it later (a second <body>, or the first after the body was implied)."""
+    cdef object element                 # the Element of its own start tag, or None
+    cdef list merged                    # the Elements of start tags merged into it, or None
     cdef list scoped_rules              # rules whose text/comment handlers it activated
     cdef bint removes_content
 
@@ -198,6 +216,11 @@ cdef class RewriteSink(TokenSink):
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
     cdef uint64_t id_mark               # the simulator's last element id when last synchronised
     cdef object head_frame              # the matcher frame of <head> once it is closed
+    cdef list head_rules                # the rules whose content handlers <head> put in force,
+                                        # once it is closed (for what goes back into it)
+    cdef bint ignored_text              # the text being handed over is text the tree builder
+                                        # ignores (white space before <head>): no element's
+                                        # content handler sees it
     cdef object before_body             # <html>'s sibling states before its 2nd child
     cdef dict ghosts                    # depth -> matcher frames kept below that element for
                                         # closed ancestors (</form> with elements open in it),
@@ -272,6 +295,8 @@ cdef class RewriteSink(TokenSink):
         self.in_handler = False
         self.id_mark = 0
         self.head_frame = None
+        self.head_rules = None
+        self.ignored_text = False
         self.before_body = None
         self.ghosts = None
         self.n_ghosts = 0
@@ -283,8 +308,9 @@ cdef class RewriteSink(TokenSink):
         self.follow_text = rules.any_element and not rules.any_text
         # Selectors without combinators or structural pseudo-classes leave the matcher nothing
         # to keep per open element; text handlers see text split where the stack changes.
+        # (Content handlers need every element matched, implied ones too: not lazy.)
         self.lazy = (self.matcher is not None and not rules.program.needs_frames
-                     and not rules.any_text)
+                     and not rules.any_scoped)
         self.stale = False
         self.valid = 0
         self.window_depth = 0
@@ -662,6 +688,9 @@ cdef class RewriteSink(TokenSink):
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
         handlers = self.active_text
+        if self.depth == 1 and handlers is not self.rules.doc_text and (
+                self.ignored_text or not self.sim.head_seen):
+            handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if text_type == T_SCRIPT:
             if self.script_end < 0:             # a script's text starts
                 self.script_now = 0
@@ -746,8 +775,18 @@ cdef class RewriteSink(TokenSink):
                         Py_ssize_t content_start, Py_ssize_t content_end) except -1:
         cdef list handlers = self.active_comments
         cdef Comment comment
+        cdef int mode
         if not handlers or self.removing_depth >= 0:
             return 0
+        mode = self.sim.mode
+        if (mode == M_AFTER_BODY or mode == M_AFTER_AFTER_BODY
+                or mode == M_AFTER_AFTER_FRAMESET) and self.sim.depth > 0 \
+                and self.sim.stack[self.sim.depth - 1].ns == 0:
+            # not into the current node: after </body>, into <html>; after </html>, into the
+            # document (unless the current node is foreign: the mode does not apply there)
+            handlers = self.comments_outside(mode == M_AFTER_BODY)
+            if not handlers:
+                return 0
         comment = make_comment(self.input_slice(start, end),
                                self.input_slice(content_start, content_end), start, self.encoding)
         self.call_all(handlers, comment)
@@ -845,7 +884,11 @@ cdef class RewriteSink(TokenSink):
         self.in_text_sync = True
         try:
             if at > content_start:
+                # (white space before the text that implied <head> and closed it again is
+                # ignored: see ignored_text)
+                self.ignored_text = self.depth == 1 and self.implied_head()
                 self.on_text(lx, start, at, content_start, at, text_type, False)
+                self.ignored_text = False
                 start = at
             self.close_at = at
             self.sync_stack(NULL)
@@ -856,6 +899,15 @@ cdef class RewriteSink(TokenSink):
         if self.follow_text:
             lx.want_text = self.sim.wants_text
         return 0
+
+    cdef bint implied_head(self) noexcept:
+        """Whether the last changes include a <head> that was created and closed again."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t t
+        for t in range(sim.n_transients):
+            if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                return True
+        return False
 
     cdef bint skip_tag(self, TagRec* tag) noexcept:
         """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack
@@ -985,8 +1037,11 @@ cdef class RewriteSink(TokenSink):
             else:
                 self.mirror_push(e.id, e.name)
                 if self.matcher is not None:
-                    self.matcher.match(self.lx, NULL, e.name, None, e.ns)
-                    self.matcher.push()
+                    if self.rules.any_scoped:
+                        self.start_implied(e, j)
+                    else:
+                        self.matcher.match(self.lx, NULL, e.name, None, e.ns)
+                        self.matcher.push()
         if sim.n_transients:
             self.match_transients(t, n_new)
             sim.changes_seen()
@@ -1042,11 +1097,16 @@ cdef class RewriteSink(TokenSink):
         ``upto`` or below (children of the entry below them): they count as siblings, but have
         no tag of their own, so no handler runs for them.  Returns the next one."""
         cdef TreeBuilderSimulator sim = self.sim
+        cdef list matched
         while t < sim.n_transients and sim.transients[t].pos <= upto:
             if self.matcher is not None:
-                self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
-                                   sim.transients[t].ns)
+                matched = self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
+                                             sim.transients[t].ns)
                 if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                    if matched is not None and self.rules.any_scoped:
+                        self.head_rules = [
+                            r for r in matched
+                            if self.rules.text_handlers[r] or self.rules.comment_handlers[r]]
                     # kept for what the "after head" rule puts into it later
                     self.matcher.push()
                     self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
@@ -1055,13 +1115,21 @@ cdef class RewriteSink(TokenSink):
 
     cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
         """The tag's element goes into <head> after </head> (the "after head" rule): match it
-        as the next child of the head element, whose frame is re-opened around it."""
+        as the next child of the head element, whose frame is re-opened around it; the head's
+        content handlers are in force for its content."""
+        cdef Py_ssize_t at
+        cdef OpenElement state
         if self.matcher is None or self.head_frame is None:
-            return self.start_element(tag, ns, pushed, depth, False)
-        cdef Py_ssize_t at = self.frame_index(depth - 1) + 1
-        self.matcher.attach_frame(self.head_frame)
-        self.start_element(tag, ns, pushed, depth, False)
-        self.head_frame = self.matcher.detach_frame(at)
+            self.start_element(tag, ns, pushed, depth, False)
+        else:
+            at = self.frame_index(depth - 1) + 1
+            self.matcher.attach_frame(self.head_frame)
+            self.start_element(tag, ns, pushed, depth, False)
+            self.head_frame = self.matcher.detach_frame(at)
+        if pushed and self.head_rules and self.removing_depth < 0:
+            state = OpenElement()
+            self.activate(state, list(self.head_rules))
+            self.keep_state(depth, state)
         return 0
 
     cdef bint stays(self, uint64_t id, Py_ssize_t k) noexcept:
@@ -1220,10 +1288,82 @@ cdef class RewriteSink(TokenSink):
             self.matcher.insert_frame(f)
         return 0
 
+    cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
+        """Match an element the tree builder made with no start tag of its own (an implied
+        <html>, <head>, <body>, a re-opened formatting element...), at index ``depth``: no
+        element handler runs (there is no tag to show), but the rules it matches put their
+        text and comment handlers in force for its content, as for any element."""
+        cdef list matched = self.matcher.match(self.lx, NULL, e.name, None, e.ns)
+        cdef list scoped = None
+        self.matcher.push()
+        if matched is None or self.removing_depth >= 0:
+            return 0
+        for r in matched:
+            if self.rules.text_handlers[r] or self.rules.comment_handlers[r]:
+                if scoped is None:
+                    scoped = []
+                scoped.append(r)
+        if scoped is not None:
+            state = OpenElement()
+            self.activate(state, scoped)
+            self.keep_state(depth, state)
+        return 0
+
+    cdef int activate(self, OpenElement state, list scoped) except -1:
+        """Put the text and comment handlers of the rules ``scoped`` in force, for the element
+        of ``state`` (until it ends: finish_element)."""
+        if state.scoped_rules is None:
+            state.scoped_rules = scoped
+        else:
+            state.scoped_rules.extend(scoped)
+        for r in scoped:
+            self.active_counts[r] += 1
+            if self.active_counts[r] == 1:
+                self.refresh_active()
+        return 0
+
+    cdef int keep_state(self, Py_ssize_t depth, OpenElement state) except -1:
+        """Keep ``state`` for the open element at index ``depth``; if it has one already (a
+        start tag merged into it), the two become one."""
+        cdef OpenElement old
+        if state.element is not None and (<Element>state.element).merged_:
+            state.merged = [state.element]
+            state.element = None
+        if self.states is None:
+            self.states = {}
+        old = self.states.get(depth)
+        if old is None:
+            self.states[depth] = state
+            return 0
+        if state.element is not None:
+            old.element = state.element
+        if state.merged is not None:
+            if old.merged is None:
+                old.merged = []
+            old.merged.extend(state.merged)
+        if state.scoped_rules is not None:
+            if old.scoped_rules is None:
+                old.scoped_rules = state.scoped_rules
+            else:
+                old.scoped_rules.extend(state.scoped_rules)
+        old.removes_content |= state.removes_content
+        return 0
+
+    cdef Py_ssize_t merged_target(self, uint64_t name_hash) noexcept:
+        """The index of the open element a merged <html> or <body> start tag merges into (-1:
+        none: the tag is handled as an element with no content)."""
+        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
+            return 0
+        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
+            return 1
+        return -1
+
     cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
                            bint merged) except -1:
         """Match the tag's element and run its handlers (``merged``: a start tag merged into
-        the open element of its name, which does not count as a sibling)."""
+        the open element of its name, which does not count as a sibling: its handlers get an
+        Element whose content is that element's from the tag on, and the rules it matches
+        put their content handlers in force from there)."""
         cdef list matched = None
         cdef list handlers
         cdef bytes name = None
@@ -1232,6 +1372,10 @@ cdef class RewriteSink(TokenSink):
         cdef uint64_t name_hash = tag.name_hash
         cdef Py_ssize_t n, i
         cdef int single = -1                # the one rule matched, when matched is not made
+        cdef bint content = pushed          # the element has content (end-tag work, scoped)
+        if merged and self.matcher is not None:
+            depth = self.merged_target(name_hash)
+            content = depth >= 0
         if self.matcher is not None:
             if name_hash == INVALID_HASH:
                 name = self.input_slice(tag.name_start, tag.name_end).lower()
@@ -1252,7 +1396,7 @@ cdef class RewriteSink(TokenSink):
         if single >= 0 and self.removing_depth < 0:
             handlers = self.rules.element_handlers[single]
             if handlers:
-                state = self.run_element_handlers(tag, ns, pushed, depth, handlers)
+                state = self.run_element_handlers(tag, ns, pushed, depth, handlers, False)
         elif matched is not None and self.removing_depth < 0:
             if len(matched) == 1:
                 handlers = self.rules.element_handlers[matched[0]]
@@ -1261,34 +1405,33 @@ cdef class RewriteSink(TokenSink):
                 for r in matched:
                     handlers.extend(self.rules.element_handlers[r])
                 handlers.sort(key=_seq)
-            if pushed and self.rules.any_scoped:
+            if content and self.rules.any_scoped:
                 for r in matched:
                     if self.rules.text_handlers[r] or self.rules.comment_handlers[r]:
                         if scoped is None:
                             scoped = []
                         scoped.append(r)
             if handlers:
-                state = self.run_element_handlers(tag, ns, pushed, depth, handlers)
+                state = self.run_element_handlers(tag, ns, content, depth, handlers,
+                                                  merged and content)
             if scoped is not None:
                 if state is None:
                     state = OpenElement()
-                state.scoped_rules = scoped
-                for r in scoped:
-                    self.active_counts[r] += 1
-                    if self.active_counts[r] == 1:
-                        self.refresh_active()
-        if pushed and state is not None:
-            if self.states is None:
-                self.states = {}
-            self.states[depth] = state
+                self.activate(state, scoped)
+        if content and state is not None:
+            self.keep_state(depth, state)
         return 0
 
     cdef OpenElement run_element_handlers(self, TagRec* tag, int ns, bint pushed,
-                                          Py_ssize_t depth, list handlers):
+                                          Py_ssize_t depth, list handlers, bint merged):
+        """Run the element handlers on the tag; the state its element keeps for its end, or
+        None.  ``pushed``: it has content (for a merged tag, the element it merges into, at
+        index ``depth``, does)."""
         cdef OpenElement state
         cdef Element el = make_element(self.input_slice(tag.start, tag.end), tag, ns, pushed,
                                        self.lx.text_type, self.encoding, self.spare)
         self.spare = None
+        el.merged_ = merged
         self.call_all(handlers, el)
         el.live = False
         if not el.is_modified():
@@ -1329,7 +1472,8 @@ cdef class RewriteSink(TokenSink):
         state.element = el
         if el.remove_content:
             state.removes_content = True
-            self.removing_depth = depth
+            if self.removing_depth < 0:
+                self.removing_depth = depth
         return state
 
     cdef inline void recycle(self, Element el) noexcept:
@@ -1374,15 +1518,19 @@ cdef class RewriteSink(TokenSink):
             return 0
         state = self.states.pop(depth, None)
         if state is not None:
+            if depth == 1 and self.mirror_names[1] == HEAD_HASH and state.scoped_rules:
+                self.head_rules = list(state.scoped_rules)
             self.finish_element(state, depth, tag, explicit)
         return 0
 
     cdef int end_body_or_html(self, TagRec* tag) except -1:
         """``</body>`` and ``</html>`` do not close their elements in a browser (content after
         them still goes into the body), but for rewriting they are where those elements end:
-        their end-tag work is done there, and the elements stay open for matching."""
+        their end-tag work is done there, and the elements stay open for matching and for
+        their content handlers (until the end of input)."""
         cdef Py_ssize_t j, explicit_at = -1
         cdef bint is_html = tag.name_hash == HTML_HASH
+        cdef OpenElement state
         for j in range(self.depth):
             if self.mirror_names[j] == tag.name_hash:
                 explicit_at = j
@@ -1392,29 +1540,49 @@ cdef class RewriteSink(TokenSink):
         for j in range(self.depth - 1, explicit_at - 1, -1):
             if j != explicit_at and not (is_html and self.mirror_names[j] == BODY_HASH):
                 continue
-            state = self.states.pop(j, None) if self.states else None
+            state = self.states.get(j) if self.states else None
             if state is not None:
-                self.finish_element(state, j, tag, j == explicit_at)
+                if state.scoped_rules is None:
+                    del self.states[j]
+                self.end_work(state, j, tag, j == explicit_at)
         return 0
 
     cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                             bint explicit) except -1:
-        """Write an ended element's end-tag work where it ends."""
-        cdef Element el
-        cdef EndTag end_tag
-        cdef Py_ssize_t at = tag.start if tag != NULL else self.close_at
-        cdef int ctx, ctx_after
+        """An element ended: its content handlers stop, and its end-tag work is written where
+        it ends."""
         if state.scoped_rules is not None:
             for r in state.scoped_rules:
                 self.active_counts[r] -= 1
                 if self.active_counts[r] == 0:
                     self.refresh_active()
-        if state.element is None:
+            state.scoped_rules = None
+        return self.end_work(state, depth, tag, explicit)
+
+    cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
+                      bint explicit) except -1:
+        """Write the end-tag work of the element of ``state`` (its own start tag's and the
+        merged tags', innermost first: the last merged tag first) where it ends, once."""
+        cdef Element el
+        cdef EndTag end_tag, written = None
+        cdef Py_ssize_t at = tag.start if tag != NULL else self.close_at
+        cdef int ctx, ctx_after
+        cdef list els
+        cdef list afters = None
+        cdef list replacements = None
+        cdef bint remove_end = False
+        cdef bytes rename = None
+        if state.element is None and state.merged is None:
             return 0
-        el = <Element>state.element
+        els = [] if state.merged is None else state.merged[::-1]
+        if state.element is not None:
+            els.append(state.element)
+        state.element = None
+        state.merged = None
         if state.removes_content and self.removing_depth == depth:
             self.copy_input(at)         # skipped: the content is still being removed
             self.removing_depth = -1
+        state.removes_content = False
         if self.removing_depth >= 0:
             return 0
         self.copy_input(at)
@@ -1422,40 +1590,71 @@ cdef class RewriteSink(TokenSink):
         # input, in whatever text the input ended in); after an end tag, in what follows it
         # (an end tag is read after DATA text, or after the content of its own raw-text or RCDATA
         # element)
+        el = <Element>els[len(els) - 1]
         ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
         if ctx == T_SCRIPT:
             self.script_escape(explicit)
         ctx_after = self.lx.text_type if explicit else ctx
         raw = self.input_slice(tag.start, tag.end) if explicit else b""
-        end_tag = make_end_tag(raw, el.tag_name, not explicit, at, self.encoding, ctx,
-                               ctx_after)
-        if el.append_parts is not None:
-            end_tag.before_parts = list(el.append_parts)
-        if el.after_parts is not None:
-            end_tag.after_parts = list(el.after_parts)
-        if el.end_handlers is not None:
-            for fn in el.end_handlers:
-                self.call(fn, end_tag)
-        end_tag.live = False
-        if end_tag.before_parts is not None:
-            self.divert(ctx)
-            self.write_all(end_tag.before_parts, ctx)
-        if explicit:
-            if end_tag.removed_ or el.removed_:
+        for item in els:
+            el = <Element>item
+            end_tag = make_end_tag(raw, _end_name(el), not explicit, at, self.encoding, ctx,
+                                   ctx_after)
+            if el.append_parts is not None:
+                end_tag.before_parts = list(el.append_parts)
+            if el.after_parts is not None:
+                end_tag.after_parts = list(el.after_parts)
+            if el.end_handlers is not None:
+                for fn in el.end_handlers:
+                    self.call(fn, end_tag)
+            end_tag.live = False
+            if end_tag.before_parts is not None:
                 self.divert(ctx)
-                if end_tag.removed_:
-                    self.write_part(end_tag.replacement, ctx)
+                self.write_all(end_tag.before_parts, ctx)
+            if end_tag.removed_ or (el.removed_ and not el.merged_):
+                remove_end = True
+            if end_tag.removed_:
+                if replacements is None:
+                    replacements = []
+                replacements.append(end_tag.replacement)
             elif end_tag.new_name is not None:
-                self.write_bytes(end_tag.serialize())
-            elif el.new_name is not None:
-                self.write_bytes(b"</" + el.new_name + b">")
+                written = end_tag
+            elif el.new_name is not None and not el.merged_:
+                rename = el.new_name
+            if end_tag.after_parts is not None:
+                if afters is None:
+                    afters = []
+                afters.append(end_tag.after_parts)
+        if explicit:
+            if remove_end:
+                self.divert(ctx)
+                if replacements is not None:
+                    for part in replacements:
+                        self.write_part(part, ctx)
+            elif written is not None:
+                self.write_bytes(written.serialize())
+            elif rename is not None:
+                self.write_bytes(b"</" + rename + b">")
             else:
                 self.copy_input(tag.end)
             self.out_pos = tag.end
-        if end_tag.after_parts is not None:
-            self.divert(ctx_after)
-            self.write_all(end_tag.after_parts, ctx_after)
+        if afters is not None:
+            for parts in afters:
+                self.divert(ctx_after)
+                self.write_all(parts, ctx_after)
         return 0
+
+    cdef list comments_outside(self, bint in_html):
+        """The comment handlers for a comment that goes into the <html> element (else: into the
+        document), whatever elements are open: the document's and those of the rules <html>
+        matched."""
+        cdef list comments = list(self.rules.doc_comments)
+        cdef OpenElement state = self.states.get(0) if in_html and self.states else None
+        if state is not None and state.scoped_rules is not None:
+            for r in sorted(set(state.scoped_rules)):
+                comments.extend(self.rules.comment_handlers[r])
+            comments.sort(key=_seq)
+        return comments
 
     cdef int refresh_active(self) except -1:
         text = list(self.rules.doc_text)

@@ -32,6 +32,31 @@ cpdef enum ElementFlag:
                             # its start tag is the one at ``offset``, which opened an earlier element
 
 
+# Insertion modes (TreeBuilderSimulator.mode; the rewriter reads it to place comments and text
+# the tree builder puts elsewhere than into the current node).
+cdef enum Mode:
+    M_INITIAL
+    M_BEFORE_HTML
+    M_BEFORE_HEAD
+    M_IN_HEAD
+    M_IN_HEAD_NOSCRIPT
+    M_AFTER_HEAD
+    M_IN_BODY
+    M_TEXT
+    M_IN_TABLE
+    M_IN_CAPTION
+    M_IN_COLUMN_GROUP
+    M_IN_TABLE_BODY
+    M_IN_ROW
+    M_IN_CELL
+    M_IN_TEMPLATE
+    M_AFTER_BODY
+    M_IN_FRAMESET
+    M_AFTER_FRAMESET
+    M_AFTER_AFTER_BODY
+    M_AFTER_AFTER_FRAMESET
+
+
 cdef struct OpenElement:
     uint64_t name           # taghash of the lower-cased local name; INVALID_HASH when it does not fit
     uint64_t xname          # when name == INVALID_HASH: 64-bit FNV-1a of the lower-cased name bytes

@@ -452,27 +452,7 @@ cdef inline bint eq_ci(const unsigned char* p, Py_ssize_t n, const char* lit, Py
 
 # ---------------------------------------------------------------------------------- modes
 
-cdef enum Mode:
-    M_INITIAL
-    M_BEFORE_HTML
-    M_BEFORE_HEAD
-    M_IN_HEAD
-    M_IN_HEAD_NOSCRIPT
-    M_AFTER_HEAD
-    M_IN_BODY
-    M_TEXT
-    M_IN_TABLE
-    M_IN_CAPTION
-    M_IN_COLUMN_GROUP
-    M_IN_TABLE_BODY
-    M_IN_ROW
-    M_IN_CELL
-    M_IN_TEMPLATE
-    M_AFTER_BODY
-    M_IN_FRAMESET
-    M_AFTER_FRAMESET
-    M_AFTER_AFTER_BODY
-    M_AFTER_AFTER_FRAMESET
+# (the Mode enum is in treebuilder.pxd: the rewriter reads the mode too)
 
 _MODE_NAMES = (
     "initial", "before html", "before head", "in head", "in head noscript", "after head",
@@ -2642,7 +2622,10 @@ cdef inline void update_after(TreeBuilderSimulator s) noexcept:
     cdef int m = s.mode
     if s.overflow != 0 or m == M_TEXT:
         s.wants_text = False
-    elif m <= M_AFTER_HEAD or m == M_IN_COLUMN_GROUP or s.frameset_ok:
+    elif m <= M_AFTER_HEAD or m == M_IN_COLUMN_GROUP or s.frameset_ok \
+            or m == M_AFTER_BODY or m == M_AFTER_AFTER_BODY:
+        # (after </body> or </html>, text other than white space returns to "in body": where
+        # a comment after it goes, which the rewriter reads from the mode)
         s.wants_text = True
     else:
         s.afe_pending = last >= 0 and s.afe[last].id != 0 \
@@ -2813,11 +2796,12 @@ cdef class TreeBuilderSimulator(Feedback):
                      int text_type) except -1:
         cdef const unsigned char* p
         cdef Py_ssize_t n, i
-        cdef bint non_ws = False, non_nul = False, amp = False
+        cdef bint non_ws = False, non_nul = False, amp = False, nul_char = False
         cdef unsigned char c
         cdef int m, m0
         cdef OpenElement* e
         cdef Py_ssize_t first_char = -1, first_non_ws = -1, depth, changed, n_transients
+        cdef Py_ssize_t first_nul = -1
         if text_type != DATA and text_type != CDATA_SECTION:
             return 0
         if self.overflow > 0 or content_end <= content_start:
@@ -2831,6 +2815,8 @@ cdef class TreeBuilderSimulator(Feedback):
         for i in range(n):
             c = p[i]
             if c == 0:
+                if first_nul < 0:
+                    first_nul = i
                 continue
             if not non_nul:
                 first_char = i
@@ -2843,10 +2829,18 @@ cdef class TreeBuilderSimulator(Feedback):
                 break
             non_ws = True
             break
-        if not non_nul:
-            return 0
         if amp:
             non_ws = _decoded_has_non_ws(PyBytes_FromStringAndSize(<const char*>p, n))
+        if first_nul >= 0 and self.mode <= M_AFTER_HEAD and (
+                not non_ws or first_nul < first_non_ws):
+            # Before the body a NUL is a character like any other ("anything else": it implies
+            # <html>, <head> and <body>); in the body it is dropped.
+            nul_char = True
+            first_non_ws = first_nul
+            if first_char < 0 or first_nul < first_char:
+                first_char = first_nul
+        if not non_nul and not nul_char:
+            return 0
         if self.changed_reset:
             begin_changes(self)
             self.changed_reset = False
@@ -2864,19 +2858,19 @@ cdef class TreeBuilderSimulator(Feedback):
                 body_text(self, non_ws)
                 break
             if m == M_INITIAL:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 self.quirks = True
                 self.mode = M_BEFORE_HTML
                 continue
             if m == M_BEFORE_HTML:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 insert_implied(self, T_HTML)
                 self.mode = M_BEFORE_HEAD
                 continue
             if m == M_BEFORE_HEAD:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 insert_implied(self, T_HEAD)
                 self.head_seen = True
@@ -2885,7 +2879,7 @@ cdef class TreeBuilderSimulator(Feedback):
                 self.mode = M_IN_HEAD
                 continue
             if m == M_IN_HEAD or m == M_IN_HEAD_NOSCRIPT:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 if m == M_IN_HEAD:
                     pop_head(self)
@@ -2894,7 +2888,7 @@ cdef class TreeBuilderSimulator(Feedback):
                 self.mode = M_AFTER_HEAD if m == M_IN_HEAD else M_IN_HEAD
                 continue
             if m == M_AFTER_HEAD:
-                if not non_ws:
+                if not (non_ws or nul_char):
                     break
                 insert_implied(self, T_BODY)
                 self.mode = M_IN_BODY

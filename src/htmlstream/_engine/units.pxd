@@ -96,6 +96,9 @@ cdef class Element(Unit):
     cdef bint remove_content        # the content is dropped (remove, replace, set_inner_content)
     cdef bint whole                 # the whole element goes (remove, replace)
     cdef list end_handlers
+    cdef bint merged_               # a start tag merged into the open element of its name
+                                    # (<html>, <body>): its changes apply to the tag only, and
+                                    # its content is the element's from the tag on
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
     cdef Py_ssize_t span_index(self, bytes lname)
     cdef Py_ssize_t override(self, bytes lname)

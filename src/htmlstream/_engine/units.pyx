@@ -510,6 +510,16 @@ cdef class Element(Unit):
     Changes to the start tag (name, attributes) rebuild it; ``before``/``after`` insert around
     the whole element, ``prepend``/``append`` inside it, and ``set_inner_content``, ``replace``,
     ``remove`` and ``remove_and_keep_content`` drop parts of the markup as it streams past.
+
+    A *merged* start tag (``merged`` is true) is an ``<html>`` or ``<body>`` tag that comes
+    after the tree builder has already made that element (implied it, or met an earlier tag of
+    that name): a browser adds the tag's new attributes to the open element and makes no new
+    one.  Its Element shows the tag (its own attributes) and the open element's content from the
+    tag on: ``prepend`` and ``set_inner_content`` act right after the tag, ``append``, ``after``
+    and ``on_end_tag`` where the element ends (its end tag, or where a browser ends it), and
+    ``can_have_content`` is true.  What came before the tag is the element's too, and is already
+    written: ``remove``, ``replace`` and ``remove_and_keep_content`` act on the tag alone (the
+    element, its content and its end tag stay), and a new ``tag_name`` renames the tag alone.
     """
 
     def __dealloc__(self):
@@ -539,6 +549,13 @@ cdef class Element(Unit):
         return self.self_closing
 
     @property
+    def merged(self):
+        """Whether this start tag is merged into an element the tree builder already made
+        (a second ``<html>`` or ``<body>``, or the first after the element was implied): see
+        the class docstring."""
+        return self.merged_
+
+    @property
     def can_have_content(self):
         """False for void elements (``<img>``, ``<br>``...) and self-closing foreign elements."""
         return self.can_have_content_
@@ -547,7 +564,8 @@ cdef class Element(Unit):
     def tag_name(self):
         """The element's name as the DOM gives it: ASCII-lower-cased, except the SVG names the
         HTML parser gives mixed case (``clipPath``, ``foreignObject``, ``linearGradient``...).
-        Setting it renames the start and end tags to what is given."""
+        Setting it renames the start and end tags to what is given (a merged tag's: the tag
+        alone)."""
         if self.name_ is None:
             self.name_ = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
                 self.encoding, "replace"))
@@ -947,15 +965,19 @@ cdef class Element(Unit):
     def replace(self, content, *, bint html=False):
         """Replace the whole element (tags and content) with ``content``.  Content inserted
         into it afterwards (prepend, append, set_inner_content) is still written, as in
-        lol-html; what was inserted before is dropped."""
+        lol-html; what was inserted before is dropped.  A merged tag: the tag alone is
+        replaced (the element and its content stay)."""
         Unit.replace(self, content, html=html)
-        self.drop_everything()
+        if not self.merged_:
+            self.drop_everything()
 
     def remove(self):
         """Remove the whole element (tags and content).  Content inserted into it afterwards
-        is still written, as in lol-html; what was inserted before is dropped."""
+        is still written, as in lol-html; what was inserted before is dropped.  A merged tag:
+        the tag alone is removed (the element, its content and its end tag stay)."""
         Unit.remove(self)
-        self.drop_everything()
+        if not self.merged_:
+            self.drop_everything()
 
     cdef void drop_everything(self):
         self.whole = True
@@ -966,7 +988,7 @@ cdef class Element(Unit):
 
     def remove_and_keep_content(self):
         """Remove the start and end tags, keeping the content (or what set_inner_content
-        put in its place)."""
+        put in its place).  A merged tag: the tag alone is removed."""
         self.check()
         self.removed_ = True
         self.replacement = None
@@ -1060,6 +1082,7 @@ cdef void release_element(Element el):
     if el.end_handlers is not None:
         el.end_handlers = None
     el.removed_ = False
+    el.merged_ = False
     el.tag_modified = False
     el.remove_content = False
     el.whole = False
