@@ -223,7 +223,18 @@ class AttributeDetails(NamedTuple):
     value_span: tuple[int, int] | None
 
 
-cdef class Unit:
+cdef class BaseUnit:
+    """What every unit a handler gets has: the context of the document it belongs to."""
+
+    @property
+    def context(self):
+        """The per-document context of the stream this unit belongs to (the mapping given as
+        ``Rewriter.stream(context=...)`` or ``rewrite(..., context=...)``, by default a new
+        dict per document): handlers keep per-document state there."""
+        return self.doc_context
+
+
+cdef class Unit(BaseUnit):
     """What every unit has: content before and after it, replacement and removal."""
 
     def __init__(self, *args, **kwargs):
@@ -235,11 +246,11 @@ cdef class Unit:
                 f"this {type(self).__name__} can no longer be changed: its handler has returned")
         return 0
 
-    cdef int context(self):
+    cdef int text_ctx(self):
         return 0
 
-    cdef int context_after(self):
-        return self.context()
+    cdef int text_ctx_after(self):
+        return self.text_ctx()
 
     cdef bint is_modified(self):
         return self.before_parts is not None or self.after_parts is not None or self.removed_
@@ -270,19 +281,19 @@ cdef class Unit:
         self.check()
         if self.before_parts is None:
             self.before_parts = []
-        self.before_parts.append(text_part(content, html, self.context(), self.encoding))
+        self.before_parts.append(text_part(content, html, self.text_ctx(), self.encoding))
 
     def after(self, content, *, bint html=False):
         """Insert ``content`` just after the unit (successive calls: the last comes first)."""
         self.check()
         if self.after_parts is None:
             self.after_parts = []
-        self.after_parts.insert(0, text_part(content, html, self.context_after(), self.encoding))
+        self.after_parts.insert(0, text_part(content, html, self.text_ctx_after(), self.encoding))
 
     def replace(self, content, *, bint html=False):
         """Replace the unit with ``content``."""
         self.check()
-        self.replacement = text_part(content, html, self.context(), self.encoding)
+        self.replacement = text_part(content, html, self.text_ctx(), self.encoding)
         self.removed_ = True
 
     def remove(self):
@@ -299,7 +310,7 @@ cdef class TextChunk(Unit):
     is the undecoded source.  A handler that only reads never changes the bytes.
     """
 
-    cdef int context(self):
+    cdef int text_ctx(self):
         return self.text_type_
 
     @property
@@ -390,7 +401,7 @@ cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encod
     return c
 
 
-cdef class Doctype:
+cdef class Doctype(BaseUnit):
     """The DOCTYPE.  It can be read and removed, not changed."""
 
     def __init__(self, raw, name, public_id, system_id, force_quirks, offset):
@@ -413,7 +424,7 @@ cdef class Doctype:
         return f"<Doctype {self.name!r}>"
 
 
-cdef class DocumentEnd:
+cdef class DocumentEnd(BaseUnit):
     """The end of the document: content can be appended after everything else."""
 
     def __init__(self, str encoding):
@@ -436,10 +447,10 @@ cdef class EndTag(Unit):
     the element ends; renaming or removing it does nothing.
     """
 
-    cdef int context(self):
+    cdef int text_ctx(self):
         return self.ctx_before
 
-    cdef int context_after(self):
+    cdef int text_ctx_after(self):
         return self.ctx_after
 
     @property
