@@ -37,6 +37,7 @@ from htmlstream.errors import SelectorError
 __all__ = [
     "HTML_CASE_INSENSITIVE_ATTRIBUTE_VALUES",
     "MAX_NESTING_DEPTH",
+    "TAG_ALIASES",
     "AttrOp",
     "AttributeSelector",
     "CaseFlag",
@@ -51,7 +52,6 @@ __all__ = [
     "Root",
     "SelectorError",
     "SelectorList",
-    "TAG_ALIASES",
     "Where",
     "attribute_tags",
     "needs_attributes",

@@ -1,6 +1,6 @@
 # Type stub for the compiled rewritable units (units.pyx); documented in htmlstream.units.
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any, NamedTuple
 
 from htmlstream.errors import HtmlStreamError
@@ -25,7 +25,12 @@ def encode_content(content: str, html: bool, text_type: int, encoding: str) -> b
 def validate_tag_name(name: str) -> str: ...
 def validate_attribute_name(name: str) -> str: ...
 
-class Unit:
+# What every unit a handler gets has: the context of the document it belongs to.
+class BaseUnit:
+    @property
+    def context(self) -> MutableMapping[str, Any]: ...
+
+class Unit(BaseUnit):
     @property
     def modified(self) -> bool: ...
     @property
@@ -61,7 +66,7 @@ class Comment(Unit):
     @text.setter
     def text(self, value: str) -> None: ...
 
-class Doctype:
+class Doctype(BaseUnit):
     @property
     def raw(self) -> bytes: ...
     @property
@@ -82,7 +87,7 @@ class Doctype:
     ) -> None: ...
     def remove(self) -> None: ...
 
-class DocumentEnd:
+class DocumentEnd(BaseUnit):
     def __init__(self, encoding: str) -> None: ...
     def append(self, content: str, *, html: bool = False) -> None: ...
 
