@@ -77,7 +77,7 @@ def test_given_context_is_the_one_handlers_see() -> None:
     rw = recording_rewriter()
     for chunks in chunkings(DOC, random_splits=4):
         ctx: dict[str, Any] = {"n": 10}
-        out = feed_bytes(lambda ctx=ctx: rw.stream(context=ctx), chunks)
+        out = feed_bytes(lambda ctx=ctx, rw=rw: rw.stream(context=ctx), chunks)
         assert out == expected_output(10)
         assert ctx["n"] == 15
         assert ctx["seen"].count("end") == 1
@@ -142,7 +142,7 @@ def test_context_with_every_start_of_a_stream() -> None:
         rw.on("p", text=lambda t: t.context.setdefault("text", []).append(t.text))
         for chunks in chunkings(data, random_splits=2, two_way=False):
             ctx: dict[str, Any] = {}
-            feed_bytes(lambda ctx=ctx: rw.stream(context=ctx), chunks)
+            feed_bytes(lambda ctx=ctx, rw=rw: rw.stream(context=ctx), chunks)
             assert "".join(ctx["text"]) in ("caf\xe9", "caf\ufffd", "x"), kwargs
 
 
@@ -234,7 +234,7 @@ def test_streams_in_8_threads_see_only_their_own_context() -> None:
                 out = [stream.feed(c) for c in chunk_plan(own_document(i), i)]
                 out.append(stream.close())
                 check_context(i, ctx, b"".join(out))
-        except BaseException as exc:  # noqa: BLE001 (reported by the main thread)
+        except BaseException as exc:    # (reported by the main thread)
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
@@ -267,7 +267,7 @@ def test_streams_in_8_threads_interleaved_chunk_by_chunk() -> None:
                     out.append(stream.feed(chunks[r]))
             out.append(stream.close())
             check_context(i, ctx, b"".join(out))
-        except BaseException as exc:  # noqa: BLE001 (reported by the main thread)
+        except BaseException as exc:    # (reported by the main thread)
             barrier.abort()
             errors.append(exc)
 
