@@ -3,22 +3,12 @@
 # Only the Python-visible surface is described here; sinks and feedback hooks are Cython classes
 # (TokenSink, Feedback) whose methods are C-level and cannot be overridden from Python.
 
-import enum
 from collections.abc import Iterable
 
 # Default bound of the bytes carried over between chunks (an unfinished token): 4 MiB.
 DEFAULT_MAX_BUFFER_SIZE: int
 # Default bound of the attributes one tag may have.
 DEFAULT_MAX_ATTRIBUTES: int
-
-# The tokenizer state a piece of text is read in.
-class TextType(enum.IntEnum):
-    DATA = 0
-    RCDATA = 1
-    RAWTEXT = 2
-    SCRIPT_DATA = 3
-    PLAINTEXT = 4
-    CDATA_SECTION = 5
 
 # Receives the lexer's tokens (subclass in Cython; the base class does nothing).
 class TokenSink: ...

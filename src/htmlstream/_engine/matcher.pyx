@@ -35,7 +35,7 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from htmlstream._engine.ascii cimport ascii_lower_equals, lower
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
 
@@ -103,7 +103,6 @@ surfaceScale systemLanguage tableValues targetX targetY textLength viewBox viewT
 xChannelSelector yChannelSelector zoomAndPan""".split()}
 MATHML_ATTRIBUTE_NAMES = {"definitionurl": "definitionURL"}
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _COMBINATORS = {
     _sel.Combinator.DESCENDANT: C_DESC,
@@ -630,7 +629,7 @@ cdef class Program:
         if compound.tag is not None:
             # Type selectors: ASCII case-insensitive on HTML elements, exact on SVG and MathML
             # elements, whose names the parser gives in their canonical case.
-            lower = compound.tag.translate(_ASCII_LOWER)
+            lower = ascii_lower(compound.tag)
             spec["svg_ok"] = compound.tag == SVG_TAG_NAMES.get(lower, lower)
             spec["math_ok"] = compound.tag == lower
             if lower.isascii():
@@ -661,7 +660,7 @@ cdef class Program:
                 case = CASE_INSENSITIVE
             elif attr.case is _sel.CaseFlag.SENSITIVE:
                 case = CASE_SENSITIVE
-            elif attr.name.translate(_ASCII_LOWER) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
+            elif ascii_lower(attr.name) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
                 case = CASE_HTML
             else:
                 case = CASE_SENSITIVE
@@ -699,9 +698,9 @@ cdef class Program:
         return len(self.compound_specs) - 1
 
     def _attr_test(self, dict spec, str name, int op, value, int case):
-        lower_name = name.translate(_ASCII_LOWER)
+        lower_name = ascii_lower(name)
         test = {"name": lower_name, "op": op, "case": case, "value": value,
-                "lower": None if value is None else value.translate(_ASCII_LOWER),
+                "lower": None if value is None else ascii_lower(value),
                 "svg_ok": name == SVG_ATTRIBUTE_NAMES.get(lower_name, lower_name),
                 "math_ok": name == MATHML_ATTRIBUTE_NAMES.get(lower_name, lower_name),
                 "lname": None, "vbytes": None, "lbytes": None,
@@ -1615,8 +1614,8 @@ cdef class Matcher:
                     return False
                 raw = (<const char*>self.d + self.tag.name_start)[
                     :self.tag.name_end - self.tag.name_start]
-                if raw.decode(self.program.encoding, "replace").replace("\0", "\ufffd").translate(
-                        _ASCII_LOWER) != self.program.names[c.name_index]:
+                if ascii_lower(raw.decode(self.program.encoding, "replace").replace(
+                        "\0", "\ufffd")) != self.program.names[c.name_index]:
                     return False
             elif name is None or name != self.program.names[c.name_index]:
                 return False
@@ -1688,9 +1687,9 @@ cdef class Matcher:
                 if a.name_end - a.name_start != t.lname_len or \
                         not same(d + a.name_start, t.lname, t.lname_len, True):
                     continue
-            elif (<const char*>d + a.name_start)[:a.name_end - a.name_start].decode(
-                    self.program.encoding, "replace").replace("\0", "\ufffd").translate(
-                    _ASCII_LOWER) != self.program.attr_py[t.py_index][0]:
+            elif ascii_lower((<const char*>d + a.name_start)[:a.name_end - a.name_start].decode(
+                    self.program.encoding, "replace").replace("\0", "\ufffd")) \
+                    != self.program.attr_py[t.py_index][0]:
                 continue
             if t.op == A_EXISTS:
                 return True
@@ -1763,7 +1762,7 @@ cdef class Matcher:
         cdef str actual = self._decoded(i)
         _, value, lower = self.program.attr_py[t.py_index]
         if t.case == CASE_INSENSITIVE or (t.case == CASE_HTML and ns == 0):
-            return str_matches(t.op, actual.translate(_ASCII_LOWER), lower)
+            return str_matches(t.op, ascii_lower(actual), lower)
         return str_matches(t.op, actual, value)
 
     cdef str _decoded(self, Py_ssize_t i):

@@ -17,6 +17,12 @@ from libc.string cimport memcpy, memmove
 import re
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha
+from htmlstream._engine.constants cimport IMAGE_HASH, IMG_HASH
+from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
+from htmlstream._engine.constants cimport PLAINTEXT as T_PLAINTEXT
+from htmlstream._engine.constants cimport RAWTEXT as T_RAWTEXT
+from htmlstream._engine.constants cimport RCDATA as T_RCDATA
+from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
     AttributePolicy,
     AttrRec,
@@ -32,11 +38,9 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
 cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
 cdef uint64_t HEAD_HASH = hash_bytes(<const unsigned char*>b"head", 4)
-cdef uint64_t IMAGE_HASH = hash_bytes(<const unsigned char*>b"image", 5)
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
-cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport E_CLONE, MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
 from htmlstream._engine.lexer import attribute_policy
@@ -62,12 +66,7 @@ from htmlstream._engine.units cimport (
 
 from htmlstream.charrefs import decode_charrefs
 
-cdef enum:                              # text types (lexer.pxd)
-    T_RCDATA = 1
-    T_RAWTEXT = 2
-    T_SCRIPT = 3
-    T_PLAINTEXT = 4
-    T_CDATA = 5
+cdef enum:
     CLOSER_REACH = 9                    # the longest closer below, less one, and a margin
 
 # What raw text (which has no escapes) must not contain across a seam, by text type: the

@@ -14,7 +14,8 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdlib cimport free, realloc
 
-from htmlstream._engine.ascii cimport ascii_lower_equals
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals
+from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
 
 
 cdef extern from "Python.h":
@@ -34,15 +35,14 @@ MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 NAMESPACE_URIS = (HTML_NS, SVG_NS, MATHML_NS)
 
 _TEXT_TYPES = tuple(TextType)
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;"})
 
 # Sequences that text inserted into raw-text content must not contain (they would end it).
 _RAW_CLOSERS = {
-    3: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),   # script data
-    2: re.compile(r"</[a-zA-Z]"),                                             # RAWTEXT
-    5: re.compile(r"]]>"),                                                    # CDATA
+    SCRIPT_DATA: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),
+    RAWTEXT: re.compile(r"</[a-zA-Z]"),
+    CDATA_SECTION: re.compile(r"]]>"),
 }
 
 
@@ -61,13 +61,6 @@ cdef bytes _last_value_bytes = None
 
 class UnitExpired(HtmlStreamError):
     """A unit was used after its handler returned."""
-
-
-cdef inline str ascii_lower(str text):
-    """ASCII-only lower-casing (str.lower would also fold non-ASCII letters)."""
-    if text.isascii():
-        return text.lower()
-    return text.translate(_ASCII_LOWER)
 
 
 cdef str _escape_text(str text):
@@ -138,7 +131,7 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding):
         raise TypeError(f"content must be str, not {type(content).__name__}")
     if html:
         return (<str>content).encode(encoding, "xmlcharrefreplace")
-    if text_type == 0 or text_type == 1:        # DATA, RCDATA: character references work
+    if text_type == DATA or text_type == RCDATA:    # character references work
         return _escape_text(content).encode(encoding, "xmlcharrefreplace")
     closer = _RAW_CLOSERS.get(text_type)
     if closer is not None:
