@@ -1490,3 +1490,28 @@ def test_threads() -> None:
     assert not errors
     for n in range(4):
         assert results[n] == expected * 20
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"adjust_charset_on_meta_tag": True},
+                                    {"transcode": True}, {"sniff": True}])
+@pytest.mark.parametrize("meta", [b"", b"<meta charset=windows-1252>"])
+def test_closed_stream_is_freed_without_the_garbage_collector(kwargs: dict[str, Any],
+                                                              meta: bytes) -> None:
+    # Nothing refers back to a closed stream (the lexer and sink are parted, the sink's
+    # <meta charset> switch dropped): it goes as soon as its last reference does.
+    import gc
+    import weakref
+
+    rw = Rewriter(**kwargs).on("p", element=lambda e: e.append("!"))
+    gc.disable()
+    try:
+        for chunks in chunkings(meta + b"<p>a</p><p>b", random_splits=2, two_way=False):
+            stream = rw.stream()
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.close()
+            ref = weakref.ref(stream)
+            del stream
+            assert ref() is None
+    finally:
+        gc.enable()

@@ -762,7 +762,8 @@ cdef class RewriteSink(DocumentSink):
             if self.on_meta is not None:
                 self.on_meta(unit)
             return 0
-        (<BaseUnit>unit).doc_context = self.context
+        if (<BaseUnit>unit).doc_context is not self.context:  # (a reused Element has it)
+            (<BaseUnit>unit).doc_context = self.context
         self.in_handler = True
         fn(unit)        # (after an exception the stream is failed: the flag needs no reset)
         self.in_handler = False

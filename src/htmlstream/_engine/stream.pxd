@@ -48,6 +48,7 @@ cdef class RewriterStream:
     cdef bint transcode
     cdef bint meta_pending              # watching for a <meta> that names the encoding
     cdef object transcoder              # incremental decoder of transcoded input, or None
+    cdef object __weakref__
 
     cdef int start_engine(self, StreamEncoding encoding) except -1
     cdef int check(self) except -1

@@ -360,9 +360,11 @@ cdef class RewriterStream:
             raise
         finally:
             self.busy = False
-            # The lexer and its sink refer to each other: part them, so that the document's
-            # buffers are freed as soon as the stream is (not at the next garbage collection).
+            # The lexer and its sink refer to each other (and the sink to the stream, through
+            # on_meta): part them, so that the document's buffers are freed as soon as the
+            # stream is (not at the next garbage collection).
             lexer.sink = None
+            sink.on_meta = None
         self.mode = M_CLOSED
         return sink.take_output()
 
@@ -410,5 +412,6 @@ cdef class RewriterStream:
             raise
         finally:
             lexer.sink = None       # (see close)
+            sink.on_meta = None
         self.mode = M_CLOSED
         return out + sink.take_output()
