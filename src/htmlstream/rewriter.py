@@ -13,6 +13,14 @@ Encoding Standard as bytes; a stream also holds back the first bytes of a docume
 may be a byte order mark (at most 2), and, with ``sniff=True``, until it knows whether the input
 is HTML at all (at most 1024 bytes).  UTF-16 input passes through unchanged, or with
 ``transcode=True`` is rewritten as UTF-8.
+
+Per-document state: a stream carries a context (``Rewriter.stream(context=...)``, a new dict by
+default), which every unit a handler gets has as ``unit.context``; handlers shared by many
+documents keep their per-document state there.
+
+The stream itself is compiled (:class:`RewriterStream`, ``_engine/stream.pyx``): a Rewriter hands
+each stream a ``CompiledRules`` (its rules compiled for a codec, and its settings) and nothing
+else of itself.
 """
 
 from __future__ import annotations
@@ -338,7 +346,7 @@ class Rewriter:
         every unit a handler gets for this document has it as ``unit.context``, so handlers
         shared by many documents keep per-document state there.
         """
-        return RewriterStream(self._compiled_rules(),
+        return RewriterStream(self._compiled or self._compiled_rules(),
                               self.encoding if encoding is None else encoding, context)
 
     @overload

@@ -32,7 +32,7 @@ from htmlstream._engine.lexer cimport (
 )
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.rules cimport MetaCharsetRule, Rules
-from htmlstream._engine.sink cimport DocumentSink
+from htmlstream._engine.sink cimport DocumentSink, context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
 cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
@@ -762,8 +762,9 @@ cdef class RewriteSink(DocumentSink):
             if self.on_meta is not None:
                 self.on_meta(unit)
             return 0
-        if (<BaseUnit>unit).doc_context is not self.context:  # (a reused Element has it)
-            (<BaseUnit>unit).doc_context = self.context
+        context = context_of(self)
+        if (<BaseUnit>unit).doc_context is not context:       # (a reused Element has it)
+            (<BaseUnit>unit).doc_context = context
         self.in_handler = True
         fn(unit)        # (after an exception the stream is failed: the flag needs no reset)
         self.in_handler = False

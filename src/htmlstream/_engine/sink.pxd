@@ -9,6 +9,7 @@ cdef class DocumentSink(TokenSink):
     # it is, it is the output (RewriteSink.on_flush)
     cdef bytes whole
     # the stream's context (RewriterStream.context): every unit a handler gets carries it
+    # (None until needed when the stream has the default one: see context_of)
     cdef object context
     # the stream's <meta charset> switch, called with the element of the <meta charset> rule
     # (rules.MetaCharsetRule) while the stream watches for one; None otherwise
@@ -19,3 +20,11 @@ cdef class DocumentSink(TokenSink):
     cdef bytes take_output(self)
     cdef int finish_input(self) except -1
     cdef int end_document(self) except -1
+
+
+cdef inline object context_of(DocumentSink sink):
+    """The document's context; the default one (a new dict) is made at first use, by the sink
+    or by the stream, whichever needs it first (most documents never do)."""
+    if sink.context is None:
+        sink.context = {}
+    return sink.context

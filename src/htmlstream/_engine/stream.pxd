@@ -29,7 +29,8 @@ cdef class RewriterStream:
     # encoding (ASCII-compatible) and sniffs nothing, so that only a byte order mark could
     # change how it starts (cleared by the first call that takes the general path).
     cdef bint plain
-    cdef readonly object context        # the per-document context (a mapping)
+    cdef object ctx                     # the per-document context (None: the default one,
+                                        # not made yet; see sink.context_of)
     cdef object error                   # what failed the stream (M_FAILED)
     cdef Py_ssize_t fed                 # input bytes fed
     cdef readonly Lexer _lexer          # (None until the engine starts)

@@ -30,7 +30,7 @@ from cpython.object cimport PyObject, PyTypeObject
 
 from htmlstream._engine.lexer cimport Lexer
 from htmlstream._engine.rules cimport CompiledRules, RewriterSettings, Rules
-from htmlstream._engine.sink cimport DocumentSink
+from htmlstream._engine.sink cimport DocumentSink, context_of
 from htmlstream._engine.treebuilder cimport MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
 from htmlstream._engine.rewriter import RewriteSink
@@ -125,7 +125,7 @@ cdef class RewriterStream:
         self.settings = settings
         self.declared = declared
         self.encoding = self.output_encoding = declared.name
-        self.context = {} if context is None else context
+        self.ctx = context
         self.on_limit = settings.on_limit
         self.sniff = settings.sniff
         self.transcode = settings.transcode
@@ -134,6 +134,13 @@ cdef class RewriterStream:
         # (feed() starts the engine itself on a first chunk that has no byte order mark, when
         # nothing else is to be decided)
         self.plain = declared.ascii_compatible and not self.sniff
+
+    @property
+    def context(self):
+        """The per-document context (see the class docstring)."""
+        if self.ctx is None:
+            self.ctx = {} if self.sink is None else context_of(self.sink)
+        return self.ctx
 
     @property
     def offset(self):
@@ -275,7 +282,7 @@ cdef class RewriterStream:
         if encoding.multibyte:
             # Characters may be cut between text pieces: decode them in stream order.
             sink.set_encoding(codec, rules.program, encoding.encoding.incremental_decoder())
-        sink.context = self.context
+        sink.context = self.ctx
         if self.meta_pending:
             sink.on_meta = self.meta_switch
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
