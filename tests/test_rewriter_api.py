@@ -1227,8 +1227,8 @@ def test_rewrite_bytes_like() -> None:
                                    b"\xff\xfe", b"", b"\xc3\xa9<p>"])
 @pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
 def test_first_chunk_starts_the_engine_either_way(first: bytes, kind: type) -> None:
-    # StreamBase.feed starts the engine itself on a first bytes chunk that cannot hold a byte
-    # order mark; every other first chunk takes the Python start (_decide): same output.
+    # RewriterStream.feed starts the engine itself on a first bytes chunk that cannot hold a
+    # byte order mark; every other first chunk takes the general start (decide): same output.
     rw = on_element("p", lambda e: e.append("!"))
     rest = [b"b</p>", b"<p>c</p>"]
     expected = rw.rewrite(first + b"".join(rest))

@@ -5,6 +5,10 @@ Input bytes reach the output untouched unless a handler changed the unit they be
 remembers how far the input has been written (``out_pos``) and copies everything up to the next
 changed unit as one slice, at the latest at the end of each chunk.  A unit a handler changed is
 written from its recorded mutations instead, and content an element removal covers is skipped.
+
+The sink is what a stream drives (it implements ``sink.DocumentSink``): every unit it hands a
+handler carries the stream's context, and the element of the ``<meta charset>`` rule goes to
+the stream's encoding switch (``on_meta``) instead of a handler.
 """
 
 cimport cython
@@ -41,7 +45,7 @@ cdef uint64_t HEAD_HASH = hash_bytes(<const unsigned char*>b"head", 4)
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
-from htmlstream._engine.treebuilder cimport E_CLONE, MAX_DEPTH_DEFAULT, TreeBuilderSimulator
+from htmlstream._engine.treebuilder cimport E_CLONE, TreeBuilderSimulator
 
 from htmlstream._engine.lexer import attribute_policy
 from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
