@@ -1515,3 +1515,17 @@ def test_closed_stream_is_freed_without_the_garbage_collector(kwargs: dict[str, 
             assert ref() is None
     finally:
         gc.enable()
+
+
+def test_adjust_charset_set_later_applies_to_streams_opened_later() -> None:
+    texts: list[str] = []
+    rw = Rewriter().on("p", text=lambda t: texts.append(t.text))
+    data = b"<meta charset=windows-1252><p>caf\xe9</p>"
+    for adjust, expected in ((False, "caf\ufffd"), (True, "caf\xe9"), (False, "caf\ufffd")):
+        rw.adjust_charset_on_meta_tag = adjust
+        for chunks in chunkings(data, random_splits=2, two_way=False):
+            texts.clear()
+            stream = rw.stream()
+            assert b"".join(stream.feed(c) for c in chunks) + stream.close() == data
+            assert "".join(texts) == expected
+            assert stream.encoding == ("windows-1252" if adjust else "utf-8")
