@@ -284,7 +284,7 @@ cdef class RewriterStream:
             sink.set_encoding(codec, rules.program, encoding.encoding.incremental_decoder())
         sink.context = self.ctx
         if self.meta_pending:
-            sink.on_meta = self.meta_switch
+            sink.on_meta = self._on_meta
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
         simulator.init(settings.scripting, settings.strict, MAX_DEPTH_DEFAULT)
         self.hold_utf8 = encoding.utf8
@@ -328,7 +328,7 @@ cdef class RewriterStream:
         self.error = exc
         raise exc
 
-    def meta_switch(self, element):
+    def _on_meta(self, element):
         """The sink's ``on_meta`` (``adjust_charset_on_meta_tag``): the first ``<meta>``
         element naming an ASCII-compatible encoding decides the encoding from here on."""
         if not self.meta_pending or element.namespace_uri != HTML_NS:
