@@ -468,7 +468,7 @@ class KnownBug(Exception):
 #: tests/test_reliability.py).  :func:`classify_failure` recognises their failures so that the
 #: properties keep looking for new ones; delete an entry once the engine is fixed.  (The five
 #: found so far, [adjacency], [eof-absorb], [rawtext-escape], [attr-splice] and [empty-chunk],
-#: are fixed: see docs/reliability.md.)
+#: are fixed: see docs/design/reliability.md.)
 KNOWN_BUGS: dict[str, str] = {}
 
 

@@ -24,7 +24,7 @@ TOP_LEVEL = {
     "handlers", "parse_selector", "SelectorList",
     # tokens
     "tokenize", "Tokenizer", "tokens", "TextType", "InitialState",
-    # limits (documented in docs/reliability.md)
+    # limits (documented in docs/design/reliability.md)
     "DEFAULT_MAX_BUFFER_SIZE", "DEFAULT_MAX_ATTRIBUTES",
     # encodings
     "looks_like_html", "lookup_encoding", "sniff_content", "sniff_encoding",

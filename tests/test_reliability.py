@@ -1,4 +1,4 @@
-"""Reliability: hostile inputs, limits, faults and threads (issue 8; docs/reliability.md).
+"""Reliability: hostile inputs, limits, faults and threads (issue 8; docs/design/reliability.md).
 
 * Limits: a 100 MB attribute value (BufferLimitExceeded naming the construct and its offset; in
   passthrough mode the output is the rewritten prefix plus the raw rest, nothing lost), tags,
@@ -818,7 +818,7 @@ def test_shared_rewriter_used_by_eight_threads() -> None:
 # bugs are strict xfails; a key in brackets names the KNOWN_BUGS entry of fuzz/htmlmodel.py that
 # let the properties go on while the bug was open.  The [adjacency], [eof-absorb],
 # [rawtext-escape], [attr-splice] and [empty-chunk] bugs and the CR finding are fixed (the seams
-# of docs/rewriter.md): their tests pass, a refusal (ValueError) counting where the reproducer
+# of docs/guide/rewriting.md): their tests pass, a refusal (ValueError) counting where the reproducer
 # allows one.
 
 
@@ -1006,7 +1006,7 @@ def test_nul_in_an_attribute_value_reads_back_as_replacement_character() -> None
     assert structure(out)[0] == ["StartTag", "p", {"t": "a\ufffdb"}]
 
 
-# Seams beyond the first reproducers (docs/rewriter.md, "Seams").
+# Seams beyond the first reproducers (docs/guide/rewriting.md, "Seams").
 
 
 def _same_for_every_cut(rw: Rewriter, data: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""Repository hygiene the packaging relies on (docs/packaging.md).
+"""Repository hygiene the packaging relies on (docs/guide/packaging.md).
 
 * The tests, benchmarks and fuzz scripts read their data from ``tests/data`` (a clone alone must
   pass ``make test``): none of them names the ``shared`` folder next to the repository.

@@ -1372,8 +1372,8 @@ def test_rewrite_bytes_like() -> None:
                                    b"\xff\xfe", b"", b"\xc3\xa9<p>"])
 @pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
 def test_first_chunk_starts_the_engine_either_way(first: bytes, kind: type) -> None:
-    # StreamBase.feed starts the engine itself on a first bytes chunk that cannot hold a byte
-    # order mark; every other first chunk takes the Python start (_decide): same output.
+    # RewriterStream.feed starts the engine itself on a first bytes chunk that cannot hold a
+    # byte order mark; every other first chunk takes the general start (decide): same output.
     rw = on_element("p", lambda e: e.append("!"))
     rest = [b"b</p>", b"<p>c</p>"]
     expected = rw.rewrite(first + b"".join(rest))
@@ -1635,3 +1635,42 @@ def test_threads() -> None:
     assert not errors
     for n in range(4):
         assert results[n] == expected * 20
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"adjust_charset_on_meta_tag": True},
+                                    {"transcode": True}, {"sniff": True}])
+@pytest.mark.parametrize("meta", [b"", b"<meta charset=windows-1252>"])
+def test_closed_stream_is_freed_without_the_garbage_collector(kwargs: dict[str, Any],
+                                                              meta: bytes) -> None:
+    # Nothing refers back to a closed stream (the lexer and sink are parted, the sink's
+    # <meta charset> switch dropped): it goes as soon as its last reference does.
+    import gc
+    import weakref
+
+    rw = Rewriter(**kwargs).on("p", element=lambda e: e.append("!"))
+    gc.disable()
+    try:
+        for chunks in chunkings(meta + b"<p>a</p><p>b", random_splits=2, two_way=False):
+            stream = rw.stream()
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.close()
+            ref = weakref.ref(stream)
+            del stream
+            assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_adjust_charset_set_later_applies_to_streams_opened_later() -> None:
+    texts: list[str] = []
+    rw = Rewriter().on("p", text=lambda t: texts.append(t.text))
+    data = b"<meta charset=windows-1252><p>caf\xe9</p>"
+    for adjust, expected in ((False, "caf\ufffd"), (True, "caf\xe9"), (False, "caf\ufffd")):
+        rw.adjust_charset_on_meta_tag = adjust
+        for chunks in chunkings(data, random_splits=2, two_way=False):
+            texts.clear()
+            stream = rw.stream()
+            assert b"".join(stream.feed(c) for c in chunks) + stream.close() == data
+            assert "".join(texts) == expected
+            assert stream.encoding == ("windows-1252" if adjust else "utf-8")

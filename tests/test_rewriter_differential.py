@@ -739,7 +739,7 @@ def _after_x(api: Any) -> H:
 
 
 #: name -> (rules, input, htmlstream's output, lol-html's output): each documented difference
-#: (docs/rewriter.md, "Differences from lol-html"), shown on a minimal input.
+#: (docs/guide/rewriting.md, "Differences from lol-html"), shown on a minimal input.
 DOCUMENTED = {
     "set_attribute escapes &": (
         [("p", _set_amp)], b"<p>", b'<p t="a&amp;b&quot;c">', b'<p t="a&b&quot;c">'),

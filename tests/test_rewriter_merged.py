@@ -4,7 +4,7 @@ A browser's tree builder creates ``<html>``, ``<head>`` and ``<body>`` when thei
 missing, and merges a later ``<html ...>`` or ``<body ...>`` tag into the element it made (its
 new attributes are added; no element is made).  Content handlers on such an element must see
 everything the browser puts inside it, and element handlers on a merged tag get an Element
-whose content is the element's from the tag on (docs/rewriter.md, "Implied and merged
+whose content is the element's from the tag on (docs/guide/rewriting.md, "Implied and merged
 elements").
 
 Unit tests first (every one in many chunkings), then the oracle: for ``html``, ``head``,
@@ -241,7 +241,7 @@ TREE_DIR = conformance_data_dir() / "html5lib-tests" / "tree-construction"
 def mismatches(tree: TreeContent, got: dict[str, Content]) -> list[str]:
     """The selectors whose content differs, where a stream can follow the tree.
 
-    Where html5lib moved nodes after the fact (docs/selectors.md): foster parenting moves text
+    Where html5lib moved nodes after the fact (docs/guide/selectors.md): foster parenting moves text
     out of a table to before it, so ``html``/``head``/``body`` hold the same text in another
     order (compared as multisets of characters, comments in order) and ``body > *`` is not
     compared; the adoption agency moves an element out of a formatting element to a child of

@@ -15,7 +15,7 @@ names, so it changes no match.
    in document order: they must be exactly 1..n, each once, and html5lib must have created no
    element without a tag except the implied ``html``/``head``/``body``/``tbody``.
 2. **Tree-builder moves**: one small test per kind of difference, asserting *our* result, with
-   what a browser gives in a comment; they are listed in docs/selectors.md.
+   what a browser gives in a comment; they are listed in docs/guide/selectors.md.
 3. **Edge cases**: case rules, decoded attribute values, empty operands, class whitespace, many
    selectors at once, deep and wide trees, sibling combinators across text and comments.
 
@@ -183,7 +183,7 @@ def soup_of(marked: bytes) -> BeautifulSoup:
 #: the tree builder adjusts (viewBox, definitionURL...), so [HREF] can never match there.
 #: soupsieve compares attribute names case-insensitively on every element of an HTML
 #: document, so for these the expected result leaves out the SVG and MathML elements it
-#: matches (docs/selectors.md, "Case sensitivity"; test_svg_attribute_names_are_case_sensitive).
+#: matches (docs/guide/selectors.md, "Case sensitivity"; test_svg_attribute_names_are_case_sensitive).
 HTML_ONLY_ATTRIBUTE_CASE = frozenset({"[HREF]"})
 HTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 
@@ -848,7 +848,7 @@ def test_template_contents() -> None:
 
 def test_elements_deeper_than_the_stack_bound() -> None:
     # Beyond max_depth (1024) open elements the structure is no longer followed exactly
-    # (docs/tree-builder-feedback.md); every element is still matched by `*` and descendant
+    # (docs/design/tree-builder-feedback.md); every element is still matched by `*` and descendant
     # selectors, structural ones become approximate.
     doc = "<div id=d0>" + "".join(f"<div id=x{i}></div><div id=d{i + 1}>" for i in range(1100))
     assert len(matched(doc, "div div")) == 2200

@@ -1,4 +1,4 @@
-"""The module-level caches shared by every thread (docs/packaging.md, "Free-threaded CPython").
+"""The module-level caches shared by every thread (docs/guide/packaging.md, "Free-threaded CPython").
 
 Threads open streams with many encoding labels (``_stream_encodings``, ``_LOOKUPS``) and set
 many attribute names and values (``_NAME_CACHE`` and ``set_attribute``'s memos) at once, each

@@ -13,7 +13,7 @@ the rewriter's stream, and re-encoding with the same content coding::
     out = t.close()              # the rest
 
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
-the core never imports it.  docs/http.md has the table of decisions.
+the core never imports it.  docs/guide/http.md has the table of decisions.
 """
 
 from __future__ import annotations

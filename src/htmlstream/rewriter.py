@@ -13,30 +13,36 @@ Encoding Standard as bytes; a stream also holds back the first bytes of a docume
 may be a byte order mark (at most 2), and, with ``sniff=True``, until it knows whether the input
 is HTML at all (at most 1024 bytes).  UTF-16 input passes through unchanged, or with
 ``transcode=True`` is rewritten as UTF-8.
+
+Per-document state: a stream carries a context (``Rewriter.stream(context=...)``, a new dict by
+default), which every unit a handler gets has as ``unit.context``; handlers shared by many
+documents keep their per-document state there.
+
+The stream itself is compiled (:class:`RewriterStream`, ``_engine/stream.pyx``): a Rewriter hands
+each stream a ``CompiledRules`` (its rules compiled for a codec, and its settings) and nothing
+else of itself.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
 from typing import IO, Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
-from htmlstream._engine.rewriter import RewriterSettings, Rules, StreamBase
-from htmlstream.encoding import (
-    NEED_MORE,
-    SNIFF_BYTES,
-    UTF_8,
-    Encoding,
-    classify_content,
-    lookup,
-    meta_element_encoding,
-    not_ascii_compatible_message,
-    sniff_bom,
-)
-from htmlstream.errors import BufferLimitExceeded, EncodingError, HtmlStreamError
+from htmlstream._engine.rules import CompiledRules, MetaCharsetRule, RewriterSettings, Rules
+from htmlstream._engine.stream import RewriterStream, check_encoding
+from htmlstream.encoding import Encoding
 from htmlstream.handlers import (
     CommentHandler,
     DoctypeHandler,
@@ -46,8 +52,7 @@ from htmlstream.handlers import (
     EndHandler,
     TextHandler,
 )
-from htmlstream.selectors import SelectorList, parse_selector
-from htmlstream.units import HTML_NS, Element
+from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
 
 __all__ = ["OnLimit", "Rewriter", "RewriterStream"]
 
@@ -63,57 +68,15 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 #: The selector of the internal ``<meta charset>`` rule (``adjust_charset_on_meta_tag``).
 _META_SELECTOR = parse_selector("meta")
-#: The stream whose handlers are running, per thread (for the internal ``<meta>`` handler:
-#: rules are shared by every stream of a rewriter).
-_active = threading.local()
-_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")
-#: Encoding labels already looked up (lookup() is a pure function of the label).  Safe to share
-#: between threads without the GIL too: only setdefault adds to it (an entry is never replaced
-#: or removed; racing threads compute equal values) and it stops growing at about 256 labels.
-_LOOKUPS: dict[str, Encoding] = {}
-
-
-def _meta_charset(element: Element) -> None:
-    """The internal element handler on ``meta`` (registered first)."""
-    stream = getattr(_active, "stream", None)
-    if stream is not None:
-        stream._on_meta(element)
+#: Its handler: the sink hands the element to its stream's encoding switch.
+_META_RULE = MetaCharsetRule()
+#: A per-document context (``Rewriter.stream(context=...)``).
+Context = MutableMapping[str, Any]
 
 
 def _check_callable(fn: object) -> None:
     if fn is not None and not callable(fn):
         raise TypeError(f"handler {fn!r} is not callable")
-
-
-def _attribute_tags(selectors: list[SelectorList]) -> tuple[str, ...] | None:
-    """The names of the start tags whose attributes the rules may read: those a compound with
-    an id, class or attribute test names, and the subjects of the rules (their handlers get the
-    element).  None when that can be any tag (a compound with such a test, or a subject, has no
-    type selector).  Every other tag's attributes are only scanned past."""
-    names: set[str] = set()
-
-    def walk(selector_list: SelectorList, top: bool) -> bool:
-        for complex_sel in selector_list.selectors:
-            last = len(complex_sel.compounds) - 1
-            for i, compound in enumerate(complex_sel.compounds):
-                for pseudo in compound.pseudos:
-                    arg = getattr(pseudo, "arg", None) or getattr(pseudo, "of", None)
-                    if arg is not None and not walk(arg, False):
-                        return False
-                if compound.ids or compound.classes or compound.attributes or (
-                        top and i == last):
-                    if compound.tag is None:
-                        return False
-                    name = compound.tag.lower()
-                    names.add(name)
-                    if name == "img":
-                        names.add("image")      # the tree builder makes <image> an <img>
-        return True
-
-    for selector_list in selectors:
-        if not walk(selector_list, True):
-            return None
-    return tuple(sorted(names))
 
 
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
@@ -140,6 +103,15 @@ class _Setting(Generic[T]):
 
     def __set__(self, rewriter: Rewriter, value: T) -> None:
         setattr(rewriter._settings, self._name, value)
+
+
+class _RulesSetting(_Setting[T]):
+    """A setting that changes the compiled rules (the ``<meta charset>`` rule): setting it
+    recompiles them for the streams opened after it."""
+
+    def __set__(self, rewriter: Rewriter, value: T) -> None:
+        setattr(rewriter._settings, self._name, value)
+        rewriter._compiled = None
 
 
 class _Rule:
@@ -203,7 +175,7 @@ class Rewriter:
     max_buffer_size: _Setting[int] = _Setting()
     max_attributes: _Setting[int] = _Setting()
     on_limit: _Setting[OnLimit] = _Setting()
-    adjust_charset_on_meta_tag: _Setting[bool] = _Setting()
+    adjust_charset_on_meta_tag: _RulesSetting[bool] = _RulesSetting()
     sniff: _Setting[bool] = _Setting()
     transcode: _Setting[bool] = _Setting()
     #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
@@ -229,6 +201,7 @@ class Rewriter:
         if on_limit not in ("raise", "passthrough"):
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
         self._settings = RewriterSettings()
+        self._compiled: CompiledRules | None = None
         self.adjust_charset_on_meta_tag = bool(adjust_charset_on_meta_tag)
         self.sniff = bool(sniff)
         self.transcode = bool(transcode)
@@ -245,20 +218,11 @@ class Rewriter:
         self._doc_doctype: list[tuple[int, Callable[..., Any]]] = []
         self._doc_end: list[Callable[..., Any]] = []
         self._seq = 0
-        self._compiled: dict[str, tuple[Rules, list[SelectorList]]] = {}
-        self._selectors: list[SelectorList] | None = None
         self._lock = threading.Lock()
 
     def _check_encoding(self, encoding: str | Encoding) -> Encoding:
         """The encoding ``encoding`` names, if streams can handle it (EncodingError if not)."""
-        enc = _LOOKUPS.get(encoding) if isinstance(encoding, str) else None
-        if enc is None:
-            enc = lookup(encoding)
-            if isinstance(encoding, str) and len(_LOOKUPS) < 256:
-                enc = _LOOKUPS.setdefault(encoding, enc)    # (every stream looks its label up)
-        if enc.name == "replacement" or (enc.name == "iso-2022-jp" and not self.transcode):
-            raise EncodingError(not_ascii_compatible_message(str(encoding), enc))
-        return enc
+        return check_encoding(encoding, self.transcode)
 
     # ------------------------------------------------------------------ rules
 
@@ -296,8 +260,7 @@ class Rewriter:
             self._add_handlers(((element, rule.element), (text, rule.text),
                                 (comments, rule.comments)))
             self._rules.append(rule)
-            self._compiled.clear()
-            self._selectors = None
+            self._compiled = None
         return self
 
     def on_document(
@@ -322,7 +285,7 @@ class Rewriter:
                                 (text, self._doc_text)))
             if end is not None:
                 self._doc_end.append(end)
-            self._compiled.clear()
+            self._compiled = None
         return self
 
     def element(
@@ -361,85 +324,79 @@ class Rewriter:
             if fn is not None:
                 where.append((self._next(), fn))
 
-    def _compiled_rules(self, encoding: str) -> Rules:
-        """The rules compiled for the Python codec ``encoding``."""
-        return self._compiled_entry(encoding)[0]
-
-    def _compiled_entry(self, encoding: str) -> tuple[Rules, list[SelectorList]]:
-        entry = self._compiled.get(encoding)    # (no lock needed to read: one dict lookup)
-        if entry is not None:
-            return entry
+    def _compiled_rules(self) -> CompiledRules:
+        """What a stream needs from the rewriter: the rules as they are now, compiled, and the
+        settings (one object, shared by the streams opened until the rules change)."""
+        compiled = self._compiled      # (no lock needed to read)
+        if compiled is not None:
+            return compiled
         with self._lock:
-            entry = self._compiled.get(encoding)
-            if entry is None:
-                rules = [r for r in self._rules]
-                element = [list(r.element) for r in rules]
+            if self._compiled is None:
+                rules = list(self._rules)
+                selectors = [r.selector for r in rules]
+                element: list[list[tuple[int, Callable[..., Any]]]] = [list(r.element)
+                                                                       for r in rules]
                 text = [list(r.text) for r in rules]
                 comments = [list(r.comments) for r in rules]
-                if self._selectors is None:
-                    self._selectors = [r.selector for r in rules]
-                    if self.adjust_charset_on_meta_tag:
-                        self._selectors.insert(0, _META_SELECTOR)
-                if self.adjust_charset_on_meta_tag:
+                meta = bool(self.adjust_charset_on_meta_tag)
+                if meta:
                     # First of all: it runs before the user's handlers on the same <meta>.
-                    element.insert(0, [(0, _meta_charset)])
+                    selectors.insert(0, _META_SELECTOR)
+                    element.insert(0, [(0, _META_RULE)])
                     text.insert(0, [])
                     comments.insert(0, [])
-                compiled = Rules(
-                    Program(self._selectors, encoding), element, text, comments,
+                declared = self._check_encoding(self.encoding)
+                codec = declared.codec if declared.ascii_compatible else "utf-8"
+                first = Rules(
+                    Program(selectors, codec), element, text, comments,
                     list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
                     list(self._doc_end),
                 )
-                compiled.attribute_tags = _attribute_tags(self._selectors)
-                entry = self._compiled[encoding] = (compiled, self._selectors)
-            return entry
-
-    def _program_for(self, encoding: str, selectors: list[SelectorList]) -> Program:
-        """The selectors ``selectors`` (a stream's, from :meth:`_compiled_entry`) compiled for
-        the codec ``encoding``: the same program, with literals in another encoding."""
-        rules, current = self._compiled_entry(encoding)
-        if current is selectors:
-            return rules.program
-        return Program(selectors, encoding)     # the rules changed since the stream began
-
-    def _rules_for(self, encoding: str, base: Rules, selectors: list[SelectorList]) -> Rules:
-        """A stream's rules (``base``, compiled from ``selectors``) for the codec
-        ``encoding``."""
-        program = self._program_for(encoding, selectors)
-        if program is base.program:
-            return base
-        rules = Rules(program, base.element_handlers, base.text_handlers,
-                      base.comment_handlers, base.doc_text, base.doc_comments, base.doc_doctype,
-                      base.doc_end)
-        rules.attribute_tags = base.attribute_tags
-        return rules
+                first.attribute_tags = attribute_tags(selectors)
+                self._compiled = CompiledRules(self._settings, first, codec, selectors, meta)
+            return self._compiled
 
     # ------------------------------------------------------------------ running
 
-    def stream(self, *, encoding: str | None = None) -> RewriterStream:
+    def stream(
+        self, *, encoding: str | None = None, context: Context | None = None
+    ) -> RewriterStream:
         """A new stream for one document, in the rewriter's encoding or in ``encoding`` (a
-        label, e.g. what :func:`htmlstream.sniff_encoding` found for this document)."""
-        return RewriterStream(self, self.encoding if encoding is None else encoding)
+        label, e.g. what :func:`htmlstream.sniff_encoding` found for this document).
+
+        ``context``: the document's context (default: a new empty dict), ``stream.context``;
+        every unit a handler gets for this document has it as ``unit.context``, so handlers
+        shared by many documents keep per-document state there.
+        """
+        return RewriterStream(self._compiled or self._compiled_rules(),
+                              self.encoding if encoding is None else encoding, context)
 
     @overload
-    def rewrite(self, data: str) -> str: ...
+    def rewrite(self, data: str, *, context: Context | None = None) -> str: ...
     @overload
-    def rewrite(self, data: bytes | bytearray | memoryview) -> bytes: ...
+    def rewrite(
+        self, data: bytes | bytearray | memoryview, *, context: Context | None = None
+    ) -> bytes: ...
 
-    def rewrite(self, data: str | bytes | bytearray | memoryview) -> str | bytes:
+    def rewrite(
+        self, data: str | bytes | bytearray | memoryview, *, context: Context | None = None
+    ) -> str | bytes:
         """Rewrite a whole document: bytes give bytes (in the rewriter's encoding); str gives
-        str (processed as UTF-8 whatever the configured encoding)."""
+        str (processed as UTF-8 whatever the configured encoding).  ``context``: the
+        document's context (see :meth:`stream`)."""
         if isinstance(data, str):
-            stream = RewriterStream(self, "utf-8", _text=True)
+            stream = RewriterStream(self._compiled_rules(), "utf-8", context, _text=True)
             raw = data.encode("utf-8", "surrogatepass")
             return (stream.feed(raw) + stream.close()).decode("utf-8", "surrogatepass")
-        stream = self.stream()
+        stream = self.stream(context=context)
         return stream.feed(data) + stream.close()
 
-    def rewrite_iter(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+    def rewrite_iter(
+        self, chunks: Iterable[bytes], *, context: Context | None = None
+    ) -> Iterator[bytes]:
         """Rewrite a document given as an iterable of byte chunks; yield output chunks
-        (empty ones are skipped)."""
-        stream = self.stream()
+        (empty ones are skipped).  ``context``: the document's context (see :meth:`stream`)."""
+        stream = self.stream(context=context)
         for chunk in chunks:
             out = stream.feed(chunk)
             if out:
@@ -448,9 +405,12 @@ class Rewriter:
         if out:
             yield out
 
-    async def rewrite_aiter(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-        """Rewrite a document given as an async iterable of byte chunks."""
-        stream = self.stream()
+    async def rewrite_aiter(
+        self, chunks: AsyncIterable[bytes], *, context: Context | None = None
+    ) -> AsyncIterator[bytes]:
+        """Rewrite a document given as an async iterable of byte chunks.  ``context``: the
+        document's context (see :meth:`stream`)."""
+        stream = self.stream(context=context)
         async for chunk in chunks:
             out = stream.feed(chunk)
             if out:
@@ -465,14 +425,16 @@ class Rewriter:
         dst: str | os.PathLike[str] | IO[bytes],
         *,
         chunk_size: int = 65536,
+        context: Context | None = None,
     ) -> None:
-        """Rewrite the file ``src`` into ``dst`` (paths or binary file objects), streaming."""
+        """Rewrite the file ``src`` into ``dst`` (paths or binary file objects), streaming.
+        ``context``: the document's context (see :meth:`stream`)."""
         src_file = open(src, "rb") if isinstance(src, (str, os.PathLike)) else src  # noqa: SIM115
         try:
             dst_file = (open(dst, "wb") if isinstance(dst, (str, os.PathLike))  # noqa: SIM115
                         else dst)
             try:
-                stream = self.stream()
+                stream = self.stream(context=context)
                 while chunk := src_file.read(chunk_size):
                     dst_file.write(stream.feed(chunk))
                 dst_file.write(stream.close())
@@ -482,249 +444,3 @@ class Rewriter:
         finally:
             if src_file is not src:
                 src_file.close()
-
-
-class RewriterStream(StreamBase):
-    """One document being rewritten: ``feed(chunk) -> bytes`` then ``close() -> bytes``.
-
-    After an error (a handler's exception, a limit) the stream is failed: bytes already
-    returned stay valid, and further calls raise :class:`HtmlStreamError`.
-
-    Attributes:
-        encoding: the encoding the document is read in (its WHATWG name); it changes when a
-            byte order mark or (``adjust_charset_on_meta_tag``) a ``<meta charset>`` says so.
-        output_encoding: the encoding of the output: ``encoding``, except ``"utf-8"`` when
-            UTF-16 (or ISO-2022-JP) input is transcoded.
-        passthrough_reason: why the stream does not rewrite and passes its input through
-            unchanged (UTF-16 input, content that is not HTML, a limit with
-            ``on_limit="passthrough"``), or None.
-    """
-
-    # RewriterStream(rewriter, encoding, *, _text=False) is StreamBase's __init__ (C): it looks
-    # the encoding up, takes the rules as they are now (rules added later do not apply to this
-    # document) and the rewriter's settings; every field of a stream is StreamBase's.
-
-    def _check(self) -> None:
-        if self._busy:
-            raise RuntimeError(
-                "a handler may not feed or close the stream it is handling; collect what it "
-                "wants to add and write it with the unit's before/after/append methods")
-        if self._error is not None:
-            raise HtmlStreamError(
-                f"the stream failed earlier ({type(self._error).__name__}: {self._error}) "
-                f"and cannot go on"
-            ) from self._error
-        if self._closed:
-            raise HtmlStreamError("the stream is closed")
-
-    @property
-    def offset(self) -> int:
-        """How many input bytes have been fed."""
-        return self._fed
-
-    # feed(chunk) -> bytes is StreamBase.feed (C): it runs the engine directly while ``_fast``
-    # (set once the engine runs plainly: no transcoding, no <meta> to watch, no error; _busy,
-    # _closed, _error, _fed, _lexer and _sink are its fields), and calls _feed_slow in every
-    # other case.
-
-    def _feed_slow(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        self._plain = False
-        self._check()
-        self._busy = True
-        try:
-            return self._feed(chunk)
-        finally:
-            self._busy = False
-
-    def _feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        if isinstance(chunk, str):
-            raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
-        self._fed += len(chunk)
-        if self._held is not None:
-            if self._held:
-                self._held += chunk
-            else:   # (the first chunk: no copy unless it is held back)
-                self._held = chunk if isinstance(chunk, bytes) else bytes(chunk)
-            return self._decide(final=False)
-        if self._passthrough:
-            if self._transcoder is not None:    # after a limit: the rest, transcoded
-                return self._transcode_chunk(chunk)
-            return bytes(chunk)
-        return self._feed_engine(chunk)
-
-    # ------------------------------------------------------------------ the start
-
-    def _decide(self, final: bool) -> bytes:
-        """Decide from the held-back input how to read the document, if it can be told yet:
-        then start and return the output so far."""
-        data = self._held
-        assert data is not None
-        if not final and len(data) < 3 and any(bom.startswith(data) for bom in _BYTE_ORDER_MARKS):
-            self._held = bytearray(data)
-            return b""
-        bom, bom_length = sniff_bom(data)
-        encoding = self._declared if bom is None else bom
-        if bom is not None:
-            self._meta_pending = False      # a byte order mark is certain
-        if not encoding.ascii_compatible and not self._transcode:
-            if bom is not None:
-                why = (f"the input starts with a {encoding.name.upper()} byte order mark, and "
-                       f"UTF-16 is not ASCII-compatible")
-            else:
-                why = f"the document's encoding, {encoding.name}, is not ASCII-compatible"
-            return self._pass_held(
-                f"{why}: passed through unchanged (Rewriter(transcode=True) rewrites it as UTF-8)"
-            )
-        if self._sniff:
-            sample = bytes(data[:SNIFF_BYTES + 4])
-            if not encoding.ascii_compatible and bom is None:
-                sample = sample.decode(encoding.codec, "replace").encode("utf-8")
-            verdict = classify_content(sample[:SNIFF_BYTES],
-                                       final or len(data) >= SNIFF_BYTES)
-            if verdict == NEED_MORE:
-                self._held = bytearray(data)
-                return b""
-            if verdict is not None:
-                return self._pass_held(f"not HTML: {verdict}")
-        self._held = None
-        held = bytes(data)
-        if encoding.ascii_compatible:
-            self.encoding = self.output_encoding = encoding.name
-            self._start_engine(encoding)
-            self._fast = not self._meta_pending
-            return self._feed_engine(held)
-        # Transcoding: decode incrementally, rewrite as UTF-8, output UTF-8 (with a BOM).
-        self.encoding = encoding.name
-        self.output_encoding = "utf-8"
-        self._meta_pending = False
-        self._start_engine(UTF_8)
-        self._transcoder = encoding.incremental_decoder("replace")
-        return self._run_lexer(b"\xef\xbb\xbf" + self._transcode_chunk(held[bom_length:]))
-
-    def _pass_held(self, reason: str) -> bytes:
-        data = self._held
-        self._held = None
-        self._passthrough = True
-        self.passthrough_reason = reason
-        return bytes(data or b"")
-
-    # _start_engine(encoding) is StreamBase's: it makes the engine (sink, simulator, lexer).
-
-    # ------------------------------------------------------------------ the engine
-
-    def _transcode_chunk(self, chunk: bytes | bytearray | memoryview, final: bool = False) -> bytes:
-        return self._transcoder.decode(bytes(chunk), final).encode("utf-8", "surrogatepass")  # type: ignore[no-any-return]
-
-    def _feed_engine(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        if self._transcoder is not None:
-            chunk = self._transcode_chunk(chunk)
-        return self._run_lexer(chunk)
-
-    def _run_lexer(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        lexer = self._lexer
-        sink = self._sink
-        assert lexer is not None and sink is not None
-        watching = self._meta_pending   # the <meta> handler needs to find this stream
-        if watching:
-            previous = getattr(_active, "stream", None)
-            _active.stream = self
-        try:
-            lexer.feed_bytes(chunk)
-        except BaseException as exc:
-            return self._engine_failed(exc)
-        finally:
-            if watching:
-                _active.stream = previous
-        return sink.take()
-
-    def _engine_failed(self, exc: BaseException) -> bytes:
-        """The engine raised ``exc`` while reading a chunk: pass the rest through (a limit,
-        with ``on_limit="passthrough"``: returns the output) or fail the stream (re-raises)."""
-        self._fast = False
-        if isinstance(exc, BufferLimitExceeded) and self._on_limit == "passthrough":
-            return self._start_passthrough(exc)
-        self._error = exc
-        raise exc
-
-    def _start_passthrough(self, exc: BufferLimitExceeded) -> bytes:
-        # What was rewritten so far, then every input byte from where rewriting stopped.
-        assert self._lexer is not None and self._sink is not None
-        self._passthrough = True
-        self.passthrough_reason = str(exc)
-        return self._sink.take() + self._lexer.unconsumed(self._sink.consumed)
-
-    def _on_meta(self, element: Element) -> None:
-        """A ``<meta>`` element (``adjust_charset_on_meta_tag``): the first one naming an
-        ASCII-compatible encoding decides the encoding from here on."""
-        if not self._meta_pending or element.namespace_uri != HTML_NS:
-            return
-        encoding = meta_element_encoding(element.get_attribute)
-        if encoding is None or not encoding.ascii_compatible:
-            return
-        self._meta_pending = False
-        if encoding.name == self.encoding:
-            return
-        assert self._sink is not None
-        codec = encoding.codec
-        program = self._rewriter._program_for(codec, self._selectors)
-        decoder = None
-        if encoding.multibyte or (encoding.name == "utf-8" and not self._hold_utf8):
-            decoder = encoding.incremental_decoder()
-        self._sink.set_encoding(codec, program, decoder)
-        self.encoding = self.output_encoding = encoding.name
-
-    # close() -> bytes is StreamBase.close (C): the engine's end directly while ``_fast``, and
-    # _close_slow in every other case.
-
-    def _close_slow(self) -> bytes:
-        self._plain = False
-        self._check()
-        self._busy = True
-        try:
-            return self._close()
-        finally:
-            self._busy = False
-
-    def _close(self) -> bytes:
-        out = b""
-        if self._held is not None:
-            try:
-                out = self._decide(final=True)
-            except BaseException as exc:
-                self._error = exc
-                raise
-        self._fast = False      # (after _decide, which sets it when it starts the engine)
-        if self._passthrough:
-            self._closed = True
-            if self._transcoder is not None:
-                out += self._transcode_chunk(b"", True)
-            return out
-        lexer = self._lexer
-        sink = self._sink
-        assert lexer is not None and sink is not None
-        if self._transcoder is not None:
-            rest = self._transcode_chunk(b"", True)
-            if rest:
-                out += self._run_lexer(rest)
-                if self._passthrough:
-                    self._closed = True
-                    return out
-        watching = self._meta_pending
-        if watching:
-            previous = getattr(_active, "stream", None)
-            _active.stream = self
-        try:
-            lexer.close()
-            sink.finish()
-            sink.run_end_handlers()
-        except BaseException as exc:
-            self._error = exc
-            raise
-        finally:
-            if watching:
-                _active.stream = previous
-            # The lexer and its sink refer to each other: part them, so that the document's
-            # buffers are freed as soon as the stream is (not at the next garbage collection).
-            lexer.sink = None
-        self._closed = True
-        return out + sink.take()

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from htmlstream.errors import SelectorError
@@ -47,6 +47,7 @@ __all__ = [
     "MATHML_NAMESPACE",
     "MAX_NESTING_DEPTH",
     "SVG_NAMESPACE",
+    "TAG_ALIASES",
     "XLINK_NAMESPACE",
     "XMLNS_NAMESPACE",
     "XML_NAMESPACE",
@@ -65,6 +66,7 @@ __all__ = [
     "SelectorError",
     "SelectorList",
     "Where",
+    "attribute_tags",
     "parse_selector",
     "serialize_identifier",
     "serialize_string",
@@ -449,8 +451,53 @@ class SelectorList:
                         depth = max(depth, 1 + inner.max_depth)
         return depth
 
+    def attribute_tags(self, *, subjects: bool = True) -> set[str] | None:
+        """The names (ASCII lower-case) of the start tags whose attributes matching this list
+        may read: those named by a compound with an id, class or attribute test, in
+        pseudo-class arguments too, and with ``subjects`` those of the subjects (a handler
+        gets the element).  None when that can be any tag (such a compound has no type
+        selector).  A name stands for the start tags the tree builder gives it too
+        (``img`` for ``<image>``, see :data:`TAG_ALIASES`)."""
+        names: set[str] = set()
+        for complex_sel in self.selectors:
+            last = len(complex_sel.compounds) - 1
+            for i, compound in enumerate(complex_sel.compounds):
+                for pseudo in compound.pseudos:
+                    inner = _pseudo_argument(pseudo)
+                    if inner is not None:
+                        inner_names = inner.attribute_tags(subjects=False)
+                        if inner_names is None:
+                            return None
+                        names |= inner_names
+                if compound.ids or compound.classes or compound.attributes or (
+                        subjects and i == last):
+                    if compound.tag is None:
+                        return None
+                    name = _ascii_lower(compound.tag)
+                    names.add(name)
+                    names.update(TAG_ALIASES.get(name, ()))
+        return names
+
     def __str__(self) -> str:
         return ", ".join(str(s) for s in self.selectors)
+
+
+#: Start tag names an HTML type selector matches besides its own: the tree builder makes an
+#: ``<image>`` start tag an ``<img>`` element.
+TAG_ALIASES: dict[str, tuple[str, ...]] = {"img": ("image",)}
+
+
+def attribute_tags(selector_lists: Iterable[SelectorList]) -> tuple[str, ...] | None:
+    """The start tags whose attributes rules with these selectors may read (see
+    :meth:`SelectorList.attribute_tags`), sorted; None when that can be any tag.  Every other
+    tag's attributes can be scanned past."""
+    names: set[str] = set()
+    for selector_list in selector_lists:
+        tags = selector_list.attribute_tags()
+        if tags is None:
+            return None
+        names |= tags
+    return tuple(sorted(names))
 
 
 def _pseudo_argument(pseudo: Pseudo) -> SelectorList | None:

@@ -10,6 +10,10 @@ element's ``after``/``append`` content and end-tag handlers are kept until its e
 recorded, not applied: the engine writes the unit once every handler has returned, from its raw
 bytes if nothing changed, rebuilt otherwise, with the inserted content around it.
 
+Every unit has ``context``: the per-document context of the stream it belongs to (the mapping
+given as ``Rewriter.stream(context=...)``, a new dict by default), where handlers shared by many
+documents keep per-document state.
+
 Inserted content is text unless ``html=True``: text is escaped for where it lands (``&``, ``<``,
 ``>`` as character references in ordinary text; inside ``<script>``, ``<style>`` and other
 raw-text elements it is written as it is, and refused if it contains the sequence that would end

@@ -8,7 +8,7 @@ start tag was in the source, implied by the tree builder, or merged into it late
   matching elements of html5lib's tree, in document order, as ``[("t", text) | ("c", text)]``
   (adjacent text joined; see :func:`normalise`).  It also says whether html5lib moved nodes
   after the fact (foster parenting out of a table, the adoption agency's furthest block), which
-  a stream cannot follow (docs/selectors.md, "Where a stream differs from a browser's tree").
+  a stream cannot follow (docs/guide/selectors.md, "Where a stream differs from a browser's tree").
 * :func:`stream_content`: the same, as seen by htmlstream's content handlers.
 * :func:`document_content`: the same from a tree-construction test's expected ``#document``
   (the current standard's tree, where html5lib 1.1's is outdated).

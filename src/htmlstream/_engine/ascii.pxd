@@ -25,3 +25,12 @@ cdef inline bint ascii_lower_equals(const unsigned char* p, const unsigned char*
         if lower(p[i]) != q[i]:
             return False
     return True
+
+
+cdef inline str ascii_lower(str s):
+    """``s`` with its ASCII upper-case letters lower-cased and nothing else (names compare
+    ASCII case-insensitively: the Kelvin sign or a dotted capital I stay as they are).  The
+    engine's one ASCII lower-case rule for str (``lower`` above is the one for bytes)."""
+    if s.isascii():
+        return s.lower()    # (for ASCII, exactly the 26 letters; faster than a table)
+    return "".join([chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s])

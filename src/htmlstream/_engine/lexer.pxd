@@ -9,13 +9,15 @@ from libc.stdint cimport uint64_t
 
 
 # Text types (what kind of text a text token is, i.e. the tokenizer state it was read in).
-cpdef enum TextType:
-    DATA = 0
-    RCDATA = 1
-    RAWTEXT = 2
-    SCRIPT_DATA = 3
-    PLAINTEXT = 4
-    CDATA_SECTION = 5
+from htmlstream._engine.constants cimport (
+    CDATA_SECTION,
+    DATA,
+    PLAINTEXT,
+    RAWTEXT,
+    RCDATA,
+    SCRIPT_DATA,
+    TextType,
+)
 
 
 cdef struct AttrRec:

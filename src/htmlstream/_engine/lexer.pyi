@@ -3,7 +3,6 @@
 # Only the Python-visible surface is described here; sinks and feedback hooks are Cython classes
 # (TokenSink, Feedback) whose methods are C-level and cannot be overridden from Python.
 
-import enum
 from collections.abc import Iterable
 from typing import final
 
@@ -13,15 +12,6 @@ from typing_extensions import disjoint_base
 DEFAULT_MAX_BUFFER_SIZE: int
 # Default bound of the attributes one tag may have.
 DEFAULT_MAX_ATTRIBUTES: int
-
-# The tokenizer state a piece of text is read in.
-class TextType(enum.IntEnum):
-    DATA = 0
-    RCDATA = 1
-    RAWTEXT = 2
-    SCRIPT_DATA = 3
-    PLAINTEXT = 4
-    CDATA_SECTION = 5
 
 # Receives the lexer's tokens (subclass in Cython; the base class does nothing).
 @disjoint_base

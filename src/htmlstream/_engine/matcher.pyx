@@ -35,7 +35,7 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from htmlstream._engine.ascii cimport ascii_lower_equals, lower
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
 from htmlstream._engine.portable cimport below_21, below_21_tail, ctz32
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
@@ -120,8 +120,6 @@ _FOREIGN_BY_NAME = {value: name for name, value in FOREIGN_ATTRIBUTES.items()}
 _FOREIGN_BY_LOCAL = {local: name for name, (_, local) in FOREIGN_ATTRIBUTES.items()}
 # element namespace URI -> its bit in a P_NS mask (the ``ns`` the simulator gives, as a bit)
 _NS_BITS = {_sel.HTML_NAMESPACE: 1, _sel.SVG_NAMESPACE: 2, _sel.MATHML_NAMESPACE: 4}
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _COMBINATORS = {
     _sel.Combinator.DESCENDANT: C_DESC,
@@ -592,7 +590,7 @@ cdef class Program:
         if compound.tag is not None:
             # Type selectors: ASCII case-insensitive on HTML elements, exact on SVG and MathML
             # elements, whose names the parser gives in their canonical case.
-            lower = compound.tag.translate(_ASCII_LOWER)
+            lower = ascii_lower(compound.tag)
             spec["svg_ok"] = compound.tag == SVG_TAG_NAMES.get(lower, lower)
             spec["math_ok"] = compound.tag == lower
             if lower.isascii():
@@ -627,7 +625,7 @@ cdef class Program:
                 case = CASE_INSENSITIVE
             elif attr.case is _sel.CaseFlag.SENSITIVE:
                 case = CASE_SENSITIVE
-            elif attr.name.translate(_ASCII_LOWER) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
+            elif ascii_lower(attr.name) in HTML_CASE_INSENSITIVE_ATTRIBUTES:
                 case = CASE_HTML
             else:
                 case = CASE_SENSITIVE
@@ -692,11 +690,11 @@ cdef class Program:
     def _attr_test(self, dict spec, str name, int op, value, int case, bint foreign=False):
         """A test of attribute ``name`` in no namespace (``foreign``: the source name of the
         foreign attribute an SVG or MathML element has in a namespace, which it also is)."""
-        lower_name = name.translate(_ASCII_LOWER)
+        lower_name = ascii_lower(name)
         # (on SVG and MathML elements a name the parser puts in a namespace is not in none)
         no_ns = foreign or lower_name not in FOREIGN_ATTRIBUTES
         test = {"name": lower_name, "op": op, "case": case, "value": value,
-                "lower": None if value is None else value.translate(_ASCII_LOWER),
+                "lower": None if value is None else ascii_lower(value),
                 "svg_ok": no_ns and name == SVG_ATTRIBUTE_NAMES.get(lower_name, lower_name),
                 "math_ok": no_ns and name == MATHML_ATTRIBUTE_NAMES.get(lower_name, lower_name),
                 "lname": None, "vbytes": None, "lbytes": None,
@@ -1610,8 +1608,8 @@ cdef class Matcher:
                     return False
                 raw = (<const char*>self.d + self.tag.name_start)[
                     :self.tag.name_end - self.tag.name_start]
-                if raw.decode(self.program.encoding, "replace").replace("\0", "\ufffd").translate(
-                        _ASCII_LOWER) != self.program.names[c.name_index]:
+                if ascii_lower(raw.decode(self.program.encoding, "replace").replace(
+                        "\0", "\ufffd")) != self.program.names[c.name_index]:
                     return False
             elif name is None or name != self.program.names[c.name_index]:
                 return False
@@ -1686,9 +1684,9 @@ cdef class Matcher:
                 if a.name_end - a.name_start != t.lname_len or \
                         not same(d + a.name_start, t.lname, t.lname_len, True):
                     continue
-            elif (<const char*>d + a.name_start)[:a.name_end - a.name_start].decode(
-                    self.program.encoding, "replace").replace("\0", "\ufffd").translate(
-                    _ASCII_LOWER) != self.program.attr_py[t.py_index][0]:
+            elif ascii_lower((<const char*>d + a.name_start)[:a.name_end - a.name_start].decode(
+                    self.program.encoding, "replace").replace("\0", "\ufffd")) \
+                    != self.program.attr_py[t.py_index][0]:
                 continue
             if t.op == A_EXISTS:
                 return True
@@ -1761,7 +1759,7 @@ cdef class Matcher:
         cdef str actual = self._decoded(i)
         _, value, lower = self.program.attr_py[t.py_index]
         if t.case == CASE_INSENSITIVE or (t.case == CASE_HTML and ns == 0):
-            return str_matches(t.op, actual.translate(_ASCII_LOWER), lower)
+            return str_matches(t.op, ascii_lower(actual), lower)
         return str_matches(t.op, actual, value)
 
     cdef str _decoded(self, Py_ssize_t i):

@@ -5,6 +5,10 @@ Input bytes reach the output untouched unless a handler changed the unit they be
 remembers how far the input has been written (``out_pos``) and copies everything up to the next
 changed unit as one slice, at the latest at the end of each chunk.  A unit a handler changed is
 written from its recorded mutations instead, and content an element removal covers is skipped.
+
+The sink is what a stream drives (it implements ``sink.DocumentSink``): every unit it hands a
+handler carries the stream's context, and the element of the ``<meta charset>`` rule goes to
+the stream's encoding switch (``on_meta``) instead of a handler.
 """
 
 cimport cython
@@ -17,31 +21,35 @@ from libc.string cimport memcpy, memmove
 import re
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha
+from htmlstream._engine.constants cimport IMAGE_HASH, IMG_HASH
+from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
+from htmlstream._engine.constants cimport PLAINTEXT as T_PLAINTEXT
+from htmlstream._engine.constants cimport RAWTEXT as T_RAWTEXT
+from htmlstream._engine.constants cimport RCDATA as T_RCDATA
+from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
     AttributePolicy,
     AttrRec,
     DoctypeRec,
     Lexer,
     TagRec,
-    TokenSink,
 )
 from htmlstream._engine.matcher cimport Matcher, Program
+from htmlstream._engine.rules cimport MetaCharsetRule, Rules
+from htmlstream._engine.sink cimport DocumentSink, context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
 cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
 cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
 cdef uint64_t HEAD_HASH = hash_bytes(<const unsigned char*>b"head", 4)
-cdef uint64_t IMAGE_HASH = hash_bytes(<const unsigned char*>b"image", 5)
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
-cdef uint64_t IMG_HASH = hash_bytes(<const unsigned char*>b"img", 3)
 from htmlstream._engine.treebuilder cimport (
     E_CLONE,
     M_AFTER_AFTER_BODY,
     M_AFTER_AFTER_FRAMESET,
     M_AFTER_BODY,
-    MAX_DEPTH_DEFAULT,
     TreeBuilderSimulator,
 )
 
@@ -50,6 +58,7 @@ from htmlstream._engine.treebuilder import ATTRIBUTE_TAGS as SIM_ATTRIBUTE_TAGS
 from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
 from htmlstream._engine.units cimport (
+    BaseUnit,
     Comment,
     Doctype,
     DocumentEnd,
@@ -66,14 +75,8 @@ from htmlstream._engine.units cimport (
 )
 
 from htmlstream.charrefs import decode_charrefs
-from htmlstream.encoding import UTF_8
 
-cdef enum:                              # text types (lexer.pxd)
-    T_RCDATA = 1
-    T_RAWTEXT = 2
-    T_SCRIPT = 3
-    T_PLAINTEXT = 4
-    T_CDATA = 5
+cdef enum:
     CLOSER_REACH = 9                    # the longest closer below, less one, and a margin
 
 # What raw text (which has no escapes) must not contain across a seam, by text type: the
@@ -136,43 +139,6 @@ cdef str _end_name(Element el):
     return el.tag_name
 
 
-cdef class Rules:
-    """What a Rewriter compiled: the selector program and the handlers, shared by its streams."""
-
-    cdef public Program program
-    cdef public list element_handlers   # per rule: [(seq, fn)]
-    cdef public list text_handlers      # per rule: [(seq, fn)]
-    cdef public list comment_handlers   # per rule: [(seq, fn)]
-    cdef public list doc_text           # [(seq, fn)]
-    cdef public list doc_comments
-    cdef public list doc_doctype
-    cdef public list doc_end            # [fn]
-    cdef public bint any_text
-    cdef public bint any_element
-    cdef public bint any_scoped         # some rule has text or comment handlers
-    # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
-    # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
-    cdef public object attribute_tags
-    cdef object attribute_policy        # those and the simulator's, worked out for the lexer
-
-    def __init__(self, Program program, list element_handlers, list text_handlers,
-                 list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
-                 list doc_end):
-        self.program = program
-        self.element_handlers = element_handlers
-        self.text_handlers = text_handlers
-        self.comment_handlers = comment_handlers
-        self.doc_text = doc_text
-        self.doc_comments = doc_comments
-        self.doc_doctype = doc_doctype
-        self.doc_end = doc_end
-        self.any_text = bool(doc_text) or any(text_handlers)
-        self.any_element = program.n_rules > 0
-        self.any_scoped = any(text_handlers) or any(comment_handlers)
-        self.attribute_tags = None
-        self.attribute_policy = None
-
-
 cdef class OpenElement:
     """Rewriter state of an open element that has work left for its end, or content handlers
     in force.  One per element, however it was made: its start tag, implied, or with start
@@ -188,7 +154,7 @@ cdef list _NO_RULES = []
 
 
 @cython.final
-cdef class RewriteSink(TokenSink):
+cdef class RewriteSink(DocumentSink):
     """Runs the handlers on the lexer's tokens and assembles the output."""
 
     cdef Rules rules
@@ -261,9 +227,6 @@ cdef class RewriteSink(TokenSink):
     cdef Py_ssize_t script_end
     # output made by on_flush while no handler can change anything, ahead of out[:out_len]
     cdef bytes ready
-    # the chunk StreamBase.feed is feeding (None otherwise): when all of it is output as it
-    # is, it is the output (on_flush)
-    cdef bytes whole
 
     def __cinit__(self):
         self.out = NULL
@@ -538,7 +501,7 @@ cdef class RewriteSink(TokenSink):
             if self.out[self.out_len - 1] == 0x0D:
                 # CR LF after it: one newline whatever follows.  (Not the CR turned into LF: a
                 # CR before it, maybe output already, would pair with that LF: finding
-                # [cr-pair] in docs/reliability.md.)
+                # [cr-pair] in docs/design/reliability.md.)
                 self.write(<const unsigned char*>b"\n", 1)
             elif c >= 0x80:
                 self.out_len = p                    # one U+FFFD, as it read before
@@ -837,6 +800,13 @@ cdef class RewriteSink(TokenSink):
     cdef int call(self, fn, unit) except -1:
         if self.in_handler:
             raise RuntimeError("a handler may not feed the stream it is handling")
+        if type(fn) is MetaCharsetRule:         # (rule 0: the stream's encoding switch)
+            if self.on_meta is not None:
+                self.on_meta(unit)
+            return 0
+        context = context_of(self)
+        if (<BaseUnit>unit).doc_context is not context:       # (a reused Element has it)
+            (<BaseUnit>unit).doc_context = context
         self.in_handler = True
         fn(unit)        # (after an exception the stream is failed: the flag needs no reset)
         self.in_handler = False
@@ -1710,210 +1680,6 @@ cdef class RewriteSink(TokenSink):
         if self.guard_ctx >= 0:
             self.check_guard()
         return 0
-
-
-cdef class RewriterSettings:
-    """A Rewriter's settings: its attributes of these names are kept here (rewriter.py,
-    ``_Setting``), so that a stream reads them as C fields when it opens, not with one
-    attribute look-up each on the rewriter.  Values are kept as they were set."""
-    cdef public object on_limit
-    cdef public object scripting
-    cdef public object strict
-    cdef public object max_buffer_size
-    cdef public object max_attributes
-    cdef public object adjust_charset_on_meta_tag
-    cdef public object sniff
-    cdef public object transcode
-    cdef public object _scanner         # (see Rewriter._scanner and _lazy_mirror)
-    cdef public object _lazy_mirror
-
-    def __init__(self):
-        self._scanner = True
-        self._lazy_mirror = True
-
-
-@cython.final
-cdef class StreamEncoding:
-    """An Encoding as a stream reads it: the fields opening a stream needs, as C fields."""
-    cdef object encoding                # the Encoding
-    cdef str name
-    cdef str codec
-    cdef bint ascii_compatible
-    cdef bint multibyte
-    cdef bint utf8
-
-
-cdef StreamEncoding stream_encoding(encoding):
-    cdef StreamEncoding known = StreamEncoding.__new__(StreamEncoding)
-    known.encoding = encoding
-    known.name = encoding.name
-    known.codec = encoding.codec
-    known.ascii_compatible = encoding.ascii_compatible
-    known.multibyte = encoding.multibyte
-    known.utf8 = known.name == "utf-8"
-    return known
-
-
-#: The encodings of the labels streams have looked up and checked (Rewriter._check_encoding),
-#: when no setting changes the verdict: every stream of a rewriter looks its label up.  Shared
-#: by all threads, free-threaded builds too: entries are only added, with setdefault (never
-#: replaced or removed, so an entry read stays alive; racing threads build equal ones), and it
-#: stops growing at about 256 labels.
-cdef dict _stream_encodings = {}
-
-
-cdef class StreamBase:
-    """The C part of a ``RewriterStream`` (rewriter.py, a subclass): opening a stream, and
-    ``feed()`` while the engine runs plainly (no transcoding, no ``<meta>`` to watch, no error:
-    ``_fast``), are C methods, with no Python frame and no attribute dictionary.  Every other
-    case goes to the stream's Python ``_feed_slow`` (which checks the stream and the chunk and
-    raises as the API says).  Every field of a stream is here (see RewriterStream)."""
-
-    cdef public bint _busy              # inside feed() or close(): a handler must not re-enter
-    cdef public bint _fast              # feed() may hand bytes straight to the engine
-    cdef public bint _closed
-    cdef public object _error           # what failed the stream, or None
-    cdef public Py_ssize_t _fed         # input bytes fed
-    cdef public Lexer _lexer
-    cdef public RewriteSink _sink
-    # The first chunk may start the engine here: the stream reads its declared encoding
-    # (ASCII-compatible), sniffs nothing and watches no <meta>, so that only a byte order mark
-    # could change how it starts (cleared by the Python side's first call).
-    cdef public bint _plain
-    cdef public object _rewriter
-    cdef RewriterSettings settings      # the rewriter's
-    cdef public object _rules           # the stream's Rules, compiled for _codec
-    cdef public object _selectors       # what they were compiled from
-    cdef public str _codec
-    cdef public object _declared        # the Encoding the stream was opened with
-    cdef StreamEncoding declared        # the same
-    cdef public object _held            # input held back until the start is decided, or None
-    cdef public bint _hold_utf8
-    # RewriterStream's attributes (documented there)
-    cdef public str encoding
-    cdef public str output_encoding
-    cdef public object passthrough_reason
-    # the rewriter's settings as they were when the stream was opened
-    cdef public object _on_limit
-    cdef public bint _sniff
-    cdef public bint _transcode
-    cdef public bint _text              # rewrite(str): UTF-8, no <meta> switch
-    cdef public bint _meta_pending      # watching for a <meta> that names the encoding
-    cdef public bint _passthrough       # the input passes through unchanged from here on
-    cdef public object _transcoder      # incremental decoder of transcoded input, or None
-
-    def __init__(self, rewriter, encoding, *, bint _text=False):
-        """A stream of ``rewriter`` reading ``encoding`` (a label or an Encoding)."""
-        cdef bint cacheable = type(encoding) is str
-        cdef StreamEncoding declared = _stream_encodings.get(encoding) if cacheable else None
-        if declared is None:
-            declared = stream_encoding(rewriter._check_encoding(encoding))
-            # (iso-2022-jp is refused unless the rewriter transcodes, which may change)
-            if cacheable and declared.name != "iso-2022-jp" and len(_stream_encodings) < 256:
-                declared = _stream_encodings.setdefault(encoding, declared)
-        cdef RewriterSettings settings = rewriter._settings
-        self._rewriter = rewriter
-        self.settings = settings
-        self.declared = declared
-        self._declared = declared.encoding
-        self.encoding = self.output_encoding = declared.name
-        self._on_limit = settings.on_limit
-        self._sniff = settings.sniff
-        self._transcode = settings.transcode
-        self._text = _text
-        self._meta_pending = settings.adjust_charset_on_meta_tag and not _text
-        self._held = b""
-        # The rules as they are now (rules added later do not apply to this document).
-        self._codec = declared.codec if declared.ascii_compatible else UTF_8.codec
-        cdef dict compiled = rewriter._compiled       # (Rewriter._compiled_entry's cache)
-        entry = compiled.get(self._codec)
-        if entry is None:
-            entry = rewriter._compiled_entry(self._codec)
-        self._rules, self._selectors = entry
-        # (feed() starts the engine itself on a first chunk that has no byte order mark, when
-        # nothing else is to be decided)
-        self._plain = declared.ascii_compatible and not self._sniff and not self._meta_pending
-
-    def _start_engine(self, encoding):
-        """Make the engine (sink, simulator, lexer) for reading the input in ``encoding``."""
-        self.start_engine(self.declared if encoding is self._declared
-                          else stream_encoding(encoding))
-
-    cdef int start_engine(self, StreamEncoding encoding) except -1:
-        cdef RewriterSettings settings = self.settings
-        cdef str codec = encoding.codec
-        rules = self._rules
-        if codec != self._codec:
-            rules = self._rewriter._rules_for(codec, rules, self._selectors)
-        # (made with __new__ and their C init: no keyword arguments to parse)
-        cdef RewriteSink sink = RewriteSink.__new__(RewriteSink)
-        sink.init(rules, codec)
-        if encoding.multibyte:
-            # Characters may be cut between text pieces: decode them in stream order.
-            sink.set_encoding(codec, (<Rules>rules).program,
-                              encoding.encoding.incremental_decoder())
-        cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
-        simulator.init(settings.scripting, settings.strict, MAX_DEPTH_DEFAULT)
-        self._hold_utf8 = encoding.utf8
-        cdef Lexer lexer = Lexer.__new__(Lexer)
-        lexer.init(sink, simulator, settings.max_buffer_size, self._hold_utf8,
-                   settings.max_attributes)
-        sink.attach_to(lexer, simulator, settings._scanner, settings._lazy_mirror)
-        self._sink = sink
-        self._lexer = lexer
-        self._held = None
-        return 0
-
-    def feed(self, chunk):
-        """Rewrite the next chunk; return the output bytes that are now decided."""
-        cdef unsigned char first
-        if self._plain and not self._busy and type(chunk) is bytes and len(<bytes>chunk):
-            # (the stream's _decide for this case: no byte order mark, so the declared
-            # encoding; then the engine runs plainly)
-            first = (<bytes>chunk)[0]
-            if first != 0xEF and first != 0xFE and first != 0xFF:
-                self._plain = False
-                self.start_engine(self.declared)
-                self._fast = True
-        if self._fast and not self._busy and type(chunk) is bytes:
-            # (the same steps as the stream's _check/_feed/_run_lexer for this case)
-            self._busy = True
-            self._fed += len(<bytes>chunk)
-            self._sink.whole = <bytes>chunk
-            try:
-                self._lexer.feed_ptr(<const unsigned char*>PyBytes_AS_STRING(chunk),
-                                     PyBytes_GET_SIZE(chunk))
-            except BaseException as exc:
-                return self._engine_failed(exc)
-            finally:
-                self._busy = False
-                self._sink.whole = None
-            return self._sink.take_output()
-        return self._feed_slow(chunk)
-
-    def close(self):
-        """End of input: return the rest of the output, document end content included."""
-        cdef Lexer lexer = self._lexer
-        cdef RewriteSink sink = self._sink
-        if not self._fast or self._busy:
-            return self._close_slow()
-        # (the same steps as the stream's _check/_close for this case)
-        self._fast = False
-        self._busy = True
-        try:
-            lexer.end_input()
-            sink.finish_input()
-            sink.end_document()
-        except BaseException as exc:
-            self._error = exc
-            raise
-        finally:
-            self._busy = False
-            # The lexer and its sink refer to each other: part them, so that the document's
-            # buffers are freed as soon as the stream is (not at the next garbage collection).
-            lexer.sink = None
-        self._closed = True
-        return sink.take_output()
 
 
 def _seq(item):

@@ -1,4 +1,4 @@
-# The tree-builder simulator (see treebuilder.pyx and docs/tree-builder-feedback.md).
+# The tree-builder simulator (see treebuilder.pyx and docs/design/tree-builder-feedback.md).
 #
 # It follows the WHATWG tree-construction rules far enough to give the lexer the feedback a
 # browser's tree builder gives (text states, CDATA sections) and to know the namespace of every

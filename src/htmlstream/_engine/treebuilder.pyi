@@ -1,5 +1,5 @@
 # Type stub for the compiled tree-builder simulator (treebuilder.pyx); see
-# docs/tree-builder-feedback.md.  The C-level surface (the OpenElement array, depth,
+# docs/design/tree-builder-feedback.md.  The C-level surface (the OpenElement array, depth,
 # changed_from, last_namespace) is declared in treebuilder.pxd for Cython users.
 
 import enum

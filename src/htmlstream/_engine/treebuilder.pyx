@@ -11,7 +11,7 @@ insertion modes and the flags that decide how later tokens are read (frameset-ok
 scripting, the head and form element pointers).  Everything is fixed-size C arrays; handling a tag
 costs a few integer comparisons, and nothing here runs per byte of text.
 
-See docs/tree-builder-feedback.md for what is tracked, the ambiguities and the strict mode.
+See docs/design/tree-builder-feedback.md for what is tracked, the ambiguities and the strict mode.
 """
 
 cimport cython
@@ -20,25 +20,22 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memmove
 
-from htmlstream._engine.ascii cimport lower
-from htmlstream._engine.lexer cimport (
+from htmlstream._engine.ascii cimport ascii_lower, lower
+from htmlstream._engine.constants cimport (
     CDATA_SECTION,
     DATA,
     PLAINTEXT,
     RAWTEXT,
     RCDATA,
     SCRIPT_DATA,
-    DoctypeRec,
-    Feedback,
-    Lexer,
-    TagRec,
 )
+from htmlstream._engine.lexer cimport DoctypeRec, Feedback, Lexer, TagRec
 from htmlstream._engine.portable cimport load_le64
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 
 from htmlstream.errors import ParsingAmbiguityError
 
-#: Default bound of the recorded stack of open elements (see docs/tree-builder-feedback.md).
+#: Default bound of the recorded stack of open elements (see docs/design/tree-builder-feedback.md).
 DEFAULT_MAX_DEPTH = MAX_DEPTH_DEFAULT
 
 #: The start tags whose attributes the simulator reads (every other tag may reach it with its
@@ -539,7 +536,6 @@ _QUIRKS_PUBLIC_PREFIXES = tuple(p.lower() for p in (
 _QUIRKS_PUBLIC_PREFIXES_NO_SYSTEM = (
     "-//w3c//dtd html 4.01 frameset//", "-//w3c//dtd html 4.01 transitional//",
 )
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def doctype_is_quirky(name, public_id, system_id, force_quirks):
@@ -547,10 +543,10 @@ def doctype_is_quirky(name, public_id, system_id, force_quirks):
 
     ``name``, ``public_id``, ``system_id`` are decoded strings or ``None`` when missing.
     """
-    if force_quirks or name is None or name.translate(_ASCII_LOWER) != "html":
+    if force_quirks or name is None or ascii_lower(name) != "html":
         return True
-    pub = None if public_id is None else public_id.translate(_ASCII_LOWER)
-    sysid = None if system_id is None else system_id.translate(_ASCII_LOWER)
+    pub = None if public_id is None else ascii_lower(public_id)
+    sysid = None if system_id is None else ascii_lower(system_id)
     if pub is not None:
         if pub in _QUIRKS_PUBLIC_EXACT or pub.startswith(_QUIRKS_PUBLIC_PREFIXES):
             return True
@@ -1063,7 +1059,7 @@ cdef bint attr_value_is(TreeBuilderSimulator s, Py_ssize_t i, bytes lit) except 
     value = PyBytes_FromStringAndSize(<const char*>p, n).decode("utf-8", "replace")
     value = value.replace("\r\n", "\n").replace("\r", "\n")
     value = decode_charrefs(value, in_attribute=True).replace("\0", "\ufffd")
-    return value.translate(_ASCII_LOWER) == lit.decode("ascii")
+    return ascii_lower(value) == lit.decode("ascii")
 
 
 cdef uint64_t attrs_hash(TreeBuilderSimulator s) noexcept:
@@ -2290,7 +2286,7 @@ cdef object _tag_name(TreeBuilderSimulator s):
     cdef TagRec* t = s.t_tag
     raw = PyBytes_FromStringAndSize(<const char*>s.t_data + (t.name_start - s.t_base),
                                     t.name_end - t.name_start)
-    return raw.decode("utf-8", "replace").translate(_ASCII_LOWER).replace("\0", "\ufffd")
+    return ascii_lower(raw.decode("utf-8", "replace")).replace("\0", "\ufffd")
 
 
 cdef int check_ambiguity(TreeBuilderSimulator s) except -1:
@@ -2645,7 +2641,7 @@ cdef class TreeBuilderSimulator(Feedback):
       where browsers may read the rest differently; by default the current HTML standard's
       reading is taken.
     * ``max_depth``: how many open elements are recorded; deeper ones are only counted (see
-      docs/tree-builder-feedback.md).  In strict mode going deeper raises.
+      docs/design/tree-builder-feedback.md).  In strict mode going deeper raises.
     """
 
     def __cinit__(self):

@@ -21,7 +21,11 @@ cpdef str validate_attribute_name(name)
 cdef object text_part(content, bint html, int text_type, str encoding)
 
 
-cdef class Unit:
+cdef class BaseUnit:
+    cdef object doc_context         # the document's context (set by the sink before a handler)
+
+
+cdef class Unit(BaseUnit):
     cdef bytes raw_                 # the unit's bytes as written
     cdef Py_ssize_t offset_         # stream offset of its first byte
     cdef str encoding
@@ -31,8 +35,8 @@ cdef class Unit:
     cdef object replacement         # bytes (html) or (bytes, str, text type): see text_part
     cdef bint removed_
     cdef int check(self) except -1
-    cdef int context(self)
-    cdef int context_after(self)
+    cdef int text_ctx(self)
+    cdef int text_ctx_after(self)
     cdef bint is_modified(self)
 
 
@@ -49,7 +53,7 @@ cdef class Comment(Unit):
     cdef bytes serialize(self)
 
 
-cdef class Doctype:
+cdef class Doctype(BaseUnit):
     cdef readonly object raw
     cdef readonly object name
     cdef readonly object public_id
@@ -60,7 +64,7 @@ cdef class Doctype:
     cdef bint live
 
 
-cdef class DocumentEnd:
+cdef class DocumentEnd(BaseUnit):
     cdef str encoding
     cdef bint live
     cdef list parts

@@ -1,7 +1,7 @@
 # Type stub for the compiled rewritable units (units.pyx); documented in htmlstream.units.
 
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterator, MutableMapping
+from typing import Any, NamedTuple
 
 from typing_extensions import disjoint_base
 
@@ -28,8 +28,14 @@ def encode_content(content: str, html: bool, text_type: int, encoding: str) -> b
 def validate_tag_name(name: str) -> str: ...
 def validate_attribute_name(name: str) -> str: ...
 
+# What every unit a handler gets has: the context of the document it belongs to.
 @disjoint_base
-class Unit:
+class BaseUnit:
+    @property
+    def context(self) -> MutableMapping[str, Any]: ...
+
+@disjoint_base
+class Unit(BaseUnit):
     @property
     def offset(self) -> int: ...
     @property
@@ -64,7 +70,7 @@ class Comment(Unit):
     def text(self, value: str) -> None: ...
 
 @disjoint_base
-class Doctype:
+class Doctype(BaseUnit):
     @property
     def raw(self) -> bytes: ...
     @property
@@ -86,7 +92,7 @@ class Doctype:
     def remove(self) -> None: ...
 
 @disjoint_base
-class DocumentEnd:
+class DocumentEnd(BaseUnit):
     def __init__(self, encoding: str) -> None: ...
     def append(self, content: str, *, html: bool = False) -> None: ...
 

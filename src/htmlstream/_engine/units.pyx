@@ -14,7 +14,8 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdlib cimport free, realloc
 
-from htmlstream._engine.ascii cimport ascii_lower_equals
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals
+from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
 from htmlstream._engine.portable cimport FREE_THREADED
 
 
@@ -36,15 +37,14 @@ MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 NAMESPACE_URIS = (HTML_NS, SVG_NS, MATHML_NS)
 
 _TEXT_TYPES = tuple(TextType)
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;"})
 
 # Sequences that text inserted into raw-text content must not contain (they would end it).
 _RAW_CLOSERS = {
-    3: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),   # script data
-    2: re.compile(r"</[a-zA-Z]"),                                             # RAWTEXT
-    5: re.compile(r"]]>"),                                                    # CDATA
+    SCRIPT_DATA: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),
+    RAWTEXT: re.compile(r"</[a-zA-Z]"),
+    CDATA_SECTION: re.compile(r"]]>"),
 }
 
 
@@ -73,13 +73,6 @@ cdef bytes _last_value_bytes = None
 
 class UnitExpired(HtmlStreamError):
     """A unit was used after its handler returned."""
-
-
-cdef inline str ascii_lower(str text):
-    """ASCII-only lower-casing (str.lower would also fold non-ASCII letters)."""
-    if text.isascii():
-        return text.lower()
-    return text.translate(_ASCII_LOWER)
 
 
 cdef str _escape_text(str text):
@@ -150,7 +143,7 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding):
         raise TypeError(f"content must be str, not {type(content).__name__}")
     if html:
         return (<str>content).encode(encoding, "xmlcharrefreplace")
-    if text_type == 0 or text_type == 1:        # DATA, RCDATA: character references work
+    if text_type == DATA or text_type == RCDATA:    # character references work
         return _escape_text(content).encode(encoding, "xmlcharrefreplace")
     closer = _RAW_CLOSERS.get(text_type)
     if closer is not None:
@@ -236,7 +229,18 @@ class AttributeDetails(NamedTuple):
     value_span: tuple[int, int] | None
 
 
-cdef class Unit:
+cdef class BaseUnit:
+    """What every unit a handler gets has: the context of the document it belongs to."""
+
+    @property
+    def context(self):
+        """The per-document context of the stream this unit belongs to (the mapping given as
+        ``Rewriter.stream(context=...)`` or ``rewrite(..., context=...)``, by default a new
+        dict per document): handlers keep per-document state there."""
+        return self.doc_context
+
+
+cdef class Unit(BaseUnit):
     """What every unit has: content before and after it, replacement and removal."""
 
     def __init__(self, *args, **kwargs):
@@ -248,11 +252,11 @@ cdef class Unit:
                 f"this {type(self).__name__} can no longer be changed: its handler has returned")
         return 0
 
-    cdef int context(self):
+    cdef int text_ctx(self):
         return 0
 
-    cdef int context_after(self):
-        return self.context()
+    cdef int text_ctx_after(self):
+        return self.text_ctx()
 
     cdef bint is_modified(self):
         return self.before_parts is not None or self.after_parts is not None or self.removed_
@@ -283,19 +287,19 @@ cdef class Unit:
         self.check()
         if self.before_parts is None:
             self.before_parts = []
-        self.before_parts.append(text_part(content, html, self.context(), self.encoding))
+        self.before_parts.append(text_part(content, html, self.text_ctx(), self.encoding))
 
     def after(self, content, *, bint html=False):
         """Insert ``content`` just after the unit (successive calls: the last comes first)."""
         self.check()
         if self.after_parts is None:
             self.after_parts = []
-        self.after_parts.insert(0, text_part(content, html, self.context_after(), self.encoding))
+        self.after_parts.insert(0, text_part(content, html, self.text_ctx_after(), self.encoding))
 
     def replace(self, content, *, bint html=False):
         """Replace the unit with ``content``."""
         self.check()
-        self.replacement = text_part(content, html, self.context(), self.encoding)
+        self.replacement = text_part(content, html, self.text_ctx(), self.encoding)
         self.removed_ = True
 
     def remove(self):
@@ -312,7 +316,7 @@ cdef class TextChunk(Unit):
     is the undecoded source.  A handler that only reads never changes the bytes.
     """
 
-    cdef int context(self):
+    cdef int text_ctx(self):
         return self.text_type_
 
     @property
@@ -403,7 +407,7 @@ cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encod
     return c
 
 
-cdef class Doctype:
+cdef class Doctype(BaseUnit):
     """The DOCTYPE.  It can be read and removed, not changed."""
 
     def __init__(self, raw, name, public_id, system_id, force_quirks, offset):
@@ -426,7 +430,7 @@ cdef class Doctype:
         return f"<Doctype {self.name!r}>"
 
 
-cdef class DocumentEnd:
+cdef class DocumentEnd(BaseUnit):
     """The end of the document: content can be appended after everything else."""
 
     def __init__(self, str encoding):
@@ -449,10 +453,10 @@ cdef class EndTag(Unit):
     the element ends; renaming or removing it does nothing.
     """
 
-    cdef int context(self):
+    cdef int text_ctx(self):
         return self.ctx_before
 
-    cdef int context_after(self):
+    cdef int text_ctx_after(self):
         return self.ctx_after
 
     @property

@@ -1,0 +1,49 @@
+# What a Rewriter hands to its streams (see rules.pyx): its settings and its compiled rules.
+from htmlstream._engine.matcher cimport Program
+
+
+cdef class RewriterSettings:
+    cdef public object on_limit
+    cdef public object scripting
+    cdef public object strict
+    cdef public object max_buffer_size
+    cdef public object max_attributes
+    cdef public object adjust_charset_on_meta_tag
+    cdef public object sniff
+    cdef public object transcode
+    cdef public object _scanner         # (see Rewriter._scanner and _lazy_mirror)
+    cdef public object _lazy_mirror
+
+
+cdef class Rules:
+    cdef public Program program
+    cdef public list element_handlers   # per rule: [(seq, fn)]
+    cdef public list text_handlers      # per rule: [(seq, fn)]
+    cdef public list comment_handlers   # per rule: [(seq, fn)]
+    cdef public list doc_text           # [(seq, fn)]
+    cdef public list doc_comments
+    cdef public list doc_doctype
+    cdef public list doc_end            # [fn]
+    cdef public bint any_text
+    cdef public bint any_element
+    cdef public bint any_scoped         # some rule has text or comment handlers
+    # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
+    # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
+    cdef public object attribute_tags
+    cdef object attribute_policy        # those and the simulator's, worked out for the lexer
+
+
+cdef class CompiledRules:
+    cdef readonly RewriterSettings settings
+    cdef readonly list selectors        # the rules' selectors, in rule order
+    cdef readonly bint meta_rule        # rule 0 is the <meta charset> rule (META_RULE)
+    cdef Rules first                    # compiled for the codec the Rewriter asked for
+    cdef dict by_codec                  # codec -> Rules (first, and the others at first use)
+    cdef object lock
+    cpdef Rules for_codec(self, str codec)
+
+
+# The handler of the <meta charset> rule (Rewriter(adjust_charset_on_meta_tag=True)): not
+# called, recognised by the sink, which hands the element to its stream's switch.
+cdef class MetaCharsetRule:
+    pass

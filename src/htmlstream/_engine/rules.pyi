@@ -1,0 +1,78 @@
+# Type stub for what a Rewriter hands to its streams (rules.pyx).
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+from typing_extensions import disjoint_base
+
+from htmlstream._engine.matcher import Program
+from htmlstream.selectors import SelectorList
+
+_Handlers: TypeAlias = list[tuple[int, Callable[..., Any]]]
+
+# A Rewriter's settings (its attributes of these names are kept here), read by every stream.
+@disjoint_base
+class RewriterSettings:
+    on_limit: Any
+    scripting: Any
+    strict: Any
+    max_buffer_size: Any
+    max_attributes: Any
+    adjust_charset_on_meta_tag: Any
+    sniff: Any
+    transcode: Any
+    _scanner: Any
+    _lazy_mirror: Any
+    def __init__(self) -> None: ...
+
+# The rules compiled for one codec: the selector program and the handlers (``(sequence, fn)``
+# pairs, the sequence number giving registration order), shared by streams.
+@disjoint_base
+class Rules:
+    program: Program
+    element_handlers: list[_Handlers]
+    text_handlers: list[_Handlers]
+    comment_handlers: list[_Handlers]
+    doc_text: _Handlers
+    doc_comments: _Handlers
+    doc_doctype: _Handlers
+    doc_end: list[Callable[..., Any]]
+    any_text: bool
+    any_element: bool
+    any_scoped: bool
+    # Names of the start tags whose attributes a rule may read, or None for every start tag.
+    attribute_tags: tuple[str, ...] | None
+    def __init__(
+        self,
+        program: Program,
+        element_handlers: list[_Handlers],
+        text_handlers: list[_Handlers],
+        comment_handlers: list[_Handlers],
+        doc_text: _Handlers,
+        doc_comments: _Handlers,
+        doc_doctype: _Handlers,
+        doc_end: list[Callable[..., Any]],
+    ) -> None: ...
+
+# What a stream needs from its Rewriter: the rules for any codec, and the settings.
+@disjoint_base
+class CompiledRules:
+    @property
+    def settings(self) -> RewriterSettings: ...
+    @property
+    def selectors(self) -> list[SelectorList]: ...
+    @property
+    def meta_rule(self) -> bool: ...
+    def __init__(
+        self,
+        settings: RewriterSettings,
+        rules: Rules,
+        codec: str,
+        selectors: list[SelectorList],
+        meta_rule: bool,
+    ) -> None: ...
+    def for_codec(self, codec: str) -> Rules: ...
+
+# The handler of the internal <meta charset> rule (the sink hands the element to its stream).
+class MetaCharsetRule:
+    def __call__(self, element: Any) -> None: ...

@@ -1,0 +1,97 @@
+# cython: language_level=3
+"""What a Rewriter hands to its streams: its settings and its rules, compiled.
+
+A stream reads nothing else of its Rewriter.  :class:`CompiledRules` is a snapshot of the rules
+(selectors and handlers) taken when the stream opens: rules added later apply to the streams
+opened after them.  The selectors are compiled per codec (a selector's literals are compared as
+bytes in the document's encoding): for the encoding a stream opens with, and again for another
+one when a ``<meta charset>`` switches the encoding mid-document (:meth:`CompiledRules.for_codec`).
+"""
+
+import threading
+
+from htmlstream._engine.matcher cimport Program
+
+
+cdef class RewriterSettings:
+    """A Rewriter's settings: its attributes of these names are kept here (rewriter.py,
+    ``_Setting``), so that a stream reads them as C fields when it opens, not with one
+    attribute look-up each on the rewriter.  Values are kept as they were set."""
+
+    def __init__(self):
+        self._scanner = True
+        self._lazy_mirror = True
+
+
+cdef class Rules:
+    """The rules compiled for one codec: the selector program and the handlers, shared by
+    streams."""
+
+    def __init__(self, Program program, list element_handlers, list text_handlers,
+                 list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
+                 list doc_end):
+        self.program = program
+        self.element_handlers = element_handlers
+        self.text_handlers = text_handlers
+        self.comment_handlers = comment_handlers
+        self.doc_text = doc_text
+        self.doc_comments = doc_comments
+        self.doc_doctype = doc_doctype
+        self.doc_end = doc_end
+        self.any_text = bool(doc_text) or any(text_handlers)
+        self.any_element = program.n_rules > 0
+        self.any_scoped = any(text_handlers) or any(comment_handlers)
+        self.attribute_tags = None
+        self.attribute_policy = None
+
+
+cdef class CompiledRules:
+    """What a stream needs from its Rewriter, handed over when the stream opens: the rules
+    compiled for a codec (:meth:`for_codec`: the same selectors and handlers for any codec) and
+    the rewriter's settings (read when the stream opens and starts its engine).
+
+    Args:
+        settings: the rewriter's RewriterSettings (the object itself: later changes apply to
+            the streams opened after them).
+        rules: the rules compiled for ``codec``.
+        selectors: what ``rules.program`` was compiled from (a SelectorList per rule).
+        meta_rule: whether rule 0 is the ``<meta charset>`` rule (its handler a
+            :class:`MetaCharsetRule`).
+    """
+
+    def __init__(self, RewriterSettings settings, Rules rules, str codec, list selectors,
+                 bint meta_rule):
+        self.settings = settings
+        self.first = rules
+        self.selectors = selectors
+        self.meta_rule = meta_rule
+        self.by_codec = {codec: rules}
+        self.lock = threading.Lock()
+
+    cpdef Rules for_codec(self, str codec):
+        """The rules compiled for the Python codec ``codec``: the same handlers, with the
+        selectors' literals in that encoding."""
+        cdef Rules rules = self.by_codec.get(codec)     # (no lock to read: one dict look-up)
+        cdef Rules first = self.first
+        if rules is not None:
+            return rules
+        with self.lock:
+            rules = self.by_codec.get(codec)
+            if rules is None:
+                rules = Rules(Program(self.selectors, codec), first.element_handlers,
+                              first.text_handlers, first.comment_handlers, first.doc_text,
+                              first.doc_comments, first.doc_doctype, first.doc_end)
+                rules.attribute_tags = first.attribute_tags
+                self.by_codec[codec] = rules
+        return rules
+
+
+cdef class MetaCharsetRule:
+    """The handler of the internal ``<meta charset>`` rule (``adjust_charset_on_meta_tag``):
+    the sink does not call it, it hands the element to its stream's encoding switch."""
+
+    def __call__(self, element):
+        return None
+
+    def __repr__(self):
+        return "<the <meta charset> rule>"

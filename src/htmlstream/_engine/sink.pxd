@@ -1,0 +1,30 @@
+# What a stream needs of the sink that runs its rules (see sink.pyx; RewriteSink implements it).
+from htmlstream._engine.lexer cimport Lexer, TokenSink
+from htmlstream._engine.rules cimport Rules
+from htmlstream._engine.treebuilder cimport TreeBuilderSimulator
+
+
+cdef class DocumentSink(TokenSink):
+    # the chunk the stream is feeding in place (None otherwise): when all of it is output as
+    # it is, it is the output (RewriteSink.on_flush)
+    cdef bytes whole
+    # the stream's context (RewriterStream.context): every unit a handler gets carries it
+    # (None until needed when the stream has the default one: see context_of)
+    cdef object context
+    # the stream's <meta charset> switch, called with the element of the <meta charset> rule
+    # (rules.MetaCharsetRule) while the stream watches for one; None otherwise
+    cdef object on_meta
+    cdef int init(self, Rules rules, str encoding) except -1
+    cdef int attach_to(self, Lexer lx, TreeBuilderSimulator sim, bint scanner,
+                       bint lazy) except -1
+    cdef bytes take_output(self)
+    cdef int finish_input(self) except -1
+    cdef int end_document(self) except -1
+
+
+cdef inline object context_of(DocumentSink sink):
+    """The document's context; the default one (a new dict) is made at first use, by the sink
+    or by the stream, whichever needs it first (most documents never do)."""
+    if sink.context is None:
+        sink.context = {}
+    return sink.context
