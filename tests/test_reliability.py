@@ -818,8 +818,8 @@ def test_shared_rewriter_used_by_eight_threads() -> None:
 # bugs are strict xfails; a key in brackets names the KNOWN_BUGS entry of fuzz/htmlmodel.py that
 # let the properties go on while the bug was open.  The [adjacency], [eof-absorb],
 # [rawtext-escape], [attr-splice] and [empty-chunk] bugs and the CR finding are fixed (the seams
-# of docs/guide/rewriting.md): their tests pass, a refusal (ValueError) counting where the reproducer
-# allows one.
+# of docs/guide/rewriting.md): their tests pass, a refusal (ValueError) counting where the
+# reproducer allows one.
 
 
 def _rewrite(data: bytes, selector: str, **handlers: Any) -> bytes:

@@ -183,7 +183,8 @@ def soup_of(marked: bytes) -> BeautifulSoup:
 #: the tree builder adjusts (viewBox, definitionURL...), so [HREF] can never match there.
 #: soupsieve compares attribute names case-insensitively on every element of an HTML
 #: document, so for these the expected result leaves out the SVG and MathML elements it
-#: matches (docs/guide/selectors.md, "Case sensitivity"; test_svg_attribute_names_are_case_sensitive).
+#: matches (docs/guide/selectors.md, "Case sensitivity";
+#: test_svg_attribute_names_are_case_sensitive).
 HTML_ONLY_ATTRIBUTE_CASE = frozenset({"[HREF]"})
 HTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 

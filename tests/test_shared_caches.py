@@ -1,6 +1,7 @@
-"""The module-level caches shared by every thread (docs/guide/packaging.md, "Free-threaded CPython").
+"""The module-level caches shared by every thread (docs/guide/packaging.md, "Free-threaded
+CPython").
 
-Threads open streams with many encoding labels (``_stream_encodings``, ``_LOOKUPS``) and set
+Threads open streams with many encoding labels (``_stream_encodings``, ``_lookups``) and set
 many attribute names and values (``_NAME_CACHE`` and ``set_attribute``'s memos) at once, each
 with its own rewriter; every output must be what the same work gives alone, in every chunking.
 With the GIL this checks that the caches return what they were given; on a free-threaded build
