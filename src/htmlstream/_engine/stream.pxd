@@ -63,3 +63,4 @@ cdef class RewriterStream:
     cdef bytes engine_failed(self, exc)
     cdef bytes close_slow(self)
     cdef bytes close_checked(self)
+    cdef int end_engine(self, Lexer lexer, DocumentSink sink) except -1

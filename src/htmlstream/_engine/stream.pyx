@@ -361,21 +361,9 @@ cdef class RewriterStream:
         # The fast path (the same steps as close_checked's for this case).
         self.busy = True
         try:
-            lexer.end_input()
-            sink.finish_input()
-            sink.end_document()
-        except BaseException as exc:
-            self.mode = M_FAILED
-            self.error = exc
-            raise
+            self.end_engine(lexer, sink)
         finally:
             self.busy = False
-            # The lexer and its sink refer to each other (and the sink to the stream, through
-            # on_meta): part them, so that the document's buffers are freed as soon as the
-            # stream is (not at the next garbage collection).
-            lexer.sink = None
-            sink.on_meta = None
-        self.mode = M_CLOSED
         return sink.take_output()
 
     cdef bytes close_slow(self):
@@ -412,6 +400,12 @@ cdef class RewriterStream:
                 if self.mode == M_PASSTHROUGH:
                     self.mode = M_CLOSED
                     return out
+        self.end_engine(lexer, sink)
+        return out + sink.take_output()
+
+    cdef int end_engine(self, Lexer lexer, DocumentSink sink) except -1:
+        """The end of input for the engine: the lexer's, the open elements', the document's;
+        then the stream is closed (or failed, if that raised)."""
         try:
             lexer.end_input()
             sink.finish_input()
@@ -421,7 +415,10 @@ cdef class RewriterStream:
             self.error = exc
             raise
         finally:
-            lexer.sink = None       # (see close)
+            # The lexer and its sink refer to each other (and the sink to the stream, through
+            # on_meta): part them, so that the document's buffers are freed as soon as the
+            # stream is (not at the next garbage collection).
+            lexer.sink = None
             sink.on_meta = None
         self.mode = M_CLOSED
-        return out + sink.take_output()
+        return 0
