@@ -17,3 +17,8 @@ from __future__ import annotations
 from htmlstream.rewriter import Recipe
 
 __all__ = ["Recipe"]
+
+# E-mail obfuscation (emails.py).
+from htmlstream.recipes.emails import decode_emails, obfuscate_emails  # noqa: E402
+
+__all__ += ["decode_emails", "obfuscate_emails"]
