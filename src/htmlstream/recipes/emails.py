@@ -77,7 +77,6 @@ _ADDRESS = re.compile(
     rf"(?P<local>{_ATOM}(?:\.{_ATOM})*)@(?P<domain>(?:{_LABEL}\.)+(?:[^\W\d_]{{2,}}|xn--[a-z0-9\-]+))",
     re.IGNORECASE,
 )
-_SPECIAL = re.compile(r"[&\r\0]")
 
 
 def is_address(candidate: str) -> bool:
@@ -375,19 +374,22 @@ def _decode(chunk: TextChunk, raw: bytes, st: _State) -> str | None:
     resolved), or None when they cannot be written back exactly."""
     if raw.isascii():
         return raw.decode("ascii")
+    # The document's codec is the rewriter's unless the stream was opened in another encoding
+    # or switched at a <meta charset>: check it against the engine's own reading of the chunk
+    # (every run of non-ASCII characters of the raw text is in the decoded text).
+    text = chunk.text
     for codec in (st.codec, "utf-8"):
         try:
             s = raw.decode(codec)
         except (UnicodeDecodeError, LookupError):
             continue
-        # Check the codec against the engine's reading of the chunk: up to the first character
-        # reference, CR or NUL the decoded text is the raw text.
-        m = _SPECIAL.search(s)
-        k = m.start() if m else len(s)
-        if chunk.text.startswith(s[:k]):
+        if all(w in text for w in _NON_ASCII.findall(s)):
             st.codec = codec
             return s
     return None
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def obfuscate_emails(
