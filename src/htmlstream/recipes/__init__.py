@@ -19,6 +19,6 @@ from htmlstream.rewriter import Recipe
 __all__ = ["Recipe"]
 
 # E-mail obfuscation (emails.py).
-from htmlstream.recipes.emails import decode_emails, obfuscate_emails  # noqa: E402
+from htmlstream.recipes.emails import decode_emails, obfuscate_emails
 
 __all__ += ["decode_emails", "obfuscate_emails"]

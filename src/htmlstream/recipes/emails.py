@@ -1,11 +1,11 @@
-"""E-mail address obfuscation, Cloudflare's format: :func:`obfuscate_emails` and :func:`decode_emails`.
+"""E-mail address obfuscation in Cloudflare's format: obfuscate_emails and decode_emails.
 
 The format (what Cloudflare's Scrape Shield writes, and what its ``email-decode.min.js`` and every
 scraper's decoder read):
 
-* an address in text becomes
-  ``<a href="/cdn-cgi/l/email-protection" class="__cf_email__" data-cfemail="HEX">[email&#160;protected]</a>``,
-  or a ``<span>`` with the same class and attribute when the text is already inside a link;
+* an address in text becomes ``<a href="/cdn-cgi/l/email-protection" class="__cf_email__"
+  data-cfemail="HEX">[email&#160;protected]</a>``, or a ``<span>`` with the same class and
+  attribute when the text is already inside a link;
 * a ``mailto:`` link's ``href`` becomes ``/cdn-cgi/l/email-protection#HEX`` (HEX of everything
   after ``mailto:``, query included);
 * HEX is a key byte followed by the UTF-8 bytes of the address, each XORed with the key, as two
@@ -19,7 +19,8 @@ read in *runs* of address characters (letters and digits of any script, ``_ . % 
 * ``local``: dot-separated atoms of letters, digits, ``_ % + -`` (at most 64 UTF-8 bytes);
 * ``domain``: two or more dot-separated labels of letters and digits with inner hyphens (at most
   63 characters each), the last one (the TLD) two or more letters or a punycode ``xn--`` label;
-* the whole at most 254 UTF-8 bytes.
+* the whole at most 254 UTF-8 bytes;
+* the TLD is not a common file name extension (``logo@2x.png`` is a file name).
 
 So an address must stand apart from other address characters: ``a@b.com`` in
 ``mail a@b.com.`` or ``(a@b.com)`` or ``&lt;a@b.com&gt;`` is one, ``x@a@b.com`` and
@@ -69,6 +70,10 @@ _PROTECTED = "[email&#160;protected]"
 #: Elements whose content is never touched (raw-text elements are skipped by their text type).
 _SKIP_SELECTOR = "head, noscript, template, svg, math"
 
+#: File name extensions that are no top-level domain: ``logo@2x.png`` is a file name.
+_FILE_EXTENSIONS = frozenset((
+    "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp", "tif", "tiff", "css", "js",
+    "mjs", "json", "pdf", "txt", "html", "htm", "xml", "zip"))
 # A run: address characters (\w is Unicode letters, digits and "_").
 _RUN = re.compile(r"[\w.%+\-@]+")
 _ATOM = r"[\w%+\-]+"
@@ -83,6 +88,8 @@ def is_address(candidate: str) -> bool:
     """Whether ``candidate`` (a whole run, dots stripped) is an address by the rules above."""
     m = _ADDRESS.fullmatch(candidate)
     if m is None or "_" in m["domain"]:
+        return False
+    if m["domain"].rpartition(".")[2].lower() in _FILE_EXTENSIONS:
         return False
     return len(m["local"].encode("utf-8")) <= 64 and len(candidate.encode("utf-8")) <= 254
 
