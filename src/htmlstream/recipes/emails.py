@@ -69,6 +69,10 @@ _SYSTEM_RANDOM = _random.SystemRandom()
 _PROTECTED = "[email&#160;protected]"
 #: Elements whose content is never touched (raw-text elements are skipped by their text type).
 _SKIP_SELECTOR = "head, noscript, template, svg, math"
+#: Elements only their end tag or the end of the input closes, inside which a script does not
+#: run; and <plaintext>, which nothing closes.
+_EOF_SELECTOR = ("script, style, textarea, title, xmp, iframe, noembed, noframes, noscript, "
+                 "template, plaintext")
 
 #: File name extensions that are no top-level domain: ``logo@2x.png`` is a file name.
 _FILE_EXTENSIONS = frozenset((
@@ -104,6 +108,8 @@ def find_addresses(text: str) -> list[tuple[int, int]]:
         start, end = m.span()
         if end - start > MAX_RUN or "@" not in m[0]:
             continue
+        if start and (text[start - 1] == "&" or text[start - 2: start] == "&#"):
+            continue        # the run starts with a character reference's name or number
         run = m[0]
         stripped = run.strip(".")
         if is_address(stripped):
@@ -170,7 +176,8 @@ def decoder_script(path: str = DEFAULT_PATH, nonce: str | None = None) -> str:
 class _State:
     """What obfuscate_emails remembers while one document streams (in its context)."""
 
-    __slots__ = ("carry", "codec", "count", "inserted", "link", "long_run", "off", "rng", "skip")
+    __slots__ = ("carry", "codec", "count", "eof_open", "inserted", "link", "long_run", "off",
+                 "rng", "skip")
 
     def __init__(self, codec: str, rng: _random.Random) -> None:
         self.carry = ""          # the open run at the end of the last chunk, held back
@@ -180,6 +187,7 @@ class _State:
         self.off = False         # inside <!--email_off--> ... <!--/email_off-->
         self.count = 0           # addresses and links obfuscated
         self.inserted = False    # the decoder script is in the output
+        self.eof_open: list[str] = []   # raw-text elements and templates the input left open
         self.codec = codec
         self.rng = rng              # where this document's keys come from
 
@@ -250,6 +258,7 @@ class ObfuscateEmails:
                         element=self._mailto(state_of))
         if self.script:
             rewriter.on("body", element=self._body(state_of))
+            rewriter.on(_EOF_SELECTOR, element=self._unclosed(state_of))
             rewriter.on_document(end=self._end(state_of))
 
     # ---------------------------------------------------------------- handlers
@@ -289,12 +298,37 @@ class ObfuscateEmails:
             el.on_end_tag(end)
         return body
 
+    def _unclosed(self, state_of: Callable[..., _State]) -> Callable[[Element], None]:
+        """Where the script would not run if it came at the end: in raw text or a <template>
+        left open (only their end tag or the end of the input closes them), after
+        <plaintext> (nothing closes it: the script goes before it)."""
+        def unclosed(el: Element) -> None:
+            st = state_of(el.context)
+            if el.tag_name == "plaintext":
+                if st.count and not st.inserted:
+                    st.inserted = True
+                    el.before(decoder_script(self.path, el.context.get("csp_nonce")), html=True)
+                st.inserted = True      # nothing after it is obfuscated, nor can be decoded
+                return
+            if not el.can_have_content:
+                return
+            name = el.tag_name
+
+            def end(tag: EndTag) -> None:
+                if tag.implicit:        # the end of the input
+                    st.eof_open.append(name)
+            el.on_end_tag(end)
+        return unclosed
+
     def _end(self, state_of: Callable[..., _State]) -> Callable[[DocumentEnd], None]:
         def end(doc: DocumentEnd) -> None:
             st = state_of(doc.context)
             if st.count and not st.inserted:
                 st.inserted = True
-                doc.append(decoder_script(self.path, doc.context.get("csp_nonce")), html=True)
+                # Close what the input left open and would keep the script from running.
+                closers = "".join(f"</{name}>" for name in st.eof_open)
+                doc.append(closers + decoder_script(self.path, doc.context.get("csp_nonce")),
+                           html=True)
         return end
 
     def _text(self, state_of: Callable[..., _State]) -> Callable[[TextChunk], None]:
@@ -339,6 +373,12 @@ class ObfuscateEmails:
                 if hold < 0:            # the open run is too long: pass it on, unsearched
                     hold = len(s)
                     st.long_run = True
+                # Also held: what reads differently depending on what follows (a "<", a
+                # character reference's "&" or "&#", a CR): the engine would rewrite it if
+                # what follows it were not the input that followed it.
+                floor = max(begin, hold - 8)
+                while hold > floor and s[hold - 1] in "<&#\r":
+                    hold -= 1
             spans = find_addresses(s[begin:hold]) if begin < hold else []
             if not spans and not carry and hold == len(s):
                 return
@@ -358,9 +398,10 @@ class ObfuscateEmails:
         return text
 
 
-#: The ASCII bytes that cannot be part of a run: a chunk ending in one has no open run.
+#: The ASCII bytes a chunk can end with and have nothing held back: no part of a run, and
+#: nothing whose reading depends on what follows ("<", "&", "#", CR).
 _BOUNDARY_BYTES = frozenset(
-    bytes([b]) for b in range(128) if not _is_run_char(chr(b))
+    bytes([b]) for b in range(128) if not _is_run_char(chr(b)) and chr(b) not in "<&#\r"
 )
 
 
@@ -378,7 +419,8 @@ def _open_run_start(s: str) -> int:
 
 def _decode(chunk: TextChunk, raw: bytes, st: _State) -> str | None:
     """The chunk's raw bytes as text, character for character (no character references
-    resolved), or None when they cannot be written back exactly."""
+    resolved; a byte that is invalid in the encoding as U+FFFD, as a browser reads it), or None
+    when the encoding is not known."""
     if raw.isascii():
         return raw.decode("ascii")
     # The document's codec is the rewriter's unless the stream was opened in another encoding
@@ -387,8 +429,8 @@ def _decode(chunk: TextChunk, raw: bytes, st: _State) -> str | None:
     text = chunk.text
     for codec in (st.codec, "utf-8"):
         try:
-            s = raw.decode(codec)
-        except (UnicodeDecodeError, LookupError):
+            s = raw.decode(codec, "replace")
+        except LookupError:
             continue
         if all(w in text for w in _NON_ASCII.findall(s)):
             st.codec = codec
