@@ -671,15 +671,28 @@ def check_emails(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any) -
     except (hs.BufferLimitExceeded, hs.ParsingAmbiguityError):
         return
     # Bytes invalid in the encoding are written as U+FFFD in text the recipe rewrites (as a
-    # browser reads them): then only the meaning is the same for every chunking.
-    valid = _valid(data, options.get("encoding", "utf-8"))
+    # browser reads them); the engine writes a "<", a character reference without its ";" or a
+    # CR next to changed output so that they read the same: with those only the meaning is the
+    # same for every chunking.
+    encoding = options.get("encoding", "utf-8")
+    if data.startswith(b"\xef\xbb\xbf"):       # a byte order mark decides
+        encoding = "utf-8"
+        options = dict(options, encoding=encoding)
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return                                  # UTF-16: passed through
+    valid = _valid(data, encoding)
+    if not valid and encoding in _MULTIBYTE:
+        # (the tokenizer reads a broken multi-byte sequence per token, not as a browser does:
+        # no reference to compare with; only no crash)
+        _feed(Rewriter(**options).use(recipes.decode_emails()), [whole])
+        return
     for chunks in cuts:
         try:
             got = _feed(rw, chunks)
         except (hs.BufferLimitExceeded, hs.ParsingAmbiguityError):
             continue
-        if got != whole and (valid or _decoded_view(got, options) != _decoded_view(whole,
-                                                                                   options)):
+        if got != whole and (_decoded_view(got, options) != _decoded_view(whole, options)
+                             or (valid and not _HAZARD.search(data))):
             raise InvariantError(
                 f"obfuscate_emails depends on chunking\ninput: {data!r}\n"
                 f"chunks: {list(chunks)!r}\nwhole: {whole!r}\nthis:  {got!r}")
@@ -707,12 +720,20 @@ def _decoded_view(data: bytes, options: dict[str, Any]) -> list[Any]:
     # recipe closes raw text and templates left open before its script).
     while view and view[-1] in _EOF_CLOSERS:
         view.pop()
+    # A script the input left open in its "double escaped" state: the first of the recipe's
+    # two "</script>" is its text (a script the end of the input closes never runs).
+    if view and view[-1][0] == "Text" and view[-1][1] == hs.TextType.SCRIPT_DATA:
+        view[-1] = view[-1][:2] + (view[-1][2].removesuffix("</script>"),)
     return view
 
 
 _EOF_CLOSERS = {repr(["EndTag", n]) for n in (
     "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
     "template")}
+
+
+_MULTIBYTE = {"shift_jis", "euc-kr", "gb18030", "big5", "euc-jp", "gbk"}
+_HAZARD = re.compile(rb"&[#0-9A-Za-z]+(?![0-9A-Za-z;])|<(?![A-Za-z/!?])|\r")
 
 
 def _valid(data: bytes, encoding: str) -> bool:

@@ -34,6 +34,7 @@ Text that is not an address is written back from its raw bytes (``&amp;`` stays 
 
 from __future__ import annotations
 
+import codecs
 import json
 import random as _random
 import re
@@ -42,7 +43,7 @@ from html import escape
 from typing import Any
 
 from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
-from htmlstream.units import Comment, DocumentEnd
+from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
 __all__ = [
     "DEFAULT_PATH",
@@ -177,10 +178,11 @@ class _State:
     """What obfuscate_emails remembers while one document streams (in its context)."""
 
     __slots__ = ("carry", "codec", "count", "eof_open", "inserted", "link", "long_run", "off",
-                 "rng", "skip")
+                 "pending", "rng", "skip")
 
     def __init__(self, codec: str, rng: _random.Random) -> None:
         self.carry = ""          # the open run at the end of the last chunk, held back
+        self.pending = b""       # the bytes of a character the last chunk ended in the middle of
         self.long_run = False    # inside a run longer than MAX_RUN: passed on, not searched
         self.skip = 0            # depth of elements whose content is not touched
         self.link = 0            # depth of <a> elements
@@ -304,14 +306,14 @@ class ObfuscateEmails:
         <plaintext> (nothing closes it: the script goes before it)."""
         def unclosed(el: Element) -> None:
             st = state_of(el.context)
-            if el.tag_name == "plaintext":
+            if el.tag_name == "plaintext" and el.namespace_uri == HTML_NS:
                 if st.count and not st.inserted:
                     st.inserted = True
                     el.before(decoder_script(self.path, el.context.get("csp_nonce")), html=True)
                 st.inserted = True      # nothing after it is obfuscated, nor can be decoded
                 return
-            if not el.can_have_content:
-                return
+            if not el.can_have_content or el.namespace_uri != HTML_NS:
+                return          # (in SVG and MathML these names are ordinary elements)
             name = el.tag_name
 
             def end(tag: EndTag) -> None:
@@ -326,7 +328,11 @@ class ObfuscateEmails:
             if st.count and not st.inserted:
                 st.inserted = True
                 # Close what the input left open and would keep the script from running.
-                closers = "".join(f"</{name}>" for name in st.eof_open)
+                # (a script may end in its "double escaped" state, after "<!--<script>",
+                # where one "</script>" only goes back to the "escaped" state: a second one
+                # ends it, or is a stray end tag the parser ignores)
+                closers = "".join("</script></script>" if name == "script" else f"</{name}>"
+                                  for name in st.eof_open)
                 doc.append(closers + decoder_script(self.path, doc.context.get("csp_nonce")),
                            html=True)
         return end
@@ -345,12 +351,12 @@ class ObfuscateEmails:
                 if b"@" not in raw and (last or not raw or raw[-1:] in _BOUNDARY_BYTES):
                     return
                 st = state_of(ctx)
-            elif (not st.carry and not st.long_run and b"@" not in raw
+            elif (not st.carry and not st.pending and not st.long_run and b"@" not in raw
                   and (last or not raw or raw[-1:] in _BOUNDARY_BYTES)):
                 return
             if st.skip or st.off or chunk.text_type is not data:
                 return
-            s = _decode(chunk, raw, st)
+            s = _decode(chunk, raw, st, last)
             if s is None:               # not text we can write back: pass it on as it is
                 if st.carry:
                     chunk.before(st.carry, html=True)
@@ -380,7 +386,7 @@ class ObfuscateEmails:
                 while hold > floor and s[hold - 1] in "<&#\r":
                     hold -= 1
             spans = find_addresses(s[begin:hold]) if begin < hold else []
-            if not spans and not carry and hold == len(s):
+            if not spans and not carry and hold == len(s) and not st.pending:
                 return
             out = [s[:begin]] if begin else []
             pos = begin
@@ -417,25 +423,43 @@ def _open_run_start(s: str) -> int:
     return i
 
 
-def _decode(chunk: TextChunk, raw: bytes, st: _State) -> str | None:
+def _decode(chunk: TextChunk, raw: bytes, st: _State, last: bool) -> str | None:
     """The chunk's raw bytes as text, character for character (no character references
     resolved; a byte that is invalid in the encoding as U+FFFD, as a browser reads it), or None
-    when the encoding is not known."""
+    when the encoding is not known.  A character the chunk ends in the middle of waits in
+    ``st.pending`` for the next chunk (the engine cuts characters of multi-byte encodings other
+    than UTF-8 at chunk boundaries)."""
+    pending = st.pending
+    if pending:
+        raw = pending + raw
+        st.pending = b""
     if raw.isascii():
         return raw.decode("ascii")
     # The document's codec is the rewriter's unless the stream was opened in another encoding
-    # or switched at a <meta charset>: check it against the engine's own reading of the chunk
-    # (every run of non-ASCII characters of the raw text is in the decoded text).
+    # or switched at a <meta charset>: check it against the engine's own reading of the chunk.
     text = chunk.text
     for codec in (st.codec, "utf-8"):
         try:
-            s = raw.decode(codec, "replace")
+            decoder = codecs.getincrementaldecoder(codec)("replace")
         except LookupError:
             continue
-        if all(w in text for w in _NON_ASCII.findall(s)):
+        s = decoder.decode(raw, final=last)
+        if _consistent(s, text):
             st.codec = codec
+            if not last:
+                st.pending = decoder.getstate()[0]
             return s
+    if pending:
+        st.carry += pending.decode(st.codec, "replace")
     return None
+
+
+def _consistent(s: str, text: str) -> bool:
+    """Whether ``s`` (raw text, decoded by us) and ``text`` (the engine's reading, character
+    references resolved) come from the same codec: the non-ASCII characters of one are in the
+    other (a character cut by a chunk boundary is U+FFFD in the engine's reading)."""
+    return (all(w in text for w in _NON_ASCII.findall(s))
+            or all(w in s for w in _NON_ASCII.findall(text.replace("\ufffd", "\0"))))
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
