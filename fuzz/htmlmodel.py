@@ -723,7 +723,7 @@ def _decoded_view(data: bytes, options: dict[str, Any]) -> list[Any]:
     # A script the input left open in its "double escaped" state: the first of the recipe's
     # two "</script>" is its text (a script the end of the input closes never runs).
     if view and view[-1][0] == "Text" and view[-1][1] == hs.TextType.SCRIPT_DATA:
-        view[-1] = view[-1][:2] + (view[-1][2].removesuffix("</script>"),)
+        view[-1] = (*view[-1][:2], view[-1][2].removesuffix("</script>"))
     return view
 
 

@@ -356,6 +356,7 @@ class ObfuscateEmails:
                 return
             if st.skip or st.off or chunk.text_type is not data:
                 return
+            split = bool(st.pending)    # the chunk starts with the rest of a character
             s = _decode(chunk, raw, st, last)
             if s is None:               # not text we can write back: pass it on as it is
                 if st.carry:
@@ -386,7 +387,7 @@ class ObfuscateEmails:
                 while hold > floor and s[hold - 1] in "<&#\r":
                     hold -= 1
             spans = find_addresses(s[begin:hold]) if begin < hold else []
-            if not spans and not carry and hold == len(s) and not st.pending:
+            if not spans and not carry and hold == len(s) and not st.pending and not split:
                 return
             out = [s[:begin]] if begin else []
             pos = begin
