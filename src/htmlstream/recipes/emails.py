@@ -383,9 +383,7 @@ class ObfuscateEmails:
                 # Also held: what reads differently depending on what follows (a "<", a
                 # character reference's "&" or "&#", a CR): the engine would rewrite it if
                 # what follows it were not the input that followed it.
-                floor = max(begin, hold - 8)
-                while hold > floor and s[hold - 1] in "<&#\r":
-                    hold -= 1
+                hold = _safe_end(s, hold, begin)
             spans = find_addresses(s[begin:hold]) if begin < hold else []
             if not spans and not carry and hold == len(s) and not st.pending and not split:
                 return
@@ -410,6 +408,24 @@ class ObfuscateEmails:
 _BOUNDARY_BYTES = frozenset(
     bytes([b]) for b in range(128) if not _is_run_char(chr(b)) and chr(b) not in "<&#\r"
 )
+
+
+def _safe_end(s: str, hold: int, floor: int) -> int:
+    """Where to cut ``s`` (at most at ``hold``, not before ``floor``) so that what is written
+    reads the same whatever follows: not after a "<", a CR, or a character reference that may
+    not be finished ("&", "&#", "&am", "&#x4")."""
+    low = max(floor, hold - 8)
+    while hold > low and s[hold - 1] in "<&#\r":
+        hold -= 1
+    amp = s.rfind("&", max(floor, hold - 40), hold)
+    if amp >= 0 and _REFERENCE_START.fullmatch(s, amp + 1, hold):
+        hold = amp
+        while hold > low and s[hold - 1] in "<&#\r":
+            hold -= 1
+    return hold
+
+
+_REFERENCE_START = re.compile(r"#?[0-9A-Za-z]*")
 
 
 def _open_run_start(s: str) -> int:
