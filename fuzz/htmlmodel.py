@@ -681,9 +681,10 @@ def check_emails(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any) -
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return                                  # UTF-16: passed through
     valid = _valid(data, encoding)
-    if not valid and encoding in _MULTIBYTE:
-        # (the tokenizer reads a broken multi-byte sequence per token, not as a browser does:
-        # no reference to compare with; only no crash)
+    if (not valid and encoding in _MULTIBYTE) or encoding in _NOT_ROUND_TRIP:
+        # (the tokenizer reads a broken multi-byte sequence, or a lone 0x80 at the end of a
+        # gb18030 text, per token, not as a browser does: no reference to compare with; only
+        # no crash)
         _feed(Rewriter(**options).use(recipes.decode_emails()), [whole])
         return
     for chunks in cuts:
@@ -692,7 +693,8 @@ def check_emails(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any) -
         except (hs.BufferLimitExceeded, hs.ParsingAmbiguityError):
             continue
         if got != whole and (_decoded_view(got, options) != _decoded_view(whole, options)
-                             or (valid and not _HAZARD.search(data))):
+                             or (valid and not _HAZARD.search(data)
+                                 and encoding not in _NOT_ROUND_TRIP)):
             raise InvariantError(
                 f"obfuscate_emails depends on chunking\ninput: {data!r}\n"
                 f"chunks: {list(chunks)!r}\nwhole: {whole!r}\nthis:  {got!r}")
@@ -732,6 +734,9 @@ _EOF_CLOSERS = {repr(["EndTag", n]) for n in (
     "template")}
 
 
+#: Encodings in which decoding and encoding back is not the identity (gb18030: a lone 0x80 is
+#: U+20AC, written back as A2 E3): text the recipe rewrites keeps its meaning, not its bytes.
+_NOT_ROUND_TRIP = {"gb18030", "gbk"}
 _MULTIBYTE = {"shift_jis", "euc-kr", "gb18030", "big5", "euc-jp", "gbk"}
 _HAZARD = re.compile(rb"&[#0-9A-Za-z]+(?![0-9A-Za-z;])|<(?![A-Za-z/!?])|\r")
 
