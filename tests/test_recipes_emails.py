@@ -210,6 +210,7 @@ NOT_TOUCHED = [
     b"<!-- a@b.co --></body>",
     b"<body><!--email_off--><p>a@b.co <a href=mailto:a@b.co>x</a></p><!--/email_off--></body>",
     b"<body><iframe>a@b.co</iframe><noembed>a@b.co</noembed><plaintext>a@b.co</plaintext>",
+    b"<body><select><option>a@b.co<optgroup label=x><option>c@d.co</select></body>",
 ]
 
 
@@ -628,7 +629,7 @@ GENERATED = [
     b"<p>a@b.co<p>c@d.co",
     b"<li>a@b.co<li>c@d.co",
     b"<table>a@b.co<tr><td>c@d.co",
-    b"<select><option>a@b.co</select>",
+    b"<select><option>a@b.co</select>c@d.co",
     b"<dl><dt>a@b.co<dd>c@d.co</dl>",
     # template, foreign content, integration points
     b"<template><p>a@b.co</template>c@d.co",

@@ -69,7 +69,8 @@ _CONTEXT_KEY = "obfuscate_emails"
 _SYSTEM_RANDOM = _random.SystemRandom()
 _PROTECTED = "[email&#160;protected]"
 #: Elements whose content is never touched (raw-text elements are skipped by their text type).
-_SKIP_SELECTOR = "head, noscript, template, svg, math"
+#: (<select>: the parser drops the elements an <a> inserted there would be.)
+_SKIP_SELECTOR = "head, noscript, template, select, svg, math"
 #: Elements only their end tag or the end of the input closes, inside which a script does not
 #: run; and <plaintext>, which nothing closes.
 _EOF_SELECTOR = ("script, style, textarea, title, xmp, iframe, noembed, noframes, noscript, "
@@ -507,8 +508,9 @@ def obfuscate_emails(
             by all documents).
 
     Not touched: ``<head>``, ``<script>``, ``<style>``, ``<textarea>``, ``<title>``,
-    ``<noscript>``, ``<template>``, ``<xmp>`` and other raw text, SVG and MathML, attributes other
-    than ``href``, and what lies between ``<!--email_off-->`` and ``<!--/email_off-->``.
+    ``<noscript>``, ``<template>``, ``<xmp>`` and other raw text, ``<select>``, SVG and MathML,
+    attributes other than ``href``, and what lies between ``<!--email_off-->`` and
+    ``<!--/email_off-->``.
     """
     return ObfuscateEmails(path=path, links=links, text=text, script=script, random=random)
 
