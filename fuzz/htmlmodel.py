@@ -738,7 +738,7 @@ _EOF_CLOSERS = {repr(["EndTag", n]) for n in (
 #: U+20AC, written back as A2 E3): text the recipe rewrites keeps its meaning, not its bytes.
 _NOT_ROUND_TRIP = {"gb18030", "gbk"}
 _MULTIBYTE = {"shift_jis", "euc-kr", "gb18030", "big5", "euc-jp", "gbk"}
-_HAZARD = re.compile(rb"&[#0-9A-Za-z]+(?![0-9A-Za-z;])|<(?![A-Za-z/!?])|\r")
+_HAZARD = re.compile(rb"&(?![0-9A-Za-z#]+;)|<(?![A-Za-z/!?])|\r")
 
 
 def _valid(data: bytes, encoding: str) -> bool:
