@@ -239,22 +239,27 @@ class ObfuscateEmails:
                 st = ctx[_CONTEXT_KEY] = _State(codec, self._rng())
             return st
 
-        def scope(counter: str) -> Callable[[Element], None]:
-            def enter(el: Element) -> None:
-                if not el.can_have_content:
-                    return
-                st = state_of(el.context)
-                setattr(st, counter, getattr(st, counter) + 1)
+        # Depth counters, kept by element and end-tag handlers (no closure per element: they
+        # run for every <a>).
+        def enter_skip(el: Element) -> None:
+            if el.can_have_content:
+                state_of(el.context).skip += 1
+                el.on_end_tag(leave_skip)
 
-                def leave(end: EndTag) -> None:
-                    setattr(st, counter, getattr(st, counter) - 1)
-                el.on_end_tag(leave)
-            return enter
+        def leave_skip(end: EndTag) -> None:
+            end.context[_CONTEXT_KEY].skip -= 1
 
-        rewriter.on(_SKIP_SELECTOR, element=scope("skip"))
+        def enter_link(el: Element) -> None:
+            state_of(el.context).link += 1
+            el.on_end_tag(leave_link)
+
+        def leave_link(end: EndTag) -> None:
+            end.context[_CONTEXT_KEY].link -= 1
+
+        rewriter.on(_SKIP_SELECTOR, element=enter_skip)
         rewriter.on_document(comments=self._comment(state_of))
         if self.text:
-            rewriter.on("a", element=scope("link"))
+            rewriter.on("a", element=enter_link)
             rewriter.on_document(text=self._text(state_of))
         if self.links:
             rewriter.on('a[href*="mailto:" i], area[href*="mailto:" i]',
@@ -343,18 +348,16 @@ class ObfuscateEmails:
         obfuscated = self._obfuscated
 
         def text(chunk: TextChunk) -> None:
+            raw = chunk.raw
             ctx = chunk.context
             st = ctx.get(_CONTEXT_KEY)
-            raw = chunk.raw
+            # The common case first: no "@", nothing held back before, nothing to hold back.
+            if b"@" not in raw and (st is None or not (st.carry or st.pending or st.long_run)) \
+                    and (not raw or raw[-1] in _BOUNDARY_BYTES or chunk.last_in_text_node):
+                return
             last = chunk.last_in_text_node
             if st is None:
-                # The common case first: nothing carried, no "@", nothing to hold back.
-                if b"@" not in raw and (last or not raw or raw[-1:] in _BOUNDARY_BYTES):
-                    return
                 st = state_of(ctx)
-            elif (not st.carry and not st.pending and not st.long_run and b"@" not in raw
-                  and (last or not raw or raw[-1:] in _BOUNDARY_BYTES)):
-                return
             if st.skip or st.off or chunk.text_type is not data:
                 return
             split = bool(st.pending)    # the chunk starts with the rest of a character
@@ -407,7 +410,7 @@ class ObfuscateEmails:
 #: The ASCII bytes a chunk can end with and have nothing held back: no part of a run, and
 #: nothing whose reading depends on what follows ("<", "&", "#", CR).
 _BOUNDARY_BYTES = frozenset(
-    bytes([b]) for b in range(128) if not _is_run_char(chr(b)) and chr(b) not in "<&#\r"
+    b for b in range(128) if not _is_run_char(chr(b)) and chr(b) not in "<&#\r"
 )
 
 
@@ -432,13 +435,15 @@ _REFERENCE_START = re.compile(r"#?[0-9A-Za-z]*")
 def _open_run_start(s: str) -> int:
     """Where the run that reaches the end of ``s`` starts (``len(s)`` if none), or -1 if it is
     longer than MAX_RUN."""
-    i = len(s)
-    limit = i - MAX_RUN
-    while i > 0 and _is_run_char(s[i - 1]):
-        if i <= limit:
-            return -1
-        i -= 1
-    return i
+    n = len(s)
+    m = _RUN_TAIL.search(s, n - MAX_RUN - 1 if n > MAX_RUN else 0)
+    if m is None:
+        return n
+    start = m.start()
+    return -1 if n - start > MAX_RUN else start
+
+
+_RUN_TAIL = re.compile(r"[\w.%+\-@]+\Z")
 
 
 def _decode(chunk: TextChunk, raw: bytes, st: _State, last: bool) -> str | None:
