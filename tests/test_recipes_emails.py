@@ -371,6 +371,39 @@ def test_script_inserted_once_before_body_end(doc: bytes, tail: bytes) -> None:
     assert short.endswith(tail), short
 
 
+@pytest.mark.parametrize(("doc", "closers"), [
+    (b"<p>a@b.co</p><style>p{}", b"</style>"),
+    (b"<p>a@b.co</p><textarea>t", b"</textarea>"),
+    (b"<p>a@b.co</p><template><p>x", b"</template>"),
+    (b"<p>a@b.co</p><script>x=1", b"</script></script>"),
+    (b"<p>a@b.co</p><script><!--<script>x", b"</script></script>"),   # double escaped
+    (b"<p>a@b.co</p><svg><style>x", b""),         # SVG <style>: not raw text, ends anyway
+    (b"<p>a@b.co</p><div><p>x", b""),
+])
+def test_script_runs_when_the_input_ends_in_raw_text(doc: bytes, closers: bytes) -> None:
+    out = run_every_chunking(obfuscator(), doc)
+    i = out.index(b"<script data-cfasync")
+    assert out[:i].endswith(doc[doc.index(b"</p>") + 4:] + closers)
+    assert out.endswith(b"</script>")
+    # and in the browser's reading the script is a script of its own
+    def scripts(data: bytes) -> int:
+        return sum(isinstance(t, hs.StartTag) and t.name == "script" for t in hs.tokenize(data))
+    assert scripts(out) == scripts(doc) + 1
+
+
+def test_noscript_without_scripting_is_not_closed_at_the_end() -> None:
+    rw = hs.Rewriter(scripting=False).use(recipes.obfuscate_emails(random=SEED))
+    out = run_every_chunking(rw, b"<p>a@b.co</p><div><noscript><p>x</div>y<script>z")
+    assert b"</noscript>" not in out and b"y</script></script><script data-cfasync" not in out
+    assert b"z</script></script><script data-cfasync" in out
+
+
+def test_script_before_plaintext() -> None:
+    out = run_every_chunking(obfuscator(), b"<p>a@b.co</p><plaintext>c@d.co</p>")
+    assert re.search(rb"</a></p><script data-cfasync[^>]*>.*</script><plaintext>c@d.co</p>$",
+                     out, re.S)
+
+
 def test_no_script_without_addresses() -> None:
     doc = b"<html><body><p>no address here @ all</p></body></html>"
     assert run_every_chunking(obfuscator(), doc) == doc

@@ -266,7 +266,10 @@ class ObfuscateEmails:
                         element=self._mailto(state_of))
         if self.script:
             rewriter.on("body", element=self._body(state_of))
-            rewriter.on(_EOF_SELECTOR, element=self._unclosed(state_of))
+            # (<noscript> is raw text only with scripting on; off, it is an ordinary element
+            # that other tags may close)
+            eof = _EOF_SELECTOR if rewriter.scripting else _EOF_SELECTOR.replace("noscript, ", "")
+            rewriter.on(eof, element=self._unclosed(state_of))
             rewriter.on_document(end=self._end(state_of))
 
     # ---------------------------------------------------------------- handlers
