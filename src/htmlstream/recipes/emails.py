@@ -424,12 +424,14 @@ def _safe_end(s: str, hold: int, floor: int) -> int:
     low = max(floor, hold - 8)
     while hold > low and s[hold - 1] in "<&#\r":
         hold -= 1
-    amp = s.rfind("&", max(floor, hold - 40), hold)
-    if amp >= 0 and _REFERENCE_START.fullmatch(s, amp + 1, hold):
+    low = max(floor, hold - 40)
+    while True:             # ("&not&not": each may go on, within the 40 characters looked at)
+        amp = s.rfind("&", low, hold)
+        if amp < 0 or not _REFERENCE_START.fullmatch(s, amp + 1, hold):
+            return hold
         hold = amp
-        while hold > low and s[hold - 1] in "<&#\r":
+        while hold > low and s[hold - 1] in "<#\r":
             hold -= 1
-    return hold
 
 
 _REFERENCE_START = re.compile(r"#?[0-9A-Za-z]*")
