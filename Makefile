@@ -8,7 +8,7 @@ PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd \
                     src/htmlstream/_engine/*.h)
 SAMPLE := src/htmlstream/data/sample.html
 
-.PHONY: run test test-fast check-dist check-portable build lint bench docs debug fuzz clean
+.PHONY: run test test-fast check-dist check-portable chromium build lint bench docs debug fuzz clean
 
 $(STAMP): pyproject.toml requirements-dev.txt requirements-docs.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,10 +33,10 @@ lint: build
 	$(PY) -m mypy.stubtest --mypy-config-file pyproject.toml --allowlist $(STUBTEST_ALLOWLIST) \
 	  $(ENGINE_MODULES)
 
-# Everything: the whole suite (the oracle suites too), the packaging check and the suite's quick
-# part against the portable C fallbacks.  `make test-fast` leaves out the slow oracle suites and
+# Everything: the whole suite (the oracle suites too), the packaging check, the suite's quick
+# part against the portable C fallbacks, and Chromium for the tests that run pages in a browser.  `make test-fast` leaves out the slow oracle suites and
 # the two long stress tests (pytest markers `oracle`, `slow`) for the inner loop.
-test: build lint check-dist check-portable
+test: build lint check-dist check-portable chromium
 	$(PY) -m pytest -n 2 -p no:cacheprovider
 
 test-fast: build
@@ -65,6 +65,21 @@ check-portable: $(STAMP)
 	PYTHONPATH=$(abspath $(PORTABLE_DIR)/src) $(PY) -c \
 	  "import htmlstream._engine.lexer as m; assert '$(PORTABLE_DIR)' in m.__file__ and m._PORTABLE_BUILD, m.__file__; print('portable engine:', m.__file__)"
 	PYTHONPATH=$(abspath $(PORTABLE_DIR)/src) $(PY) -m pytest -p no:cacheprovider -x -n 2 $(PORTABLE_TESTS)
+
+# Tests that need a browser (the e-mail decoder script, pages through the proxy) run headless
+# Chromium, and are skipped without it: installed here when running as root with apt (CI,
+# .ci/run); otherwise, or when the install fails, say so (the suite still runs).
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 \
+	    || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; } \
+	    || echo "make: installing chromium failed: the headless-Chromium tests will be skipped"; \
+	else \
+	  echo "make: chromium not found (not root, or no apt): the decoder tests in headless"; \
+	  echo "      Chromium will be skipped; install it to run them"; \
+	fi
 
 bench: build
 	$(PY) benchmarks/bench.py

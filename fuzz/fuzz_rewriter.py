@@ -14,6 +14,8 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
 * handlers that change nothing give the input back, under the options (in passthrough mode even
   when a limit is hit; in raise mode the output before the error is a prefix of the input);
 * the mutation's output re-tokenizes to the intended structure, the same for every chunking;
+* ``recipes.obfuscate_emails`` does not depend on the chunking and ``recipes.decode_emails``
+  undoes it (``htmlmodel.check_emails``);
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -54,6 +56,7 @@ TABLE: list[bytes] = list(hm.FRAGMENTS)
 for _name in hm.TAG_NAMES + hm.STRUCTURAL_ONLY_TAGS:
     TABLE += [f"<{_name}>".encode(), f"</{_name}>".encode()]
 TABLE += [b" href=x", b" title=\"t\"", b" class=c", b" id=i", b" a=", b"=", b"/>"]
+TABLE += [p for p in hm.EMAIL_PIECES if p not in TABLE][:12]
 #: A document with one of these tags is checked for chunking and identity only, never with a
 #: mutation: whether ``<frameset>`` is accepted depends on text before it, which a mutation
 #: elsewhere may add or remove (hm.STRUCTURAL_ONLY_TAGS).
@@ -136,6 +139,11 @@ def TestOneInput(data: bytes) -> None:
         hm.check_identity(doc, cuts, **rw_options)
         if not STRUCTURAL_ONLY.search(doc):
             hm.check_mutation(doc, hm.Mutation(kind, selector, text, attr), cuts)
+            # recipes.obfuscate_emails / decode_emails (no limits: where a limit stops a
+            # stream depends on the chunk sizes; no <frameset>: what the recipe inserts before
+            # it decides whether it is accepted)
+            hm.check_emails(doc, cuts, encoding=rw_options["encoding"],
+                            scripting=rw_options["scripting"])
     except hm.KnownBug as bug:
         STATS[bug.key] += 1
 

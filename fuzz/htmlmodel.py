@@ -638,3 +638,114 @@ def check_chunking(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any)
             raise InvariantError(
                 f"tokens depend on chunking\ninput: {data!r}\nchunks: {list(chunks)!r}\n"
                 f"whole: {whole!r}\nthis:  {view!r}")
+
+
+# --------------------------------------------------------------------------- recipes: e-mails
+
+#: Pieces that make addresses (and near misses) when they land in text.
+EMAIL_PIECES = [
+    b"a@b.co", b"x.y+z@sub.example.org", b"jos\xc3\xa9@ex\xc3\xa4mple.fr", b"@", b".", b"a@",
+    b"@b.co", b"a@b.co.", b"mailto:", b"<a href=mailto:a@b.co>", b"<a href='MAILTO:c@d.io'>",
+    b"<!--email_off-->", b"<!--/email_off-->", b"</a>", b"<body>", b"</body>", b"<template>",
+    b"&amp;", b"&#64;", b"\xe2\x80\x9c", b" ",
+]
+
+
+def _feed(rw: Rewriter, chunks: Iterable[bytes]) -> bytes:
+    stream = rw.stream()
+    out = [stream.feed(c) for c in chunks]
+    out.append(stream.close())
+    return b"".join(out)
+
+
+def check_emails(data: bytes, cuts: Sequence[Sequence[bytes]], **options: Any) -> None:
+    """``recipes.obfuscate_emails`` (keys seeded per document) gives the same output for every
+    chunking, and ``recipes.decode_emails`` gives the input back (when the input has no
+    obfuscated addresses or mailto: links of its own).  ``options``: Rewriter options; a
+    document a limit or an ambiguity stops is not compared."""
+    from htmlstream import recipes
+
+    rw = Rewriter(**options).use(recipes.obfuscate_emails(random=1))
+    try:
+        whole = _feed(rw, [data])
+    except (hs.BufferLimitExceeded, hs.ParsingAmbiguityError):
+        return
+    # Bytes invalid in the encoding are written as U+FFFD in text the recipe rewrites (as a
+    # browser reads them); the engine writes a "<", a character reference without its ";" or a
+    # CR next to changed output so that they read the same: with those only the meaning is the
+    # same for every chunking.
+    encoding = options.get("encoding", "utf-8")
+    if data.startswith(b"\xef\xbb\xbf"):       # a byte order mark decides
+        encoding = "utf-8"
+        options = dict(options, encoding=encoding)
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return                                  # UTF-16: passed through
+    valid = _valid(data, encoding)
+    if (not valid and encoding in _MULTIBYTE) or encoding in _NOT_ROUND_TRIP:
+        # (the tokenizer reads a broken multi-byte sequence, or a lone 0x80 at the end of a
+        # gb18030 text, per token, not as a browser does: no reference to compare with; only
+        # no crash)
+        _feed(Rewriter(**options).use(recipes.decode_emails()), [whole])
+        return
+    for chunks in cuts:
+        try:
+            got = _feed(rw, chunks)
+        except (hs.BufferLimitExceeded, hs.ParsingAmbiguityError):
+            continue
+        if got != whole and (_decoded_view(got, options) != _decoded_view(whole, options)
+                             or (valid and not _HAZARD.search(data)
+                                 and encoding not in _NOT_ROUND_TRIP)):
+            raise InvariantError(
+                f"obfuscate_emails depends on chunking\ninput: {data!r}\n"
+                f"chunks: {list(chunks)!r}\nwhole: {whole!r}\nthis:  {got!r}")
+    lower = data.lower()
+    if any(k in lower for k in (b"cfemail", b"email-protection", b"email-decode", b"mailto")):
+        return
+    back = _feed(Rewriter(**options).use(recipes.decode_emails()), [whole])
+    if back != data and _decoded_view(back, options) != _decoded_view(data, options):
+        raise InvariantError(
+            f"decode_emails(obfuscate_emails(x)) != x\ninput: {data!r}\nobfuscated: "
+            f"{whole!r}\ndecoded: {back!r}")
+
+
+def _decoded_view(data: bytes, options: dict[str, Any]) -> list[Any]:
+    """What the tokens of ``data`` mean (text merged, no raw bytes or offsets): the decoder may
+    write a document back in other bytes of the same meaning (an unfinished tag at the end of
+    the input, which stays text, as ``&lt;`` when the decoder script after it is removed)."""
+    opts = {k: v for k, v in options.items() if k in ("encoding", "scripting")}
+    try:
+        tokens = hs.tokenize(data, **opts)
+    except hs.HtmlStreamError:
+        return [data]
+    view = [v[:3] if v[0] == "Text" else v[0] for v in token_view(tokens) if v[0] != "None"]
+    # End tags at the end of the input that only close what its end closes anyway (the
+    # recipe closes raw text and templates left open before its script).
+    while view and view[-1] in _EOF_CLOSERS:
+        view.pop()
+    # A script the input left open in its "double escaped" state: the first of the recipe's
+    # two "</script>" is its text (a script the end of the input closes never runs).
+    if view and view[-1][0] == "Text" and view[-1][1] == hs.TextType.SCRIPT_DATA:
+        view[-1] = (*view[-1][:2], view[-1][2].removesuffix("</script>"))
+    return view
+
+
+_EOF_CLOSERS = {repr(["EndTag", n]) for n in (
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
+    "template")}
+
+
+#: Encodings in which decoding and encoding back is not the identity (gb18030: a lone 0x80 is
+#: U+20AC, written back as A2 E3): text the recipe rewrites keeps its meaning, not its bytes.
+#: shift_jis: the engine writes a character reference it resolves next to changed output in the
+#: document's encoding, and Python's Shift_JIS writes U+00AC as 81 CA, which reads back U+FFE2.
+_NOT_ROUND_TRIP = {"gb18030", "gbk", "shift_jis"}
+_MULTIBYTE = {"shift_jis", "euc-kr", "gb18030", "big5", "euc-jp", "gbk"}
+_HAZARD = re.compile(rb"&(?![0-9A-Za-z#]+;)|<(?![A-Za-z/!?])|\r")
+
+
+def _valid(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(hs.lookup_encoding(encoding).codec)
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -221,3 +221,20 @@ def test_every_kind_on_a_fixed_document(kind: str) -> None:
                               cuts)
         except hm.KnownBug as bug:     # reported; see the xfail tests in test_reliability.py
             assert bug.key == "rawtext-escape" and kind == "end_before"
+
+
+# --------------------------------------------------------------------------- recipes: e-mails
+
+#: Documents with addresses, near misses and mailto: links among the grammar pieces.
+email_docs = st.lists(
+    st.one_of(st.sampled_from(hm.EMAIL_PIECES), st.sampled_from(hm.FRAGMENTS), tag(hm.TAG_NAMES),
+              st.text(max_size=3).map(lambda s: s.encode("utf-8", "surrogatepass"))),
+    max_size=30,
+).map(b"".join)
+
+
+@SETTINGS
+@given(data=email_docs)
+def test_obfuscate_emails_independent_of_chunking_and_decodes_back(data: bytes) -> None:
+    """recipes.obfuscate_emails: the same output for every chunking; decode_emails inverts it."""
+    hm.check_emails(data, cuts_of(data))

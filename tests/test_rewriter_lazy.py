@@ -196,3 +196,28 @@ def test_lazy_mirror_max_depth() -> None:
     data = b"<ul>" + b"<div><li>" * 1500 + b"x" + b"</div>" * 1500 + b"<p>y"
     check(data, ["bench_like", "implied_ends"], [[data], [data[i:i + 64]
                                                         for i in range(0, len(data), 64)]])
+
+
+@pytest.mark.parametrize("doc", [
+    b"<html><p>x</p>", b"<body><p>x</p>", b"<html><body><p>x y</p></body></html>",
+    b"<!DOCTYPE html><html><head><title>t</title></head><body><p>a</p>b<div>c</div></body>",
+])
+def test_document_text_handlers_with_element_rules(doc: bytes) -> None:
+    """A document text handler sees all the text whatever element rules there are (no lazy
+    mirror then: a regression of the merge of implied elements with the lazy mirror lost the
+    text after an <html> or <body> tag), in every chunking."""
+    from chunking import chunkings, feed_bytes
+
+    def texts(rw: Rewriter, chunks: Sequence[bytes]) -> str:
+        seen: list[str] = []
+        rw.on_document(text=lambda t: seen.append(t.text))
+        feed_bytes(rw.stream, chunks)
+        return "".join(seen)
+
+    expected = texts(Rewriter(), [doc])
+    assert expected
+    for chunks in chunkings(doc):
+        for selector in ("p", "head", "a", "svg"):
+            rw = Rewriter()
+            rw.on(selector, element=lambda el: None)
+            assert texts(rw, chunks) == expected, (selector, chunks)

@@ -655,6 +655,7 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         metavar="TAG",
         type=tag_name,
     )
+    _add_email_options(parser)
     parser.set_defaults(func=cmd_rewrite, groups=None)
 
 
@@ -672,6 +673,52 @@ def _action(kind: str, value: Any, html: bool) -> Callable[[Element], None]:
         return lambda el: setattr(el, "tag_name", value)
     method = {"inner": "set_inner_content"}.get(kind, kind)
     return lambda el: getattr(el, method)(value, html=html)
+
+
+# -- rewrite: the e-mail recipes (htmlstream.recipes.emails) ---------------------------------
+
+
+def _add_email_options(parser: argparse.ArgumentParser) -> None:
+    """``--obfuscate-emails`` and ``--decode-emails`` (with ``--email-path``)."""
+    group = parser.add_argument_group("e-mail recipes")
+    mode = group.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--obfuscate-emails",
+        action="store_true",
+        help="Cloudflare's e-mail address obfuscation: addresses in text and mailto: links "
+        "become data-cfemail elements and /cdn-cgi/l/email-protection#HEX links, with a "
+        "decoder script before </body>",
+    )
+    mode.add_argument(
+        "--decode-emails",
+        action="store_true",
+        help="the inverse, for scraping: data-cfemail elements and email-protection links back "
+        "to the addresses; the decoder script removed",
+    )
+    group.add_argument(
+        "--email-path",
+        metavar="PATH",
+        default=None,
+        help="the fallback path of the obfuscated links (default: /cdn-cgi/l/email-protection)",
+    )
+
+
+def _email_recipes(args: argparse.Namespace) -> list[Any]:
+    """The e-mail recipes the options ask for."""
+    from htmlstream.recipes import emails
+
+    path = args.email_path or emails.DEFAULT_PATH
+    if args.obfuscate_emails:
+        try:
+            return [emails.obfuscate_emails(path=path)]
+        except ValueError as exc:
+            raise CliError(f"--email-path: {exc}") from exc
+    if args.decode_emails:
+        return [emails.decode_emails(path=path)]
+    return []
+
+
+# -- end of the e-mail recipes ----------------------------------------------------------------
 
 
 def _group_handler(group: RewriteGroup) -> Callable[[Element], None]:
@@ -787,7 +834,8 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
     if args.demo and groups:
         raise CliError("--demo cannot be combined with --on")
     _check_groups(groups)
-    demo = DemoStats() if not groups else None
+    recipes: list[Any] = _email_recipes(args)
+    demo = DemoStats() if not groups and not recipes else None
 
     total_in = total_out = 0
     elapsed = 0.0
@@ -805,7 +853,7 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
                 found = sniff(prefix, _content_type(charset))
                 encoding = found.encoding
                 adjust = not found.certain
-        rewriter = _build_rewriter(groups, demo, encoding, adjust)
+        rewriter = _build_rewriter(groups, demo, encoding, adjust).use(*recipes)
         with open_output(args.output, args.input) as out:
             started = time.perf_counter()
             stream = rewriter.stream()

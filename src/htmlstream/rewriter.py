@@ -36,7 +36,7 @@ from collections.abc import (
     Mapping,
     MutableMapping,
 )
-from typing import IO, Any, Generic, Literal, TypeAlias, TypeVar, overload
+from typing import IO, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
@@ -70,6 +70,13 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _META_SELECTOR = parse_selector("meta")
 #: Its handler: the sink hands the element to its stream's encoding switch.
 _META_RULE = MetaCharsetRule()
+class Recipe(Protocol):
+    """What :meth:`Rewriter.use` takes: an object that registers handlers on a rewriter."""
+
+    def apply(self, rewriter: Rewriter, /) -> None:
+        """Register the recipe's handlers on ``rewriter``."""
+
+
 #: A per-document context (``Rewriter.stream(context=...)``).
 Context = MutableMapping[str, Any]
 
@@ -286,6 +293,23 @@ class Rewriter:
             if end is not None:
                 self._doc_end.append(end)
             self._compiled = None
+        return self
+
+    def use(self, *recipes: Recipe) -> Rewriter:
+        """Add the handlers of each recipe (``htmlstream.recipes``), in order; returns the
+        rewriter, so calls chain: ``Rewriter().use(recipes.https_upgrade()).on(...)``.
+
+        A recipe is any object with an ``apply(rewriter)`` method that registers its handlers
+        with :meth:`on` and :meth:`on_document`; its handlers run in registration order with
+        everyone else's, in the same pass.  Recipes keep per-document state in ``unit.context``
+        (the stream's context), never in themselves: one recipe object serves any number of
+        rewriters and documents, in any number of threads.
+        """
+        for recipe in recipes:
+            apply = getattr(recipe, "apply", None)
+            if not callable(apply):
+                raise TypeError(f"{recipe!r} is not a recipe: it has no apply(rewriter) method")
+            apply(self)
         return self
 
     def element(

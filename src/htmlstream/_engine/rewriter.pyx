@@ -273,7 +273,7 @@ cdef class RewriteSink(DocumentSink):
         # to keep per open element; text handlers see text split where the stack changes.
         # (Content handlers need every element matched, implied ones too: not lazy.)
         self.lazy = (self.matcher is not None and not rules.program.needs_frames
-                     and not rules.any_scoped)
+                     and not rules.any_text and not rules.any_scoped)
         self.stale = False
         self.valid = 0
         self.window_depth = 0
