@@ -232,7 +232,10 @@ class ReverseProxy:
             state["note"] = f"aborted: {exc}"
             if request.transport is not None:
                 request.transport.abort()
-            raise
+            # aiohttp's write_eof() on the aborted transport fails quietly: the body is not
+            # ended (no last chunk), and the connection is gone.
+            aborted: web.StreamResponse = state["response"]
+            return aborted
         except (ConnectionError, asyncio.CancelledError):
             status = state.get("status", 0)
             state["note"] = "aborted: the client went away"
@@ -324,6 +327,7 @@ class ReverseProxy:
             nonlocal response
             if response is None:
                 response = await self._start_response(request, upstream, transform, ctx)
+                state["response"] = response
             if out:
                 await response.write(out)   # (drains the client connection when its buffer
                 state["sent"] += len(out)   # is full: the upstream waits meanwhile)
