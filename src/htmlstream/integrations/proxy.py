@@ -74,6 +74,9 @@ HeadersHook = Callable[[Mapping[str, Any] | None, list[tuple[str, str]]], list[t
 #: Hop-by-hop fields (RFC 9110 7.6.1), besides those ``Connection`` names and ``Proxy-*``.
 _HOP_BY_HOP: Final = frozenset({"connection", "keep-alive", "te", "trailer",
                                 "transfer-encoding", "upgrade", "proxy-connection"})
+#: The most upstream body bytes read (and rewritten, and written) at once: what a response
+#: holds in flight, several copies of it at most, besides aiohttp's buffers.
+_READ_SIZE: Final = 64 * 1024
 #: Request fields the proxy sets itself.
 _SET_BY_PROXY: Final = frozenset({"host", "x-forwarded-for", "x-forwarded-proto",
                                   "x-forwarded-host", "expect"})
@@ -334,7 +337,7 @@ class ReverseProxy:
 
         while True:
             try:
-                chunk = await upstream.content.readany()
+                chunk = await upstream.content.read(_READ_SIZE)
             except TimeoutError as exc:
                 if response is None:
                     state["note"] = "upstream timeout before the first byte"
