@@ -62,6 +62,13 @@ class ProxyThread:
 
     def __exit__(self, *exc: object) -> None:
         self.run(self.proxy.close())
+
+        async def pending() -> list[str]:
+            await asyncio.sleep(0.05)
+            return [repr(t) for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+        left = self.run(pending())
+        assert not left, left
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
         self._loop.close()
@@ -238,6 +245,22 @@ def test_request_body_streamed(origin: Origin, proxy: ProxyThread) -> None:
 
     r = httpx.post(proxy.url("/echo"), content=pieces(), timeout=5)     # chunked upstream too
     assert r.json()["body"] == "".join(f"piece {i};" for i in range(50))
+
+
+def test_expect_100_continue(origin: Origin, proxy: ProxyThread) -> None:
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                     b"Expect: 100-continue\r\nConnection: close\r\n\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(b"hello")
+        data = b""
+        while got := sock.recv(65536):
+            data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    seen = json.loads(body)
+    assert seen["body"] == "hello"
+    assert "expect" not in {k.lower() for k, _ in seen["headers"]}
 
 
 def _raw(port: int, request: bytes) -> bytes:

@@ -256,8 +256,11 @@ class ReverseProxy:
                                 headers={"Allow": "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"})
         target = request.raw_path
         if not target.startswith("/") and not (target == "*" and request.method == "OPTIONS"):
-            url = URL(target)
-            if not url.is_absolute() or (url.raw_authority or "").lower() != self._authority:
+            try:
+                authority = URL(target).raw_authority.lower()
+            except ValueError:
+                authority = ""
+            if authority != self._authority:
                 return web.Response(status=421, text="this reverse proxy serves one origin: "
                                     "absolute-form request targets for other hosts are refused\n")
         upgrade = request.headers.get("Upgrade", "")
