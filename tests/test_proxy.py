@@ -124,7 +124,7 @@ def origin() -> Iterator[Origin]:
             "Proxy-Authenticate": "Basic", "Trailer": "X-T", "X-Kept": "yes"})
 
     async def slow_headers(request: web.Request) -> web.Response:
-        await asyncio.sleep(3)
+        await asyncio.sleep(1.5)     # past the proxy's read timeout (1 s)
         return web.Response(text="late")
 
     async def range_(request: web.Request) -> web.Response:
@@ -298,7 +298,7 @@ def test_upstream_unreachable_and_stalled(origin: Origin, proxy: ProxyThread) ->
     assert httpx.get(proxy.url("/slow-headers"), timeout=5).status_code == 504
     assert time.monotonic() - started < 2.5
     # Stalls after the first bytes: the client connection is aborted (read_timeout 1 s).
-    origin.serve("/stall", Reply([PAGE[:2000], PAGE[2000:]], headers=HTML, stall=3))
+    origin.serve("/stall", Reply([PAGE[:2000], PAGE[2000:]], headers=HTML, stall=1.5))
     with pytest.raises(httpx.RemoteProtocolError):
         httpx.get(proxy.url("/stall"), timeout=5)
 
