@@ -13,6 +13,7 @@ import gzip
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +23,7 @@ import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Self
 
 import pytest
@@ -458,3 +460,31 @@ def test_cli_proxy_subprocess_graceful(origin: Origin) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y "
+                    "chromium)")
+@pytest.mark.parametrize("coding", ["identity", "gzip"])
+def test_chromium_through_the_proxy(origin: Origin, proxy: ProxyThread, tmp_path: Path,
+                                    coding: str) -> None:
+    # A page streamed in pieces (chunked, spaced in time), its links rewritten by the proxy; a
+    # script at its end counts them in the browser's DOM.
+    page = PAGE.replace(b"</body>", b"<p id=out></p><script>document.getElementById('out')"
+                        b".textContent = document.querySelectorAll('a[href^=\"https:\"]')"
+                        b".length + ' https links'</script></body>")
+    body = gzip.compress(page) if coding == "gzip" else page
+    headers = [*HTML, ("Content-Encoding", "gzip")] if coding == "gzip" else HTML
+    origin.serve("/browser", Reply([body[i:i + 1000] for i in range(0, len(body), 1000)],
+                                   headers=headers, delay=0.005))
+    assert CHROMIUM is not None
+    res = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-extensions",
+         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         proxy.url("/browser")],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert '<p id="out">120 https links</p>' in res.stdout
+    assert "http://example.com" not in res.stdout
