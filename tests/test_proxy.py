@@ -36,7 +36,7 @@ from aiohttp import web  # noqa: E402
 from htmlstream.http import HttpOptions  # noqa: E402
 from htmlstream.integrations.proxy import ReverseProxy  # noqa: E402
 from http_servers import Origin, Reply  # noqa: E402
-from integration_servers import JSON_AS_HTML, PAGE, RW, app_chunkings  # noqa: E402
+from integration_servers import BOOM_PAGE, JSON_AS_HTML, PAGE, RW, app_chunkings  # noqa: E402
 
 EXPECTED = RW.rewrite(PAGE)
 assert EXPECTED != PAGE
@@ -343,6 +343,19 @@ def _read_all(port: int, request: bytes) -> bytes:
                 break
             data += got
         return data
+
+
+def test_handler_error_aborts(origin: Origin, proxy: ProxyThread,
+                              caplog: pytest.LogCaptureFixture) -> None:
+    # A rewriter handler raises in the second half of the page: after output was sent.
+    caplog.set_level("INFO", "htmlstream.proxy")
+    origin.serve("/boom", Reply([BOOM_PAGE[:4000], BOOM_PAGE[4000:]], headers=HTML, delay=0.2))
+    data = _read_all(proxy.port, b"GET /boom HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 200") and not data.endswith(b"0\r\n\r\n")
+    assert "aborted: rewrite failed" in caplog.text
+    # Before any output: a 502.
+    origin.serve("/boom0", Reply([BOOM_PAGE], headers=HTML))
+    assert httpx.get(proxy.url("/boom0"), timeout=5).status_code == 502
 
 
 @pytest.mark.parametrize("split", [0, 200])

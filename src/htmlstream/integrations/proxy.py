@@ -58,7 +58,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from htmlstream import HtmlStreamError, Rewriter
+from htmlstream import Rewriter
 from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
 
 __all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "hop_by_hop", "logger"]
@@ -353,7 +353,7 @@ class ReverseProxy:
                 raise _Aborted(f"upstream: {exc}") from exc
             try:
                 out = transform.feed(chunk) if chunk else transform.close()
-            except HtmlStreamError as exc:  # a corrupt or oversized compressed body, a handler
+            except Exception as exc:    # a corrupt or oversized compressed body, a handler's
                 if response is None:
                     state["note"] = f"rewrite failed: {exc}"
                     return web.Response(status=502, text="the response could not be rewritten\n")
