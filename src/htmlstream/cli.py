@@ -23,6 +23,12 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     attribute gets ``loading="lazy"``, and a one-line summary (bytes in and out, elements
     changed, MB/s) goes to standard error.
 
+``htmlstream proxy --upstream URL [--listen HOST:PORT] [--preserve-host] [--trust-forwarded]
+                 [--connect-timeout S] [--read-timeout S] [--grace S] [rewrite options]``
+    A rewriting reverse proxy in front of one origin (:mod:`htmlstream.integrations.proxy`):
+    the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
+    per request to standard error, and stops gracefully on SIGINT/SIGTERM.
+
 To add a subcommand: write ``add_<name>_parser(subparsers)`` that sets
 ``func=cmd_<name>``, write ``cmd_<name>(args) -> int``, and call the former in
 :func:`build_parser`. Commands raise :class:`CliError` for user errors; :func:`main` prints them.
@@ -888,6 +894,131 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# htmlstream proxy
+# --------------------------------------------------------------------------------------------
+
+#: ``htmlstream rewrite`` options the proxy does not take (they are about files and chunking).
+_PROXY_SKIPPED = frozenset({"-h", "--help", "-o", "--output", "--chunk-size", "--encoding"})
+
+
+def listen_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6; port 0: any free port)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def positive_float(value: str) -> float:
+    """A number of seconds greater than 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, not {value!r}")
+    return number
+
+
+def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``htmlstream proxy``: its own options, then every rewrite option of
+    ``htmlstream rewrite`` (--on/--set-attr/..., --demo and whatever else it has)."""
+    parser = subparsers.add_parser(
+        "proxy",
+        help="a rewriting reverse proxy in front of one origin",
+        description=(
+            "Serve UPSTREAM's responses on LISTEN, rewriting its HTML as it streams (the rewrite\n"
+            "options are those of 'htmlstream rewrite'; without --on, --demo). One access-log\n"
+            "line per request goes to standard error. SIGINT/SIGTERM stop accepting and let\n"
+            "in-flight requests finish (--grace seconds). Needs htmlstream[proxy]."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--upstream", required=True, metavar="URL",
+                        help="the origin, http://HOST:PORT (every request goes there)")
+    parser.add_argument("--listen", type=listen_address, default=("127.0.0.1", 8080),
+                        metavar="HOST:PORT", help="where to listen (default: 127.0.0.1:8080; "
+                        "port 0: a free one, printed on standard output)")
+    parser.add_argument("--preserve-host", action="store_true",
+                        help="send the client's Host upstream (default: the upstream's)")
+    parser.add_argument("--trust-forwarded", action="store_true",
+                        help="append to the client's X-Forwarded-For and keep its "
+                        "X-Forwarded-Proto/-Host (only behind a proxy you trust)")
+    parser.add_argument("--connect-timeout", type=positive_float, default=10.0, metavar="S",
+                        help="seconds to connect to the upstream (default: 10)")
+    parser.add_argument("--read-timeout", type=positive_float, default=60.0, metavar="S",
+                        help="seconds the upstream may stay silent (default: 60)")
+    parser.add_argument("--grace", type=positive_float, default=10.0, metavar="S",
+                        help="seconds in-flight requests get at shutdown (default: 10)")
+    # The rewrite options, taken from the rewrite command itself so that every option it has
+    # (recipes included) builds the proxy's Rewriter too.
+    scratch = argparse.ArgumentParser(add_help=False)
+    add_rewrite_parser(scratch.add_subparsers())
+    rewrite = next(a for a in scratch._actions
+                   if isinstance(a, argparse._SubParsersAction)).choices["rewrite"]
+    for action in rewrite._actions:
+        if action.option_strings and not _PROXY_SKIPPED.intersection(action.option_strings):
+            parser._add_action(action)
+    parser.set_defaults(**{**rewrite._defaults, "func": cmd_proxy, "input": None})
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    """Run ``htmlstream proxy`` until SIGINT or SIGTERM."""
+    import asyncio
+    import logging
+    import signal
+
+    try:
+        from htmlstream.integrations.proxy import ReverseProxy
+    except ImportError as exc:
+        raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "
+                       f"({exc})") from exc
+    groups: list[RewriteGroup] = args.groups or []
+    if args.demo and groups:
+        raise CliError("--demo cannot be combined with --on")
+    _check_groups(groups)
+    recipes: list[Any] = _email_recipes(args)
+    # The encoding is each response's (ResponseRewrite makes the stream in it).
+    rewriter = _build_rewriter(groups, DemoStats() if not groups and not recipes else None,
+                               "utf-8").use(*recipes)
+    try:
+        proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
+                             trust_forwarded=args.trust_forwarded,
+                             connect_timeout=args.connect_timeout,
+                             read_timeout=args.read_timeout, shutdown_grace=args.grace)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    log = logging.getLogger("htmlstream.proxy")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            host, port = await proxy.start(*args.listen)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
+                           f"{exc.strerror or exc}") from exc
+        shown = f"[{host}]" if ":" in host else host
+        print(f"{PROG} proxy: listening on http://{shown}:{port}/ -> {args.upstream}",
+              flush=True)
+        try:
+            await stop.wait()
+            print(f"{PROG} proxy: stopping (in-flight requests get {args.grace:g} s)",
+                  file=sys.stderr, flush=True)
+        finally:
+            await proxy.close()
+
+    asyncio.run(serve())
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------
 
@@ -902,6 +1033,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_tokens_parser(subparsers)
     add_rewrite_parser(subparsers)
+    add_proxy_parser(subparsers)
     return parser
 
 

@@ -1,0 +1,380 @@
+"""A streaming, rewriting reverse proxy in front of one origin (``pip install htmlstream[proxy]``).
+
+::
+
+    proxy = ReverseProxy(rewriter, "http://127.0.0.1:8000")
+    async with proxy:
+        host, port = await proxy.start("127.0.0.1", 8080)
+        ...                     # serve until told to stop; proxy.close() drains in-flight requests
+
+or from the command line: ``htmlstream proxy --upstream http://127.0.0.1:8000 --listen
+127.0.0.1:8080 --on img --set-attr loading=lazy``.
+
+aiohttp is the HTTP library on both sides: its low-level server (``web.Server``) parses the
+requests and keeps client connections alive, and a ``ClientSession`` (a pool of keep-alive
+connections to the one upstream, ``auto_decompress=False``) sends them on.  Every decision about
+a response (rewritten or not, why not, its headers, its content coding) is
+:class:`htmlstream.http.ResponseRewrite`'s; this module only moves bytes and gets the framing
+right:
+
+* Never an open proxy: every request goes to the configured upstream.  ``CONNECT`` is refused
+  (405), and so is an absolute-form request target (``GET http://host/``) naming another
+  authority than the upstream's (421 Misdirected Request).
+* ``Host`` is set to the upstream's (``preserve_host=True``: the client's is kept).
+  ``X-Forwarded-For`` / ``-Proto`` / ``-Host`` are set; with ``trust_forwarded=True`` the
+  client's ``X-Forwarded-For`` is appended to and its ``-Proto``/``-Host`` kept (for a proxy
+  behind another one you trust), else they are replaced (a client cannot forge them).
+* Hop-by-hop headers (``Connection`` and the fields it names, ``Keep-Alive``, ``TE``,
+  ``Trailer``, ``Transfer-Encoding``, ``Upgrade``, ``Proxy-*``) are removed both ways; each side
+  is framed by aiohttp.  ``Expect: 100-continue`` is answered by the proxy.
+* WebSocket upgrades are refused with 501 (the proxy rewrites HTTP responses; put WebSocket
+  routes on another listener); other upgrades (``h2c``) are ignored, as RFC 9110 allows.
+* Request bodies stream upstream; response bodies stream back through ``ResponseRewrite``
+  chunk by chunk, the headers sent once it decided.  Backpressure: each chunk's output is
+  written and drained to the client before the next upstream read, and aiohttp's client stops
+  reading the upstream socket while its buffer is full, so a slow client slows the upstream
+  instead of filling the proxy's memory.
+* Failures: upstream unreachable, 502; a timeout (connect, or no response) before anything was
+  sent, 504; anything going wrong after the first byte went to the client (upstream closes
+  mid-body or lies in ``Content-Length``, a read timeout, a corrupt or oversized compressed
+  body) aborts the client connection: the client (or a cache) sees an incomplete response,
+  never a clean end.  A client that goes away closes the upstream connection.
+* One access-log line per request on the ``htmlstream.proxy`` logger: client, method, target,
+  status, body bytes sent, duration, and ``rewritten`` or why not (or why it was aborted).
+* :meth:`ReverseProxy.close` stops accepting, lets in-flight requests finish for
+  ``shutdown_grace`` seconds, then cancels what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Self
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict
+from yarl import URL
+
+from htmlstream import Rewriter
+from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+
+__all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "hop_by_hop", "logger"]
+
+#: The access log (one INFO line per request) and errors.
+logger: Final = logging.getLogger("htmlstream.proxy")
+
+#: A function of the request giving the per-document context (``Rewriter.stream(context=...)``).
+ContextFactory = Callable[[web.BaseRequest], Mapping[str, Any] | None]
+#: Called with the context and the headers to send when a response is rewritten.
+HeadersHook = Callable[[Mapping[str, Any] | None, list[tuple[str, str]]], list[tuple[str, str]]]
+
+#: Hop-by-hop fields (RFC 9110 7.6.1), besides those ``Connection`` names and ``Proxy-*``.
+_HOP_BY_HOP: Final = frozenset({"connection", "keep-alive", "te", "trailer",
+                                "transfer-encoding", "upgrade", "proxy-connection"})
+#: The most upstream body bytes read (and rewritten, and written) at once: what a response
+#: holds in flight, several copies of it at most, besides aiohttp's buffers.
+_READ_SIZE: Final = 64 * 1024
+#: Request fields the proxy sets itself.
+_SET_BY_PROXY: Final = frozenset({"host", "x-forwarded-for", "x-forwarded-proto",
+                                  "x-forwarded-host", "expect"})
+
+
+def hop_by_hop(headers: list[tuple[str, str]]) -> set[str]:
+    """The lower-case names of the hop-by-hop fields of ``headers``: the fixed ones, those the
+    ``Connection`` fields name, and every ``Proxy-*`` present."""
+    names = set(_HOP_BY_HOP)
+    for name, value in headers:
+        lower = name.lower()
+        if lower == "connection":
+            names.update(item.strip().lower() for item in value.split(",") if item.strip())
+        elif lower.startswith("proxy-"):
+            names.add(lower)
+    return names
+
+
+def _end_to_end(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    drop = hop_by_hop(headers)
+    return [(name, value) for name, value in headers if name.lower() not in drop]
+
+
+def _str_pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+
+
+class _Response(web.StreamResponse):
+    """aiohttp's streamed response, minus the ``Content-Type: application/octet-stream`` it
+    adds to a response that has none: the proxy passes the upstream's headers on as they are
+    (a browser sniffs a response without a type; it downloads an octet-stream)."""
+
+    def __init__(self, *, status: int, reason: str | None, untyped: bool) -> None:
+        super().__init__(status=status, reason=reason)
+        self._untyped = untyped
+
+    async def _prepare_headers(self) -> None:
+        await super()._prepare_headers()
+        if self._untyped:
+            self.headers.popall("Content-Type", None)
+
+
+class _Aborted(Exception):
+    """The response was cut short after output was sent: the client connection is aborted."""
+
+
+class ReverseProxy:
+    """A rewriting reverse proxy in front of one upstream origin.
+
+    Args:
+        rewriter: the rules (shared by every request; each response gets its own stream).
+        upstream: the origin's base URL (``http://host:port``, optionally ``https://`` and a
+            path prefix); every request goes there.
+        options: what :class:`~htmlstream.http.ResponseRewrite` rewrites, and how.
+        context: called with each request; its result is the per-document context.
+        headers_hook: called with that context and the headers of a rewritten response
+            (default :func:`htmlstream.http.csp_nonce_hook`); None: none.
+        preserve_host: send the client's ``Host`` upstream instead of the upstream's.
+        trust_forwarded: append to the client's ``X-Forwarded-For`` (and keep its
+            ``X-Forwarded-Proto``/``-Host``) instead of replacing them.
+        connect_timeout: seconds to connect to the upstream (then 504).
+        read_timeout: seconds the upstream may stay silent, before its response (504) or
+            between two body reads (the client connection is aborted).
+        shutdown_grace: seconds :meth:`close` lets in-flight requests finish.
+        max_connections: upstream connections at most (requests beyond wait for one).
+    """
+
+    def __init__(
+        self,
+        rewriter: Rewriter,
+        upstream: str,
+        *,
+        options: HttpOptions | None = None,
+        context: ContextFactory | None = None,
+        headers_hook: HeadersHook | None = csp_nonce_hook,
+        preserve_host: bool = False,
+        trust_forwarded: bool = False,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        shutdown_grace: float = 10.0,
+        max_connections: int = 256,
+    ) -> None:
+        url = URL(upstream)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"the upstream is an http:// or https:// URL, not {upstream!r}")
+        self.rewriter = rewriter
+        self.upstream = url
+        self._prefix = url.raw_path.rstrip("/")
+        self._authority = url.raw_authority.lower()
+        self._options = options
+        self._context = context
+        self._headers_hook = headers_hook
+        self.preserve_host = preserve_host
+        self.trust_forwarded = trust_forwarded
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=None,
+                                              sock_connect=connect_timeout,
+                                              sock_read=read_timeout)
+        self._shutdown_grace = shutdown_grace
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._runner: web.ServerRunner | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> tuple[str, int]:
+        """Listen on ``host:port`` (0: a free port); returns the address listened on."""
+        if self._runner is not None:
+            raise RuntimeError("the proxy is started already")
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
+            timeout=self._timeout,
+            auto_decompress=False,      # the body goes on (or to ResponseRewrite) as sent
+            cookie_jar=aiohttp.DummyCookieJar(),
+            # Only the client's headers: no User-Agent, Accept, Accept-Encoding of aiohttp's.
+            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+        )
+        server = web.Server(self.handle, access_log=None, handler_cancellation=True)
+        self._runner = web.ServerRunner(server, handle_signals=False,
+                                        shutdown_timeout=self._shutdown_grace)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        sockets = site._server.sockets if isinstance(site._server, asyncio.Server) else ()
+        address = sockets[0].getsockname() if sockets else (host, port)
+        return str(address[0]), int(address[1])
+
+    async def close(self) -> None:
+        """Stop accepting, let in-flight requests finish (``shutdown_grace`` seconds at most,
+        then they are cancelled), and close the upstream connections."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ one request
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        """Proxy one request (aiohttp's low-level server handler)."""
+        started = time.perf_counter()
+        state: dict[str, Any] = {"sent": 0, "note": ""}
+        status = 0
+        try:
+            response = await self._proxy(request, state)
+            status = response.status
+            return response
+        except _Aborted as exc:
+            status = state.get("status", 0)
+            state["note"] = f"aborted: {exc}"
+            if request.transport is not None:
+                request.transport.abort()
+            # aiohttp's write_eof() on the aborted transport fails quietly: the body is not
+            # ended (no last chunk), and the connection is gone.
+            aborted: web.StreamResponse = state["response"]
+            return aborted
+        except (ConnectionError, asyncio.CancelledError):
+            status = state.get("status", 0)
+            state["note"] = "aborted: the client went away"
+            raise
+        finally:
+            logger.info('%s "%s %s HTTP/%d.%d" %d %d %.3fs %s', request.remote or "-",
+                        request.method, request.raw_path, *request.version, status,
+                        state["sent"], time.perf_counter() - started, state["note"])
+
+    def _refusal(self, request: web.BaseRequest) -> web.Response | None:
+        """The error response for a request this proxy does not forward, or None."""
+        if request.method == "CONNECT":
+            return web.Response(status=405, text="CONNECT is not allowed: this is a reverse "
+                                "proxy for one origin, not a forward proxy\n",
+                                headers={"Allow": "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"})
+        target = request.raw_path
+        if not target.startswith("/") and not (target == "*" and request.method == "OPTIONS"):
+            try:
+                authority = URL(target).raw_authority.lower()
+            except ValueError:
+                authority = ""
+            if authority != self._authority:
+                return web.Response(status=421, text="this reverse proxy serves one origin: "
+                                    "absolute-form request targets for other hosts are refused\n")
+        upgrade = request.headers.get("Upgrade", "")
+        if "websocket" in upgrade.lower():
+            return web.Response(status=501, text="WebSocket upgrades are not proxied\n")
+        return None
+
+    def _upstream_headers(self, request: web.BaseRequest) -> list[tuple[str, str]]:
+        headers = _end_to_end(_str_pairs(request.raw_headers))
+        client = request.remote or ""
+        forwarded_for = [value for name, value in headers if name.lower() == "x-forwarded-for"]
+        proto = request.headers.get("X-Forwarded-Proto") if self.trust_forwarded else None
+        fhost = request.headers.get("X-Forwarded-Host") if self.trust_forwarded else None
+        out = [(name, value) for name, value in headers if name.lower() not in _SET_BY_PROXY]
+        chain = [*forwarded_for, client] if self.trust_forwarded and forwarded_for else [client]
+        out.append(("X-Forwarded-For", ", ".join(chain)))
+        out.append(("X-Forwarded-Proto", proto or request.scheme))
+        host = request.headers.get("Host")
+        if fhost or host:
+            out.append(("X-Forwarded-Host", fhost or host or ""))
+        if self.preserve_host and host:
+            out.append(("Host", host))
+        return out
+
+    async def _proxy(self, request: web.BaseRequest, state: dict[str, Any]
+                     ) -> web.StreamResponse:
+        refusal = self._refusal(request)
+        if refusal is not None:
+            state["note"] = "refused"
+            return refusal
+        session = self._session
+        assert session is not None, "the proxy is not started"
+        target = request.raw_path
+        if not target.startswith("/"):
+            target = URL(target).raw_path_qs if target != "*" else "*"
+        url = URL(f"{self.upstream.scheme}://{self.upstream.raw_authority}{self._prefix}{target}",
+                  encoded=True)
+        if request.headers.get("Expect", "").lower() == "100-continue":
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        data: Any = request.content if request.body_exists else None
+        try:
+            upstream = await session.request(
+                request.method, url, headers=self._upstream_headers(request), data=data,
+                allow_redirects=False, compress=None, chunked=None,
+                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"))
+        except TimeoutError as exc:
+            state["note"] = f"upstream timeout: {exc or 'no response'}"
+            return web.Response(status=504, text="the upstream did not answer in time\n")
+        except aiohttp.ClientError as exc:
+            state["note"] = f"upstream error: {exc}"
+            return web.Response(status=502, text="the upstream cannot be reached\n")
+        try:
+            return await self._respond(request, upstream, state)
+        finally:
+            if not upstream.content.is_eof():
+                upstream.close()    # cut short: the upstream connection is not reused
+            upstream.release()
+
+    async def _respond(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse,
+                       state: dict[str, Any]) -> web.StreamResponse:
+        headers = _end_to_end(_str_pairs(upstream.raw_headers))
+        ctx = self._context(request) if self._context is not None else None
+        transform: ResponseRewrite[str] = ResponseRewrite(
+            self.rewriter, request.method, upstream.status, headers,
+            request_headers=request.headers, options=self._options, context=ctx)
+        state["status"] = upstream.status
+        response: web.StreamResponse | None = None
+
+        async def send(out: bytes) -> None:
+            nonlocal response
+            if response is None:
+                response = await self._start_response(request, upstream, transform, ctx)
+                state["response"] = response
+            if out:
+                await response.write(out)   # (drains the client connection when its buffer
+                state["sent"] += len(out)   # is full: the upstream waits meanwhile)
+
+        while True:
+            try:
+                chunk = await upstream.content.read(_READ_SIZE)
+            except TimeoutError as exc:
+                if response is None:
+                    state["note"] = "upstream timeout before the first byte"
+                    return web.Response(status=504, text="the upstream stalled\n")
+                raise _Aborted("upstream read timeout") from exc
+            except aiohttp.ClientError as exc:
+                if response is None:
+                    state["note"] = f"upstream error: {exc}"
+                    return web.Response(status=502, text="the upstream response broke off\n")
+                raise _Aborted(f"upstream: {exc}") from exc
+            try:
+                out = transform.feed(chunk) if chunk else transform.close()
+            except Exception as exc:    # a corrupt or oversized compressed body, a handler's
+                if response is None:
+                    state["note"] = f"rewrite failed: {exc}"
+                    return web.Response(status=502, text="the response could not be rewritten\n")
+                raise _Aborted(f"rewrite failed: {exc}") from exc
+            if transform.decided or not chunk:
+                await send(out)
+            if not chunk:
+                break
+        assert response is not None
+        await response.write_eof()
+        state["note"] = "rewritten" if transform.rewriting else f"passed: {transform.reason}"
+        return response
+
+    async def _start_response(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse,
+                              transform: ResponseRewrite[str], ctx: Mapping[str, Any] | None
+                              ) -> web.StreamResponse:
+        headers = transform.headers
+        if transform.rewriting and self._headers_hook is not None:
+            headers = self._headers_hook(ctx, list(headers))
+        untyped = not any(name.lower() == "content-type" for name, _ in headers)
+        response = _Response(status=upstream.status, reason=upstream.reason, untyped=untyped)
+        response.headers.extend(CIMultiDict(headers))
+        await response.prepare(request)
+        return response
