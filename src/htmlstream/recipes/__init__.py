@@ -14,6 +14,19 @@ core never imports them.
 
 from __future__ import annotations
 
+from htmlstream.recipes.csp import CspNonce, csp_nonce, nonce_of
+from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
+from htmlstream.recipes.inject import Inject, inject
 from htmlstream.rewriter import Recipe
 
-__all__ = ["Recipe"]
+__all__ = [
+    "CspNonce",
+    "HttpsUpgrade",
+    "Inject",
+    "Recipe",
+    "UpgradeReport",
+    "csp_nonce",
+    "https_upgrade",
+    "inject",
+    "nonce_of",
+]
