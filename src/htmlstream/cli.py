@@ -554,8 +554,8 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         help="rewrite a document as it streams: --on SELECTOR ACTION... (or --demo)",
         usage=(
             "%(prog)s [-h] [INPUT|-|URL] [-o OUT] [--encoding ENC] [--chunk-size N]\n"
-            "                          (--on SELECTOR ACTION... [--on SELECTOR ACTION...] | --demo)\n"
-            "                          [--https-upgrade ...] [--inject-head-end FILE ...] "
+            "                          (--on SELECTOR ACTION... [--on SELECTOR ACTION...] | --demo)"
+            "\n                          [--https-upgrade ...] [--inject-head-end FILE ...] "
             "[--csp-nonce ...]"
         ),
         description=(

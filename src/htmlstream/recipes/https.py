@@ -169,7 +169,7 @@ def upgrade_url(value: str, known: HostPredicate, report: UpgradeReport | None =
     return value
 
 
-_SRCSET_URL = re.compile(r"[\t\n\x0c\r ,]*([^\t\n\x0c\r ]+)")
+_SRCSET_URL = re.compile(r"[\t\n\x0c\r ,]*([^\t\n\x0c\r ,][^\t\n\x0c\r ]*)")
 
 
 def upgrade_srcset(value: str, known: HostPredicate, report: UpgradeReport | None) -> str:
@@ -185,6 +185,8 @@ def upgrade_srcset(value: str, known: HostPredicate, report: UpgradeReport | Non
         url = match.group(1)
         url_end = match.end(1)
         stripped = url.rstrip(",")
+        if not stripped:        # only commas left
+            break
         out.append(value[pos:match.start(1)])
         out.append(upgrade_url(stripped, known, report))
         pos = match.start(1) + len(stripped)
@@ -530,9 +532,10 @@ def _css_tail_start(text: str) -> int:
     them at the very end); ``len(text)`` when none is near the end."""
     lower = text.lower()
     start = max(lower.rfind("url("), lower.rfind("@import"))
-    partial = _CSS_START.search(text[-8:])
+    tail = text[-8:]
+    partial = _CSS_START.search(tail)
     if partial is not None:
-        start = max(start, len(text) - 8 + partial.start())
+        start = max(start, len(text) - len(tail) + partial.start())
     if start < 0 or start < len(text) - _CSS_SAFE:
         return len(text)
     return start
