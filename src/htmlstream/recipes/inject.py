@@ -9,8 +9,8 @@ The points are where a browser's tree builder puts them, tags or no tags:
 * ``body_start``: after the ``<body>`` tag; without one, where the body begins: before its first
   element (the insertion point of a body implied by text is the first element after that text,
   or the end: no handler sees every text chunk, which would cost 3.5 times a pass-through);
-* ``body_end``: before ``</body>``, or before the end of input when the body is never closed
-  explicitly (``</html>`` without ``</body>``: the end of the document).
+* ``body_end``: before ``</body>``; for a body with no ``<body>`` tag, before ``</html>``, or
+  at the end of the input.
 
 What was not placed by the end of the document (a document with no element at all) is
 appended at its end, in the order above.  Each snippet is inserted at most once per document;
@@ -59,6 +59,8 @@ class Inject:
             return
         rewriter.on("head", element=self.head)
         rewriter.on("body", element=self.body)
+        if "body_end" in self.snippets:
+            rewriter.on("html", element=self.html)
         if "head_start" in self.snippets:
             rewriter.on("head > *", element=self.head_child)
         if self.snippets.keys() - {"body_end"}:
@@ -134,6 +136,15 @@ class Inject:
             el.prepend(content, html=True)
         if "body_end" in self.snippets and "body_end" not in state:
             # (ValueError: a <body> merged into an implied one; the end of the document)
+            with contextlib.suppress(ValueError):
+                el.on_end_tag(self._body_end)
+
+    def html(self, el: Element) -> None:
+        """``<html>``: body_end before ``</html>`` when the body has no end tag of its own
+        (a body with no ``<body>`` tag)."""
+        state = self._state(el.context)
+        if "html_seen" not in state:
+            state.add("html_seen")
             with contextlib.suppress(ValueError):
                 el.on_end_tag(self._body_end)
 
