@@ -276,7 +276,7 @@ _CSS_URL = re.compile(
     r"(?:(?P<fn>[uU][rR][lL]\()[\t\n\x0c\r ]{0,64}(?P<q1>['\"]?)"
     r"|(?P<imp>@[iI][mM][pP][oO][rR][tT])[\t\n\x0c\r ]{0,64}(?P<q2>['\"]))"
     r"[\t\n\x0c\r ]{0,64}(?P<scheme>[hH][tT][tT][pP]):(?P<slashes>[/\\]{1,8})"
-    r"(?P<auth>[^/\\?#\t\n\x0c\r \"')]{0," + str(_CSS_HOST) + r"})"
+    r"(?P<auth>[^/\\?#\t\n\x0c\r \"')<]{0," + str(_CSS_HOST) + r"})"
 )
 #: Longer than any match (and the character after it), so a match that starts before
 #: ``len(text) - _CSS_SAFE`` is complete.
@@ -487,10 +487,18 @@ class HttpsUpgrade:
         else:
             new, cut = upgrade_css(whole, self.known, report, _css_tail_start(whole))
             rest = whole[cut:]
+        if new != text:
+            try:
+                chunk.replace(new)
+            except ValueError:
+                # Raw text the engine will not write back ('</' and a letter, which it
+                # cannot tell from an end tag): this chunk stays as it was, after the
+                # carried text as it was.
+                if carry:
+                    chunk.before(carry)
+                rest = ""
         if rest:
             context[_CARRY_KEY] = rest
-        if new != text:
-            chunk.replace(new)
 
     def end(self, end: DocumentEnd) -> None:
         """Make sure the report exists, and drop a carry left by a broken document."""
@@ -509,7 +517,8 @@ def _source_text(chunk: TextChunk) -> str:
             raw = chunk.raw.decode("utf-8")
         except UnicodeDecodeError:
             return text
-        if raw != text and raw.replace("\r\n", "\n").replace("\r", "\n") == text:
+        if raw != text and raw.replace("\r\n", "\n").replace("\r", "\n").replace(
+                "\x00", "\ufffd") == text:
             return raw
     return text
 
@@ -536,8 +545,8 @@ def _css_tail_start(text: str) -> int:
     partial = _CSS_START.search(tail)
     if partial is not None:
         start = max(start, len(text) - len(tail) + partial.start())
-    if start < 0 or start < len(text) - _CSS_SAFE:
-        return len(text)
+    if start < 0 or start < len(text) - _CSS_SAFE or "<" in text[start:]:
+        return len(text)     # (no URL is pending: none runs into a '<')
     return start
 
 
