@@ -476,6 +476,10 @@ class HttpsUpgrade:
         context = chunk.context
         carry: str = context.pop(_CARRY_KEY, "")
         text = _source_text(chunk)
+        if text is None:
+            if carry:
+                chunk.before(carry)
+            return
         whole = carry + text
         last = chunk.last_in_text_node
         if not carry and not _css_candidate(text, last):
@@ -507,20 +511,24 @@ class HttpsUpgrade:
         context.pop(_CARRY_KEY, None)
 
 
-def _source_text(chunk: TextChunk) -> str:
-    """The chunk's text as written (CR kept), so that writing it back changes no byte; its
-    decoded text when the source is not plain UTF-8 text (character references, other
-    encodings)."""
+def _source_text(chunk: TextChunk) -> str | None:
+    """The chunk's text as written (CR and NUL kept), so that writing it back changes no
+    byte; ``None`` when it could not be written back as it was (bytes the encoding cannot
+    read, CRs in a document that is not UTF-8)."""
     text = chunk.text
-    if "\r" not in text:
-        try:
-            raw = chunk.raw.decode("utf-8")
-        except UnicodeDecodeError:
+    raw = chunk.raw
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        source = None
+    if source is not None:
+        if source == text:
             return text
-        if raw != text and raw.replace("\r\n", "\n").replace("\r", "\n").replace(
-                "\x00", "\ufffd") == text:
-            return raw
-    return text
+        if source.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd") == text:
+            return source
+    if "\ufffd" in text or b"\r" in raw or b"\x00" in raw:
+        return None
+    return text     # another encoding: written back in it
 
 
 _CSS_START = re.compile(r"[uU](?:[rR](?:[lL]\(?)?)?$|@(?:[iI](?:[mM](?:[pP](?:[oO](?:[rR]"
