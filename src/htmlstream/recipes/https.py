@@ -386,11 +386,15 @@ def _load_preload(hosts_given: bool) -> HostPredicate | None:
         return None
     check = hstspreload.in_hsts_preload
 
+    @lru_cache(maxsize=4096)
     def preloaded(host: str) -> bool:
-        try:
-            return bool(check(host))
-        except (UnicodeError, ValueError):
-            return False
+        # (hstspreload reads its data with a deprecated importlib call: not our users' noise)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                return bool(check(host))
+            except (UnicodeError, ValueError):
+                return False
     return preloaded
 
 
