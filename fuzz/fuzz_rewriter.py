@@ -31,6 +31,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
@@ -146,6 +147,43 @@ def TestOneInput(data: bytes) -> None:
                             scripting=rw_options["scripting"])
     except hm.KnownBug as bug:
         STATS[bug.key] += 1
+    check_recipes(doc, cuts)
+
+
+def _recipes_output(chunks: list[bytes], known: bool) -> tuple[bytes, object]:
+    ctx: dict[str, object] = {}
+    stream = _RECIPES[known].stream(context=ctx)
+    out = b"".join(stream.feed(c) for c in chunks) + stream.close()
+    report = ctx["https_upgrade"]
+    return out, (report.upgraded, report.left, ctx.get("csp_nonce"))  # type: ignore[attr-defined]
+
+
+def check_recipes(doc: bytes, cuts: list[list[bytes]]) -> None:
+    """The recipes (htmlstream.recipes): output and report the same in every chunking; with no
+    host known (and nothing to inject or nonce), no byte changes."""
+    expected = _recipes_output([doc], True)
+    for chunks in cuts:
+        if _recipes_output(chunks, True) != expected:
+            raise AssertionError(f"recipes: output depends on the chunking {chunks!r}")
+        if _recipes_output(chunks, False)[0] != doc:
+            raise AssertionError("recipes: https_upgrade with no known host changed the input")
+
+
+def _make_recipes() -> dict[bool, object]:
+    from htmlstream import Rewriter, recipes
+    every = Rewriter().use(
+        recipes.csp_nonce(nonce=lambda: "n0nce"),
+        recipes.inject(head_start="<!--hs-->", head_end="<script>h()</script>",
+                       body_start="<!--bs-->", body_end="<!--be-->"),
+        recipes.https_upgrade(["*"], hsts_preload=False, links=True,
+                              upgrade_insecure_requests=True))
+    none = Rewriter().use(recipes.https_upgrade(lambda host: False, hsts_preload=False,
+                                                links=True))
+    return {True: every, False: none}
+
+
+with atheris.instrument_imports():
+    _RECIPES: dict[bool, Any] = _make_recipes()
 
 
 def main() -> None:

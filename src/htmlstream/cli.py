@@ -537,7 +537,7 @@ order given, to every element SELECTOR matches. Groups apply in order. CONTENT i
 text (escaped for where it lands) unless --html is given in its group; CONTENT that starts
 with '-' is written --append=-CONTENT.
 
-Without --on, --demo runs: the Cloudflare showcase. http:// URLs in a[href], img[src],
+Without --on or a recipe, --demo runs: the Cloudflare showcase. http:// URLs in a[href], img[src],
 script[src], link[href] and form[action] become https://, every <img> without a loading
 attribute gets loading="lazy", and a one-line summary (bytes in, bytes out, elements changed,
 MB/s) goes to standard error.
@@ -550,6 +550,8 @@ examples:
   curl -s https://example.org/ | htmlstream rewrite - --on script --remove \\
       --on 'img:not([alt])' --set-attr alt= --on main --prepend '<p>Hi</p>' --html
   htmlstream rewrite https://example.org/ --demo > /dev/null
+  htmlstream rewrite page.html --https-upgrade --https-hosts '*.example.com' \\
+      --inject-head-end analytics.html --csp-nonce -o out.html
 """
 
 
@@ -561,6 +563,8 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         usage=(
             "%(prog)s [-h] [INPUT|-|URL] [-o OUT] [--encoding ENC] [--chunk-size N]\n"
             "                          (--on SELECTOR ACTION... [--on SELECTOR ACTION...] | --demo)"
+            "\n                          [--https-upgrade ...] [--inject-head-end FILE ...] "
+            "[--csp-nonce ...]"
         ),
         description=(
             "Rewrite INPUT as a stream: read it in chunks, apply the actions of each --on\n"
@@ -662,6 +666,7 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         type=tag_name,
     )
     _add_email_options(parser)
+    add_recipe_arguments(parser)
     parser.set_defaults(func=cmd_rewrite, groups=None)
 
 
@@ -774,7 +779,8 @@ class DemoStats:
 
 
 def _build_rewriter(
-    groups: list[RewriteGroup], demo: DemoStats | None, encoding: str, adjust: bool = False
+    groups: list[RewriteGroup], demo: DemoStats | None, encoding: str, adjust: bool = False,
+    recipes: list[Any] | None = None,
 ) -> Rewriter:
     """A :class:`~htmlstream.rewriter.Rewriter` with the groups (or the demo) as rules;
     ``adjust``: follow the first ``<meta charset>`` (the encoding was only a guess)."""
@@ -782,6 +788,8 @@ def _build_rewriter(
     from htmlstream.rewriter import Rewriter
 
     rewriter = Rewriter(encoding=encoding, adjust_charset_on_meta_tag=adjust)
+    if recipes:
+        rewriter.use(*recipes)
     if demo is not None:
         rewriter.on(DEMO_SELECTOR, element=demo.element)
     for group in groups:
@@ -840,8 +848,13 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
     if args.demo and groups:
         raise CliError("--demo cannot be combined with --on")
     _check_groups(groups)
-    recipes: list[Any] = _email_recipes(args)
+    # (csp_nonce first: the others' scripts carry the document's nonce)
+    recipes = recipes_from_args(args) + _email_recipes(args)
+    if args.demo and recipes:
+        raise CliError("--demo cannot be combined with recipes (--https-upgrade, --inject-..., "
+                       "--csp-nonce, --obfuscate-emails...)")
     demo = DemoStats() if not groups and not recipes else None
+    context: dict[str, Any] = {}
 
     total_in = total_out = 0
     elapsed = 0.0
@@ -859,10 +872,10 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
                 found = sniff(prefix, _content_type(charset))
                 encoding = found.encoding
                 adjust = not found.certain
-        rewriter = _build_rewriter(groups, demo, encoding, adjust).use(*recipes)
+        rewriter = _build_rewriter(groups, demo, encoding, adjust, recipes)
         with open_output(args.output, args.input) as out:
             started = time.perf_counter()
-            stream = rewriter.stream()
+            stream = rewriter.stream(context=context)
             elapsed += time.perf_counter() - started
             for chunk in chunks:
                 total_in += len(chunk)
@@ -882,6 +895,8 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
         if stream.passthrough_reason is not None:
             print(f"{PROG}: note: {name}: {stream.passthrough_reason}", file=sys.stderr)
 
+    if recipes:
+        report_recipes(context, name)
     if demo is not None:
         rate = f"{total_in / elapsed / 1e6:.1f} MB/s" if elapsed > 0 else "n/a MB/s"
         print(
@@ -977,10 +992,10 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     if args.demo and groups:
         raise CliError("--demo cannot be combined with --on")
     _check_groups(groups)
-    recipes: list[Any] = _email_recipes(args)
+    recipes = recipes_from_args(args) + _email_recipes(args)
     # The encoding is each response's (ResponseRewrite makes the stream in it).
     rewriter = _build_rewriter(groups, DemoStats() if not groups and not recipes else None,
-                               "utf-8").use(*recipes)
+                               "utf-8", recipes=recipes)
     try:
         proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
                              trust_forwarded=args.trust_forwarded,
@@ -1016,6 +1031,97 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     asyncio.run(serve())
     return 0
+
+
+# Recipes (htmlstream.recipes): --https-upgrade, --inject-*, --csp-nonce
+# --------------------------------------------------------------------------------------------
+
+
+def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``htmlstream rewrite`` that add recipes (``htmlstream.recipes``)."""
+    group = parser.add_argument_group(
+        "recipes", "ready-made rewrites, combined with each other and with --on groups"
+    )
+    group.add_argument("--https-upgrade", action="store_true",
+                       help="rewrite http:// subresource URLs to https:// where the host is "
+                       "known to serve HTTPS (--https-hosts, and Chromium's HSTS preload list "
+                       "when the hstspreload package is installed)")
+    group.add_argument("--https-hosts", action="append", metavar="PATTERNS",
+                       help="hosts known to serve HTTPS: example.com, *.example.com or *, "
+                       "comma-separated; repeatable (implies --https-upgrade)")
+    group.add_argument("--https-links", action="store_true",
+                       help="also upgrade links (a, area) (implies --https-upgrade)")
+    group.add_argument("--no-hsts-preload", action="store_true",
+                       help="do not count the hosts of the HSTS preload list as known")
+    group.add_argument("--upgrade-insecure-requests", action="store_true",
+                       help="add the upgrade-insecure-requests CSP <meta> to <head>")
+    for point in ("head-start", "head-end", "body-start", "body-end"):
+        group.add_argument(f"--inject-{point}", metavar="FILE",
+                           help=f"insert the HTML of FILE at the {point.replace('-', ' ')} "
+                           "(once per document, tags or no tags)")
+    group.add_argument("--csp-nonce", action="store_true",
+                       help="put a fresh CSP nonce on <script> and <style> and merge it into a "
+                       "CSP <meta>; the nonce is printed to standard error")
+    group.add_argument("--csp-select", metavar="SELECTOR",
+                       help="the elements that get the nonce (default: 'script, style'; "
+                       "implies --csp-nonce)")
+
+
+def recipes_from_args(args: argparse.Namespace) -> list[Any]:
+    """The recipes the options ask for, in the order they run: the CSP nonce first (what the
+    others insert gets it), then the injections, then the HTTPS upgrade."""
+    from htmlstream import recipes
+
+    made: list[Any] = []
+    if args.csp_nonce or args.csp_select:
+        try:
+            made.append(recipes.csp_nonce(select=args.csp_select or "script, style"))
+        except htmlstream.SelectorError as exc:
+            raise CliError(f"invalid selector {args.csp_select!r}: {exc}") from exc
+    snippets: dict[str, str] = {}
+    for point in ("head_start", "head_end", "body_start", "body_end"):
+        path = getattr(args, f"inject_{point}")
+        if path is not None:
+            try:
+                with open(path, encoding="utf-8") as file:
+                    snippets[point] = file.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CliError(f"cannot read --inject-{point.replace('_', '-')} {path!r}: "
+                               f"{exc}") from exc
+    if snippets:
+        made.append(recipes.inject(**snippets))
+    upgrade = (args.https_upgrade or args.https_hosts or args.https_links
+               or args.upgrade_insecure_requests)
+    if upgrade:
+        hosts = [h.strip() for value in args.https_hosts or [] for h in value.split(",")
+                 if h.strip()]
+        preload = not args.no_hsts_preload
+        if preload:
+            try:
+                import hstspreload  # noqa: F401
+            except ImportError:
+                preload = False     # the hosts given only (pip install 'htmlstream[hsts]')
+        try:
+            made.append(recipes.https_upgrade(
+                hosts or None, hsts_preload=preload, links=args.https_links,
+                upgrade_insecure_requests=args.upgrade_insecure_requests))
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+    return made
+
+
+def report_recipes(context: dict[str, Any], name: str) -> None:
+    """What the recipes did, on standard error."""
+    report = context.get("https_upgrade")
+    if report is not None:
+        top = ", ".join(f"{host} {n}" for host, n in sorted(
+            report.upgraded.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+        print(f"{PROG}: https-upgrade on {name}: {report.total_upgraded:,} URLs upgraded"
+              f"{' (' + top + ')' if top else ''}, {report.total_left:,} http:// URLs left",
+              file=sys.stderr)
+    nonce = context.get("csp_nonce")
+    if isinstance(nonce, str):
+        print(f"{PROG}: csp-nonce on {name}: {nonce}", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------------------------

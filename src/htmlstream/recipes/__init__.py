@@ -14,11 +14,22 @@ core never imports them.
 
 from __future__ import annotations
 
+from htmlstream.recipes.csp import CspNonce, csp_nonce, nonce_of
+from htmlstream.recipes.emails import decode_emails, obfuscate_emails
+from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
+from htmlstream.recipes.inject import Inject, inject
 from htmlstream.rewriter import Recipe
 
-__all__ = ["Recipe"]
-
-# E-mail obfuscation (emails.py).
-from htmlstream.recipes.emails import decode_emails, obfuscate_emails
-
-__all__ += ["decode_emails", "obfuscate_emails"]
+__all__ = [
+    "CspNonce",
+    "HttpsUpgrade",
+    "Inject",
+    "Recipe",
+    "UpgradeReport",
+    "csp_nonce",
+    "decode_emails",
+    "https_upgrade",
+    "inject",
+    "nonce_of",
+    "obfuscate_emails",
+]
