@@ -1,4 +1,5 @@
-# Type stub for the compiled rewriter sink (rewriter.pyx): output assembly and handler dispatch.
+# Type stub for the compiled rewriter sink (rewriter.pyx): handler dispatch and the open elements
+# (the output and its seams: output.pyi).
 
 from typing import Any, final
 
@@ -14,7 +15,7 @@ from htmlstream._engine.treebuilder import TreeBuilderSimulator
 @disjoint_base
 class OpenElement: ...
 
-# Runs the handlers on the lexer's tokens and assembles the output.
+# Runs the handlers on the lexer's tokens; writes the output through an output.Output.
 @final
 class RewriteSink(DocumentSink):
     def __init__(self, rules: Rules, encoding: str) -> None: ...

@@ -1,31 +1,28 @@
 # cython: language_level=3
-"""Output assembly and handler dispatch: the token sink of the rewriter.
+"""Handler dispatch and the open elements: the token sink of the rewriter.
 
-Input bytes reach the output untouched unless a handler changed the unit they belong to: the sink
-remembers how far the input has been written (``out_pos``) and copies everything up to the next
-changed unit as one slice, at the latest at the end of each chunk.  A unit a handler changed is
-written from its recorded mutations instead, and content an element removal covers is skipped.
+``RewriteSink`` is what a stream drives (it implements ``sink.DocumentSink``).  It ties three
+units together, each readable alone:
 
-The sink is what a stream drives (it implements ``sink.DocumentSink``): every unit it hands a
-handler carries the stream's context, and the element of the ``<meta charset>`` rule goes to
-the stream's encoding switch (``on_meta``) instead of a handler.
+* the output (output.pyx, ``Output``): the buffer, the input copied through it as it is, and the
+  seams where the output stops following the input.  The sink only says what to write there;
+* handler dispatch (this module, "tokens" and "element handlers" below): which handlers are in
+  force (``active_text``, ``active_comments``), the units they get, and writing a changed unit
+  from its recorded mutations.  Every unit carries the stream's context, and the element of the
+  ``<meta charset>`` rule goes to the stream's encoding switch (``on_meta``) instead of a handler;
+* the open elements (this module, "the open-element mirror" below): a mirror of the tree-builder
+  simulator's stack, replayed after each tag (``sync_stack``), that tells dispatch where
+  elements start and end, implied, merged and re-opened ones too, and keeps their state
+  (``OpenElement``, by depth) for their end.
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy, memmove
+from libc.string cimport memmove
 
-import re
-
-from htmlstream._engine.ascii cimport is_alnum, is_alpha
 from htmlstream._engine.constants cimport IMAGE_HASH, IMG_HASH
-from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
-from htmlstream._engine.constants cimport PLAINTEXT as T_PLAINTEXT
-from htmlstream._engine.constants cimport RAWTEXT as T_RAWTEXT
-from htmlstream._engine.constants cimport RCDATA as T_RCDATA
 from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
     AttributePolicy,
@@ -35,6 +32,7 @@ from htmlstream._engine.lexer cimport (
     TagRec,
 )
 from htmlstream._engine.matcher cimport Matcher, Program
+from htmlstream._engine.output cimport Output, input_slice, write_to
 from htmlstream._engine.rules cimport MetaCharsetRule, Rules
 from htmlstream._engine.sink cimport DocumentSink, context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
@@ -65,7 +63,6 @@ from htmlstream._engine.units cimport (
     Element,
     EndTag,
     TextChunk,
-    encode_content,
     make_comment,
     make_element,
     make_end_tag,
@@ -73,63 +70,6 @@ from htmlstream._engine.units cimport (
     process_text,
     release_element,
 )
-
-from htmlstream.charrefs import decode_charrefs
-
-cdef enum:
-    CLOSER_REACH = 9                    # the longest closer below, less one, and a margin
-
-# What raw text (which has no escapes) must not contain across a seam, by text type: the
-# sequences that end it or change how it is read.  (As the insertion check of units.pyx, which
-# looks at each piece of inserted text alone; here the text on both sides of a seam counts.)
-# Every occurrence is found, overlapping ones too ('<!-->' holds '<!--' and '-->').
-_SEAM_CLOSERS = {
-    T_SCRIPT: re.compile(rb"(?=(</script[\t\n\f\r />]|<!--))", re.IGNORECASE),
-    T_RAWTEXT: re.compile(rb"(?=(</[a-zA-Z]))"),
-    T_CDATA: re.compile(rb"(?=(]]>))"),
-}
-# Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
-_ESCAPED_SCRIPT_CLOSERS = re.compile(rb"(?=(</?script[\t\n\f\r />]|<!--|-->))",
-                                     re.IGNORECASE)
-_TYPE_NAMES = ("DATA", "RCDATA", "RAWTEXT", "SCRIPT_DATA", "PLAINTEXT", "CDATA_SECTION")
-
-
-cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
-    """Whether p[0:n] is the beginning of a UTF-8 sequence, not the whole of one (what the
-    decoder reads as one U+FFFD if the sequence stops there, and completes if it goes on)."""
-    cdef unsigned char c = p[0]
-    cdef unsigned char lo = 0x80
-    cdef unsigned char hi = 0xBF
-    cdef Py_ssize_t need
-    if 0xC2 <= c <= 0xDF:
-        need = 2
-    elif 0xE0 <= c <= 0xEF:
-        need = 3
-        if c == 0xE0:
-            lo = 0xA0
-        elif c == 0xED:
-            hi = 0x9F
-    elif 0xF0 <= c <= 0xF4:
-        need = 4
-        if c == 0xF0:
-            lo = 0x90
-        elif c == 0xF4:
-            hi = 0x8F
-    else:
-        return False
-    if n >= need:
-        return False
-    if n >= 2 and not (lo <= p[1] <= hi):
-        return False
-    return True
-
-
-
-
-cdef int _write_to(object sink, const unsigned char* p, Py_ssize_t n) except -1:
-    """A WriteFn (units.pxd) for RewriteSink.write."""
-    return (<RewriteSink>sink).write(p, n)
-
 
 cdef str _end_name(Element el):
     """The name an element's EndTag has: its tag name (a merged tag renamed: the element's
@@ -162,10 +102,7 @@ cdef class RewriteSink(DocumentSink):
     cdef TreeBuilderSimulator sim
     cdef Matcher matcher
     cdef str encoding
-    cdef unsigned char* out
-    cdef Py_ssize_t out_len
-    cdef Py_ssize_t out_cap
-    cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
+    cdef Output output                  # the output buffer and its seams (output.pyx)
     cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
     cdef dict states                    # depth -> OpenElement, for open elements with work left
                                         # (None until the first: most streams have none)
@@ -203,33 +140,8 @@ cdef class RewriteSink(DocumentSink):
     cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
                                         # element with work left is below this index
     cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
-    # --- seams (where the output stops following the input: see divert) ---
-    cdef bint may_change                # some handler can change the output
-    cdef bint utf8                      # the output is UTF-8
-    # the output ends with input[verb_start_pos:verb_end_pos] written as it was, if out_len
-    # is verb_end_out and out_pos is verb_end_pos
-    cdef Py_ssize_t verb_start_pos
-    cdef Py_ssize_t verb_end_pos
-    cdef Py_ssize_t verb_end_out
-    # raw text written at a seam, to be checked with what follows it: its text type (-1: no
-    # check pending), the output offsets where it begins and where the input after it begins
-    # (-1: not yet)
-    cdef int guard_ctx
-    cdef Py_ssize_t guard_lo
-    cdef Py_ssize_t guard_hi
-    cdef int guard_escape               # ... in script data: its escape state (script_out)
-    # in script data, the '<!--' escape state (0 plain, 1 escaped, 2 double-escaped) the input
-    # is in after the text handed over so far, and the one the output is in
-    # (tracked over the pieces of a script's text, while there are text handlers; script_end:
-    # where the last piece ended, -1 after the last of its text node)
-    cdef int script_now
-    cdef int script_out
-    cdef Py_ssize_t script_end
-    # output made by on_flush while no handler can change anything, ahead of out[:out_len]
-    cdef bytes ready
 
     def __cinit__(self):
-        self.out = NULL
         self.mirror = NULL
         self.mirror_names = NULL
         self.mirror_cap = 0
@@ -244,9 +156,10 @@ cdef class RewriteSink(DocumentSink):
         if rules.any_element:
             self.matcher = Matcher.__new__(Matcher)
             self.matcher.init(rules.program)
-        self.out_len = 0
-        self.out_cap = 0
-        self.out_pos = 0
+        if self.output is None:
+            self.output = Output.__new__(Output)
+        self.output.init(encoding, bool(rules.any_element or rules.any_text or rules.doc_comments
+                                        or rules.doc_doctype or rules.doc_end))
         self.removing_depth = -1
         self.states = None
         self.depth = 0
@@ -277,14 +190,6 @@ cdef class RewriteSink(DocumentSink):
         self.stale = False
         self.valid = 0
         self.window_depth = 0
-        self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
-                               or rules.doc_doctype or rules.doc_end)
-        self.utf8 = encoding == "utf-8"
-        self.script_end = -1
-        self.verb_start_pos = 0
-        self.verb_end_pos = -1
-        self.verb_end_out = -1
-        self.guard_ctx = -1
         return 0
 
     def set_encoding(self, str encoding, Program program, decoder=None):
@@ -292,7 +197,7 @@ cdef class RewriteSink(DocumentSink):
         ``program`` is the same selectors compiled for it.  ``decoder``: an incremental decoder
         for text, needed for multi-byte encodings other than UTF-8."""
         self.encoding = encoding
-        self.utf8 = encoding == "utf-8"
+        self.output.set_encoding(encoding)
         self.decoder = decoder
         if self.matcher is not None:
             self.matcher.program = program
@@ -310,6 +215,7 @@ cdef class RewriteSink(DocumentSink):
         cdef bytes b
         cdef uint64_t h
         self.lx = lx
+        self.output.lx = lx
         self.sim = sim
         self.lazy = self.lazy and lazy
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
@@ -331,8 +237,6 @@ cdef class RewriteSink(DocumentSink):
         return 0
 
     def __dealloc__(self):
-        if self.out != NULL:
-            free(self.out)
         if self.mirror != NULL:
             free(self.mirror)
         if self.mirror_names != NULL:
@@ -360,285 +264,23 @@ cdef class RewriteSink(DocumentSink):
 
     # ------------------------------------------------------------------ output
 
-    cdef int write(self, const unsigned char* p, Py_ssize_t n) except -1:
-        cdef Py_ssize_t cap
-        cdef unsigned char* nb
-        if n <= 0:
-            return 0
-        if self.out_len + n > self.out_cap:
-            cap = self.out_cap * 2 if self.out_cap else 65536
-            while cap < self.out_len + n:
-                cap *= 2
-            nb = <unsigned char*>realloc(self.out, cap)
-            if nb == NULL:
-                raise MemoryError()
-            self.out = nb
-            self.out_cap = cap
-        memcpy(self.out + self.out_len, p, n)
-        self.out_len += n
-        return 0
-
-    cdef int write_bytes(self, bytes b) except -1:
-        return self.write(<const unsigned char*><const char*>b, len(b))
-
-    cdef int write_part(self, object part, int ctx) except -1:
-        """Write inserted content (see units.text_part) where text is read as ``ctx``."""
-        cdef int pctx
-        cdef bytes b
-        if part is None:
-            return 0
-        if type(part) is bytes:         # html: written as it is, and not checked
-            if self.guard_ctx >= 0:
-                if self.guard_hi < 0:
-                    self.guard_hi = self.out_len
-                self.check_guard()
-            return self.write_bytes(<bytes>part)
-        b = (<tuple>part)[0]
-        pctx = (<tuple>part)[2]
-        if pctx != ctx and (pctx > T_RCDATA or ctx > T_RCDATA):
-            # (raw text as it is: what it must not contain is checked with its neighbours)
-            b = encode_content((<tuple>part)[1], False,
-                               ctx if ctx <= T_RCDATA else T_PLAINTEXT, self.encoding)
-        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
-            if self.guard_ctx >= 0 and self.guard_hi >= 0:
-                self.check_guard()
-            if self.guard_ctx < 0:
-                self.start_guard(ctx)
-        return self.write_bytes(b)
-
-    cdef int write_all(self, list parts, int ctx) except -1:
-        if parts is not None:
-            for part in parts:
-                self.write_part(part, ctx)
-        return 0
-
-    cdef int copy_input(self, Py_ssize_t upto) except -1:
-        """Write the input from out_pos to upto (skip it while content is being removed)."""
-        if upto <= self.out_pos:
-            return 0
-        if self.removing_depth < 0:
-            if self.out_len != self.verb_end_out or self.out_pos != self.verb_end_pos:
-                self.verb_start_pos = self.out_pos
-            if self.guard_ctx >= 0 and self.guard_hi < 0:
-                self.guard_hi = self.out_len
-            self.write(self.lx.data + (self.out_pos - self.lx.base), upto - self.out_pos)
-            self.verb_end_out = self.out_len
-            self.verb_end_pos = upto
-            if self.guard_ctx >= 0 and self.out_len - self.guard_hi >= CLOSER_REACH:
-                self.check_guard()
-        self.out_pos = upto
-        return 0
-
-    # ------------------------------------------------------------------ seams
-    #
-    # A seam is where the output stops following the input: content is inserted, or input is
-    # removed.  The input before it was tokenized with the bytes that followed it there, and
-    # some endings of text are read differently when other bytes follow (a '<' that was text
-    # because '<' followed, '&not' before 'in;', a CR before LF, half a UTF-8 character).  At
-    # every seam the sink neutralises such an ending: in DATA and RCDATA by writing it in a form
-    # that reads the same whatever follows; in raw text, which has no escapes, by checking the
-    # text on both sides of the seam together for what would end it (and refusing the change).
-    # Nothing of this runs while no handler changes anything.
-
-    cdef Py_ssize_t hazard(self, int ctx) noexcept:
-        """How many bytes at the end of the output more bytes could read differently, for text
-        read as ``ctx`` (0: none)."""
-        cdef const unsigned char* o = self.out
-        cdef Py_ssize_t n = self.out_len
-        cdef Py_ssize_t i, k
-        cdef unsigned char c
-        if n == 0:
-            return 0
-        c = o[n - 1]
-        if c == 0x0D:                               # CR: CR LF is one newline
-            return 1
-        if c >= 0x80 and self.utf8:                 # an incomplete UTF-8 sequence
-            i = n - 1
-            k = 0
-            while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
-                i -= 1
-                k += 1
-            return n - i if _utf8_prefix(o + i, k + 1) else 0
-        if ctx <= T_RCDATA:
-            if c == 0x3C:                           # '<'
-                return 1
-            i = n
-            while i > 0 and n - i < 40 and is_alpha(o[i - 1]):
-                i -= 1
-            if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
-                return n - i + 2
-            i = n
-            while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
-                i -= 1
-            if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
-                return n - i + 1
-            if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
-                return n - i + 2
-            return 0
-        if ctx == T_PLAINTEXT:
-            return 0
-        # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
-        k = n - CLOSER_REACH if n > CLOSER_REACH else 0
-        for i in range(k, n):
-            if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
-                return n - i
-        return 0
-
-    cdef int divert(self, int ctx) except -1:
-        """The output is about to go on with something else than the input that followed it
-        (inserted content, or input after a removal), where text is read as ``ctx``: make its
-        end read the same whatever follows, or (raw text) watch what follows."""
-        cdef Lexer lx = self.lx
-        cdef Py_ssize_t n, p
-        cdef unsigned char c
-        cdef bytes tail
-        if lx.eof_start >= 0 and self.out_pos == lx.stream_len:
-            self.finish_eof_token()
-        n = self.hazard(ctx)
-        if n:
-            p = self.out_len - n
-            c = self.out[p]
-            if self.out[self.out_len - 1] == 0x0D:
-                # CR LF after it: one newline whatever follows.  (Not the CR turned into LF: a
-                # CR before it, maybe output already, would pair with that LF: finding
-                # [cr-pair] in docs/design/reliability.md.)
-                self.write(<const unsigned char*>b"\n", 1)
-            elif c >= 0x80:
-                self.out_len = p                    # one U+FFFD, as it read before
-                self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
-            elif ctx <= T_RCDATA:
-                tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
-                self.out_len = p
-                if c == 0x3C:
-                    self.write(<const unsigned char*>b"&lt;", 4)
-                    self.write(<const unsigned char*><const char*>tail + 1, n - 1)
-                else:                               # the reference, as it reads now
-                    self.write_bytes(encode_content(decode_charrefs(tail.decode("ascii")),
-                                                    False, 0, self.encoding))
-            self.verb_end_out = -1
-        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
-            if self.guard_ctx >= 0 and self.guard_hi >= 0:
-                self.check_guard()
-            if self.guard_ctx < 0:
-                self.start_guard(ctx)
-        return 0
-
-    cdef int start_guard(self, int ctx) except -1:
-        self.guard_ctx = ctx
-        self.guard_lo = self.out_len
-        self.guard_hi = -1
-        self.guard_escape = self.script_out
-        return 0
-
-    cdef int check_guard(self) except -1:
-        """Raw text was inserted (or input removed) at output offset guard_lo, and the input
-        after it begins at guard_hi: refuse the change if what ends the raw text now starts
-        before guard_hi and ends after guard_lo (it was not in the input)."""
-        cdef Py_ssize_t lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
-        cdef Py_ssize_t hi = self.guard_hi if self.guard_hi >= 0 else self.out_len
-        cdef int ctx = self.guard_ctx
-        self.guard_ctx = -1
-        window = PyBytes_FromStringAndSize(<const char*>self.out + lo, self.out_len - lo)
-        closers = _SEAM_CLOSERS[ctx]
-        if ctx == T_SCRIPT and self.guard_escape:
-            closers = _ESCAPED_SCRIPT_CLOSERS
-        for m in closers.finditer(window):
-            if m.start() + lo < hi and m.end(1) + lo > self.guard_lo:
-                raise ValueError(
-                    f"text inserted into {_TYPE_NAMES[ctx]} content makes "
-                    f"{m.group(1).decode('latin-1')!r} together with the text next to it, "
-                    f"which would end it or change how it is read: the change is refused")
-        if ctx == T_SCRIPT and hi > self.guard_lo:
-            # Nor may the insertion split such a sequence of the input ('<!-' | '-'): script
-            # text comes in pieces cut anywhere, and the input's state would no longer change.
-            view = window[:self.guard_lo - lo] + window[hi - lo:]
-            for m in _ESCAPED_SCRIPT_CLOSERS.finditer(view):
-                if m.start() < self.guard_lo - lo < m.end(1):
-                    raise ValueError(
-                        f"text inserted into SCRIPT_DATA content splits "
-                        f"{m.group(1).decode('latin-1')!r} of the input, which would change how "
-                        f"it is read: the change is refused")
-        return 0
-
-    cdef int finish_eof_token(self) except -1:
-        """Content is written after the end of input, which ended inside a token: finish the
-        token (a comment or DOCTYPE) or drop it (a tag) so that it does not absorb the content
-        and reads as it did at the end of input (Lexer.note_eof)."""
-        cdef Lexer lx = self.lx
-        if (self.out_len == self.verb_end_out and self.out_pos == self.verb_end_pos
-                and self.out_pos == lx.stream_len and self.verb_start_pos <= lx.eof_start):
-            if lx.eof_drop >= 0:
-                self.out_len -= lx.stream_len - lx.eof_drop
-            self.write_bytes(lx.eof_closer)
-            self.verb_end_out = -1
-        return 0
-
-    cdef bytes input_slice(self, Py_ssize_t start, Py_ssize_t end):
-        return PyBytes_FromStringAndSize(<const char*>self.lx.data + (start - self.lx.base),
-                                         end - start)
-
     @property
     def consumed(self):
         """Stream offset up to which the input has been written to the output (or skipped)."""
-        return self.out_pos
+        return self.output.out_pos
 
     def take(self):
         """The output assembled so far (and forget it).  While the stream runs, an end that
-        a seam could still have to rewrite (see divert) is kept for later."""
-        return self.take_output()
+        a seam could still have to rewrite (see Output.divert) is kept for later."""
+        return self.output.take()
 
     cdef bytes take_output(self):
-        cdef Py_ssize_t keep = 0
-        cdef Py_ssize_t lo, n
-        cdef Lexer lx = self.lx
-        cdef bytes ready = self.ready
-        if ready is not None:
-            self.ready = None
-            if self.out_len == 0:
-                return ready
-            return ready + self.take()
-        if self.may_change and lx is not None and not lx.failed and not lx.closed:
-            keep = self.hazard(lx.text_type)
-            if self.guard_ctx >= 0:
-                lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
-                if self.out_len - lo > keep:
-                    keep = self.out_len - lo
-        n = self.out_len - keep
-        out = PyBytes_FromStringAndSize(<const char*>self.out, n)
-        if keep:
-            memmove(self.out, self.out + n, keep)
-        self.out_len = keep
-        self.verb_end_out -= n
-        self.guard_lo -= n
-        if self.guard_hi >= 0:
-            self.guard_hi -= n
-        return out
+        return self.output.take()
 
     # ------------------------------------------------------------------ tokens
 
     cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
-        cdef Py_ssize_t m, k
-        cdef bytes b
-        if not self.may_change and self.out_len == 0 and upto > self.out_pos:
-            # Nothing can change the output, which is the input: make the bytes take() returns
-            # straight from the window (one copy, not two through the output buffer).
-            m = upto - self.out_pos
-            if self.ready is None:
-                if self.whole is not None and self.out_pos == lx.base \
-                        and m == lx.data_len and m == PyBytes_GET_SIZE(self.whole) \
-                        and lx.data == <const unsigned char*>PyBytes_AS_STRING(self.whole):
-                    self.ready = self.whole     # the chunk read in place, all of it: no copy
-                else:
-                    self.ready = self.input_slice(self.out_pos, upto)
-            else:       # (a second flush before take(): one bytes object for both)
-                k = len(self.ready)
-                b = PyBytes_FromStringAndSize(NULL, k + m)
-                memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
-                memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
-                self.ready = b
-            self.out_pos = upto
-            return 0
-        return self.copy_input(upto)
+        return self.output.flush(upto, self.whole)
 
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                      Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
@@ -655,22 +297,17 @@ cdef class RewriteSink(DocumentSink):
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if text_type == T_SCRIPT:
-            if self.script_end < 0:             # a script's text starts
-                self.script_now = 0
-                self.script_out = 0
-            escape_before = self.script_now
-            escape_after = lx.script_state(False)
-            self.script_now = escape_after
-            self.script_end = -1 if last else content_end
+            escape_before = self.output.script_text(content_end, last)
+            escape_after = self.output.script_now
         if self.removing_depth >= 0:
             return 0
         if not handlers or (content_start == content_end and not last):
             # (only the last piece of a text node may be empty)
             if text_type == T_SCRIPT:
-                self.script_copied(escape_before, escape_after, content_start, content_end,
-                                   last)
+                self.output.script_copied(escape_before, escape_after, content_start,
+                                          content_end, last)
             return 0
-        chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
+        chunk = make_text_chunk(input_slice(lx, content_start, content_end), text_type, last,
                                 content_start, self.encoding)
         if self.decoder is not None:
             # a character may be split between two pieces: decode in stream order
@@ -678,60 +315,30 @@ cdef class RewriteSink(DocumentSink):
         self.call_all(handlers, chunk)
         chunk.live = False
         if chunk.is_modified():
-            self.copy_input(content_start)
+            self.output.copy_input(content_start)
             if chunk.before_parts is not None:
-                self.divert(text_type)
-                self.write_all(chunk.before_parts, text_type)
+                self.output.divert(text_type)
+                self.output.write_all(chunk.before_parts, text_type)
             if chunk.removed_:
                 if content_end > content_start or chunk.replacement is not None:
-                    self.divert(text_type)
-                self.write_part(chunk.replacement, text_type)
+                    self.output.divert(text_type)
+                self.output.write_part(chunk.replacement, text_type)
                 if type(chunk.replacement) is bytes:
-                    self.script_out = escape_after      # markup: as the handler meant it
+                    self.output.script_out = escape_after      # markup: as the handler meant it
             else:
                 if text_type == T_SCRIPT:
-                    self.script_copied(escape_before, escape_after, content_start, content_end,
-                                       False)
-                self.copy_input(content_end)
-            self.out_pos = content_end
+                    self.output.script_copied(escape_before, escape_after, content_start,
+                                              content_end, False)
+                self.output.copy_input(content_end)
+            self.output.out_pos = content_end
             if chunk.after_parts is not None:
-                self.divert(text_type)
-                self.write_all(chunk.after_parts, text_type)
+                self.output.divert(text_type)
+                self.output.write_all(chunk.after_parts, text_type)
         elif text_type == T_SCRIPT:
-            self.script_copied(escape_before, escape_after, content_start, content_end, False)
+            self.output.script_copied(escape_before, escape_after, content_start, content_end,
+                                      False)
         if text_type == T_SCRIPT and last:
-            self.script_copied(escape_after, escape_after, content_end, content_end, True)
-        return 0
-
-    cdef int script_escape(self, bint at_end_tag) except -1:
-        """Before a script's end tag, or at the end of input in a script: the output's escape
-        state there (with text handlers, as tracked over its pieces; else as the input's)."""
-        if not self.lx.want_text:
-            self.script_out = self.lx.script_state(at_end_tag)
-        return 0
-
-    cdef int script_copied(self, int before, int after, Py_ssize_t start,
-                           Py_ssize_t end, bint last) except -1:
-        """Script text the input read from escape state ``before`` to ``after`` is written as
-        it is.  If the output is in another state there (text was removed), the text must not
-        contain what could read differently.  ``last``: the text node ends there, at the
-        script's end tag (or at the end of input), which must still end it."""
-        cdef const unsigned char* p
-        cdef Py_ssize_t i
-        if self.script_out == before:
-            self.script_out = after
-        else:
-            p = self.lx.data + (start - self.lx.base)
-            for i in range(end - start):
-                if p[i] == 0x3C or p[i] == 0x2D:        # '<', '-'
-                    raise ValueError(
-                        "text removed from SCRIPT_DATA content goes into or out of a '<!--' "
-                        "escape, so the text after it would be read differently: the change is "
-                        "refused")
-        if last and self.script_out == 2 and after != 2 and end < self.lx.stream_len:
-            raise ValueError(
-                "text removed from SCRIPT_DATA content leaves it double-escaped (after '<!--' "
-                "and '<script>'), where its end tag would not end it: the change is refused")
+            self.output.script_copied(escape_after, escape_after, content_end, content_end, True)
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -750,25 +357,25 @@ cdef class RewriteSink(DocumentSink):
             handlers = self.comments_outside(mode == M_AFTER_BODY)
             if not handlers:
                 return 0
-        comment = make_comment(self.input_slice(start, end),
-                               self.input_slice(content_start, content_end), start, self.encoding)
+        comment = make_comment(input_slice(lx, start, end),
+                               input_slice(lx, content_start, content_end), start, self.encoding)
         self.call_all(handlers, comment)
         comment.live = False
         if comment.is_modified():
-            self.copy_input(start)
+            self.output.copy_input(start)
             if comment.before_parts is not None or comment.removed_:
-                self.divert(0)
-            self.write_all(comment.before_parts, 0)
+                self.output.divert(0)
+            self.output.write_all(comment.before_parts, 0)
             if comment.removed_:
-                self.write_part(comment.replacement, 0)
+                self.output.write_part(comment.replacement, 0)
             elif comment.new_text is None:
-                self.copy_input(end)    # (as written: it may be unfinished at the end)
+                self.output.copy_input(end)    # (as written: it may be unfinished at the end)
             else:
-                self.write_bytes(comment.serialize())
-            self.out_pos = end
+                self.output.write_bytes(comment.serialize())
+            self.output.out_pos = end
             if comment.after_parts is not None:
-                self.divert(0)
-                self.write_all(comment.after_parts, 0)
+                self.output.divert(0)
+                self.output.write_all(comment.after_parts, 0)
         return 0
 
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
@@ -779,7 +386,7 @@ cdef class RewriteSink(DocumentSink):
         from htmlstream.tokens import Doctype as _DoctypeToken
         s = d.start
         token = _DoctypeToken(
-            self.input_slice(d.start, d.end), s, self.encoding,
+            input_slice(self.lx, d.start, d.end), s, self.encoding,
             (None if d.name_start < 0 else (d.name_start - s, d.name_end - s),
              None if d.public_start < 0 else (d.public_start - s, d.public_end - s),
              None if d.system_start < 0 else (d.system_start - s, d.system_end - s)),
@@ -789,9 +396,9 @@ cdef class RewriteSink(DocumentSink):
         self.call_all(handlers, doctype)
         doctype.live = False
         if doctype.removed:
-            self.copy_input(d.start)
-            self.divert(0)
-            self.out_pos = d.end
+            self.output.copy_input(d.start)
+            self.output.divert(0)
+            self.output.out_pos = d.end
         return 0
 
     cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1:
@@ -1037,8 +644,9 @@ cdef class RewriteSink(DocumentSink):
         """A tag beyond max_depth, where the simulator only counts elements.  The matcher keeps
         one frame there: the element the last start tag opened, whose child the next element
         is when the simulator is sure of it (``overflow_parent_known``), else a parent that is
-        not known (no child, sibling or :nth-* selector matches its children).  Ancestors beyond the bound other than that one are
-        forgotten: they match nothing, so nothing is matched through a wrong parent."""
+        not known (no child, sibling or :nth-* selector matches its children).  Ancestors beyond
+        the bound other than that one are forgotten: they match nothing, so nothing is matched
+        through a wrong parent."""
         cdef TreeBuilderSimulator sim = self.sim
         if tag.is_end:
             self.matcher.pop()
@@ -1348,7 +956,7 @@ cdef class RewriteSink(DocumentSink):
             content = depth >= 0
         if self.matcher is not None:
             if name_hash == INVALID_HASH:
-                name = self.input_slice(tag.name_start, tag.name_end).lower()
+                name = input_slice(self.lx, tag.name_start, tag.name_end).lower()
             elif name_hash == IMAGE_HASH and ns == 0:
                 name_hash = IMG_HASH            # the tree builder makes <image> an <img>
             if merged:
@@ -1398,8 +1006,8 @@ cdef class RewriteSink(DocumentSink):
         None.  ``pushed``: it has content (for a merged tag, the element it merges into, at
         index ``depth``, does)."""
         cdef OpenElement state
-        cdef Element el = make_element(self.input_slice(tag.start, tag.end), tag, ns, pushed,
-                                       self.lx.text_type, self.encoding, self.spare)
+        cdef Element el = make_element(input_slice(self.lx, tag.start, tag.end), tag, ns,
+                                       pushed, self.lx.text_type, self.encoding, self.spare)
         self.spare = None
         el.merged_ = merged
         self.call_all(handlers, el)
@@ -1409,29 +1017,29 @@ cdef class RewriteSink(DocumentSink):
             return None
         cdef int ctx = 0                        # (start tags are read in DATA only)
         cdef int content_ctx = self.lx.text_type
-        self.script_out = 0                     # (what a script's content starts in)
-        self.copy_input(tag.start)
+        self.output.script_out = 0                     # (what a script's content starts in)
+        self.output.copy_input(tag.start)
         if el.before_parts is not None or el.removed_:
-            self.divert(ctx)
-        self.write_all(el.before_parts, ctx)
+            self.output.divert(ctx)
+        self.output.write_all(el.before_parts, ctx)
         if not el.removed_:
-            el.write_start_tag(_write_to, self)
+            el.write_start_tag(write_to, self.output)
         else:
-            self.write_part(el.replacement, ctx)
+            self.output.write_part(el.replacement, ctx)
         if ns == 0 and not el.removed_ and (tag.name_hash == PRE_HASH or
                                             tag.name_hash == LISTING_HASH or
                                             tag.name_hash == TEXTAREA_HASH):
             # the tree builder drops a newline right after <pre>, <listing>, <textarea>
             self.protect_leading_newline(el)
         if el.prepend_parts is not None or el.inner is not None:
-            self.divert(content_ctx)
-            self.write_all(el.prepend_parts, content_ctx)
-            self.write_part(el.inner, content_ctx)
-        self.out_pos = tag.end
+            self.output.divert(content_ctx)
+            self.output.write_all(el.prepend_parts, content_ctx)
+            self.output.write_part(el.inner, content_ctx)
+        self.output.out_pos = tag.end
         if not pushed:
             if el.after_parts is not None:
-                self.divert(content_ctx)
-                self.write_all(el.after_parts, content_ctx)
+                self.output.divert(content_ctx)
+                self.output.write_all(el.after_parts, content_ctx)
             self.recycle(el)
             return None
         if (el.after_parts is None and el.append_parts is None and el.end_handlers is None
@@ -1444,6 +1052,7 @@ cdef class RewriteSink(DocumentSink):
             state.removes_content = True
             if self.removing_depth < 0:
                 self.removing_depth = depth
+                self.output.skipping = True
         return state
 
     cdef inline void recycle(self, Element el) noexcept:
@@ -1550,12 +1159,13 @@ cdef class RewriteSink(DocumentSink):
         state.element = None
         state.merged = None
         if state.removes_content and self.removing_depth == depth:
-            self.copy_input(at)         # skipped: the content is still being removed
+            self.output.copy_input(at)  # skipped: the content is still being removed
             self.removing_depth = -1
+            self.output.skipping = False
         state.removes_content = False
         if self.removing_depth >= 0:
             return 0
-        self.copy_input(at)
+        self.output.copy_input(at)
         # where the content around it lands: before, in the element's text (at the end of
         # input, in whatever text the input ended in); after an end tag, in what follows it
         # (an end tag is read after DATA text, or after the content of its own raw-text or RCDATA
@@ -1563,9 +1173,9 @@ cdef class RewriteSink(DocumentSink):
         el = <Element>els[len(els) - 1]
         ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
         if ctx == T_SCRIPT:
-            self.script_escape(explicit)
+            self.output.script_escape(explicit)
         ctx_after = self.lx.text_type if explicit else ctx
-        raw = self.input_slice(tag.start, tag.end) if explicit else b""
+        raw = input_slice(self.lx, tag.start, tag.end) if explicit else b""
         for item in els:
             el = <Element>item
             end_tag = make_end_tag(raw, _end_name(el), not explicit, at, self.encoding, ctx,
@@ -1579,8 +1189,8 @@ cdef class RewriteSink(DocumentSink):
                     self.call(fn, end_tag)
             end_tag.live = False
             if end_tag.before_parts is not None:
-                self.divert(ctx)
-                self.write_all(end_tag.before_parts, ctx)
+                self.output.divert(ctx)
+                self.output.write_all(end_tag.before_parts, ctx)
             if end_tag.removed_ or (el.removed_ and not el.merged_):
                 remove_end = True
             if end_tag.removed_:
@@ -1597,21 +1207,21 @@ cdef class RewriteSink(DocumentSink):
                 afters.append(end_tag.after_parts)
         if explicit:
             if remove_end:
-                self.divert(ctx)
+                self.output.divert(ctx)
                 if replacements is not None:
                     for part in replacements:
-                        self.write_part(part, ctx)
+                        self.output.write_part(part, ctx)
             elif written is not None:
-                self.write_bytes(written.serialize())
+                self.output.write_bytes(written.serialize())
             elif rename is not None:
-                self.write_bytes(b"</" + rename + b">")
+                self.output.write_bytes(b"</" + rename + b">")
             else:
-                self.copy_input(tag.end)
-            self.out_pos = tag.end
+                self.output.copy_input(tag.end)
+            self.output.out_pos = tag.end
         if afters is not None:
             for parts in afters:
-                self.divert(ctx_after)
-                self.write_all(parts, ctx_after)
+                self.output.divert(ctx_after)
+                self.output.write_all(parts, ctx_after)
         return 0
 
     cdef list comments_outside(self, bint in_html):
@@ -1648,7 +1258,7 @@ cdef class RewriteSink(DocumentSink):
     cdef int finish_input(self) except -1:
         self.close_at = self.lx.stream_len
         if self.lx.text_type == T_SCRIPT:
-            self.script_escape(False)
+            self.output.script_escape(False)
         if self.matcher is None:
             # No element rules: no element has work at its end (``states`` stays empty), and
             # the mirror, never read after the end, need not be brought up to date.
@@ -1671,15 +1281,12 @@ cdef class RewriteSink(DocumentSink):
             self.call(fn, end)
         end.live = False
         if end.parts:
-            self.divert(self.lx.text_type)
-            self.write_all(end.parts, self.lx.text_type)
+            self.output.divert(self.lx.text_type)
+            self.output.write_all(end.parts, self.lx.text_type)
         return self.end_checks()
 
     cdef int end_checks(self) except -1:
-        """The end of the output: nothing follows raw text inserted last."""
-        if self.guard_ctx >= 0:
-            self.check_guard()
-        return 0
+        return self.output.end_checks()
 
 
 def _seq(item):
