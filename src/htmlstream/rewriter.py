@@ -189,7 +189,7 @@ class Rewriter:
     #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
     _scanner: _Setting[bool] = _Setting()      # (True unless set)
     #: Whether streams may let their open-element mirror fall behind where no element has work
-    #: left (the sink's lazy mirror, see RewriteSink.sync_stack); tests set it to False.
+    #: left (the sink's lazy mirror, see OpenElements.sync_stack); tests set it to False.
     _lazy_mirror: _Setting[bool] = _Setting()  # (True unless set)
 
     def __init__(

@@ -26,3 +26,18 @@ cdef extern from *:
     """
     uint64_t IMG_HASH "HS_IMG_HASH"
     uint64_t IMAGE_HASH "HS_IMAGE_HASH"
+
+
+# The elements the tree builder implies and merges start tags into.
+cdef extern from *:
+    """
+    #define HS_HTML_HASH hs_hash_update(hs_hash_update(hs_hash_update(hs_hash_update( \
+        HS_EMPTY_HASH, 'h'), 't'), 'm'), 'l')
+    #define HS_HEAD_HASH hs_hash_update(hs_hash_update(hs_hash_update(hs_hash_update( \
+        HS_EMPTY_HASH, 'h'), 'e'), 'a'), 'd')
+    #define HS_BODY_HASH hs_hash_update(hs_hash_update(hs_hash_update(hs_hash_update( \
+        HS_EMPTY_HASH, 'b'), 'o'), 'd'), 'y')
+    """
+    uint64_t HTML_HASH "HS_HTML_HASH"
+    uint64_t HEAD_HASH "HS_HEAD_HASH"
+    uint64_t BODY_HASH "HS_BODY_HASH"

@@ -1,22 +1,17 @@
-# Type stub for the compiled rewriter sink (rewriter.pyx): output assembly and handler dispatch.
+# Type stub for the compiled rewriter sink (rewriter.pyx): handler dispatch (the open elements:
+# elements.pyi, its base class; the output and its seams: output.pyi).
 
 from typing import Any, final
 
-from typing_extensions import disjoint_base
-
+from htmlstream._engine.elements import OpenElements
 from htmlstream._engine.lexer import Lexer
 from htmlstream._engine.matcher import Program
 from htmlstream._engine.rules import Rules
-from htmlstream._engine.sink import DocumentSink
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
 
-# Rewriter state of an open element that has work left for its end (C fields only).
-@disjoint_base
-class OpenElement: ...
-
-# Runs the handlers on the lexer's tokens and assembles the output.
+# Runs the handlers on the lexer's tokens; writes the output through an output.Output.
 @final
-class RewriteSink(DocumentSink):
+class RewriteSink(OpenElements):
     def __init__(self, rules: Rules, encoding: str) -> None: ...
     # ``scanner``: scan past the attributes nobody reads (False: lex every tag in full).
     def attach(

@@ -1,31 +1,28 @@
 # cython: language_level=3
-"""Output assembly and handler dispatch: the token sink of the rewriter.
+"""Handler dispatch: the token sink of the rewriter, which ties the output and the open elements.
 
-Input bytes reach the output untouched unless a handler changed the unit they belong to: the sink
-remembers how far the input has been written (``out_pos``) and copies everything up to the next
-changed unit as one slice, at the latest at the end of each chunk.  A unit a handler changed is
-written from its recorded mutations instead, and content an element removal covers is skipped.
+``RewriteSink`` is what a stream drives (it implements ``sink.DocumentSink``).  It is made of
+three units, each readable alone:
 
-The sink is what a stream drives (it implements ``sink.DocumentSink``): every unit it hands a
-handler carries the stream's context, and the element of the ``<meta charset>`` rule goes to
-the stream's encoding switch (``on_meta``) instead of a handler.
+* the output (output.pyx, ``Output``): the buffer, the input copied through it as it is, and the
+  seams where the output stops following the input.  The sink says what to write, ``Output``
+  how it joins what is around it;
+* the open elements (elements.pyx, ``OpenElements``, the sink's base class): the mirror of the
+  tree-builder simulator's stack, replayed after each tag, which says where elements start and
+  end (implied, merged and re-opened ones too) through hooks this module implements
+  (``start_element``, ``start_in_head``, ``start_implied``, ``finish_element``, ``end_work``);
+* handler dispatch (this module): which handlers are in force (``active_text``,
+  ``active_comments``, the per-rule ``active_counts`` the elements' ``OpenElement`` states hold),
+  the units the handlers get, and writing a changed unit from its recorded mutations.  Every
+  unit carries the stream's context, and the element of the ``<meta charset>`` rule goes to the
+  stream's encoding switch (``on_meta``) instead of a handler.
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy, memmove
 
-import re
-
-from htmlstream._engine.ascii cimport is_alnum, is_alpha
-from htmlstream._engine.constants cimport IMAGE_HASH, IMG_HASH
-from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
-from htmlstream._engine.constants cimport PLAINTEXT as T_PLAINTEXT
-from htmlstream._engine.constants cimport RAWTEXT as T_RAWTEXT
-from htmlstream._engine.constants cimport RCDATA as T_RCDATA
+from htmlstream._engine.constants cimport BODY_HASH, IMAGE_HASH, IMG_HASH
 from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
     AttributePolicy,
@@ -34,19 +31,13 @@ from htmlstream._engine.lexer cimport (
     Lexer,
     TagRec,
 )
+from htmlstream._engine.elements cimport OpenElement, OpenElements
 from htmlstream._engine.matcher cimport Matcher, Program
+from htmlstream._engine.output cimport Output, input_slice, write_to
 from htmlstream._engine.rules cimport MetaCharsetRule, Rules
-from htmlstream._engine.sink cimport DocumentSink, context_of
+from htmlstream._engine.sink cimport context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
-
-cdef uint64_t BODY_HASH = hash_bytes(<const unsigned char*>b"body", 4)
-cdef uint64_t HTML_HASH = hash_bytes(<const unsigned char*>b"html", 4)
-cdef uint64_t HEAD_HASH = hash_bytes(<const unsigned char*>b"head", 4)
-cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
-cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
-cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 from htmlstream._engine.treebuilder cimport (
-    E_CLONE,
     M_AFTER_AFTER_BODY,
     M_AFTER_AFTER_FRAMESET,
     M_AFTER_BODY,
@@ -65,7 +56,6 @@ from htmlstream._engine.units cimport (
     Element,
     EndTag,
     TextChunk,
-    encode_content,
     make_comment,
     make_element,
     make_end_tag,
@@ -74,61 +64,9 @@ from htmlstream._engine.units cimport (
     release_element,
 )
 
-from htmlstream.charrefs import decode_charrefs
-
-cdef enum:
-    CLOSER_REACH = 9                    # the longest closer below, less one, and a margin
-
-# What raw text (which has no escapes) must not contain across a seam, by text type: the
-# sequences that end it or change how it is read.  (As the insertion check of units.pyx, which
-# looks at each piece of inserted text alone; here the text on both sides of a seam counts.)
-# Every occurrence is found, overlapping ones too ('<!-->' holds '<!--' and '-->').
-_SEAM_CLOSERS = {
-    T_SCRIPT: re.compile(rb"(?=(</script[\t\n\f\r />]|<!--))", re.IGNORECASE),
-    T_RAWTEXT: re.compile(rb"(?=(</[a-zA-Z]))"),
-    T_CDATA: re.compile(rb"(?=(]]>))"),
-}
-# Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
-_ESCAPED_SCRIPT_CLOSERS = re.compile(rb"(?=(</?script[\t\n\f\r />]|<!--|-->))",
-                                     re.IGNORECASE)
-_TYPE_NAMES = ("DATA", "RCDATA", "RAWTEXT", "SCRIPT_DATA", "PLAINTEXT", "CDATA_SECTION")
-
-
-cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
-    """Whether p[0:n] is the beginning of a UTF-8 sequence, not the whole of one (what the
-    decoder reads as one U+FFFD if the sequence stops there, and completes if it goes on)."""
-    cdef unsigned char c = p[0]
-    cdef unsigned char lo = 0x80
-    cdef unsigned char hi = 0xBF
-    cdef Py_ssize_t need
-    if 0xC2 <= c <= 0xDF:
-        need = 2
-    elif 0xE0 <= c <= 0xEF:
-        need = 3
-        if c == 0xE0:
-            lo = 0xA0
-        elif c == 0xED:
-            hi = 0x9F
-    elif 0xF0 <= c <= 0xF4:
-        need = 4
-        if c == 0xF0:
-            lo = 0x90
-        elif c == 0xF4:
-            hi = 0x8F
-    else:
-        return False
-    if n >= need:
-        return False
-    if n >= 2 and not (lo <= p[1] <= hi):
-        return False
-    return True
-
-
-
-
-cdef int _write_to(object sink, const unsigned char* p, Py_ssize_t n) except -1:
-    """A WriteFn (units.pxd) for RewriteSink.write."""
-    return (<RewriteSink>sink).write(p, n)
+cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
+cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
+cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 
 
 cdef str _end_name(Element el):
@@ -139,40 +77,17 @@ cdef str _end_name(Element el):
     return el.tag_name
 
 
-cdef class OpenElement:
-    """Rewriter state of an open element that has work left for its end, or content handlers
-    in force.  One per element, however it was made: its start tag, implied, or with start
-    tags merged into it later (a second <body>, or the first after the body was implied)."""
-    cdef object element                 # the Element of its own start tag, or None
-    cdef list merged                    # the Elements of start tags merged into it, or None
-    cdef list scoped_rules              # rules whose text/comment handlers it activated
-    cdef bint removes_content
-
-
 #: The active_counts of a sink with no rules (never changed: it has no index to change).
 cdef list _NO_RULES = []
 
 
 @cython.final
-cdef class RewriteSink(DocumentSink):
-    """Runs the handlers on the lexer's tokens and assembles the output."""
+cdef class RewriteSink(OpenElements):
+    """Runs the handlers on the lexer's tokens, where the open elements (its base class) say
+    elements start and end; writes the output through an ``Output``."""
 
-    cdef Rules rules
-    cdef Lexer lx
-    cdef TreeBuilderSimulator sim
-    cdef Matcher matcher
     cdef str encoding
-    cdef unsigned char* out
-    cdef Py_ssize_t out_len
-    cdef Py_ssize_t out_cap
-    cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
-    cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
-    cdef dict states                    # depth -> OpenElement, for open elements with work left
-                                        # (None until the first: most streams have none)
-    cdef uint64_t* mirror               # ids of the open elements, as last synchronised
-    cdef uint64_t* mirror_names         # their name hashes
-    cdef Py_ssize_t depth               # how many there are
-    cdef Py_ssize_t mirror_cap
+    cdef Output output                  # the output buffer and its seams (output.pyx)
     cdef list active_counts             # per rule: open elements matching it (no rules:
                                         # _NO_RULES, shared)
     cdef list active_text               # [(seq, fn)] text handlers in force now (replaced,
@@ -180,59 +95,10 @@ cdef class RewriteSink(DocumentSink):
     cdef bint in_handler
     cdef Element spare                  # a finished Element to reuse (release_element)
     cdef object decoder                 # incremental decoder for multi-byte legacy encodings
-    cdef uint64_t id_mark               # the simulator's last element id when last synchronised
-    cdef object head_frame              # the matcher frame of <head> once it is closed
-    cdef list head_rules                # the rules whose content handlers <head> put in force,
-                                        # once it is closed (for what goes back into it)
     cdef bint ignored_text              # the text being handed over is text the tree builder
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
-    cdef object before_body             # <html>'s sibling states before its 2nd child
-    cdef dict ghosts                    # depth -> matcher frames kept below that element for
-                                        # closed ancestors (</form> with elements open in it),
-                                        # or None
-    cdef Py_ssize_t n_ghosts            # how many such frames there are
-    cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
-                                        # the next element is open on top (see sync_overflow)
-    cdef bint follow_text               # sync at text while the simulator reacts to text
     cdef bint in_text_sync
-    cdef Py_ssize_t close_at            # where elements closed with no tag end
-    # --- the lazy mirror (see sync_stack) ---
-    cdef bint lazy                      # the mirror may fall behind where nothing has work
-    cdef bint stale                     # it did: tags were skipped since the last replay
-    cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
-                                        # element with work left is below this index
-    cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
-    # --- seams (where the output stops following the input: see divert) ---
-    cdef bint may_change                # some handler can change the output
-    cdef bint utf8                      # the output is UTF-8
-    # the output ends with input[verb_start_pos:verb_end_pos] written as it was, if out_len
-    # is verb_end_out and out_pos is verb_end_pos
-    cdef Py_ssize_t verb_start_pos
-    cdef Py_ssize_t verb_end_pos
-    cdef Py_ssize_t verb_end_out
-    # raw text written at a seam, to be checked with what follows it: its text type (-1: no
-    # check pending), the output offsets where it begins and where the input after it begins
-    # (-1: not yet)
-    cdef int guard_ctx
-    cdef Py_ssize_t guard_lo
-    cdef Py_ssize_t guard_hi
-    cdef int guard_escape               # ... in script data: its escape state (script_out)
-    # in script data, the '<!--' escape state (0 plain, 1 escaped, 2 double-escaped) the input
-    # is in after the text handed over so far, and the one the output is in
-    # (tracked over the pieces of a script's text, while there are text handlers; script_end:
-    # where the last piece ended, -1 after the last of its text node)
-    cdef int script_now
-    cdef int script_out
-    cdef Py_ssize_t script_end
-    # output made by on_flush while no handler can change anything, ahead of out[:out_len]
-    cdef bytes ready
-
-    def __cinit__(self):
-        self.out = NULL
-        self.mirror = NULL
-        self.mirror_names = NULL
-        self.mirror_cap = 0
 
     def __init__(self, Rules rules, str encoding):
         self.init(rules, encoding)
@@ -244,55 +110,33 @@ cdef class RewriteSink(DocumentSink):
         if rules.any_element:
             self.matcher = Matcher.__new__(Matcher)
             self.matcher.init(rules.program)
-        self.out_len = 0
-        self.out_cap = 0
-        self.out_pos = 0
-        self.removing_depth = -1
-        self.states = None
-        self.depth = 0
+        if self.output is None:
+            self.output = Output.__new__(Output)
+        self.output.init(encoding, bool(rules.any_element or rules.any_text or rules.doc_comments
+                                        or rules.doc_doctype or rules.doc_end))
         self.active_counts = [0] * rules.program.n_rules if rules.program.n_rules else _NO_RULES
         # (the rules' own lists: the active lists are replaced, never changed in place; see
         # refresh_active)
         self.active_text = rules.doc_text
         self.active_comments = rules.doc_comments
         self.in_handler = False
-        self.id_mark = 0
-        self.head_frame = None
-        self.head_rules = None
         self.ignored_text = False
-        self.before_body = None
-        self.ghosts = None
-        self.n_ghosts = 0
-        self.overflow_open = False
         self.in_text_sync = False
-        self.close_at = 0
         # Element handlers leave work for elements' ends, which text can close (<head>): the
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
         # Selectors without combinators or structural pseudo-classes leave the matcher nothing
         # to keep per open element; text handlers see text split where the stack changes.
         # (Content handlers need every element matched, implied ones too: not lazy.)
-        self.lazy = (self.matcher is not None and not rules.program.needs_frames
-                     and not rules.any_text and not rules.any_scoped)
-        self.stale = False
-        self.valid = 0
-        self.window_depth = 0
-        self.may_change = bool(rules.any_element or rules.any_text or rules.doc_comments
-                               or rules.doc_doctype or rules.doc_end)
-        self.utf8 = encoding == "utf-8"
-        self.script_end = -1
-        self.verb_start_pos = 0
-        self.verb_end_pos = -1
-        self.verb_end_out = -1
-        self.guard_ctx = -1
-        return 0
+        return self.init_elements(self.matcher is not None and not rules.program.needs_frames
+                                  and not rules.any_text and not rules.any_scoped)
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
         ``program`` is the same selectors compiled for it.  ``decoder``: an incremental decoder
         for text, needed for multi-byte encodings other than UTF-8."""
         self.encoding = encoding
-        self.utf8 = encoding == "utf-8"
+        self.output.set_encoding(encoding)
         self.decoder = decoder
         if self.matcher is not None:
             self.matcher.program = program
@@ -310,6 +154,7 @@ cdef class RewriteSink(DocumentSink):
         cdef bytes b
         cdef uint64_t h
         self.lx = lx
+        self.output.lx = lx
         self.sim = sim
         self.lazy = self.lazy and lazy
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
@@ -330,315 +175,25 @@ cdef class RewriteSink(DocumentSink):
             lx.set_attribute_policy(False)
         return 0
 
-    def __dealloc__(self):
-        if self.out != NULL:
-            free(self.out)
-        if self.mirror != NULL:
-            free(self.mirror)
-        if self.mirror_names != NULL:
-            free(self.mirror_names)
-
-    cdef int mirror_reserve(self, Py_ssize_t n) except -1:
-        """Room for n entries in the mirror."""
-        cdef Py_ssize_t cap = self.mirror_cap * 2 if self.mirror_cap else 64
-        while cap < n:
-            cap *= 2
-        self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
-        self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
-        if self.mirror == NULL or self.mirror_names == NULL:
-            raise MemoryError()
-        self.mirror_cap = cap
-        return 0
-
-    cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
-        if self.depth == self.mirror_cap:
-            self.mirror_reserve(self.depth + 1)
-        self.mirror[self.depth] = id
-        self.mirror_names[self.depth] = name
-        self.depth += 1
-        return 0
-
     # ------------------------------------------------------------------ output
-
-    cdef int write(self, const unsigned char* p, Py_ssize_t n) except -1:
-        cdef Py_ssize_t cap
-        cdef unsigned char* nb
-        if n <= 0:
-            return 0
-        if self.out_len + n > self.out_cap:
-            cap = self.out_cap * 2 if self.out_cap else 65536
-            while cap < self.out_len + n:
-                cap *= 2
-            nb = <unsigned char*>realloc(self.out, cap)
-            if nb == NULL:
-                raise MemoryError()
-            self.out = nb
-            self.out_cap = cap
-        memcpy(self.out + self.out_len, p, n)
-        self.out_len += n
-        return 0
-
-    cdef int write_bytes(self, bytes b) except -1:
-        return self.write(<const unsigned char*><const char*>b, len(b))
-
-    cdef int write_part(self, object part, int ctx) except -1:
-        """Write inserted content (see units.text_part) where text is read as ``ctx``."""
-        cdef int pctx
-        cdef bytes b
-        if part is None:
-            return 0
-        if type(part) is bytes:         # html: written as it is, and not checked
-            if self.guard_ctx >= 0:
-                if self.guard_hi < 0:
-                    self.guard_hi = self.out_len
-                self.check_guard()
-            return self.write_bytes(<bytes>part)
-        b = (<tuple>part)[0]
-        pctx = (<tuple>part)[2]
-        if pctx != ctx and (pctx > T_RCDATA or ctx > T_RCDATA):
-            # (raw text as it is: what it must not contain is checked with its neighbours)
-            b = encode_content((<tuple>part)[1], False,
-                               ctx if ctx <= T_RCDATA else T_PLAINTEXT, self.encoding)
-        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
-            if self.guard_ctx >= 0 and self.guard_hi >= 0:
-                self.check_guard()
-            if self.guard_ctx < 0:
-                self.start_guard(ctx)
-        return self.write_bytes(b)
-
-    cdef int write_all(self, list parts, int ctx) except -1:
-        if parts is not None:
-            for part in parts:
-                self.write_part(part, ctx)
-        return 0
-
-    cdef int copy_input(self, Py_ssize_t upto) except -1:
-        """Write the input from out_pos to upto (skip it while content is being removed)."""
-        if upto <= self.out_pos:
-            return 0
-        if self.removing_depth < 0:
-            if self.out_len != self.verb_end_out or self.out_pos != self.verb_end_pos:
-                self.verb_start_pos = self.out_pos
-            if self.guard_ctx >= 0 and self.guard_hi < 0:
-                self.guard_hi = self.out_len
-            self.write(self.lx.data + (self.out_pos - self.lx.base), upto - self.out_pos)
-            self.verb_end_out = self.out_len
-            self.verb_end_pos = upto
-            if self.guard_ctx >= 0 and self.out_len - self.guard_hi >= CLOSER_REACH:
-                self.check_guard()
-        self.out_pos = upto
-        return 0
-
-    # ------------------------------------------------------------------ seams
-    #
-    # A seam is where the output stops following the input: content is inserted, or input is
-    # removed.  The input before it was tokenized with the bytes that followed it there, and
-    # some endings of text are read differently when other bytes follow (a '<' that was text
-    # because '<' followed, '&not' before 'in;', a CR before LF, half a UTF-8 character).  At
-    # every seam the sink neutralises such an ending: in DATA and RCDATA by writing it in a form
-    # that reads the same whatever follows; in raw text, which has no escapes, by checking the
-    # text on both sides of the seam together for what would end it (and refusing the change).
-    # Nothing of this runs while no handler changes anything.
-
-    cdef Py_ssize_t hazard(self, int ctx) noexcept:
-        """How many bytes at the end of the output more bytes could read differently, for text
-        read as ``ctx`` (0: none)."""
-        cdef const unsigned char* o = self.out
-        cdef Py_ssize_t n = self.out_len
-        cdef Py_ssize_t i, k
-        cdef unsigned char c
-        if n == 0:
-            return 0
-        c = o[n - 1]
-        if c == 0x0D:                               # CR: CR LF is one newline
-            return 1
-        if c >= 0x80 and self.utf8:                 # an incomplete UTF-8 sequence
-            i = n - 1
-            k = 0
-            while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
-                i -= 1
-                k += 1
-            return n - i if _utf8_prefix(o + i, k + 1) else 0
-        if ctx <= T_RCDATA:
-            if c == 0x3C:                           # '<'
-                return 1
-            i = n
-            while i > 0 and n - i < 40 and is_alpha(o[i - 1]):
-                i -= 1
-            if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
-                return n - i + 2
-            i = n
-            while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
-                i -= 1
-            if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
-                return n - i + 1
-            if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
-                return n - i + 2
-            return 0
-        if ctx == T_PLAINTEXT:
-            return 0
-        # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
-        k = n - CLOSER_REACH if n > CLOSER_REACH else 0
-        for i in range(k, n):
-            if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
-                return n - i
-        return 0
-
-    cdef int divert(self, int ctx) except -1:
-        """The output is about to go on with something else than the input that followed it
-        (inserted content, or input after a removal), where text is read as ``ctx``: make its
-        end read the same whatever follows, or (raw text) watch what follows."""
-        cdef Lexer lx = self.lx
-        cdef Py_ssize_t n, p
-        cdef unsigned char c
-        cdef bytes tail
-        if lx.eof_start >= 0 and self.out_pos == lx.stream_len:
-            self.finish_eof_token()
-        n = self.hazard(ctx)
-        if n:
-            p = self.out_len - n
-            c = self.out[p]
-            if self.out[self.out_len - 1] == 0x0D:
-                # CR LF after it: one newline whatever follows.  (Not the CR turned into LF: a
-                # CR before it, maybe output already, would pair with that LF: finding
-                # [cr-pair] in docs/design/reliability.md.)
-                self.write(<const unsigned char*>b"\n", 1)
-            elif c >= 0x80:
-                self.out_len = p                    # one U+FFFD, as it read before
-                self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
-            elif ctx <= T_RCDATA:
-                tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
-                self.out_len = p
-                if c == 0x3C:
-                    self.write(<const unsigned char*>b"&lt;", 4)
-                    self.write(<const unsigned char*><const char*>tail + 1, n - 1)
-                else:                               # the reference, as it reads now
-                    self.write_bytes(encode_content(decode_charrefs(tail.decode("ascii")),
-                                                    False, 0, self.encoding))
-            self.verb_end_out = -1
-        if ctx == T_RAWTEXT or ctx == T_SCRIPT or ctx == T_CDATA:
-            if self.guard_ctx >= 0 and self.guard_hi >= 0:
-                self.check_guard()
-            if self.guard_ctx < 0:
-                self.start_guard(ctx)
-        return 0
-
-    cdef int start_guard(self, int ctx) except -1:
-        self.guard_ctx = ctx
-        self.guard_lo = self.out_len
-        self.guard_hi = -1
-        self.guard_escape = self.script_out
-        return 0
-
-    cdef int check_guard(self) except -1:
-        """Raw text was inserted (or input removed) at output offset guard_lo, and the input
-        after it begins at guard_hi: refuse the change if what ends the raw text now starts
-        before guard_hi and ends after guard_lo (it was not in the input)."""
-        cdef Py_ssize_t lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
-        cdef Py_ssize_t hi = self.guard_hi if self.guard_hi >= 0 else self.out_len
-        cdef int ctx = self.guard_ctx
-        self.guard_ctx = -1
-        window = PyBytes_FromStringAndSize(<const char*>self.out + lo, self.out_len - lo)
-        closers = _SEAM_CLOSERS[ctx]
-        if ctx == T_SCRIPT and self.guard_escape:
-            closers = _ESCAPED_SCRIPT_CLOSERS
-        for m in closers.finditer(window):
-            if m.start() + lo < hi and m.end(1) + lo > self.guard_lo:
-                raise ValueError(
-                    f"text inserted into {_TYPE_NAMES[ctx]} content makes "
-                    f"{m.group(1).decode('latin-1')!r} together with the text next to it, "
-                    f"which would end it or change how it is read: the change is refused")
-        if ctx == T_SCRIPT and hi > self.guard_lo:
-            # Nor may the insertion split such a sequence of the input ('<!-' | '-'): script
-            # text comes in pieces cut anywhere, and the input's state would no longer change.
-            view = window[:self.guard_lo - lo] + window[hi - lo:]
-            for m in _ESCAPED_SCRIPT_CLOSERS.finditer(view):
-                if m.start() < self.guard_lo - lo < m.end(1):
-                    raise ValueError(
-                        f"text inserted into SCRIPT_DATA content splits "
-                        f"{m.group(1).decode('latin-1')!r} of the input, which would change how "
-                        f"it is read: the change is refused")
-        return 0
-
-    cdef int finish_eof_token(self) except -1:
-        """Content is written after the end of input, which ended inside a token: finish the
-        token (a comment or DOCTYPE) or drop it (a tag) so that it does not absorb the content
-        and reads as it did at the end of input (Lexer.note_eof)."""
-        cdef Lexer lx = self.lx
-        if (self.out_len == self.verb_end_out and self.out_pos == self.verb_end_pos
-                and self.out_pos == lx.stream_len and self.verb_start_pos <= lx.eof_start):
-            if lx.eof_drop >= 0:
-                self.out_len -= lx.stream_len - lx.eof_drop
-            self.write_bytes(lx.eof_closer)
-            self.verb_end_out = -1
-        return 0
-
-    cdef bytes input_slice(self, Py_ssize_t start, Py_ssize_t end):
-        return PyBytes_FromStringAndSize(<const char*>self.lx.data + (start - self.lx.base),
-                                         end - start)
 
     @property
     def consumed(self):
         """Stream offset up to which the input has been written to the output (or skipped)."""
-        return self.out_pos
+        return self.output.out_pos
 
     def take(self):
         """The output assembled so far (and forget it).  While the stream runs, an end that
-        a seam could still have to rewrite (see divert) is kept for later."""
-        return self.take_output()
+        a seam could still have to rewrite (see Output.divert) is kept for later."""
+        return self.output.take()
 
     cdef bytes take_output(self):
-        cdef Py_ssize_t keep = 0
-        cdef Py_ssize_t lo, n
-        cdef Lexer lx = self.lx
-        cdef bytes ready = self.ready
-        if ready is not None:
-            self.ready = None
-            if self.out_len == 0:
-                return ready
-            return ready + self.take()
-        if self.may_change and lx is not None and not lx.failed and not lx.closed:
-            keep = self.hazard(lx.text_type)
-            if self.guard_ctx >= 0:
-                lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
-                if self.out_len - lo > keep:
-                    keep = self.out_len - lo
-        n = self.out_len - keep
-        out = PyBytes_FromStringAndSize(<const char*>self.out, n)
-        if keep:
-            memmove(self.out, self.out + n, keep)
-        self.out_len = keep
-        self.verb_end_out -= n
-        self.guard_lo -= n
-        if self.guard_hi >= 0:
-            self.guard_hi -= n
-        return out
+        return self.output.take()
 
     # ------------------------------------------------------------------ tokens
 
     cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
-        cdef Py_ssize_t m, k
-        cdef bytes b
-        if not self.may_change and self.out_len == 0 and upto > self.out_pos:
-            # Nothing can change the output, which is the input: make the bytes take() returns
-            # straight from the window (one copy, not two through the output buffer).
-            m = upto - self.out_pos
-            if self.ready is None:
-                if self.whole is not None and self.out_pos == lx.base \
-                        and m == lx.data_len and m == PyBytes_GET_SIZE(self.whole) \
-                        and lx.data == <const unsigned char*>PyBytes_AS_STRING(self.whole):
-                    self.ready = self.whole     # the chunk read in place, all of it: no copy
-                else:
-                    self.ready = self.input_slice(self.out_pos, upto)
-            else:       # (a second flush before take(): one bytes object for both)
-                k = len(self.ready)
-                b = PyBytes_FromStringAndSize(NULL, k + m)
-                memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
-                memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
-                self.ready = b
-            self.out_pos = upto
-            return 0
-        return self.copy_input(upto)
+        return self.output.flush(upto, self.whole)
 
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                      Py_ssize_t content_start, Py_ssize_t content_end, int text_type,
@@ -655,22 +210,17 @@ cdef class RewriteSink(DocumentSink):
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if text_type == T_SCRIPT:
-            if self.script_end < 0:             # a script's text starts
-                self.script_now = 0
-                self.script_out = 0
-            escape_before = self.script_now
-            escape_after = lx.script_state(False)
-            self.script_now = escape_after
-            self.script_end = -1 if last else content_end
+            escape_before = self.output.script_text(content_end, last)
+            escape_after = self.output.script_now
         if self.removing_depth >= 0:
             return 0
         if not handlers or (content_start == content_end and not last):
             # (only the last piece of a text node may be empty)
             if text_type == T_SCRIPT:
-                self.script_copied(escape_before, escape_after, content_start, content_end,
-                                   last)
+                self.output.script_copied(escape_before, escape_after, content_start,
+                                          content_end, last)
             return 0
-        chunk = make_text_chunk(self.input_slice(content_start, content_end), text_type, last,
+        chunk = make_text_chunk(input_slice(lx, content_start, content_end), text_type, last,
                                 content_start, self.encoding)
         if self.decoder is not None:
             # a character may be split between two pieces: decode in stream order
@@ -678,60 +228,30 @@ cdef class RewriteSink(DocumentSink):
         self.call_all(handlers, chunk)
         chunk.live = False
         if chunk.is_modified():
-            self.copy_input(content_start)
+            self.output.copy_input(content_start)
             if chunk.before_parts is not None:
-                self.divert(text_type)
-                self.write_all(chunk.before_parts, text_type)
+                self.output.divert(text_type)
+                self.output.write_all(chunk.before_parts, text_type)
             if chunk.removed_:
                 if content_end > content_start or chunk.replacement is not None:
-                    self.divert(text_type)
-                self.write_part(chunk.replacement, text_type)
+                    self.output.divert(text_type)
+                self.output.write_part(chunk.replacement, text_type)
                 if type(chunk.replacement) is bytes:
-                    self.script_out = escape_after      # markup: as the handler meant it
+                    self.output.script_out = escape_after      # markup: as the handler meant it
             else:
                 if text_type == T_SCRIPT:
-                    self.script_copied(escape_before, escape_after, content_start, content_end,
-                                       False)
-                self.copy_input(content_end)
-            self.out_pos = content_end
+                    self.output.script_copied(escape_before, escape_after, content_start,
+                                              content_end, False)
+                self.output.copy_input(content_end)
+            self.output.out_pos = content_end
             if chunk.after_parts is not None:
-                self.divert(text_type)
-                self.write_all(chunk.after_parts, text_type)
+                self.output.divert(text_type)
+                self.output.write_all(chunk.after_parts, text_type)
         elif text_type == T_SCRIPT:
-            self.script_copied(escape_before, escape_after, content_start, content_end, False)
+            self.output.script_copied(escape_before, escape_after, content_start, content_end,
+                                      False)
         if text_type == T_SCRIPT and last:
-            self.script_copied(escape_after, escape_after, content_end, content_end, True)
-        return 0
-
-    cdef int script_escape(self, bint at_end_tag) except -1:
-        """Before a script's end tag, or at the end of input in a script: the output's escape
-        state there (with text handlers, as tracked over its pieces; else as the input's)."""
-        if not self.lx.want_text:
-            self.script_out = self.lx.script_state(at_end_tag)
-        return 0
-
-    cdef int script_copied(self, int before, int after, Py_ssize_t start,
-                           Py_ssize_t end, bint last) except -1:
-        """Script text the input read from escape state ``before`` to ``after`` is written as
-        it is.  If the output is in another state there (text was removed), the text must not
-        contain what could read differently.  ``last``: the text node ends there, at the
-        script's end tag (or at the end of input), which must still end it."""
-        cdef const unsigned char* p
-        cdef Py_ssize_t i
-        if self.script_out == before:
-            self.script_out = after
-        else:
-            p = self.lx.data + (start - self.lx.base)
-            for i in range(end - start):
-                if p[i] == 0x3C or p[i] == 0x2D:        # '<', '-'
-                    raise ValueError(
-                        "text removed from SCRIPT_DATA content goes into or out of a '<!--' "
-                        "escape, so the text after it would be read differently: the change is "
-                        "refused")
-        if last and self.script_out == 2 and after != 2 and end < self.lx.stream_len:
-            raise ValueError(
-                "text removed from SCRIPT_DATA content leaves it double-escaped (after '<!--' "
-                "and '<script>'), where its end tag would not end it: the change is refused")
+            self.output.script_copied(escape_after, escape_after, content_end, content_end, True)
         return 0
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -750,25 +270,25 @@ cdef class RewriteSink(DocumentSink):
             handlers = self.comments_outside(mode == M_AFTER_BODY)
             if not handlers:
                 return 0
-        comment = make_comment(self.input_slice(start, end),
-                               self.input_slice(content_start, content_end), start, self.encoding)
+        comment = make_comment(input_slice(lx, start, end),
+                               input_slice(lx, content_start, content_end), start, self.encoding)
         self.call_all(handlers, comment)
         comment.live = False
         if comment.is_modified():
-            self.copy_input(start)
+            self.output.copy_input(start)
             if comment.before_parts is not None or comment.removed_:
-                self.divert(0)
-            self.write_all(comment.before_parts, 0)
+                self.output.divert(0)
+            self.output.write_all(comment.before_parts, 0)
             if comment.removed_:
-                self.write_part(comment.replacement, 0)
+                self.output.write_part(comment.replacement, 0)
             elif comment.new_text is None:
-                self.copy_input(end)    # (as written: it may be unfinished at the end)
+                self.output.copy_input(end)    # (as written: it may be unfinished at the end)
             else:
-                self.write_bytes(comment.serialize())
-            self.out_pos = end
+                self.output.write_bytes(comment.serialize())
+            self.output.out_pos = end
             if comment.after_parts is not None:
-                self.divert(0)
-                self.write_all(comment.after_parts, 0)
+                self.output.divert(0)
+                self.output.write_all(comment.after_parts, 0)
         return 0
 
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
@@ -779,7 +299,7 @@ cdef class RewriteSink(DocumentSink):
         from htmlstream.tokens import Doctype as _DoctypeToken
         s = d.start
         token = _DoctypeToken(
-            self.input_slice(d.start, d.end), s, self.encoding,
+            input_slice(self.lx, d.start, d.end), s, self.encoding,
             (None if d.name_start < 0 else (d.name_start - s, d.name_end - s),
              None if d.public_start < 0 else (d.public_start - s, d.public_end - s),
              None if d.system_start < 0 else (d.system_start - s, d.system_end - s)),
@@ -789,9 +309,9 @@ cdef class RewriteSink(DocumentSink):
         self.call_all(handlers, doctype)
         doctype.live = False
         if doctype.removed:
-            self.copy_input(d.start)
-            self.divert(0)
-            self.out_pos = d.end
+            self.output.copy_input(d.start)
+            self.output.divert(0)
+            self.output.out_pos = d.end
         return 0
 
     cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1:
@@ -817,29 +337,7 @@ cdef class RewriteSink(DocumentSink):
             self.call((<tuple>entry)[1], unit)      # (seq, fn)
         return 0
 
-    # ------------------------------------------------------------------ tags
-
-    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
-        if self.lazy:
-            if self.skip_tag(tag):
-                return 0
-        elif self.matcher is None:
-            # No element rules: no element can have work at its end, nothing to mirror.
-            return 0
-        self.sync_stack(tag)
-        if self.follow_text:
-            lx.want_text = self.sim.wants_text
-        return 0
-
-    # ------------------------------------------------------------------ the open elements
-
-    cdef bint text_changed_stack(self) noexcept:
-        """Whether the text the simulator just read changed the stack (an implied <html>,
-        <head> or <body>, <head> closed, formatting elements re-opened)."""
-        cdef TreeBuilderSimulator sim = self.sim
-        if self.stale:
-            return sim.changed_from < self.valid
-        return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
+    # ------------------------------------------------------------------ stack changes in text
 
     cdef int text_with_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                                     Py_ssize_t content_start, Py_ssize_t content_end,
@@ -870,218 +368,10 @@ cdef class RewriteSink(DocumentSink):
             lx.want_text = self.sim.wants_text
         return 0
 
-    cdef bint implied_head(self) noexcept:
-        """Whether the last changes include a <head> that was created and closed again."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t t
-        for t in range(sim.n_transients):
-            if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
-                return True
-        return False
-
-    cdef bint skip_tag(self, TagRec* tag) noexcept:
-        """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack
-        only above ``valid`` and its element, if any, matches no rule)."""
-        cdef uint64_t h = tag.name_hash
-        # (self.sim.x rather than a local: no reference counting on this path)
-        if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open:
-            return False
-        if tag.is_end:
-            if (h == BODY_HASH or h == HTML_HASH) and self.states:
-                return False                # (end_body_or_html)
-        elif self.matcher.may_match(self.lx, tag, h) or (
-                h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
-            return False
-        self.stale = True
-        self.window_depth = self.sim.depth
-        self.lx.want_text = self.valid > 0 and self.sim.wants_text
-        return True
-
-    cdef int sync_stack(self, TagRec* tag) except -1:
-        """Replay what the simulator did to the open-element stack since the last replay.
-
-        The lazy mirror: when the matcher keeps nothing per open element (``lazy``), the mirror
-        is only kept exact below ``valid``, under which every element with work left at its end
-        is (its state, a content removal).  A tag that changes the stack only at or above
-        ``valid`` and whose element matches no rule (Matcher.may_match) is skipped (skip_tag):
-        nothing can happen for it.  The next replay first rebuilds the mirror as the stack was
-        before the current changes: exact below ``valid``, the entries the current changes left
-        alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
-        closed since then, none of which has work at its end."""
-        if self.stale:
-            self.resync()
-        self.replay_stack(tag)
-        if self.lazy:
-            self.valid = 0
-            if self.states:
-                for d in self.states:
-                    if <Py_ssize_t>d >= self.valid:
-                        self.valid = <Py_ssize_t>d + 1
-        return 0
-
-    cdef int resync(self) except -1:
-        """Rebuild the mirror after skipped tags (see sync_stack)."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t c = sim.changed_from, j
-        self.depth = self.valid
-        if c > self.valid:
-            if c > self.mirror_cap:
-                self.mirror_reserve(c)
-            for j in range(self.valid, c):
-                self.mirror[j] = sim.stack[j].id
-                self.mirror_names[j] = sim.stack[j].name
-            self.depth = c
-        if c >= self.valid:
-            self.id_mark = 0                # (nothing above c has work: all of it is new)
-        if self.window_depth > self.depth:
-            self.mirror_push(0, 0)
-        if self.ghosts:
-            self.ghosts = None
-            self.n_ghosts = 0
-        self.matcher.set_open_count(self.depth)
-        self.stale = False
-        return 0
-
-    cdef int replay_stack(self, TagRec* tag) except -1:
-        """Replay what the simulator did to the open-element stack for this tag (or, with no
-        tag, at ``close_at``: a text, the end of input): close the elements it popped, open the
-        ones it pushed, match the ones it created and closed at once.  Elements that stay
-        open above a changed one stay as they are (sync_middle)."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t k = sim.changed_from
-        cdef Py_ssize_t n_new = sim.depth
-        cdef Py_ssize_t j, t = 0
-        cdef uint64_t explicit_id = 0
-        cdef OpenElement_* e
-        cdef bint handled = tag == NULL or tag.is_end
-        cdef bint middle = False, slow
-        cdef uint64_t mark = self.id_mark
-        if self.overflow_open:
-            if sim.overflow > 0 and tag != NULL:
-                return self.sync_overflow(tag)
-            self.overflow_open = False
-            self.matcher.pop()
-        if k > self.depth:
-            k = self.depth
-        if k > n_new:
-            k = n_new
-        while k < self.depth and k < n_new and self.mirror[k] == sim.stack[k].id:
-            k += 1
-        if k < self.depth:
-            # (only an element closed here can have an element that stays open above it)
-            for j in range(k, n_new):
-                if sim.stack[j].id <= mark:
-                    middle = True   # an element that was open stays open above changed ones
-                    break
-        self.id_mark = sim.next_id
-        if tag != NULL and tag.is_end and self.depth == k and self.states and (
-                tag.name_hash == BODY_HASH or tag.name_hash == HTML_HASH):
-            self.end_body_or_html(tag)
-        if tag != NULL and tag.is_end and self.depth > k:
-            # The end tag itself belongs to the outermost ended element of its name.
-            for j in range(k, self.depth):
-                if self.mirror_names[j] == tag.name_hash and not (
-                        middle and self.stays(self.mirror[j], k)):
-                    explicit_id = self.mirror[j]
-                    break
-        if middle:
-            k = self.sync_middle(tag, k, explicit_id, mark)
-        while self.depth > k:
-            self.close_element(tag, self.mirror[self.depth - 1] == explicit_id)
-        slow = k <= 1 or sim.n_transients > 0
-        for j in range(k, n_new):
-            if slow:
-                if sim.n_transients:
-                    t = self.match_transients(t, j)
-                if j == 1 and self.matcher is not None:
-                    # for a <body> tag merged into this element later
-                    self.before_body = self.matcher.sibling_state(1)
-            e = &sim.stack[j]
-            if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
-                handled = True
-                self.mirror_push(e.id, e.name)
-                if sim.last_in_head:
-                    self.start_in_head(tag, e.ns, True, j)
-                else:
-                    self.start_element(tag, e.ns, True, j, False)
-            else:
-                self.mirror_push(e.id, e.name)
-                if self.matcher is not None:
-                    if self.rules.any_scoped:
-                        self.start_implied(e, j)
-                    else:
-                        self.matcher.match(self.lx, NULL, e.name, None, e.ns)
-                        self.matcher.push()
-        if sim.n_transients:
-            self.match_transients(t, n_new)
-            sim.changes_seen()
-        if not handled and (sim.last_inserted or tag.name_hash == BODY_HASH
-                            or tag.name_hash == HTML_HASH):
-            # (a start tag the tree builder ignores is no element: it does not count as a
-            # sibling and gets no handlers; <html> and <body> merged into the open ones get
-            # the handlers they match, but do not count as siblings either)
-            if sim.overflow > 0 and sim.last_inserted and self.matcher is not None:
-                # the first element beyond max_depth: matched as a child of the deepest
-                # recorded one (no end-tag work, as for all elements beyond the bound)
-                self.start_element(tag, sim.last_namespace, False, n_new, False)
-                if sim.last_pushed:
-                    self.matcher.push()
-                    self.overflow_open = True
-            elif sim.last_in_head:
-                self.start_in_head(tag, sim.last_namespace, False, n_new)
-            else:
-                self.start_element(tag, sim.last_namespace, False, n_new, not sim.last_inserted)
-        return 0
-
-    cdef int sync_overflow(self, TagRec* tag) except -1:
-        """A tag beyond max_depth, where the simulator only counts elements.  The matcher keeps
-        one frame there: the element the last start tag opened, whose child the next element
-        is when the simulator is sure of it (``overflow_parent_known``), else a parent that is
-        not known (no child, sibling or :nth-* selector matches its children).  Ancestors beyond the bound other than that one are
-        forgotten: they match nothing, so nothing is matched through a wrong parent."""
-        cdef TreeBuilderSimulator sim = self.sim
-        if tag.is_end:
-            self.matcher.pop()
-            self.matcher.push_unknown()
-            return 0
-        if not sim.overflow_parent_known:
-            self.matcher.pop()
-            self.matcher.push_unknown()
-        self.start_element(tag, sim.last_namespace, False, self.depth, False)
-        if sim.last_pushed:
-            self.matcher.push()
-            self.matcher.detach_frame(self.matcher.n_frames - 2)
-        return 0
-
-    cdef Py_ssize_t merged_parent(self, uint64_t name_hash) except -2:
-        """The matcher frame of the parent of the open element a merged <html> or <body> start
-        tag merges into (-1: none is open, the tag is matched where it stands)."""
-        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
-            return 0
-        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
-            return self.frame_index(0)
-        return -1
-
-    cdef Py_ssize_t match_transients(self, Py_ssize_t t, Py_ssize_t upto) except -1:
-        """Match the simulator's transient elements from ``t`` on that sat at stack index
-        ``upto`` or below (children of the entry below them): they count as siblings, but have
-        no tag of their own, so no handler runs for them.  Returns the next one."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef list matched
-        while t < sim.n_transients and sim.transients[t].pos <= upto:
-            if self.matcher is not None:
-                matched = self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
-                                             sim.transients[t].ns)
-                if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
-                    if matched is not None and self.rules.any_scoped:
-                        self.head_rules = [
-                            r for r in matched
-                            if self.rules.text_handlers[r] or self.rules.comment_handlers[r]]
-                    # kept for what the "after head" rule puts into it later
-                    self.matcher.push()
-                    self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
-            t += 1
-        return t
+    # ------------------------------------------------------------------ elements
+    #
+    # The hooks of OpenElements (elements.pyx): match an element where it starts, run its
+    # handlers, keep its state for its end; at its end, write its end-tag work.
 
     cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
         """The tag's element goes into <head> after </head> (the "after head" rule): match it
@@ -1100,162 +390,6 @@ cdef class RewriteSink(DocumentSink):
             state = OpenElement()
             self.activate(state, list(self.head_rules))
             self.keep_state(depth, state)
-        return 0
-
-    cdef bint stays(self, uint64_t id, Py_ssize_t k) noexcept:
-        """Whether the element ``id`` is (still) in the simulator's stack above index k."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t j
-        for j in range(k, sim.depth):
-            if sim.stack[j].id == id:
-                return True
-        return False
-
-    cdef Py_ssize_t sync_middle(self, TagRec* tag, Py_ssize_t k, uint64_t explicit_id,
-                                uint64_t mark) except -1:
-        """The tree builder changed the stack below elements that stay open (``</form>`` while
-        elements inside the form are open; the adoption agency removing a formatting element
-        and the nodes it skips below a furthest block, or replacing them with clones): replay
-        the changes from index k up to the last element that stays, keeping that one and the
-        others that stay as they are (Element state, matcher frame and sibling state).
-        Elements end innermost first, as at any tag.  Returns the index from which the rest is
-        replayed as pushes."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t last = -1, j, q, r, i, p, bound
-        cdef OpenElement_* e
-        for j in range(k, sim.depth):
-            if sim.stack[j].id <= mark:
-                last = j
-        # The plan.  Old entries (mirror[k:]): 1 stays, 2 is replaced in place by a clone made
-        # from it (which keeps its matcher frame), 0 ends.  New entries (stack[k:last + 1]):
-        # the old entry they continue, or -1 for a new element to insert.
-        actions = [0] * (self.depth - k)
-        sources = [-1] * (last + 1 - k)
-        p = k
-        for j in range(k, last + 1):
-            q = self.mirror_index(sim.stack[j].id, p)
-            if q >= 0:
-                actions[q - k] = 1
-                sources[j - k] = q
-                p = q + 1
-                continue
-            # a clone below an element that stays: it replaces the element of its name it was
-            # made from, if one ends between here and the next element that stays
-            e = &sim.stack[j]
-            bound = self.depth
-            for i in range(j + 1, last + 1):
-                r = self.mirror_index(sim.stack[i].id, p)
-                if r >= 0:
-                    bound = r
-                    break
-            for i in range(p, bound):
-                if self.mirror_names[i] == e.name and not self.stays(self.mirror[i], k):
-                    actions[i - k] = 2
-                    sources[j - k] = i
-                    p = i + 1
-                    break
-        # Ends, innermost first.
-        i = self.depth - 1
-        while i >= k:
-            if actions[i - k] == 0:
-                self.remove_element(i, tag, self.mirror[i] == explicit_id)
-            elif actions[i - k] == 2:
-                self.end_in_place(i, tag, self.mirror[i] == explicit_id)
-            i -= 1
-        # What is left are the entries that continue, in order: insert the new ones.
-        for j in range(k, last + 1):
-            if sources[j - k] < 0:
-                self.insert_element(j, &sim.stack[j])
-            else:
-                self.mirror[j] = sim.stack[j].id
-        return last + 1
-
-    cdef Py_ssize_t mirror_index(self, uint64_t id, Py_ssize_t p) noexcept:
-        cdef Py_ssize_t i
-        for i in range(p, self.depth):
-            if self.mirror[i] == id:
-                return i
-        return -1
-
-    cdef Py_ssize_t frame_index(self, Py_ssize_t i) except -1:
-        """The matcher frame of the element at index i (0: the document, with i = -1)."""
-        cdef Py_ssize_t f = i + 1
-        if self.ghosts:
-            for d, n in self.ghosts.items():
-                if d <= i:
-                    f += n
-        return f
-
-    cdef bint kept_ancestor(self, uint64_t id) noexcept:
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t j
-        for j in range(sim.n_kept_ancestors):
-            if sim.kept_ancestors[j] == id:
-                return True
-        return False
-
-    cdef int shift_states(self, Py_ssize_t i, Py_ssize_t by) except -1:
-        """Element states (and the content removal, the ghost frames) at index i and above
-        move by ``by``."""
-        if self.removing_depth >= i:
-            self.removing_depth += by
-        if self.states:
-            self.states = {(d + by if d >= i else d): st for d, st in self.states.items()}
-        if self.ghosts:
-            self.ghosts = {(d + by if d >= i else d): n for d, n in self.ghosts.items()}
-        return 0
-
-    cdef int remove_element(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
-        """The element at index i ends here; the ones above it stay open.  If it stays their
-        ancestor in the tree (``</form>``), its matcher frame stays too, as a ghost below the
-        element above it, until that one closes."""
-        cdef OpenElement state = None
-        cdef bint kept = i + 1 < self.depth and self.kept_ancestor(self.mirror[i])
-        cdef Py_ssize_t n_ghosts = 0, f, g
-        if self.ghosts:
-            n_ghosts = self.ghosts.pop(i, 0)
-        if self.matcher is not None and not kept:
-            f = self.frame_index(i)     # its own ghosts (popped above) are not counted
-            for g in range(n_ghosts + 1):
-                self.matcher.detach_frame(f)    # its ghosts, then its own frame
-            self.n_ghosts -= n_ghosts
-        memmove(&self.mirror[i], &self.mirror[i + 1], (self.depth - i - 1) * sizeof(uint64_t))
-        memmove(&self.mirror_names[i], &self.mirror_names[i + 1],
-                (self.depth - i - 1) * sizeof(uint64_t))
-        self.depth -= 1
-        if self.states:
-            state = self.states.pop(i, None)
-        if state is not None:
-            self.finish_element(state, i, tag, explicit)
-        self.shift_states(i + 1, -1)
-        if kept and self.matcher is not None:
-            if self.ghosts is None:
-                self.ghosts = {}
-            self.ghosts[i] = self.ghosts.get(i, 0) + n_ghosts + 1
-            self.n_ghosts += 1
-        return 0
-
-    cdef int end_in_place(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
-        """The element at index i ends here, and a clone of it takes its place."""
-        cdef OpenElement state = None
-        if self.states:
-            state = self.states.pop(i, None)
-        if state is not None:
-            self.finish_element(state, i, tag, explicit)
-        return 0
-
-    cdef int insert_element(self, Py_ssize_t i, OpenElement_* e) except -1:
-        """An element the tree builder inserted at index i, below elements that stay open."""
-        cdef Py_ssize_t f = self.frame_index(i - 1) + 1
-        self.mirror_push(0, 0)
-        memmove(&self.mirror[i + 1], &self.mirror[i], (self.depth - 1 - i) * sizeof(uint64_t))
-        memmove(&self.mirror_names[i + 1], &self.mirror_names[i],
-                (self.depth - 1 - i) * sizeof(uint64_t))
-        self.mirror[i] = e.id
-        self.mirror_names[i] = e.name
-        self.shift_states(i, 1)
-        if self.matcher is not None:
-            self.matcher.insert_frame(f)
         return 0
 
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
@@ -1319,15 +453,6 @@ cdef class RewriteSink(DocumentSink):
         old.removes_content |= state.removes_content
         return 0
 
-    cdef Py_ssize_t merged_target(self, uint64_t name_hash) noexcept:
-        """The index of the open element a merged <html> or <body> start tag merges into (-1:
-        none: the tag is handled as an element with no content)."""
-        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
-            return 0
-        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
-            return 1
-        return -1
-
     cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
                            bint merged) except -1:
         """Match the tag's element and run its handlers (``merged``: a start tag merged into
@@ -1348,7 +473,7 @@ cdef class RewriteSink(DocumentSink):
             content = depth >= 0
         if self.matcher is not None:
             if name_hash == INVALID_HASH:
-                name = self.input_slice(tag.name_start, tag.name_end).lower()
+                name = input_slice(self.lx, tag.name_start, tag.name_end).lower()
             elif name_hash == IMAGE_HASH and ns == 0:
                 name_hash = IMG_HASH            # the tree builder makes <image> an <img>
             if merged:
@@ -1398,8 +523,8 @@ cdef class RewriteSink(DocumentSink):
         None.  ``pushed``: it has content (for a merged tag, the element it merges into, at
         index ``depth``, does)."""
         cdef OpenElement state
-        cdef Element el = make_element(self.input_slice(tag.start, tag.end), tag, ns, pushed,
-                                       self.lx.text_type, self.encoding, self.spare)
+        cdef Element el = make_element(input_slice(self.lx, tag.start, tag.end), tag, ns,
+                                       pushed, self.lx.text_type, self.encoding, self.spare)
         self.spare = None
         el.merged_ = merged
         self.call_all(handlers, el)
@@ -1409,29 +534,29 @@ cdef class RewriteSink(DocumentSink):
             return None
         cdef int ctx = 0                        # (start tags are read in DATA only)
         cdef int content_ctx = self.lx.text_type
-        self.script_out = 0                     # (what a script's content starts in)
-        self.copy_input(tag.start)
+        self.output.script_out = 0                     # (what a script's content starts in)
+        self.output.copy_input(tag.start)
         if el.before_parts is not None or el.removed_:
-            self.divert(ctx)
-        self.write_all(el.before_parts, ctx)
+            self.output.divert(ctx)
+        self.output.write_all(el.before_parts, ctx)
         if not el.removed_:
-            el.write_start_tag(_write_to, self)
+            el.write_start_tag(write_to, self.output)
         else:
-            self.write_part(el.replacement, ctx)
+            self.output.write_part(el.replacement, ctx)
         if ns == 0 and not el.removed_ and (tag.name_hash == PRE_HASH or
                                             tag.name_hash == LISTING_HASH or
                                             tag.name_hash == TEXTAREA_HASH):
             # the tree builder drops a newline right after <pre>, <listing>, <textarea>
             self.protect_leading_newline(el)
         if el.prepend_parts is not None or el.inner is not None:
-            self.divert(content_ctx)
-            self.write_all(el.prepend_parts, content_ctx)
-            self.write_part(el.inner, content_ctx)
-        self.out_pos = tag.end
+            self.output.divert(content_ctx)
+            self.output.write_all(el.prepend_parts, content_ctx)
+            self.output.write_part(el.inner, content_ctx)
+        self.output.out_pos = tag.end
         if not pushed:
             if el.after_parts is not None:
-                self.divert(content_ctx)
-                self.write_all(el.after_parts, content_ctx)
+                self.output.divert(content_ctx)
+                self.output.write_all(el.after_parts, content_ctx)
             self.recycle(el)
             return None
         if (el.after_parts is None and el.append_parts is None and el.end_handlers is None
@@ -1444,6 +569,7 @@ cdef class RewriteSink(DocumentSink):
             state.removes_content = True
             if self.removing_depth < 0:
                 self.removing_depth = depth
+                self.output.skipping = True
         return state
 
     cdef inline void recycle(self, Element el) noexcept:
@@ -1466,55 +592,6 @@ cdef class RewriteSink(DocumentSink):
                     return 0
         if el.inner is not None:
             el.inner = _newline_first(el.inner)
-        return 0
-
-    cdef int close_element(self, TagRec* tag, bint explicit) except -1:
-        """The innermost open element ends: at this end tag (explicit), or just before this
-        tag, or at the end of input (no tag)."""
-        cdef OpenElement state
-        cdef Py_ssize_t depth = self.depth - 1
-        self.depth = depth
-        if self.matcher is not None:
-            if depth == 1 and self.mirror_names[1] == HEAD_HASH:
-                # kept: what the "after head" rule puts back into <head> continues its children
-                self.head_frame = self.matcher.detach_frame(2)
-            else:
-                self.matcher.pop()
-            if self.n_ghosts:
-                for _ in range(<Py_ssize_t>self.ghosts.pop(depth, 0)):
-                    self.matcher.pop()      # closed ancestors with no open element left
-                    self.n_ghosts -= 1
-        if not self.states:
-            return 0
-        state = self.states.pop(depth, None)
-        if state is not None:
-            if depth == 1 and self.mirror_names[1] == HEAD_HASH and state.scoped_rules:
-                self.head_rules = list(state.scoped_rules)
-            self.finish_element(state, depth, tag, explicit)
-        return 0
-
-    cdef int end_body_or_html(self, TagRec* tag) except -1:
-        """``</body>`` and ``</html>`` do not close their elements in a browser (content after
-        them still goes into the body), but for rewriting they are where those elements end:
-        their end-tag work is done there, and the elements stay open for matching and for
-        their content handlers (until the end of input)."""
-        cdef Py_ssize_t j, explicit_at = -1
-        cdef bint is_html = tag.name_hash == HTML_HASH
-        cdef OpenElement state
-        for j in range(self.depth):
-            if self.mirror_names[j] == tag.name_hash:
-                explicit_at = j
-                break
-        if explicit_at < 0:
-            return 0
-        for j in range(self.depth - 1, explicit_at - 1, -1):
-            if j != explicit_at and not (is_html and self.mirror_names[j] == BODY_HASH):
-                continue
-            state = self.states.get(j) if self.states else None
-            if state is not None:
-                if state.scoped_rules is None:
-                    del self.states[j]
-                self.end_work(state, j, tag, j == explicit_at)
         return 0
 
     cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
@@ -1550,12 +627,13 @@ cdef class RewriteSink(DocumentSink):
         state.element = None
         state.merged = None
         if state.removes_content and self.removing_depth == depth:
-            self.copy_input(at)         # skipped: the content is still being removed
+            self.output.copy_input(at)  # skipped: the content is still being removed
             self.removing_depth = -1
+            self.output.skipping = False
         state.removes_content = False
         if self.removing_depth >= 0:
             return 0
-        self.copy_input(at)
+        self.output.copy_input(at)
         # where the content around it lands: before, in the element's text (at the end of
         # input, in whatever text the input ended in); after an end tag, in what follows it
         # (an end tag is read after DATA text, or after the content of its own raw-text or RCDATA
@@ -1563,9 +641,9 @@ cdef class RewriteSink(DocumentSink):
         el = <Element>els[len(els) - 1]
         ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
         if ctx == T_SCRIPT:
-            self.script_escape(explicit)
+            self.output.script_escape(explicit)
         ctx_after = self.lx.text_type if explicit else ctx
-        raw = self.input_slice(tag.start, tag.end) if explicit else b""
+        raw = input_slice(self.lx, tag.start, tag.end) if explicit else b""
         for item in els:
             el = <Element>item
             end_tag = make_end_tag(raw, _end_name(el), not explicit, at, self.encoding, ctx,
@@ -1579,8 +657,8 @@ cdef class RewriteSink(DocumentSink):
                     self.call(fn, end_tag)
             end_tag.live = False
             if end_tag.before_parts is not None:
-                self.divert(ctx)
-                self.write_all(end_tag.before_parts, ctx)
+                self.output.divert(ctx)
+                self.output.write_all(end_tag.before_parts, ctx)
             if end_tag.removed_ or (el.removed_ and not el.merged_):
                 remove_end = True
             if end_tag.removed_:
@@ -1597,21 +675,21 @@ cdef class RewriteSink(DocumentSink):
                 afters.append(end_tag.after_parts)
         if explicit:
             if remove_end:
-                self.divert(ctx)
+                self.output.divert(ctx)
                 if replacements is not None:
                     for part in replacements:
-                        self.write_part(part, ctx)
+                        self.output.write_part(part, ctx)
             elif written is not None:
-                self.write_bytes(written.serialize())
+                self.output.write_bytes(written.serialize())
             elif rename is not None:
-                self.write_bytes(b"</" + rename + b">")
+                self.output.write_bytes(b"</" + rename + b">")
             else:
-                self.copy_input(tag.end)
-            self.out_pos = tag.end
+                self.output.copy_input(tag.end)
+            self.output.out_pos = tag.end
         if afters is not None:
             for parts in afters:
-                self.divert(ctx_after)
-                self.write_all(parts, ctx_after)
+                self.output.divert(ctx_after)
+                self.output.write_all(parts, ctx_after)
         return 0
 
     cdef list comments_outside(self, bint in_html):
@@ -1648,15 +726,12 @@ cdef class RewriteSink(DocumentSink):
     cdef int finish_input(self) except -1:
         self.close_at = self.lx.stream_len
         if self.lx.text_type == T_SCRIPT:
-            self.script_escape(False)
+            self.output.script_escape(False)
         if self.matcher is None:
             # No element rules: no element has work at its end (``states`` stays empty), and
             # the mirror, never read after the end, need not be brought up to date.
             return 0
-        self.sync_stack(NULL)
-        while self.depth:
-            self.close_element(NULL, False)
-        return 0
+        return self.close_all()
 
     def run_end_handlers(self):
         """Run the document end handlers (registration order) and write what they append."""
@@ -1671,15 +746,12 @@ cdef class RewriteSink(DocumentSink):
             self.call(fn, end)
         end.live = False
         if end.parts:
-            self.divert(self.lx.text_type)
-            self.write_all(end.parts, self.lx.text_type)
+            self.output.divert(self.lx.text_type)
+            self.output.write_all(end.parts, self.lx.text_type)
         return self.end_checks()
 
     cdef int end_checks(self) except -1:
-        """The end of the output: nothing follows raw text inserted last."""
-        if self.guard_ctx >= 0:
-            self.check_guard()
-        return 0
+        return self.output.end_checks()
 
 
 def _seq(item):

@@ -6,7 +6,7 @@ from htmlstream._engine.treebuilder cimport TreeBuilderSimulator
 
 cdef class DocumentSink(TokenSink):
     # the chunk the stream is feeding in place (None otherwise): when all of it is output as
-    # it is, it is the output (RewriteSink.on_flush)
+    # it is, it is the output (Output.flush)
     cdef bytes whole
     # the stream's context (RewriterStream.context): every unit a handler gets carries it
     # (None until needed when the stream has the default one: see context_of)

@@ -1,0 +1,109 @@
+# The open-element mirror of a rewriting sink (see elements.pyx); the rewriter's RewriteSink
+# subclasses OpenElements and implements its hooks.
+cimport cython
+from libc.stdint cimport uint64_t
+
+from htmlstream._engine.lexer cimport Lexer, TagRec
+from htmlstream._engine.matcher cimport Matcher
+from htmlstream._engine.rules cimport Rules
+from htmlstream._engine.sink cimport DocumentSink
+from htmlstream._engine.treebuilder cimport TreeBuilderSimulator
+from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
+
+
+cdef class OpenElement:
+    cdef object element                 # the Element of its own start tag, or None
+    cdef list merged                    # the Elements of start tags merged into it, or None
+    cdef list scoped_rules              # rules whose text/comment handlers it activated
+    cdef bint removes_content
+
+
+cdef class OpenElements(DocumentSink):
+    cdef Rules rules
+    cdef Lexer lx
+    cdef TreeBuilderSimulator sim
+    cdef Matcher matcher                # None without element rules
+    cdef Py_ssize_t removing_depth      # depth of the element whose content is removed, or -1
+    cdef dict states                    # depth -> OpenElement, for open elements with work left
+                                        # (None until the first: most streams have none)
+    cdef uint64_t* mirror               # ids of the open elements, as last synchronised
+    cdef uint64_t* mirror_names         # their name hashes
+    cdef Py_ssize_t depth               # how many there are
+    cdef Py_ssize_t mirror_cap
+    cdef uint64_t id_mark               # the simulator's last element id when last synchronised
+    cdef object head_frame              # the matcher frame of <head> once it is closed
+    cdef list head_rules                # the rules whose content handlers <head> put in force,
+                                        # once it is closed (for what goes back into it)
+    cdef object before_body             # <html>'s sibling states before its 2nd child
+    cdef dict ghosts                    # depth -> matcher frames kept below that element for
+                                        # closed ancestors (</form> with elements open in it),
+                                        # or None
+    cdef Py_ssize_t n_ghosts            # how many such frames there are
+    cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
+                                        # the next element is open on top (see sync_overflow)
+    cdef Py_ssize_t close_at            # where elements closed with no tag end
+    cdef bint follow_text               # sync at text while the simulator reacts to text
+    # --- the lazy mirror (see sync_stack) ---
+    cdef bint lazy                      # the mirror may fall behind where nothing has work
+    cdef bint stale                     # it did: tags were skipped since the last replay
+    cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
+                                        # element with work left is below this index
+    cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
+
+    cdef int init_elements(self, bint lazy) except -1
+    @cython.final
+    cdef int close_all(self) except -1
+    @cython.final
+    cdef int mirror_reserve(self, Py_ssize_t n) except -1
+    @cython.final
+    cdef int mirror_push(self, uint64_t id, uint64_t name) except -1
+    @cython.final
+    cdef bint text_changed_stack(self) noexcept
+    @cython.final
+    cdef bint implied_head(self) noexcept
+    @cython.final
+    cdef int sync_stack(self, TagRec* tag) except -1
+    @cython.final
+    cdef int resync(self) except -1
+    @cython.final
+    cdef int replay_stack(self, TagRec* tag) except -1
+    @cython.final
+    cdef int sync_overflow(self, TagRec* tag) except -1
+    @cython.final
+    cdef Py_ssize_t merged_parent(self, uint64_t name_hash) except -2
+    @cython.final
+    cdef Py_ssize_t merged_target(self, uint64_t name_hash) noexcept
+    @cython.final
+    cdef Py_ssize_t match_transients(self, Py_ssize_t t, Py_ssize_t upto) except -1
+    @cython.final
+    cdef bint stays(self, uint64_t id, Py_ssize_t k) noexcept
+    @cython.final
+    cdef Py_ssize_t sync_middle(self, TagRec* tag, Py_ssize_t k, uint64_t explicit_id,
+                                uint64_t mark) except -1
+    @cython.final
+    cdef Py_ssize_t mirror_index(self, uint64_t id, Py_ssize_t p) noexcept
+    @cython.final
+    cdef Py_ssize_t frame_index(self, Py_ssize_t i) except -1
+    @cython.final
+    cdef bint kept_ancestor(self, uint64_t id) noexcept
+    @cython.final
+    cdef int shift_states(self, Py_ssize_t i, Py_ssize_t by) except -1
+    @cython.final
+    cdef int remove_element(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1
+    @cython.final
+    cdef int end_in_place(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1
+    @cython.final
+    cdef int insert_element(self, Py_ssize_t i, OpenElement_* e) except -1
+    @cython.final
+    cdef int close_element(self, TagRec* tag, bint explicit) except -1
+    @cython.final
+    cdef int end_body_or_html(self, TagRec* tag) except -1
+    # hooks (see elements.pyx)
+    cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
+                           bint merged) except -1
+    cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1
+    cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1
+    cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
+                            bint explicit) except -1
+    cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
+                      bint explicit) except -1

@@ -1,0 +1,583 @@
+# cython: language_level=3
+"""The open elements of a rewriting stream: a mirror of the tree builder's stack, and replay.
+
+The tree-builder simulator (treebuilder.pyx) keeps the open-element stack a browser would have;
+the matcher (matcher.pyx) keeps a frame per open element.  ``OpenElements`` keeps the rewriter's
+view of that stack: the ids and names of the open elements as last synchronised (``mirror``),
+and, by depth, the state of those with work left (``states``: an ``OpenElement``).  After every
+tag (and at text or the end of input when the simulator changed the stack), ``sync_stack``
+replays what the simulator did: it closes the elements it popped, opens the ones it pushed, and
+keeps the ones that stay open above a changed one (``sync_middle``: ``</form>``, the adoption
+agency), with their matcher frames (``ghosts``) and states.
+
+It knows when elements start and end, not what to do then: for that it calls its subclass's
+hooks (``start_element``, ``start_in_head``, ``start_implied``, ``finish_element``, ``end_work``;
+the rewriter's handler dispatch, rewriter.pyx, implements them).  One element is one entry
+whether its start tag was in the source, implied, merged into it (a second ``<body>``) or put
+back into ``<head>`` (``head_frame``, ``head_rules``).
+
+The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
+kept exact below ``valid``, under which every element with work left is (see sync_stack).
+"""
+
+# (uint64_t, TagRec, the simulator and its OpenElement_ entries: cimported in elements.pxd)
+from libc.stdlib cimport free, realloc
+from libc.string cimport memmove
+
+from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
+from htmlstream._engine.treebuilder cimport E_CLONE
+
+
+cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
+    """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack only
+    above ``valid`` and its element, if any, matches no rule).  (For OpenElements.on_tag: a
+    function, not a method, so that the C compiler inlines it there.)"""
+    cdef uint64_t h = tag.name_hash
+    # (self.sim.x rather than a local: no reference counting on this path)
+    if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open:
+        return False
+    if tag.is_end:
+        if (h == BODY_HASH or h == HTML_HASH) and self.states:
+            return False                # (end_body_or_html)
+    elif self.matcher.may_match(self.lx, tag, h) or (
+            h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
+        return False
+    self.stale = True
+    self.window_depth = self.sim.depth
+    self.lx.want_text = self.valid > 0 and self.sim.wants_text
+    return True
+
+
+cdef class OpenElement:
+    """Rewriter state of an open element that has work left for its end, or content handlers
+    in force.  One per element, however it was made: its start tag, implied, or with start
+    tags merged into it later (a second <body>, or the first after the body was implied)."""
+
+
+cdef class OpenElements(DocumentSink):
+    """A document sink that keeps the open-element mirror (C methods only; see the module)."""
+
+    def __cinit__(self):
+        self.mirror = NULL
+        self.mirror_names = NULL
+        self.mirror_cap = 0
+
+    cdef int init_elements(self, bint lazy) except -1:
+        """No element open (a new document).  ``lazy``: the mirror may fall behind."""
+        self.removing_depth = -1
+        self.states = None
+        self.depth = 0
+        self.id_mark = 0
+        self.head_frame = None
+        self.head_rules = None
+        self.before_body = None
+        self.ghosts = None
+        self.n_ghosts = 0
+        self.overflow_open = False
+        self.close_at = 0
+        self.lazy = lazy
+        self.stale = False
+        self.valid = 0
+        self.window_depth = 0
+        return 0
+
+    cdef int close_all(self) except -1:
+        """The end of input: replay the last changes, then close every open element there."""
+        self.close_at = self.lx.stream_len
+        self.sync_stack(NULL)
+        while self.depth:
+            self.close_element(NULL, False)
+        return 0
+
+    def __dealloc__(self):
+        if self.mirror != NULL:
+            free(self.mirror)
+        if self.mirror_names != NULL:
+            free(self.mirror_names)
+
+    # ------------------------------------------------------------------ the mirror
+
+    cdef int mirror_reserve(self, Py_ssize_t n) except -1:
+        """Room for n entries in the mirror."""
+        cdef Py_ssize_t cap = self.mirror_cap * 2 if self.mirror_cap else 64
+        while cap < n:
+            cap *= 2
+        self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
+        self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
+        if self.mirror == NULL or self.mirror_names == NULL:
+            raise MemoryError()
+        self.mirror_cap = cap
+        return 0
+
+    cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
+        if self.depth == self.mirror_cap:
+            self.mirror_reserve(self.depth + 1)
+        self.mirror[self.depth] = id
+        self.mirror_names[self.depth] = name
+        self.depth += 1
+        return 0
+
+    # ------------------------------------------------------------------ replay
+
+    cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
+        if self.lazy:
+            if _skip_tag(self, tag):
+                return 0
+        elif self.matcher is None:
+            # No element rules: no element can have work at its end, nothing to mirror.
+            return 0
+        self.sync_stack(tag)
+        if self.follow_text:
+            lx.want_text = self.sim.wants_text
+        return 0
+
+    cdef bint text_changed_stack(self) noexcept:
+        """Whether the text the simulator just read changed the stack (an implied <html>,
+        <head> or <body>, <head> closed, formatting elements re-opened)."""
+        cdef TreeBuilderSimulator sim = self.sim
+        if self.stale:
+            return sim.changed_from < self.valid
+        return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
+
+    cdef bint implied_head(self) noexcept:
+        """Whether the last changes include a <head> that was created and closed again."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t t
+        for t in range(sim.n_transients):
+            if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                return True
+        return False
+
+    cdef int sync_stack(self, TagRec* tag) except -1:
+        """Replay what the simulator did to the open-element stack since the last replay.
+
+        The lazy mirror: when the matcher keeps nothing per open element (``lazy``), the mirror
+        is only kept exact below ``valid``, under which every element with work left at its end
+        is (its state, a content removal).  A tag that changes the stack only at or above
+        ``valid`` and whose element matches no rule (Matcher.may_match) is skipped (_skip_tag):
+        nothing can happen for it.  The next replay first rebuilds the mirror as the stack was
+        before the current changes: exact below ``valid``, the entries the current changes left
+        alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
+        closed since then, none of which has work at its end."""
+        if self.stale:
+            self.resync()
+        self.replay_stack(tag)
+        if self.lazy:
+            self.valid = 0
+            if self.states:
+                for d in self.states:
+                    if <Py_ssize_t>d >= self.valid:
+                        self.valid = <Py_ssize_t>d + 1
+        return 0
+
+    cdef int resync(self) except -1:
+        """Rebuild the mirror after skipped tags (see sync_stack)."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t c = sim.changed_from, j
+        self.depth = self.valid
+        if c > self.valid:
+            if c > self.mirror_cap:
+                self.mirror_reserve(c)
+            for j in range(self.valid, c):
+                self.mirror[j] = sim.stack[j].id
+                self.mirror_names[j] = sim.stack[j].name
+            self.depth = c
+        if c >= self.valid:
+            self.id_mark = 0                # (nothing above c has work: all of it is new)
+        if self.window_depth > self.depth:
+            self.mirror_push(0, 0)
+        if self.ghosts:
+            self.ghosts = None
+            self.n_ghosts = 0
+        self.matcher.set_open_count(self.depth)
+        self.stale = False
+        return 0
+
+    cdef int replay_stack(self, TagRec* tag) except -1:
+        """Replay what the simulator did to the open-element stack for this tag (or, with no
+        tag, at ``close_at``: a text, the end of input): close the elements it popped, open the
+        ones it pushed, match the ones it created and closed at once.  Elements that stay
+        open above a changed one stay as they are (sync_middle)."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t k = sim.changed_from
+        cdef Py_ssize_t n_new = sim.depth
+        cdef Py_ssize_t j, t = 0
+        cdef uint64_t explicit_id = 0
+        cdef OpenElement_* e
+        cdef bint handled = tag == NULL or tag.is_end
+        cdef bint middle = False, slow
+        cdef uint64_t mark = self.id_mark
+        if self.overflow_open:
+            if sim.overflow > 0 and tag != NULL:
+                return self.sync_overflow(tag)
+            self.overflow_open = False
+            self.matcher.pop()
+        if k > self.depth:
+            k = self.depth
+        if k > n_new:
+            k = n_new
+        while k < self.depth and k < n_new and self.mirror[k] == sim.stack[k].id:
+            k += 1
+        if k < self.depth:
+            # (only an element closed here can have an element that stays open above it)
+            for j in range(k, n_new):
+                if sim.stack[j].id <= mark:
+                    middle = True   # an element that was open stays open above changed ones
+                    break
+        self.id_mark = sim.next_id
+        if tag != NULL and tag.is_end and self.depth == k and self.states and (
+                tag.name_hash == BODY_HASH or tag.name_hash == HTML_HASH):
+            self.end_body_or_html(tag)
+        if tag != NULL and tag.is_end and self.depth > k:
+            # The end tag itself belongs to the outermost ended element of its name.
+            for j in range(k, self.depth):
+                if self.mirror_names[j] == tag.name_hash and not (
+                        middle and self.stays(self.mirror[j], k)):
+                    explicit_id = self.mirror[j]
+                    break
+        if middle:
+            k = self.sync_middle(tag, k, explicit_id, mark)
+        while self.depth > k:
+            self.close_element(tag, self.mirror[self.depth - 1] == explicit_id)
+        slow = k <= 1 or sim.n_transients > 0
+        for j in range(k, n_new):
+            if slow:
+                if sim.n_transients:
+                    t = self.match_transients(t, j)
+                if j == 1 and self.matcher is not None:
+                    # for a <body> tag merged into this element later
+                    self.before_body = self.matcher.sibling_state(1)
+            e = &sim.stack[j]
+            if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
+                handled = True
+                self.mirror_push(e.id, e.name)
+                if sim.last_in_head:
+                    self.start_in_head(tag, e.ns, True, j)
+                else:
+                    self.start_element(tag, e.ns, True, j, False)
+            else:
+                self.mirror_push(e.id, e.name)
+                if self.matcher is not None:
+                    if self.rules.any_scoped:
+                        self.start_implied(e, j)
+                    else:
+                        self.matcher.match(self.lx, NULL, e.name, None, e.ns)
+                        self.matcher.push()
+        if sim.n_transients:
+            self.match_transients(t, n_new)
+            sim.changes_seen()
+        if not handled and (sim.last_inserted or tag.name_hash == BODY_HASH
+                            or tag.name_hash == HTML_HASH):
+            # (a start tag the tree builder ignores is no element: it does not count as a
+            # sibling and gets no handlers; <html> and <body> merged into the open ones get
+            # the handlers they match, but do not count as siblings either)
+            if sim.overflow > 0 and sim.last_inserted and self.matcher is not None:
+                # the first element beyond max_depth: matched as a child of the deepest
+                # recorded one (no end-tag work, as for all elements beyond the bound)
+                self.start_element(tag, sim.last_namespace, False, n_new, False)
+                if sim.last_pushed:
+                    self.matcher.push()
+                    self.overflow_open = True
+            elif sim.last_in_head:
+                self.start_in_head(tag, sim.last_namespace, False, n_new)
+            else:
+                self.start_element(tag, sim.last_namespace, False, n_new, not sim.last_inserted)
+        return 0
+
+    cdef int sync_overflow(self, TagRec* tag) except -1:
+        """A tag beyond max_depth, where the simulator only counts elements.  The matcher keeps
+        one frame there: the element the last start tag opened, whose child the next element
+        is when the simulator is sure of it (``overflow_parent_known``), else a parent that is
+        not known (no child, sibling or :nth-* selector matches its children).  Ancestors beyond
+        the bound other than that one are forgotten: they match nothing, so nothing is matched
+        through a wrong parent."""
+        cdef TreeBuilderSimulator sim = self.sim
+        if tag.is_end:
+            self.matcher.pop()
+            self.matcher.push_unknown()
+            return 0
+        if not sim.overflow_parent_known:
+            self.matcher.pop()
+            self.matcher.push_unknown()
+        self.start_element(tag, sim.last_namespace, False, self.depth, False)
+        if sim.last_pushed:
+            self.matcher.push()
+            self.matcher.detach_frame(self.matcher.n_frames - 2)
+        return 0
+
+    cdef Py_ssize_t merged_parent(self, uint64_t name_hash) except -2:
+        """The matcher frame of the parent of the open element a merged <html> or <body> start
+        tag merges into (-1: none is open, the tag is matched where it stands)."""
+        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
+            return 0
+        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
+            return self.frame_index(0)
+        return -1
+
+    cdef Py_ssize_t merged_target(self, uint64_t name_hash) noexcept:
+        """The index of the open element a merged <html> or <body> start tag merges into (-1:
+        none: the tag is handled as an element with no content)."""
+        if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
+            return 0
+        if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
+            return 1
+        return -1
+
+    cdef Py_ssize_t match_transients(self, Py_ssize_t t, Py_ssize_t upto) except -1:
+        """Match the simulator's transient elements from ``t`` on that sat at stack index
+        ``upto`` or below (children of the entry below them): they count as siblings, but have
+        no tag of their own, so no handler runs for them.  Returns the next one."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef list matched
+        while t < sim.n_transients and sim.transients[t].pos <= upto:
+            if self.matcher is not None:
+                matched = self.matcher.match(self.lx, NULL, sim.transients[t].name, None,
+                                             sim.transients[t].ns)
+                if sim.transients[t].name == HEAD_HASH and sim.transients[t].pos == 1:
+                    if matched is not None and self.rules.any_scoped:
+                        self.head_rules = [
+                            r for r in matched
+                            if self.rules.text_handlers[r] or self.rules.comment_handlers[r]]
+                    # kept for what the "after head" rule puts into it later
+                    self.matcher.push()
+                    self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
+            t += 1
+        return t
+
+    cdef bint stays(self, uint64_t id, Py_ssize_t k) noexcept:
+        """Whether the element ``id`` is (still) in the simulator's stack above index k."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t j
+        for j in range(k, sim.depth):
+            if sim.stack[j].id == id:
+                return True
+        return False
+
+    cdef Py_ssize_t sync_middle(self, TagRec* tag, Py_ssize_t k, uint64_t explicit_id,
+                                uint64_t mark) except -1:
+        """The tree builder changed the stack below elements that stay open (``</form>`` while
+        elements inside the form are open; the adoption agency removing a formatting element
+        and the nodes it skips below a furthest block, or replacing them with clones): replay
+        the changes from index k up to the last element that stays, keeping that one and the
+        others that stay as they are (Element state, matcher frame and sibling state).
+        Elements end innermost first, as at any tag.  Returns the index from which the rest is
+        replayed as pushes."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t last = -1, j, q, r, i, p, bound
+        cdef OpenElement_* e
+        for j in range(k, sim.depth):
+            if sim.stack[j].id <= mark:
+                last = j
+        # The plan.  Old entries (mirror[k:]): 1 stays, 2 is replaced in place by a clone made
+        # from it (which keeps its matcher frame), 0 ends.  New entries (stack[k:last + 1]):
+        # the old entry they continue, or -1 for a new element to insert.
+        actions = [0] * (self.depth - k)
+        sources = [-1] * (last + 1 - k)
+        p = k
+        for j in range(k, last + 1):
+            q = self.mirror_index(sim.stack[j].id, p)
+            if q >= 0:
+                actions[q - k] = 1
+                sources[j - k] = q
+                p = q + 1
+                continue
+            # a clone below an element that stays: it replaces the element of its name it was
+            # made from, if one ends between here and the next element that stays
+            e = &sim.stack[j]
+            bound = self.depth
+            for i in range(j + 1, last + 1):
+                r = self.mirror_index(sim.stack[i].id, p)
+                if r >= 0:
+                    bound = r
+                    break
+            for i in range(p, bound):
+                if self.mirror_names[i] == e.name and not self.stays(self.mirror[i], k):
+                    actions[i - k] = 2
+                    sources[j - k] = i
+                    p = i + 1
+                    break
+        # Ends, innermost first.
+        i = self.depth - 1
+        while i >= k:
+            if actions[i - k] == 0:
+                self.remove_element(i, tag, self.mirror[i] == explicit_id)
+            elif actions[i - k] == 2:
+                self.end_in_place(i, tag, self.mirror[i] == explicit_id)
+            i -= 1
+        # What is left are the entries that continue, in order: insert the new ones.
+        for j in range(k, last + 1):
+            if sources[j - k] < 0:
+                self.insert_element(j, &sim.stack[j])
+            else:
+                self.mirror[j] = sim.stack[j].id
+        return last + 1
+
+    cdef Py_ssize_t mirror_index(self, uint64_t id, Py_ssize_t p) noexcept:
+        cdef Py_ssize_t i
+        for i in range(p, self.depth):
+            if self.mirror[i] == id:
+                return i
+        return -1
+
+    cdef Py_ssize_t frame_index(self, Py_ssize_t i) except -1:
+        """The matcher frame of the element at index i (0: the document, with i = -1)."""
+        cdef Py_ssize_t f = i + 1
+        if self.ghosts:
+            for d, n in self.ghosts.items():
+                if d <= i:
+                    f += n
+        return f
+
+    cdef bint kept_ancestor(self, uint64_t id) noexcept:
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef Py_ssize_t j
+        for j in range(sim.n_kept_ancestors):
+            if sim.kept_ancestors[j] == id:
+                return True
+        return False
+
+    cdef int shift_states(self, Py_ssize_t i, Py_ssize_t by) except -1:
+        """Element states (and the content removal, the ghost frames) at index i and above
+        move by ``by``."""
+        if self.removing_depth >= i:
+            self.removing_depth += by
+        if self.states:
+            self.states = {(d + by if d >= i else d): st for d, st in self.states.items()}
+        if self.ghosts:
+            self.ghosts = {(d + by if d >= i else d): n for d, n in self.ghosts.items()}
+        return 0
+
+    cdef int remove_element(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
+        """The element at index i ends here; the ones above it stay open.  If it stays their
+        ancestor in the tree (``</form>``), its matcher frame stays too, as a ghost below the
+        element above it, until that one closes."""
+        cdef OpenElement state = None
+        cdef bint kept = i + 1 < self.depth and self.kept_ancestor(self.mirror[i])
+        cdef Py_ssize_t n_ghosts = 0, f, g
+        if self.ghosts:
+            n_ghosts = self.ghosts.pop(i, 0)
+        if self.matcher is not None and not kept:
+            f = self.frame_index(i)     # its own ghosts (popped above) are not counted
+            for g in range(n_ghosts + 1):
+                self.matcher.detach_frame(f)    # its ghosts, then its own frame
+            self.n_ghosts -= n_ghosts
+        memmove(&self.mirror[i], &self.mirror[i + 1], (self.depth - i - 1) * sizeof(uint64_t))
+        memmove(&self.mirror_names[i], &self.mirror_names[i + 1],
+                (self.depth - i - 1) * sizeof(uint64_t))
+        self.depth -= 1
+        if self.states:
+            state = self.states.pop(i, None)
+        if state is not None:
+            self.finish_element(state, i, tag, explicit)
+        self.shift_states(i + 1, -1)
+        if kept and self.matcher is not None:
+            if self.ghosts is None:
+                self.ghosts = {}
+            self.ghosts[i] = self.ghosts.get(i, 0) + n_ghosts + 1
+            self.n_ghosts += 1
+        return 0
+
+    cdef int end_in_place(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
+        """The element at index i ends here, and a clone of it takes its place."""
+        cdef OpenElement state = None
+        if self.states:
+            state = self.states.pop(i, None)
+        if state is not None:
+            self.finish_element(state, i, tag, explicit)
+        return 0
+
+    cdef int insert_element(self, Py_ssize_t i, OpenElement_* e) except -1:
+        """An element the tree builder inserted at index i, below elements that stay open."""
+        cdef Py_ssize_t f = self.frame_index(i - 1) + 1
+        self.mirror_push(0, 0)
+        memmove(&self.mirror[i + 1], &self.mirror[i], (self.depth - 1 - i) * sizeof(uint64_t))
+        memmove(&self.mirror_names[i + 1], &self.mirror_names[i],
+                (self.depth - 1 - i) * sizeof(uint64_t))
+        self.mirror[i] = e.id
+        self.mirror_names[i] = e.name
+        self.shift_states(i, 1)
+        if self.matcher is not None:
+            self.matcher.insert_frame(f)
+        return 0
+
+    # ------------------------------------------------------------------ ends
+
+    cdef int close_element(self, TagRec* tag, bint explicit) except -1:
+        """The innermost open element ends: at this end tag (explicit), or just before this
+        tag, or at the end of input (no tag)."""
+        cdef OpenElement state
+        cdef Py_ssize_t depth = self.depth - 1
+        self.depth = depth
+        if self.matcher is not None:
+            if depth == 1 and self.mirror_names[1] == HEAD_HASH:
+                # kept: what the "after head" rule puts back into <head> continues its children
+                self.head_frame = self.matcher.detach_frame(2)
+            else:
+                self.matcher.pop()
+            if self.n_ghosts:
+                for _ in range(<Py_ssize_t>self.ghosts.pop(depth, 0)):
+                    self.matcher.pop()      # closed ancestors with no open element left
+                    self.n_ghosts -= 1
+        if not self.states:
+            return 0
+        state = self.states.pop(depth, None)
+        if state is not None:
+            if depth == 1 and self.mirror_names[1] == HEAD_HASH and state.scoped_rules:
+                self.head_rules = list(state.scoped_rules)
+            self.finish_element(state, depth, tag, explicit)
+        return 0
+
+    cdef int end_body_or_html(self, TagRec* tag) except -1:
+        """``</body>`` and ``</html>`` do not close their elements in a browser (content after
+        them still goes into the body), but for rewriting they are where those elements end:
+        their end-tag work is done there, and the elements stay open for matching and for
+        their content handlers (until the end of input)."""
+        cdef Py_ssize_t j, explicit_at = -1
+        cdef bint is_html = tag.name_hash == HTML_HASH
+        cdef OpenElement state
+        for j in range(self.depth):
+            if self.mirror_names[j] == tag.name_hash:
+                explicit_at = j
+                break
+        if explicit_at < 0:
+            return 0
+        for j in range(self.depth - 1, explicit_at - 1, -1):
+            if j != explicit_at and not (is_html and self.mirror_names[j] == BODY_HASH):
+                continue
+            state = self.states.get(j) if self.states else None
+            if state is not None:
+                if state.scoped_rules is None:
+                    del self.states[j]
+                self.end_work(state, j, tag, j == explicit_at)
+        return 0
+
+    # ------------------------------------------------------------------ hooks
+    #
+    # What the subclass does when elements start and end (RewriteSink: match them, run their
+    # handlers, write their end-tag work).  Here: nothing.
+
+    cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
+                           bint merged) except -1:
+        """The tag's element starts at index ``depth`` (``pushed``: it stays open; ``merged``:
+        a start tag merged into the open element of its name)."""
+        return 0
+
+    cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1:
+        """The tag's element goes into <head> after </head> (the "after head" rule)."""
+        return 0
+
+    cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
+        """An element the tree builder made with no start tag of its own starts at ``depth``."""
+        return 0
+
+    cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
+                            bint explicit) except -1:
+        """The element of ``state`` at index ``depth`` ended: at this end tag (``explicit``),
+        just before this tag, or at ``close_at`` (no tag)."""
+        return 0
+
+    cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
+                      bint explicit) except -1:
+        """Write the end-tag work of the element of ``state`` where it ends (its element stays
+        open: ``</body>``, ``</html>``)."""
+        return 0
