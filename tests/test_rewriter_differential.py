@@ -578,7 +578,9 @@ ELEMENT_ACTIONS: dict[str, Callable[[Any, Any], None]] = {
     "inner_html": lambda api, el: api.inner(el, "<u>I</u>", True),
     "remove": lambda api, el: el.remove(),
     "unwrap": lambda api, el: el.remove_and_keep_content(),
-    "rename": lambda api, el: setattr(el, "tag_name", "x-" + el.tag_name),
+    # (lower-cased: htmlstream gives SVG names as the DOM does, foreignObject, lol-html the
+    # source's lower-case; the new name is written as given)
+    "rename": lambda api, el: setattr(el, "tag_name", "x-" + el.tag_name.lower()),
 }
 TEXT_ACTIONS: dict[str, Callable[[Any, Any], None]] = {
     "upper": lambda api, t: api.replace(t, api.source(t).upper(), True),
