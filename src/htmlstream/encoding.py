@@ -35,6 +35,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Final, Literal, NamedTuple, TypeAlias
 
+from htmlstream._ascii import ascii_lower as _ascii_lower
 from htmlstream.errors import EncodingError
 
 __all__ = [
@@ -841,11 +842,6 @@ def _xml_encoding(data: bytes) -> Encoding | None:
     return encoding
 
 
-def _ascii_lower(text: str) -> str:
-    return text.translate(_ASCII_LOWER)
-
-
-_ASCII_LOWER: Final = {c: c + 0x20 for c in range(0x41, 0x5B)}
 
 
 def meta_content_charset(content: str) -> Encoding | None:

@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from htmlstream._ascii import ascii_lower as _ascii_lower
 from htmlstream.errors import SelectorError
 
 __all__ = [
@@ -108,12 +109,6 @@ XLINK_NAMESPACE = "http://www.w3.org/1999/xlink"
 XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
 XMLNS_NAMESPACE = "http://www.w3.org/2000/xmlns/"
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _ascii_lower(text: str) -> str:
-    """Lowercase ASCII letters only (CSS keywords are ASCII case-insensitive)."""
-    return text.translate(_ASCII_LOWER)
 
 
 # =========================================================================== AST

@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 from typing import ClassVar
 
+from htmlstream._ascii import ASCII_LOWER
 from htmlstream.charrefs import decode_charrefs
 
 __all__ = [
@@ -49,7 +50,6 @@ class TextType(enum.IntEnum):
 
 
 _TEXT_TYPES = tuple(TextType)
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _decode(raw: bytes, encoding: str) -> str:
@@ -63,7 +63,7 @@ def _newlines(text: str) -> str:
 
 
 def _name(raw: bytes, encoding: str) -> str:
-    return _decode(raw, encoding).translate(_ASCII_LOWER).replace("\0", "\ufffd")
+    return _decode(raw, encoding).translate(ASCII_LOWER).replace("\0", "\ufffd")
 
 
 def _attribute_value(raw: bytes, encoding: str) -> str:
@@ -173,7 +173,7 @@ class _Tag(Token):
 
     def get_attribute(self, name: str) -> str | None:
         """The decoded value of the first attribute called ``name`` (ASCII case-insensitive)."""
-        wanted = name.translate(_ASCII_LOWER)
+        wanted = name.translate(ASCII_LOWER)
         for attr in self.attribute_list:
             if attr.name == wanted:
                 return attr.value
@@ -313,7 +313,7 @@ class Doctype(Token):
     def name(self) -> str | None:
         """The DOCTYPE name, ASCII-lower-cased."""
         name = self._part(0)
-        return None if name is None else name.translate(_ASCII_LOWER)
+        return None if name is None else name.translate(ASCII_LOWER)
 
     @property
     def public_id(self) -> str | None:
