@@ -1,0 +1,131 @@
+"""``htmlstream proxy``: a rewriting reverse proxy in front of one origin
+(:mod:`htmlstream.integrations.proxy`), with every option of ``htmlstream rewrite``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from htmlstream.cli._common import PROG, CliError, positive_float
+from htmlstream.cli.recipe_options import email_recipes, recipes_from_args
+from htmlstream.cli.rewrite import (
+    DemoStats,
+    RewriteGroup,
+    add_rewrite_parser,
+    build_rewriter,
+    check_groups,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+#: ``htmlstream rewrite`` options the proxy does not take (they are about files and chunking).
+_PROXY_SKIPPED = frozenset({"-h", "--help", "-o", "--output", "--chunk-size", "--encoding"})
+
+
+def listen_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6; port 0: any free port)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``htmlstream proxy``: its own options, then every rewrite option of
+    ``htmlstream rewrite`` (--on/--set-attr/..., --demo and whatever else it has)."""
+    parser = subparsers.add_parser(
+        "proxy",
+        help="a rewriting reverse proxy in front of one origin",
+        description=(
+            "Serve UPSTREAM's responses on LISTEN, rewriting its HTML as it streams (the rewrite\n"
+            "options are those of 'htmlstream rewrite'; without --on, --demo). One access-log\n"
+            "line per request goes to standard error. SIGINT/SIGTERM stop accepting and let\n"
+            "in-flight requests finish (--grace seconds). Needs htmlstream[proxy]."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--upstream", required=True, metavar="URL",
+                        help="the origin, http://HOST:PORT (every request goes there)")
+    parser.add_argument("--listen", type=listen_address, default=("127.0.0.1", 8080),
+                        metavar="HOST:PORT", help="where to listen (default: 127.0.0.1:8080; "
+                        "port 0: a free one, printed on standard output)")
+    parser.add_argument("--preserve-host", action="store_true",
+                        help="send the client's Host upstream (default: the upstream's)")
+    parser.add_argument("--trust-forwarded", action="store_true",
+                        help="append to the client's X-Forwarded-For and keep its "
+                        "X-Forwarded-Proto/-Host (only behind a proxy you trust)")
+    parser.add_argument("--connect-timeout", type=positive_float, default=10.0, metavar="S",
+                        help="seconds to connect to the upstream (default: 10)")
+    parser.add_argument("--read-timeout", type=positive_float, default=60.0, metavar="S",
+                        help="seconds the upstream may stay silent (default: 60)")
+    parser.add_argument("--grace", type=positive_float, default=10.0, metavar="S",
+                        help="seconds in-flight requests get at shutdown (default: 10)")
+    # The rewrite options, taken from the rewrite command itself so that every option it has
+    # (recipes included) builds the proxy's Rewriter too.
+    scratch = argparse.ArgumentParser(add_help=False)
+    add_rewrite_parser(scratch.add_subparsers())
+    rewrite = next(a for a in scratch._actions
+                   if isinstance(a, argparse._SubParsersAction)).choices["rewrite"]
+    for action in rewrite._actions:
+        if action.option_strings and not _PROXY_SKIPPED.intersection(action.option_strings):
+            parser._add_action(action)
+    parser.set_defaults(**{**rewrite._defaults, "func": cmd_proxy, "input": None})
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    """Run ``htmlstream proxy`` until SIGINT or SIGTERM."""
+    import asyncio
+    import logging
+    import signal
+
+    try:
+        from htmlstream.integrations.proxy import ReverseProxy
+    except ImportError as exc:
+        raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "
+                       f"({exc})") from exc
+    groups: list[RewriteGroup] = args.groups or []
+    if args.demo and groups:
+        raise CliError("--demo cannot be combined with --on")
+    check_groups(groups)
+    recipes = recipes_from_args(args) + email_recipes(args)
+    # The encoding is each response's (ResponseRewrite makes the stream in it).
+    rewriter = build_rewriter(groups, DemoStats() if not groups and not recipes else None,
+                               "utf-8", recipes=recipes)
+    try:
+        proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
+                             trust_forwarded=args.trust_forwarded,
+                             connect_timeout=args.connect_timeout,
+                             read_timeout=args.read_timeout, shutdown_grace=args.grace)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    log = logging.getLogger("htmlstream.proxy")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            host, port = await proxy.start(*args.listen)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
+                           f"{exc.strerror or exc}") from exc
+        shown = f"[{host}]" if ":" in host else host
+        print(f"{PROG} proxy: listening on http://{shown}:{port}/ -> {args.upstream}",
+              flush=True)
+        try:
+            await stop.wait()
+            print(f"{PROG} proxy: stopping (in-flight requests get {args.grace:g} s)",
+                  file=sys.stderr, flush=True)
+        finally:
+            await proxy.close()
+
+    asyncio.run(serve())
+    return 0
