@@ -121,7 +121,9 @@ class LolHttps:
             chunk.replace(new)
 
 
-SELECTOR = recipes.https_upgrade(HOSTS, hsts_preload=False).selector()
+# (lol-html has no attribute namespaces: xlink:href is the raw name there.)
+SELECTOR = recipes.https_upgrade(HOSTS, hsts_preload=False).selector().replace(
+    "[xlink|href]", "[xlink\\:href]")
 
 
 def _html() -> Any:

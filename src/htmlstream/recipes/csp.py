@@ -163,7 +163,7 @@ class CspNonce:
 
     def apply(self, rewriter: Any) -> None:
         """Register the handlers (``Rewriter.use`` calls this)."""
-        rewriter.on("head, body, head > *, body > *", element=self.touch)
+        rewriter.on("head, body, head > :first-child, body > :first-child", element=self.touch)
         rewriter.on(self.select, element=self.element)
         rewriter.on("meta[http-equiv]", element=self.meta)
         rewriter.on_document(end=self.end)

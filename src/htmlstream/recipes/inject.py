@@ -62,9 +62,9 @@ class Inject:
         if "body_end" in self.snippets:
             rewriter.on("html", element=self.html)
         if "head_start" in self.snippets:
-            rewriter.on("head > *", element=self.head_child)
+            rewriter.on("head > :first-child", element=self.head_child)
         if self.snippets.keys() - {"body_end"}:
-            rewriter.on("body > *", element=self.body_child)
+            rewriter.on("body > :first-child", element=self.body_child)
         rewriter.on_document(end=self.end)
 
     # helpers
