@@ -632,3 +632,22 @@ def test_failed_stream_after_held_input() -> None:
         stream.close()
     with pytest.raises(HtmlStreamError):
         stream.close()
+
+
+def test_text_handlers_see_whole_characters_after_a_switch_to_utf8() -> None:
+    """A <meta charset=utf-8> switch from windows-1252: from then on a UTF-8 character cut by a
+    chunk boundary is held back whole, so each text chunk decodes to whole characters and the
+    chunks join to the same text under every chunking."""
+    doc = "<meta charset=utf-8><p>é 用户 ü</p><p>€</p>".encode()
+    seen: list[str] = []
+    rw = Rewriter(encoding="windows-1252", adjust_charset_on_meta_tag=True)
+    rw.on("p", text=lambda chunk: seen.append(chunk.text))
+    whole = rw.rewrite(doc)
+    assert whole == doc
+    for cut in chunkings(doc):
+        seen.clear()
+        stream = rw.stream()
+        out = b"".join(stream.feed(c) for c in cut) + stream.close()
+        assert out == doc
+        assert "".join(seen) == "é 用户 ü€"
+        assert "\ufffd" not in "".join(seen)

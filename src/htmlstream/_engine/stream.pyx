@@ -345,7 +345,12 @@ cdef class RewriterStream:
             return
         codec = encoding.codec
         decoder = None
-        if encoding.multibyte or (encoding.name == "utf-8" and not self.hold_utf8):
+        if encoding.name == "utf-8":
+            # The lexer keeps an incomplete character for the next chunk from here on, as it
+            # does when the stream starts in UTF-8: text handlers see whole characters.
+            self.hold_utf8 = True
+            self._lexer.hold_utf8 = True
+        elif encoding.multibyte:
             decoder = encoding.incremental_decoder()
         self.sink.set_encoding(codec, self.compiled.for_codec(codec).program, decoder)
         self.encoding = self.output_encoding = encoding.name
