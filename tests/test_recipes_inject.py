@@ -51,6 +51,13 @@ def injected(doc: str, **points: str) -> str:
     # text begins the body: the first element after it (no handler sees every text chunk)
     ("<head><title>t</title>hello <b>x</b>",
      f"<head>{HS}<title>t</title>{HE}hello {BS}<b>x</b>{BE}"),
+    # <html>/<body>/<head> tags in a <template> are ignored by the tree builder: no point there
+    ("<template><body>", f"{HS}<template><body>{HE}{BS}{BE}"),
+    ("<template><html>", f"{HS}<template><html>{HE}{BS}{BE}"),
+    ("<html><template><html lang=x></template>",
+     f"<html>{HS}<template><html lang=x></template>{HE}{BS}{BE}"),
+    ("<body><template><body class=x></template>x</body>",
+     f"{HS}{HE}<body>{BS}<template><body class=x></template>x{BE}</body>"),
     # a second <head> or <body> tag inserts nothing more
     ("<head></head><head></head><body><body>x</body>",
      f"<head>{HS}{HE}</head><head></head><body>{BS}<body>x{BE}</body>"),

@@ -177,6 +177,23 @@ def test_merged_element_shows_the_tag() -> None:
     assert got[:2] == [("html", [], False, True), ("body", [("class", "a")], False, True)]
 
 
+def test_html_and_body_tags_in_a_template_are_not_merged() -> None:
+    """With a <template> open the tree builder ignores <html> and <body> start tags (it merges
+    nothing): their handlers get an Element with no content, not the open element's."""
+    got: list[Any] = []
+
+    def handler(el: hs.Element) -> None:
+        got.append((el.tag_name, el.merged, el.can_have_content))
+
+    rw = hs.Rewriter()
+    rw.on("body, html", element=handler)
+    for data in (b"<template><body><html>", b"<html><body><template><html><body></template>"):
+        got.clear()
+        assert outputs(rw, data) == data
+        assert ("body", False, False) in got and ("html", False, False) in got
+        assert all(not merged for _, merged, _ in got)
+
+
 def test_remove_merged_body_tag_keeps_content() -> None:
     rw = hs.Rewriter()
     rw.on("body", element=lambda el: el.remove())

@@ -308,6 +308,8 @@ cdef class OpenElements(DocumentSink):
     cdef Py_ssize_t merged_parent(self, uint64_t name_hash) except -2:
         """The matcher frame of the parent of the open element a merged <html> or <body> start
         tag merges into (-1: none is open, the tag is matched where it stands)."""
+        if self.sim.template_modes_len:
+            return -1       # (ignored, not merged, with a <template> open)
         if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
             return 0
         if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:
@@ -316,7 +318,10 @@ cdef class OpenElements(DocumentSink):
 
     cdef Py_ssize_t merged_target(self, uint64_t name_hash) noexcept:
         """The index of the open element a merged <html> or <body> start tag merges into (-1:
-        none: the tag is handled as an element with no content)."""
+        none: the tag is handled as an element with no content).  With a ``<template>`` open
+        the tree builder ignores both tags: they merge into nothing."""
+        if self.sim.template_modes_len:
+            return -1
         if name_hash == HTML_HASH and self.depth > 0 and self.mirror_names[0] == HTML_HASH:
             return 0
         if name_hash == BODY_HASH and self.depth > 1 and self.mirror_names[1] == BODY_HASH:

@@ -92,6 +92,8 @@ class Inject:
 
     def head(self, el: Element) -> None:
         """``<head>``: head_start after the tag; head_end where the head ends."""
+        if not el.can_have_content:
+            return      # a <head> tag the tree builder ignores (in <template>...)
         context = el.context
         state = self._state(context)
         if "head_seen" in state:
@@ -123,6 +125,8 @@ class Inject:
     def body(self, el: Element) -> None:
         """``<body>``: what belongs to the head before the tag, body_start after it,
         body_end where the body ends."""
+        if not el.can_have_content:
+            return      # a <body> tag the tree builder ignores (in <template>...)
         context = el.context
         state = self._state(context)
         if "body_seen" in state:
@@ -141,6 +145,8 @@ class Inject:
     def html(self, el: Element) -> None:
         """``<html>``: body_end before ``</html>`` when the body has no end tag of its own
         (a body with no ``<body>`` tag)."""
+        if not el.can_have_content:
+            return      # an <html> tag the tree builder ignores (in <template>)
         state = self._state(el.context)
         if "html_seen" not in state:
             state.add("html_seen")
@@ -148,7 +154,8 @@ class Inject:
 
     def _body_end(self, end: EndTag) -> None:
         context = end.context
-        content = self._take(context, self._state(context), "body_end")
+        # (what was not placed yet comes first, in document order)
+        content = self._take(context, self._state(context), *_POINTS)
         if content:
             end.before(content, html=True)
 
