@@ -18,7 +18,8 @@ request method, the status and the headers:
   the flow is left as it is;
 * otherwise the response is streamed: ``flow.response.stream`` becomes a callable that gives
   each upstream chunk to ``ResponseRewrite.feed`` (``b""``, mitmproxy's end of body, to
-  ``close``).  mitmproxy sends a streamed response's headers before its first body byte, so
+  ``close``) and returns the output as a list of pieces (an empty list while the decision is
+  held back: an empty ``bytes`` would be sent as an empty chunk, which ends a chunked body).  mitmproxy sends a streamed response's headers before its first body byte, so
   they cannot wait for the decision, which may need the first 1024 decoded body bytes
   (sniffing, the ``<meta charset>`` prescan): the addon sends
   :meth:`~htmlstream.http.ResponseRewrite.early_headers`, a rewrite's headers
@@ -134,14 +135,18 @@ class _Body:
         self._flow = flow
         self._done = False
 
-    def __call__(self, chunk: bytes) -> bytes:
+    def __call__(self, chunk: bytes) -> list[bytes]:
+        # A list: no output is no piece, never b"", which mitmproxy would send as an empty
+        # chunk, the end of a chunked body.
         if self._done:
-            return b""
+            return []
         try:
             if chunk:
-                return self._transform.feed(chunk)
-            self._done = True
-            return self._transform.close()
+                out = self._transform.feed(chunk)
+            else:
+                self._done = True
+                out = self._transform.close()
+            return [out] if out else []
         except Exception as exc:
             # The headers are sent: an incomplete body must not end cleanly.
             self._done = True
@@ -149,4 +154,4 @@ class _Body:
                            self._flow.request.method, self._flow.request.pretty_url, exc)
             if self._flow.killable:
                 self._flow.kill()
-            return b""
+            return []
