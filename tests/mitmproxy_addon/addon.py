@@ -8,8 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rewriter import make_rewriter  # noqa: E402
+from rewriter import make_rewriter
 
-from htmlstream.integrations.mitmproxy import HtmlRewriteAddon  # noqa: E402
+from htmlstream.integrations.mitmproxy import HtmlRewriteAddon
 
 addons = [HtmlRewriteAddon(make_rewriter())]

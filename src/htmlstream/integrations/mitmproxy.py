@@ -19,8 +19,9 @@ request method, the status and the headers:
 * otherwise the response is streamed: ``flow.response.stream`` becomes a callable that gives
   each upstream chunk to ``ResponseRewrite.feed`` (``b""``, mitmproxy's end of body, to
   ``close``) and returns the output as a list of pieces (an empty list while the decision is
-  held back: an empty ``bytes`` would be sent as an empty chunk, which ends a chunked body).  mitmproxy sends a streamed response's headers before its first body byte, so
-  they cannot wait for the decision, which may need the first 1024 decoded body bytes
+  held back: an empty ``bytes`` would be sent as an empty chunk, which ends a chunked body).
+  mitmproxy sends a streamed response's headers before its first body byte, so they cannot
+  wait for the decision, which may need the first 1024 decoded body bytes
   (sniffing, the ``<meta charset>`` prescan): the addon sends
   :meth:`~htmlstream.http.ResponseRewrite.early_headers`, a rewrite's headers
   (``Content-Length`` and digests dropped, ``ETag`` weakened), which are right when the body

@@ -56,6 +56,7 @@ right:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import time
@@ -477,11 +478,9 @@ async def _close_quietly(ws: _Socket, code: int, message: bytes = b"") -> None:
     """Close ``ws`` (nothing if it is closed already), whatever goes wrong, in bounded time."""
     if ws.closed:
         return
-    try:
+    with contextlib.suppress(TimeoutError, ConnectionError, aiohttp.ClientError, RuntimeError):
         await asyncio.wait_for(asyncio.shield(ws.close(code=code, message=message)),
                                _WS_CLOSE_TIMEOUT)
-    except (TimeoutError, ConnectionError, aiohttp.ClientError, RuntimeError):
-        pass
 
 
 class _WebSocketRelay:
