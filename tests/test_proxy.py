@@ -503,3 +503,14 @@ def test_chromium_through_the_proxy(origin: Origin, proxy: ProxyThread, tmp_path
     assert res.returncode == 0, res.stderr[-2000:]
     assert '<p id="out">120 https links</p>' in res.stdout
     assert "http://example.com" not in res.stdout
+
+
+def test_cli_tls_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from htmlstream.cli import main
+
+    args = ["proxy", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"]
+    assert main([*args, "--tls-key", str(tmp_path / "key.pem")]) != 0
+    assert "--tls-key needs --tls-cert" in capsys.readouterr().err
+    (tmp_path / "cert.pem").write_text("not a certificate")
+    assert main([*args, "--tls-cert", str(tmp_path / "cert.pem")]) != 0
+    assert "cannot load the TLS certificate" in capsys.readouterr().err

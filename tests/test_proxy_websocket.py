@@ -265,7 +265,7 @@ def test_idle_timeout_closes_both_sides(origin: Origin, seen: Seen) -> None:
         (kind, code), waited = run(main())
         assert kind is WSMsgType.CLOSE and code == WSCloseCode.GOING_AWAY
         assert 0.4 < waited < 3
-        assert seen.wait_closed() == ("close", (WSCloseCode.GOING_AWAY, ""))
+        assert seen.wait_closed() == ("close", (WSCloseCode.GOING_AWAY, "idle for 0.5 s"))
 
 
 def test_message_over_the_limit(origin: Origin, seen: Seen) -> None:
@@ -300,3 +300,23 @@ def test_many_sockets_at_once(proxy: ProxyThread) -> None:
 
     results = run(main())
     assert results == [[f"echo {i}.{j}" for j in range(5)] for i in range(50)]
+
+
+def test_shutdown_closes_open_sockets(origin: Origin, seen: Seen) -> None:
+    with ProxyThread(origin.url(""), shutdown_grace=0.5) as p:
+        async def main() -> tuple[Any, Any, float]:
+            async with aiohttp.ClientSession(timeout=TIMEOUT) as s, s.ws_connect(
+                    ws_url(p, "/ws")) as sock:
+                await sock.send_str("a")
+                assert (await sock.receive()).data == "echo a"
+                loop = asyncio.get_running_loop()
+                started = loop.time()
+                closing = loop.run_in_executor(None, p.run, p.proxy.close())
+                msg = await sock.receive()
+                await closing
+                return msg.type, msg.data, loop.time() - started
+
+        kind, code, waited = run(main())
+        assert kind is WSMsgType.CLOSE and code == WSCloseCode.GOING_AWAY
+        assert waited < 5
+        assert seen.wait_closed() == ("close", (WSCloseCode.GOING_AWAY, "the proxy stops"))

@@ -196,6 +196,8 @@ class ReverseProxy:
         self.websocket_max_message = websocket_max_message
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
+        self._relays: set[_WebSocketRelay] = set()
+        self._stopping = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -224,11 +226,19 @@ class ReverseProxy:
         return str(address[0]), int(address[1])
 
     async def close(self) -> None:
-        """Stop accepting, let in-flight requests finish (``shutdown_grace`` seconds at most,
-        then they are cancelled), and close the upstream connections."""
+        """Close open WebSockets (1001), stop accepting, let in-flight requests finish
+        (``shutdown_grace`` seconds at most, then they are cancelled), and close the upstream
+        connections."""
         runner, self._runner = self._runner, None
+        self._stopping = True
+        # Open WebSockets last as long as their users want: they are closed at once (1001),
+        # the grace is for HTTP requests in flight.
+        await asyncio.gather(*(relay.close_both(WSCloseCode.GOING_AWAY, "the proxy stopped",
+                                                "the proxy stops")
+                               for relay in list(self._relays)))
         if runner is not None:
             await runner.cleanup()
+        self._stopping = False
         session, self._session = self._session, None
         if session is not None:
             await session.close()
@@ -412,6 +422,9 @@ class ReverseProxy:
         both ways until one side closes (or the connection idles), the close passed on."""
         offered = [p.strip() for value in request.headers.getall("Sec-WebSocket-Protocol", ())
                    for p in value.split(",") if p.strip()]
+        if self._stopping:
+            state["note"] = "refused: the proxy stops"
+            return web.Response(status=503, text="the proxy is stopping\n")
         if (request.method != "GET"
                 or not web.WebSocketResponse(protocols=offered).can_prepare(request).ok):
             state["note"] = "refused: not a valid WebSocket upgrade"
@@ -448,6 +461,7 @@ class ReverseProxy:
             timeout=_WS_CLOSE_TIMEOUT)
         relay = _WebSocketRelay(client, upstream, self.websocket_idle_timeout)
         state["websocket"] = relay
+        self._relays.add(relay)
         try:
             await client.prepare(request)
             state["status"] = 101
@@ -457,12 +471,13 @@ class ReverseProxy:
             try:
                 await asyncio.shield(task)
             except asyncio.CancelledError:
-                if not relay.closing:       # shutdown, not the end of a close: going away
-                    await relay.close_both(WSCloseCode.GOING_AWAY, "the proxy stops")
+                if not relay.closing:       # not the end of a close: going away
+                    await relay.close_both(WSCloseCode.GOING_AWAY, "client connection lost")
                 await asyncio.wait([task], timeout=2 * _WS_CLOSE_TIMEOUT)
                 task.cancel()
                 raise
         finally:
+            self._relays.discard(relay)
             await asyncio.gather(_close_quietly(upstream, WSCloseCode.GOING_AWAY),
                                  _close_quietly(client, WSCloseCode.GOING_AWAY))
         return client
@@ -507,13 +522,14 @@ class _WebSocketRelay:
         self.closing = True
         self.outcome = self.outcome or outcome
 
-    async def close_both(self, code: int, why: str) -> None:
-        """Close both sides with ``code`` (unless a close is under way)."""
+    async def close_both(self, code: int, why: str, reason: str = "") -> None:
+        """Close both sides with ``code`` and ``reason`` (unless a close is under way);
+        ``why`` for the access log."""
         if self.closing:
             return
         self._ended(why)
-        await asyncio.gather(_close_quietly(self.client, code),
-                             _close_quietly(self.upstream, code))
+        await asyncio.gather(_close_quietly(self.client, code, reason.encode()),
+                             _close_quietly(self.upstream, code, reason.encode()))
 
     async def run(self) -> None:
         """Relay until the end."""
@@ -570,7 +586,7 @@ class _WebSocketRelay:
         while True:
             idle = loop.time() - self._last
             if idle >= self.idle_timeout:
-                await self.close_both(WSCloseCode.GOING_AWAY,
-                                      f"idle for {self.idle_timeout:g} s")
+                idle_for = f"idle for {self.idle_timeout:g} s"
+                await self.close_both(WSCloseCode.GOING_AWAY, idle_for, idle_for)
                 return
             await asyncio.sleep(self.idle_timeout - idle)
