@@ -8,6 +8,8 @@ command, as a subprocess) with the edge recipes.
   ``http://127.0.0.1:PORT/...`` on an origin that speaks only HTTPS there: with the upgrade
   every one of them loads over HTTPS and the browser reports no mixed content; without it
   (the control) the browser blocks them as mixed content.
+* WebSockets: the page's script talks to a WebSocket origin through the proxy (text, binary,
+  the subprotocol, a close with its code and reason).
 
 The origins are aiohttp servers on 127.0.0.1 (tests/http_servers.py); the certificate is made
 by the test (tests/tls_certs.py). Every wait is bounded.  Skipped where Chromium is missing.
@@ -15,6 +17,7 @@ by the test (tests/tls_certs.py). Every wait is bounded.  Skipped where Chromium
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gzip
 import json
@@ -223,3 +226,67 @@ def test_https_upgrade_in_chromium(tmp_path: Path, upgrade: bool) -> None:
         assert seen["script"] is False and seen["stylesheet"] != "rgb(1, 2, 3)"
         assert "Mixed Content" in browser_log
         assert "/app.js" not in sub.requests and "/style.css" not in sub.requests
+
+
+# --------------------------------------------------------------------------- WebSockets
+
+WS_PAGE = b"""<!DOCTYPE html><html><head><meta charset=utf-8><title>ws</title></head><body>
+<pre id=out></pre>
+<img src=/gate alt="">
+<script>
+const got = [];
+const sock = new WebSocket(location.origin.replace(/^http/, 'ws') + '/ws', ['chat.v2']);
+sock.binaryType = 'arraybuffer';
+sock.onopen = () => { sock.send('h\\u00e9llo'); sock.send(new Uint8Array([1, 2, 3])); };
+sock.onmessage = (e) => {
+  got.push(typeof e.data === 'string' ? e.data : Array.from(new Uint8Array(e.data)).join());
+  if (got.length === 2) sock.close(4000, 'done');
+};
+sock.onclose = (e) => {
+  document.getElementById('out').textContent = JSON.stringify(
+    {got, code: e.code, reason: e.reason, protocol: sock.protocol});
+  fetch('/after');      // opens the gate: the image, and so the load event, come after this
+};
+</script></body></html>"""
+
+
+def test_websocket_through_the_proxy_in_chromium(tmp_path: Path) -> None:
+    from aiohttp import WSMsgType, web
+
+    closes: list[tuple[int, str]] = []
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        sock = web.WebSocketResponse(protocols=("chat.v2",))
+        await sock.prepare(request)
+        async for msg in sock:
+            if msg.type is WSMsgType.TEXT:
+                await sock.send_str("echo " + msg.data)
+            elif msg.type is WSMsgType.BINARY:
+                await sock.send_bytes(msg.data[::-1])
+        closes.append((sock.close_code or 0, ""))
+        return sock
+
+    # The page's load event (after which Chromium dumps the DOM) waits for /gate, which the
+    # origin answers once the page asked for /after, when its WebSocket closed.
+    after = threading.Event()
+
+    async def gate(request: web.Request) -> web.Response:
+        await asyncio.to_thread(after.wait, 20)
+        return web.Response(body=PNG_1PX, content_type="image/png")
+
+    async def after_(request: web.Request) -> web.Response:
+        after.set()
+        return web.Response(text="ok")
+
+    with Origin(routes=[("GET", "/ws", ws), ("GET", "/gate", gate),
+                        ("GET", "/after", after_)]) as origin, \
+            cli_proxy(origin.url(""), "--on", "title", "--set-attr", "data-x=1") as (proxy, log):
+        origin.serve("/ws-page", Reply([WS_PAGE], headers=HTML))
+        origin.serve("/favicon.ico", Reply([b""], status=404))
+        dom, _ = chromium(f"{proxy}/ws-page", tmp_path / "profile")
+    seen = report(dom)
+    assert seen == {"got": ["echo héllo", "3,2,1"], "code": 4000, "reason": "done",
+                    "protocol": "chat.v2"}
+    assert closes == [(4000, "")]
+    assert any('"GET /ws HTTP/1.1" 101' in line and "closed by the client (4000)" in line
+               for line in log), log
