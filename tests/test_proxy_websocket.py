@@ -320,3 +320,20 @@ def test_shutdown_closes_open_sockets(origin: Origin, seen: Seen) -> None:
         assert kind is WSMsgType.CLOSE and code == WSCloseCode.GOING_AWAY
         assert waited < 5
         assert seen.wait_closed() == ("close", (WSCloseCode.GOING_AWAY, "the proxy stops"))
+
+
+def test_close_frame_without_a_code(proxy: ProxyThread, seen: Seen) -> None:
+    # A raw client's close frame with no payload (no code): the origin gets 1000, and the
+    # client gets a close frame back.
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock:
+        sock.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                     b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(1)
+        assert head.startswith(b"HTTP/1.1 101")
+        sock.sendall(b"\x88\x80\x00\x00\x00\x00")      # FIN + close, masked, empty
+        reply = sock.recv(100)
+        assert reply[:1] == b"\x88" and reply[2:4] == (1000).to_bytes(2, "big")
+    assert seen.wait_closed() == ("close", (WSCloseCode.OK, ""))

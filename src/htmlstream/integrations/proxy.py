@@ -27,7 +27,7 @@ right:
 * Hop-by-hop headers (``Connection`` and the fields it names, ``Keep-Alive``, ``TE``,
   ``Trailer``, ``Transfer-Encoding``, ``Upgrade``, ``Proxy-*``) are removed both ways; each side
   is framed by aiohttp.  ``Expect: 100-continue`` is answered by the proxy.
-* WebSocket upgrades are relayed (:meth:`ReverseProxy._websocket`): the proxy opens the
+* WebSocket upgrades are relayed: the proxy opens the
   WebSocket to the upstream first (the client's subprotocols offered, its end-to-end headers
   forwarded) and accepts the client's only once the upstream accepted, with the subprotocol the
   upstream chose; an upstream refusing the upgrade gives its status to the client.  Then every
@@ -315,12 +315,12 @@ class ReverseProxy:
             out.append(("Host", host))
         return out
 
-    def _upstream_url(self, request: web.BaseRequest, scheme: str | None = None) -> URL:
+    def _upstream_url(self, request: web.BaseRequest) -> URL:
         target = request.raw_path
         if not target.startswith("/"):
             target = URL(target).raw_path_qs if target != "*" else "*"
-        return URL(f"{scheme or self.upstream.scheme}://{self.upstream.raw_authority}"
-                   f"{self._prefix}{target}", encoded=True)
+        return URL(f"{self.upstream.scheme}://{self.upstream.raw_authority}{self._prefix}"
+                   f"{target}", encoded=True)
 
     async def _proxy(self, request: web.BaseRequest, state: dict[str, Any]
                      ) -> web.StreamResponse:
@@ -486,6 +486,10 @@ class ReverseProxy:
 #: Seconds a WebSocket side gets to answer a close frame.
 _WS_CLOSE_TIMEOUT: Final = 5.0
 
+#: Close codes never sent in a close frame (RFC 6455 7.4.1); aiohttp gives 0 for a close
+#: frame without a code (1005 in the RFC's terms), which the other side then gets as 1000.
+_NOT_SENT_CODES: Final = frozenset({1004, 1005, 1006, 1015})
+
 _Socket = web.WebSocketResponse | aiohttp.ClientWebSocketResponse
 
 
@@ -566,7 +570,9 @@ class _WebSocketRelay:
                 # Closed by ``src``: the same close to ``dst``; once it answered (or did not
                 # in time), src gets the answer, echoing its code (as RFC 6455 5.5.1 has it).
                 code, reason = int(msg.data), (msg.extra or "").encode()
-                self._ended(f"closed by the {side} ({code})")
+                self._ended(f"closed by the {side} ({code or 'no code'})")
+                if code < 1000 or code in _NOT_SENT_CODES:     # a close frame without a code
+                    code = WSCloseCode.OK
                 await _close_quietly(dst, code, reason)
                 await _close_quietly(src, code, reason)
                 return
