@@ -8,7 +8,8 @@ PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd \
                     src/htmlstream/_engine/*.h)
 SAMPLE := src/htmlstream/data/sample.html
 
-.PHONY: run test test-fast check-dist check-portable chromium build lint bench docs debug fuzz clean
+.PHONY: run test test-fast check-dist check-portable chromium mitmproxy-venv build lint bench docs debug \
+        fuzz clean
 
 $(STAMP): pyproject.toml requirements-dev.txt requirements-docs.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,7 +37,7 @@ lint: build
 # Everything: the whole suite (the oracle suites too), the packaging check, the suite's quick
 # part against the portable C fallbacks, and Chromium for the tests that run pages in a browser.  `make test-fast` leaves out the slow oracle suites and
 # the two long stress tests (pytest markers `oracle`, `slow`) for the inner loop.
-test: build lint check-dist check-portable chromium
+test: build lint check-dist check-portable chromium mitmproxy-venv
 	$(PY) -m pytest -n 2 -p no:cacheprovider
 
 test-fast: build
@@ -79,6 +80,26 @@ chromium:
 	else \
 	  echo "make: chromium not found (not root, or no apt): the decoder tests in headless"; \
 	  echo "      Chromium will be skipped; install it to run them"; \
+	fi
+
+# The mitmproxy addon's tests (tests/test_integrations_mitmproxy.py) run mitmdump from a venv of
+# its own: mitmproxy 11.0.2, the last release for Python 3.11, pins Brotli<=1.1 and h11<=0.14,
+# which the development requirements cannot share (brotli>=1.2, httpx's h11>=0.16).  The venv
+# gets mitmproxy and the worktree's src/ on its path (a .pth file: the editable install's effect,
+# with the engine built once, by `make build`, for the same interpreter).  Without the package
+# index (no network) it is not made and the tests say so when they skip.
+MITM_VENV    := .venv-mitmproxy
+MITM_VERSION := 11.0.2
+mitmproxy-venv: $(MITM_VENV)/.installed
+$(MITM_VENV)/.installed: Makefile
+	@rm -f $@
+	@test -x $(MITM_VENV)/bin/python || $(PYTHON) -m venv $(MITM_VENV)
+	@if $(MITM_VENV)/bin/pip install --quiet 'mitmproxy==$(MITM_VERSION)' >$(MITM_VENV)/pip.log 2>&1; then \
+	  $(MITM_VENV)/bin/python -c "import site, sys; open(site.getsitepackages()[0] + \
+	    '/htmlstream-src.pth', 'w').write(sys.argv[1] + '\n')" "$(abspath src)" && touch $@; \
+	else \
+	  echo "make: installing mitmproxy==$(MITM_VERSION) into $(MITM_VENV) failed (see"; \
+	  echo "      $(MITM_VENV)/pip.log): the mitmproxy addon's tests will be skipped"; \
 	fi
 
 bench: build
@@ -129,4 +150,4 @@ fuzz: build
 	fi
 
 clean:
-	rm -rf build site src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html
+	rm -rf build site $(MITM_VENV) src/htmlstream/_engine/*.c src/htmlstream/_engine/*.so src/htmlstream/_engine/*.html

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -51,7 +52,10 @@ class Origin:
     """An aiohttp app in a thread; ``with Origin(...) as o: o.url(path)``."""
 
     def __init__(self, middlewares: Iterable[Middleware] = (),
-                 routes: Iterable[tuple[str, str, Any]] = ()) -> None:
+                 routes: Iterable[tuple[str, str, Any]] = (),
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self._ssl = ssl_context         # HTTPS when given
+        self.requests: list[str] = []   # every request's path, in order
         self.replies: dict[str, Reply] = {}
         self._routes = list(routes)     # (method, path, handler), before the scripted ones
         self.records: dict[str, Record] = {}
@@ -62,7 +66,8 @@ class Origin:
         self.port = 0
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        scheme = "https" if self._ssl is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}{path}"
 
     def serve(self, path: str, reply: Reply) -> str:
         """Script ``path``; returns its URL."""
@@ -107,13 +112,18 @@ class Origin:
             rec.finished.set()
 
     async def _start(self) -> None:
-        app = web.Application(middlewares=self._middlewares)
+        @web.middleware
+        async def record(request: web.Request, handler: Any) -> web.StreamResponse:
+            self.requests.append(request.path_qs)
+            return await handler(request)   # type: ignore[no-any-return]
+
+        app = web.Application(middlewares=[record, *self._middlewares])
         for method, path, handler in self._routes:
             app.router.add_route(method, path, handler)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
         await site.start()
         server = site._server
         assert isinstance(server, asyncio.base_events.Server)

@@ -333,6 +333,39 @@ def test_utf16_transcoded() -> None:
         assert out.decode("utf-8-sig") == '<!doctype html><p><a href="https://a/é">x</a>'
 
 
+def test_early_headers_fit_either_outcome() -> None:
+    # What an integration that must send the headers before the body (mitmproxy) sends: a
+    # rewrite's headers, given before the decision; the body then decides as usual.
+    headers = [*HTML, (b"Content-Length", b"99"), (b"ETag", b'"v1"'), (b"X-Kept", b"1")]
+    early = [(b"content-type", b"text/html; charset=utf-8"), (b"ETag", b'W/"v1"'),
+             (b"X-Kept", b"1")]
+    json_body = b'{"html": "<p>not a page</p>"}' * 50
+    for body, rewritten in ((PAGE, True), (json_body, False)):
+        for chunks in some_chunkings(body)[:40]:
+            t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, headers)
+            assert not t.decided and t.early_headers() == early
+            out = run(t, chunks)
+            assert t.rewriting is rewritten
+            assert out == (EXPECTED if rewritten else body)
+            assert t.early_headers() == t.headers     # once decided: the decision's
+    # Decided by the headers alone: their decision.
+    t = ResponseRewrite(RW, "HEAD", 200, headers)
+    assert t.decided and t.early_headers() == headers
+
+
+def test_early_headers_and_transcoding() -> None:
+    # The Content-Type is sent already: a UTF-16 body is not transcoded (its charset would
+    # change) but passed through; without early_headers() it is transcoded.
+    rw = make_rewriter(transcode=True)
+    headers = [(b"Content-Type", b"text/html; charset=UTF-16LE")]
+    for chunks in some_chunkings(UTF16)[:40]:
+        t: ResponseRewrite[bytes] = ResponseRewrite(rw, "GET", 200, headers)
+        assert t.early_headers() == headers
+        assert run(t, chunks) == UTF16 and not t.rewriting
+        t = ResponseRewrite(rw, "GET", 200, headers)
+        assert run(t, chunks) != UTF16 and t.rewriting
+
+
 def test_replacement_charset_passes_through() -> None:
     body = b"<p>\x1b$)C<a href='http://a/'>"
     headers = [(b"content-type", b"text/html; charset=iso-2022-kr")]

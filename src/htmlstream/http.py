@@ -832,6 +832,7 @@ class ResponseRewrite(Generic[AnyStr]):
         self._finished = False              # the decoder's finish() was called
         self._unflushed = False
         self._closed = False
+        self._early = False                 # early_headers() was called
         result = _check_headers(method, status, self._headers, request_headers, opts)
         if isinstance(result, Decision):
             self._decision = result
@@ -865,6 +866,20 @@ class ResponseRewrite(Generic[AnyStr]):
                 f"the response is not decided yet: feed its body (at most {HOLD_BYTES} decoded "
                 f"bytes are held back) or close() it")
         return self._decision.headers
+
+    def early_headers(self) -> list[tuple[AnyStr, AnyStr]]:
+        """The headers to send before the decision, for an integration that must send them
+        before the first body byte (mitmproxy's streamed responses): once decided,
+        :attr:`headers`; before, those of a rewrite (``Content-Length`` and digests dropped,
+        ``ETag`` weakened), which are right for a body passed through untouched too.
+
+        After this call a body that would need transcoding (UTF-16 with
+        ``Rewriter(transcode=True)``: its ``Content-Type`` charset would change) passes through
+        untouched instead, since the ``Content-Type`` is on its way."""
+        if self._decision is not None:
+            return self._decision.headers
+        self._early = True
+        return _rewritten_headers(self._headers, self._options)
 
     @property
     def rewriting(self) -> bool:
@@ -980,7 +995,8 @@ class ResponseRewrite(Generic[AnyStr]):
         prefix = bytes(self._prefix)
         self._prefix = bytearray()
         opts = self._options
-        decision = _decide_body(pending, self._headers, prefix, self._rewriter.transcode,
+        decision = _decide_body(pending, self._headers, prefix,
+                                self._rewriter.transcode and not self._early,
                                 opts.default_encoding or self._rewriter.encoding, opts)
         self._decision = decision
         if not decision.rewrite:

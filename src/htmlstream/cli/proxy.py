@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import ssl
 import sys
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,10 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--listen", type=listen_address, default=("127.0.0.1", 8080),
                         metavar="HOST:PORT", help="where to listen (default: 127.0.0.1:8080; "
                         "port 0: a free one, printed on standard output)")
+    parser.add_argument("--tls-cert", metavar="FILE",
+                        help="serve HTTPS with this certificate chain (PEM; with --tls-key)")
+    parser.add_argument("--tls-key", metavar="FILE",
+                        help="the private key of --tls-cert (PEM; default: in that file)")
     parser.add_argument("--preserve-host", action="store_true",
                         help="send the client's Host upstream (default: the upstream's)")
     parser.add_argument("--trust-forwarded", action="store_true",
@@ -61,6 +66,9 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                         help="seconds to connect to the upstream (default: 10)")
     parser.add_argument("--read-timeout", type=positive_float, default=60.0, metavar="S",
                         help="seconds the upstream may stay silent (default: 60)")
+    parser.add_argument("--websocket-idle-timeout", type=positive_float, default=300.0,
+                        metavar="S", help="seconds a relayed WebSocket may carry no message "
+                        "before both sides are closed (default: 300)")
     parser.add_argument("--grace", type=positive_float, default=10.0, metavar="S",
                         help="seconds in-flight requests get at shutdown (default: 10)")
     # The rewrite options, taken from the rewrite command itself so that every option it has
@@ -73,6 +81,20 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         if action.option_strings and not _PROXY_SKIPPED.intersection(action.option_strings):
             parser._add_action(action)
     parser.set_defaults(**{**rewrite._defaults, "func": cmd_proxy, "input": None})
+
+
+def _tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server-side TLS context of ``--tls-cert``/``--tls-key`` (None: plain HTTP)."""
+    if cert is None:
+        if key is not None:
+            raise CliError("--tls-key needs --tls-cert")
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise CliError(f"cannot load the TLS certificate {cert!r}: {exc}") from exc
+    return context
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
@@ -98,9 +120,11 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
                              trust_forwarded=args.trust_forwarded,
                              connect_timeout=args.connect_timeout,
-                             read_timeout=args.read_timeout, shutdown_grace=args.grace)
+                             read_timeout=args.read_timeout, shutdown_grace=args.grace,
+                             websocket_idle_timeout=args.websocket_idle_timeout)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    tls = _tls_context(args.tls_cert, args.tls_key)
     log = logging.getLogger("htmlstream.proxy")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
@@ -113,12 +137,13 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         try:
-            host, port = await proxy.start(*args.listen)
+            host, port = await proxy.start(*args.listen, ssl_context=tls)
         except OSError as exc:
             raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
                            f"{exc.strerror or exc}") from exc
         shown = f"[{host}]" if ":" in host else host
-        print(f"{PROG} proxy: listening on http://{shown}:{port}/ -> {args.upstream}",
+        scheme = "https" if tls is not None else "http"
+        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream}",
               flush=True)
         try:
             await stop.wait()

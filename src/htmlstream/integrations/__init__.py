@@ -13,6 +13,10 @@ rewritten, the encoding, the headers to send) and transforms the body:
   (``pip install htmlstream[aiohttp]``).
 * :mod:`htmlstream.integrations.httpx`: rewriting httpx responses as they stream, and transports
   that rewrite every response of a client (``pip install htmlstream[httpx]``).
+* :mod:`htmlstream.integrations.mitmproxy`: a mitmproxy addon that rewrites streamed responses
+  (``pip install htmlstream[mitmproxy]``, in mitmproxy's own environment).
+* :mod:`htmlstream.integrations.proxy`: ``htmlstream proxy``, a rewriting reverse proxy (HTTP
+  and WebSockets) in front of one origin (``pip install htmlstream[proxy]``).
 
 The middlewares share their arguments: the :class:`~htmlstream.Rewriter`, ``options``
 (:class:`~htmlstream.http.HttpOptions`), ``context`` (a factory of the per-document context,

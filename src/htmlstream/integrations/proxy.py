@@ -27,8 +27,16 @@ right:
 * Hop-by-hop headers (``Connection`` and the fields it names, ``Keep-Alive``, ``TE``,
   ``Trailer``, ``Transfer-Encoding``, ``Upgrade``, ``Proxy-*``) are removed both ways; each side
   is framed by aiohttp.  ``Expect: 100-continue`` is answered by the proxy.
-* WebSocket upgrades are refused with 501 (the proxy rewrites HTTP responses; put WebSocket
-  routes on another listener); other upgrades (``h2c``) are ignored, as RFC 9110 allows.
+* WebSocket upgrades are relayed: the proxy opens the
+  WebSocket to the upstream first (the client's subprotocols offered, its end-to-end headers
+  forwarded) and accepts the client's only once the upstream accepted, with the subprotocol the
+  upstream chose; an upstream refusing the upgrade gives its status to the client.  Then every
+  message goes on as it came (text as text, binary as binary, the same payload; pings and
+  pongs end to end, never answered by the proxy), and a close from either side is passed to the
+  other with its code and reason.  Idle connections (no message either way for
+  ``websocket_idle_timeout`` seconds) are closed with 1001.  No compression extension is
+  negotiated on either side, so the payloads are never recompressed.  Other upgrades (``h2c``)
+  are ignored, as RFC 9110 allows.
 * Request bodies stream upstream; response bodies stream back through ``ResponseRewrite``
   chunk by chunk, the headers sent once it decided.  Backpressure: each chunk's output is
   written and drained to the client before the next upstream read, and aiohttp's client stops
@@ -48,13 +56,15 @@ right:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Self
 
 import aiohttp
-from aiohttp import web
+from aiohttp import WSCloseCode, WSMsgType, web
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -142,6 +152,10 @@ class ReverseProxy:
             between two body reads (the client connection is aborted).
         shutdown_grace: seconds :meth:`close` lets in-flight requests finish.
         max_connections: upstream connections at most (requests beyond wait for one).
+        websocket_idle_timeout: seconds a relayed WebSocket may carry no message either way
+            before the proxy closes both sides (code 1001).
+        websocket_max_message: the largest WebSocket message relayed, in bytes (a larger one
+            closes that side with 1009, and the other with 1011).
     """
 
     def __init__(
@@ -158,6 +172,8 @@ class ReverseProxy:
         read_timeout: float = 60.0,
         shutdown_grace: float = 10.0,
         max_connections: int = 256,
+        websocket_idle_timeout: float = 300.0,
+        websocket_max_message: int = 4 << 20,
     ) -> None:
         url = URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
@@ -176,13 +192,19 @@ class ReverseProxy:
                                               sock_read=read_timeout)
         self._shutdown_grace = shutdown_grace
         self._max_connections = max_connections
+        self.websocket_idle_timeout = websocket_idle_timeout
+        self.websocket_max_message = websocket_max_message
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
+        self._relays: set[_WebSocketRelay] = set()
+        self._stopping = False
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> tuple[str, int]:
-        """Listen on ``host:port`` (0: a free port); returns the address listened on."""
+    async def start(self, host: str = "127.0.0.1", port: int = 0, *,
+                    ssl_context: ssl.SSLContext | None = None) -> tuple[str, int]:
+        """Listen on ``host:port`` (0: a free port); returns the address listened on.
+        ``ssl_context``: serve HTTPS (a server-side context with the certificate loaded)."""
         if self._runner is not None:
             raise RuntimeError("the proxy is started already")
         self._session = aiohttp.ClientSession(
@@ -197,18 +219,26 @@ class ReverseProxy:
         self._runner = web.ServerRunner(server, handle_signals=False,
                                         shutdown_timeout=self._shutdown_grace)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
+        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context)
         await site.start()
         sockets = site._server.sockets if isinstance(site._server, asyncio.Server) else ()
         address = sockets[0].getsockname() if sockets else (host, port)
         return str(address[0]), int(address[1])
 
     async def close(self) -> None:
-        """Stop accepting, let in-flight requests finish (``shutdown_grace`` seconds at most,
-        then they are cancelled), and close the upstream connections."""
+        """Close open WebSockets (1001), stop accepting, let in-flight requests finish
+        (``shutdown_grace`` seconds at most, then they are cancelled), and close the upstream
+        connections."""
         runner, self._runner = self._runner, None
+        self._stopping = True
+        # Open WebSockets last as long as their users want: they are closed at once (1001),
+        # the grace is for HTTP requests in flight.
+        await asyncio.gather(*(relay.close_both(WSCloseCode.GOING_AWAY, "the proxy stopped",
+                                                "the proxy stops")
+                               for relay in list(self._relays)))
         if runner is not None:
             await runner.cleanup()
+        self._stopping = False
         session, self._session = self._session, None
         if session is not None:
             await session.close()
@@ -244,6 +274,9 @@ class ReverseProxy:
             state["note"] = "aborted: the client went away"
             raise
         finally:
+            relay = state.get("websocket")
+            if isinstance(relay, _WebSocketRelay) and state.get("status") == 101:
+                state["note"] = relay.summary()
             logger.info('%s "%s %s HTTP/%d.%d" %d %d %.3fs %s', request.remote or "-",
                         request.method, request.raw_path, *request.version, status,
                         state["sent"], time.perf_counter() - started, state["note"])
@@ -263,9 +296,6 @@ class ReverseProxy:
             if authority != self._authority:
                 return web.Response(status=421, text="this reverse proxy serves one origin: "
                                     "absolute-form request targets for other hosts are refused\n")
-        upgrade = request.headers.get("Upgrade", "")
-        if "websocket" in upgrade.lower():
-            return web.Response(status=501, text="WebSocket upgrades are not proxied\n")
         return None
 
     def _upstream_headers(self, request: web.BaseRequest) -> list[tuple[str, str]]:
@@ -285,6 +315,13 @@ class ReverseProxy:
             out.append(("Host", host))
         return out
 
+    def _upstream_url(self, request: web.BaseRequest) -> URL:
+        target = request.raw_path
+        if not target.startswith("/"):
+            target = URL(target).raw_path_qs if target != "*" else "*"
+        return URL(f"{self.upstream.scheme}://{self.upstream.raw_authority}{self._prefix}"
+                   f"{target}", encoded=True)
+
     async def _proxy(self, request: web.BaseRequest, state: dict[str, Any]
                      ) -> web.StreamResponse:
         refusal = self._refusal(request)
@@ -293,11 +330,9 @@ class ReverseProxy:
             return refusal
         session = self._session
         assert session is not None, "the proxy is not started"
-        target = request.raw_path
-        if not target.startswith("/"):
-            target = URL(target).raw_path_qs if target != "*" else "*"
-        url = URL(f"{self.upstream.scheme}://{self.upstream.raw_authority}{self._prefix}{target}",
-                  encoded=True)
+        url = self._upstream_url(request)
+        if "websocket" in request.headers.get("Upgrade", "").lower():
+            return await self._websocket(request, session, url, state)
         if request.headers.get("Expect", "").lower() == "100-continue":
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         data: Any = request.content if request.body_exists else None
@@ -378,3 +413,186 @@ class ReverseProxy:
         response.headers.extend(CIMultiDict(headers))
         await response.prepare(request)
         return response
+
+    # ------------------------------------------------------------------ WebSockets
+
+    async def _websocket(self, request: web.BaseRequest, session: aiohttp.ClientSession,
+                         url: URL, state: dict[str, Any]) -> web.StreamResponse:
+        """Relay a WebSocket: the upstream's handshake first, then the client's, then messages
+        both ways until one side closes (or the connection idles), the close passed on."""
+        offered = [p.strip() for value in request.headers.getall("Sec-WebSocket-Protocol", ())
+                   for p in value.split(",") if p.strip()]
+        if self._stopping:
+            state["note"] = "refused: the proxy stops"
+            return web.Response(status=503, text="the proxy is stopping\n")
+        if (request.method != "GET"
+                or not web.WebSocketResponse(protocols=offered).can_prepare(request).ok):
+            state["note"] = "refused: not a valid WebSocket upgrade"
+            return web.Response(status=400, text="invalid WebSocket upgrade request\n")
+        headers = [(name, value) for name, value in self._upstream_headers(request)
+                   if not name.lower().startswith("sec-websocket-")]
+        try:
+            upstream = await session.ws_connect(
+                url, method="GET", headers=headers, protocols=offered, autoclose=False,
+                autoping=False, compress=0, max_msg_size=self.websocket_max_message,
+                timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=_WS_CLOSE_TIMEOUT))
+        except aiohttp.WSServerHandshakeError as exc:
+            if exc.status < 200:    # 101 with a wrong accept key or subprotocol
+                state["note"] = f"upstream WebSocket handshake failed: {exc.message}"
+                return web.Response(status=502, text="the upstream WebSocket handshake "
+                                    "failed\n")
+            state["note"] = f"upstream refused the WebSocket: {exc.status}"
+            passed = _end_to_end(list(exc.headers.items())) if exc.headers else []
+            response = web.Response(status=exc.status, text=f"the upstream refused the "
+                                    f"WebSocket upgrade: {exc.status} {exc.message}\n")
+            for name, value in passed:
+                if name.lower() not in ("content-length", "content-type", "content-encoding"):
+                    response.headers.add(name, value)
+            return response
+        except TimeoutError as exc:
+            state["note"] = f"upstream timeout: {exc or 'no response'}"
+            return web.Response(status=504, text="the upstream did not answer in time\n")
+        except aiohttp.ClientError as exc:
+            state["note"] = f"upstream error: {exc}"
+            return web.Response(status=502, text="the upstream cannot be reached\n")
+        client = web.WebSocketResponse(
+            protocols=(upstream.protocol,) if upstream.protocol else (), autoclose=False,
+            autoping=False, compress=False, max_msg_size=self.websocket_max_message,
+            timeout=_WS_CLOSE_TIMEOUT)
+        relay = _WebSocketRelay(client, upstream, self.websocket_idle_timeout)
+        state["websocket"] = relay
+        self._relays.add(relay)
+        try:
+            await client.prepare(request)
+            state["status"] = 101
+            # Shielded: closing the client's connection (the last step of a close handshake)
+            # makes aiohttp cancel this handler, which must not cut the relay's close short.
+            task = asyncio.ensure_future(relay.run())
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not relay.closing:       # not the end of a close: going away
+                    await relay.close_both(WSCloseCode.GOING_AWAY, "client connection lost")
+                await asyncio.wait([task], timeout=2 * _WS_CLOSE_TIMEOUT)
+                task.cancel()
+                raise
+        finally:
+            self._relays.discard(relay)
+            await asyncio.gather(_close_quietly(upstream, WSCloseCode.GOING_AWAY),
+                                 _close_quietly(client, WSCloseCode.GOING_AWAY))
+        return client
+
+
+#: Seconds a WebSocket side gets to answer a close frame.
+_WS_CLOSE_TIMEOUT: Final = 5.0
+
+#: Close codes never sent in a close frame (RFC 6455 7.4.1); aiohttp gives 0 for a close
+#: frame without a code (1005 in the RFC's terms), which the other side then gets as 1000.
+_NOT_SENT_CODES: Final = frozenset({1004, 1005, 1006, 1015})
+
+_Socket = web.WebSocketResponse | aiohttp.ClientWebSocketResponse
+
+
+async def _close_quietly(ws: _Socket, code: int, message: bytes = b"") -> None:
+    """Close ``ws`` (nothing if it is closed already), whatever goes wrong, in bounded time."""
+    if ws.closed:
+        return
+    with contextlib.suppress(TimeoutError, ConnectionError, aiohttp.ClientError, RuntimeError):
+        await asyncio.wait_for(asyncio.shield(ws.close(code=code, message=message)),
+                               _WS_CLOSE_TIMEOUT)
+
+
+class _WebSocketRelay:
+    """Messages both ways between the client's WebSocket and the upstream's until a side
+    closes or nothing moves for ``idle_timeout`` seconds; :meth:`summary` for the access log."""
+
+    def __init__(self, client: web.WebSocketResponse,
+                 upstream: aiohttp.ClientWebSocketResponse, idle_timeout: float) -> None:
+        self.client = client
+        self.upstream = upstream
+        self.idle_timeout = idle_timeout
+        self.counts = {"up": 0, "down": 0}
+        self.outcome = ""
+        #: A close was started (by a side, the idle timeout or the shutdown).
+        self.closing = False
+        self._last = 0.0
+
+    def summary(self) -> str:
+        """What happened, for the access log."""
+        return (f"websocket: {self.counts['up']} messages up, {self.counts['down']} down, "
+                f"{self.outcome or 'ended'}")
+
+    def _ended(self, outcome: str) -> None:
+        self.closing = True
+        self.outcome = self.outcome or outcome
+
+    async def close_both(self, code: int, why: str, reason: str = "") -> None:
+        """Close both sides with ``code`` and ``reason`` (unless a close is under way);
+        ``why`` for the access log."""
+        if self.closing:
+            return
+        self._ended(why)
+        await asyncio.gather(_close_quietly(self.client, code, reason.encode()),
+                             _close_quietly(self.upstream, code, reason.encode()))
+
+    async def run(self) -> None:
+        """Relay until the end."""
+        loop = asyncio.get_running_loop()
+        self._last = loop.time()
+        tasks = [asyncio.create_task(self._pump(self.client, self.upstream, "up", "client")),
+                 asyncio.create_task(self._pump(self.upstream, self.client, "down", "upstream")),
+                 asyncio.create_task(self._watchdog())]
+        try:
+            await asyncio.wait(tasks[:2], return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        errors = [t.exception() for t in tasks[:2] if not t.cancelled() and t.exception()]
+        if errors:
+            self._ended(f"error: {errors[0]}")
+
+    async def _pump(self, src: _Socket, dst: _Socket, way: str, side: str) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            msg = await src.receive()
+            self._last = loop.time()
+            kind = msg.type
+            if kind is WSMsgType.TEXT:
+                await dst.send_str(msg.data)
+            elif kind is WSMsgType.BINARY:
+                await dst.send_bytes(msg.data)
+            elif kind is WSMsgType.PING:
+                await dst.ping(msg.data)
+            elif kind is WSMsgType.PONG:
+                await dst.pong(msg.data)
+            elif kind is WSMsgType.CLOSE:
+                # Closed by ``src``: the same close to ``dst``; once it answered (or did not
+                # in time), src gets the answer, echoing its code (as RFC 6455 5.5.1 has it).
+                code, reason = int(msg.data), (msg.extra or "").encode()
+                self._ended(f"closed by the {side} ({code or 'no code'})")
+                if code < 1000 or code in _NOT_SENT_CODES:     # a close frame without a code
+                    code = WSCloseCode.OK
+                await _close_quietly(dst, code, reason)
+                await _close_quietly(src, code, reason)
+                return
+            elif kind is WSMsgType.CLOSING:
+                return                          # the other pump is closing this side
+            else:                               # CLOSED (connection lost) or ERROR
+                code = WSCloseCode.GOING_AWAY
+                if kind is WSMsgType.ERROR:     # e.g. a message over the limit (1009)
+                    code = WSCloseCode.INTERNAL_ERROR
+                self._ended(f"{side} connection lost ({msg.data or kind.name.lower()})")
+                await _close_quietly(dst, code)
+                return
+            self.counts[way] += 1
+
+    async def _watchdog(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            idle = loop.time() - self._last
+            if idle >= self.idle_timeout:
+                idle_for = f"idle for {self.idle_timeout:g} s"
+                await self.close_both(WSCloseCode.GOING_AWAY, idle_for, idle_for)
+                return
+            await asyncio.sleep(self.idle_timeout - idle)
