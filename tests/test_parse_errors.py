@@ -115,6 +115,17 @@ def test_lines_and_columns() -> None:
         ]
 
 
+def test_byte_order_mark() -> None:
+    """A UTF-8 byte order mark is no character of the document: columns start after it (the
+    offsets are bytes, and count it)."""
+    data = b"\xef\xbb\xbf<a b b>"
+    for chunks in chunkings(data):
+        assert tokenizer_errors(data, chunks) == [("duplicate-attribute", 9, 1, 7)]
+    got: list[hs.ParseError] = []
+    assert hs.Rewriter(on_error=got.append).rewrite(data) == data
+    assert got == [hs.ParseError("duplicate-attribute", 9, 1, 7)]
+
+
 def test_input_stream_errors() -> None:
     data = b"\x01 \x7f \xc2\x80 \xef\xb7\x90 \xef\xbf\xbf \xf4\x8f\xbf\xbe \xed\xa0\x80 \x0c\r\n\t"
     assert [(c, col) for c, _, _, col in tokenizer_errors(data)] == [

@@ -86,6 +86,43 @@ _TEXT_SPECIAL: Final = {
 
 Errors = list[tuple[int, str]]
 
+# Fast paths for the usual markup, which has no error (but duplicate attributes, looked for
+# here): a start tag's name, then one attribute at a time (a name that does not start with
+# '=', with no NUL or quote or '<' in it; a value quoted or not, with no NUL or '&' in it, and
+# nothing an unquoted value must not hold), then its end; an end tag without attributes; a
+# comment that is not abruptly closed and holds no NUL.  Anything else takes the full states.
+_S = rb"[\t\n\x0c\r ]"
+_CLEAN_TAG_NAME: Final = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />\x00]*")
+_CLEAN_ATTR: Final = re.compile(
+    _S + rb"+([^\t\n\x0c\r />=\x00\"'<][^\t\n\x0c\r />=\x00\"'<]*)"
+    + rb"(?:" + _S + rb"*=" + _S + rb"*(?:\"[^\"\x00&]*\"|'[^'\x00&]*'|[^\t\n\x0c\r >\x00\"'<=`&]+))?"
+)
+_CLEAN_TAG_END: Final = re.compile(_S + rb"*/?>")
+_CLEAN_END_TAG: Final = re.compile(rb"</[A-Za-z][^\t\n\x0c\r />\x00]*" + _S + rb"*>")
+_CLEAN_COMMENT: Final = re.compile(rb"<!--(?!-?>)[^\x00]*-->", re.DOTALL)
+
+
+def _clean_markup(raw: bytes) -> bool:
+    """Whether ``raw`` is markup of the usual kinds with no error (see _CLEAN_TAG_NAME)."""
+    if raw.startswith(b"</"):
+        return _CLEAN_END_TAG.fullmatch(raw) is not None
+    if raw.startswith(b"<!--"):
+        return _CLEAN_COMMENT.fullmatch(raw) is not None and raw.find(b"<!--", 4) < 0
+    m = _CLEAN_TAG_NAME.match(raw)
+    if m is None:
+        return False
+    pos = m.end()
+    names: list[bytes] = []
+    while (m := _CLEAN_ATTR.match(raw, pos)) is not None:
+        names.append(m.group(1))
+        pos = m.end()
+    if _CLEAN_TAG_END.fullmatch(raw, pos) is None:
+        return False
+    if len(names) > 1:
+        lowered = {name.lower() for name in names}
+        return len(lowered) == len(names)
+    return True
+
 
 def _input_error(match: re.Match[bytes]) -> str:
     first = match.group()[0]
@@ -694,6 +731,8 @@ class ErrorChecker:
 
     def segment(self, kind: int, raw: bytes, start: int, arg: int) -> None:
         """A piece of text (``kind`` 0, ``arg`` its text type) or a markup token (1)."""
+        if start == 0 and self._utf8 and raw.startswith(b"\xef\xbb\xbf"):
+            self._col = -1      # (a byte order mark is no character of the document)
         if self._held:
             if kind == SEG_TEXT and arg == self._held_type \
                     and self._held_start + len(self._held) == start:
@@ -714,7 +753,8 @@ class ErrorChecker:
             if len(self._held) > _MAX_HELD:
                 self._flush_held(_MARKUP)
         else:
-            _markup(raw, start, errs)
+            if not _clean_markup(raw):
+                _markup(raw, start, errs)
             self._report(raw, start, errs)
 
     def end(self, offset: int, what: int) -> None:
@@ -738,6 +778,9 @@ class ErrorChecker:
     def _report(self, raw: bytes, start: int, errs: Errors) -> None:
         """Report the errors found in ``raw`` (at stream offset ``start``) with its input-stream
         errors, in offset order, and move the position past it."""
+        if not errs and self._input.search(raw) is None:
+            self._advance(raw, start, start + len(raw))
+            return
         found = [(start + m.start(), 0, _input_error(m)) for m in self._input.finditer(raw)]
         if errs:
             # (the input stream's errors first at the same offset; the others as found)

@@ -879,9 +879,10 @@ cdef class Lexer:
         else:
             # (what flush_text comes to when no one is told of the text)
             self.text_node_open = False
-            if self.errors is not None and self.token_start > self.text_start:
-                self.report_segment(SEG_TEXT, self.text_start, self.token_start, self.text_type)
         if self.errors is not None:
+            # (the text before the tag, unless flush_text has reported it, then the tag)
+            if self.token_start > self.text_start:
+                self.report_segment(SEG_TEXT, self.text_start, self.token_start, self.text_type)
             self.report_segment(SEG_MARKUP, self.token_start, end, 0)
         self.tag.end = end
         self.token_start = -1
