@@ -13,10 +13,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import htmlstream as hs
 from chunking import chunkings, feed_bytes
 from datapaths import corpus_dir
+from html_strategies import chunked, html_documents
 
 Found = list[tuple[str, int, int, int]]
 
@@ -156,6 +159,37 @@ def test_same_errors_under_every_chunking(data: bytes, feedback: bool) -> None:
     assert whole
     for chunks in chunkings(data, seed=repr(data)):
         assert tokenizer_errors(data, chunks, feedback=feedback) == whole, chunks
+
+
+STATES = ["data", "rcdata", "rawtext", "script data", "plaintext", "cdata section"]
+
+
+@settings(max_examples=80, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=html_documents(25), state=st.sampled_from(STATES), feedback=st.booleans(),
+       chunks=st.data())
+def test_random_documents_any_chunking(data: bytes, state: str, feedback: bool,
+                                       chunks: st.DataObject) -> None:
+    """Generated documents: the same errors however they are cut, in offset order, each at a
+    position inside the input (or at its end)."""
+    kwargs = {"initial_state": state, "feedback": feedback, "last_start_tag": "title"}
+    whole = tokenizer_errors(data, **kwargs)
+    assert tokenizer_errors(data, chunks.draw(chunked(data)), **kwargs) == whole
+    offsets = [offset for _, offset, _, _ in whole]
+    assert offsets == sorted(offsets)
+    assert all(0 <= offset <= len(data) for offset in offsets)
+
+
+@settings(max_examples=60, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=html_documents(25), chunks=st.data())
+def test_random_documents_rewriter(data: bytes, chunks: st.DataObject) -> None:
+    """Generated documents: a rewriter reports what the tokenizer does, output unchanged."""
+    cut = chunks.draw(chunked(data))
+    for rw in _rewriters():
+        out, errors = rewrite_with_errors(rw, cut)
+        assert out == rw.rewrite(data)
+        assert errors == tokenizer_errors(data)
 
 
 def test_long_references_across_chunks() -> None:
