@@ -89,6 +89,8 @@ def test_codes_of_each_construct() -> None:
     assert codes(b"<") == ["eof-before-tag-name"]
     assert codes(b"<a") == ["eof-in-tag"]
     assert codes(b"<a b='1'c>") == ["missing-whitespace-between-attributes"]
+    assert codes(b"<a\tb\nB>") == ["duplicate-attribute"]
+    assert codes(b"<a b=1\rc='2' \x0cB=\"3\">") == ["duplicate-attribute"]
     assert codes(b"</a b>") == ["end-tag-with-attributes"]
     assert codes(b"</a/>") == ["end-tag-with-trailing-solidus"]
     assert codes(b"<!-->") == ["abrupt-closing-of-empty-comment"]

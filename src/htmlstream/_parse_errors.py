@@ -95,9 +95,12 @@ _S = rb"[\t\n\x0c\r ]"
 _CLEAN_TAG_NAME: Final = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />\x00]*")
 _CLEAN_ATTR: Final = re.compile(
     _S + rb"+([^\t\n\x0c\r />=\x00\"'<][^\t\n\x0c\r />=\x00\"'<]*)"
-    + rb"(?:" + _S + rb"*=" + _S + rb"*(?:\"[^\"\x00&]*\"|'[^'\x00&]*'|[^\t\n\x0c\r >\x00\"'<=`&]+))?"
+    + rb"(?:" + _S + rb"*=" + _S
+    + rb"*(?:\"[^\"\x00&]*\"|'[^'\x00&]*'|[^\t\n\x0c\r >\x00\"'<=`&]+))?"
 )
-_CLEAN_TAG_END: Final = re.compile(_S + rb"*/?>")
+_CLEAN_START_TAG: Final = re.compile(
+    _CLEAN_TAG_NAME.pattern + rb"(?:" + _CLEAN_ATTR.pattern + rb")*" + _S + rb"*/?>"
+)
 _CLEAN_END_TAG: Final = re.compile(rb"</[A-Za-z][^\t\n\x0c\r />\x00]*" + _S + rb"*>")
 _CLEAN_COMMENT: Final = re.compile(rb"<!--(?!-?>)[^\x00]*-->", re.DOTALL)
 
@@ -108,20 +111,12 @@ def _clean_markup(raw: bytes) -> bool:
         return _CLEAN_END_TAG.fullmatch(raw) is not None
     if raw.startswith(b"<!--"):
         return _CLEAN_COMMENT.fullmatch(raw) is not None and raw.find(b"<!--", 4) < 0
-    m = _CLEAN_TAG_NAME.match(raw)
-    if m is None:
+    if _CLEAN_START_TAG.fullmatch(raw) is None:
         return False
-    pos = m.end()
-    names: list[bytes] = []
-    while (m := _CLEAN_ATTR.match(raw, pos)) is not None:
-        names.append(m.group(1))
-        pos = m.end()
-    if _CLEAN_TAG_END.fullmatch(raw, pos) is None:
-        return False
-    if len(names) > 1:
-        lowered = {name.lower() for name in names}
-        return len(lowered) == len(names)
-    return True
+    # The attributes follow each other, so findall finds them in turn (and nothing else: a
+    # match needs white space and a name, which the tag's end is not).
+    names = _CLEAN_ATTR.findall(raw, _CLEAN_TAG_NAME.match(raw).end())  # type: ignore[union-attr]
+    return len(names) < 2 or len({name.lower() for name in names}) == len(names)
 
 
 def _input_error(match: re.Match[bytes]) -> str:
@@ -710,7 +705,11 @@ def _doctype(raw: bytes, i: int, start: int, errs: Errors) -> None:
 class ErrorChecker:
     """Finds the parse errors of the pieces a lexer hands it (``Lexer.errors``) and calls
     ``callback`` with each, in input order.  ``utf8``: the document is UTF-8 (columns count
-    characters; non-ASCII input-stream errors are looked for)."""
+    characters; non-ASCII input-stream errors are looked for).
+
+    The pieces checked are kept (joined) until :meth:`flush`, which the lexer calls at the end
+    of each chunk: the input stream's errors and the positions are then worked out over the
+    whole run at once, not piece by piece."""
 
     def __init__(self, callback: ParseErrorCallback, *, utf8: bool = True) -> None:
         self._callback = callback
@@ -722,6 +721,10 @@ class ErrorChecker:
         self._line = 1
         self._col = 0
         self._prev_cr = False
+        # checked pieces from _pos on, not yet reported, and the tokenizer errors found in them
+        self._pending: list[bytes] = []
+        self._pending_len = 0
+        self._errs: Errors = []
         # text not yet checked (what it is depends on what follows), its offset and type
         self._held = b""
         self._held_start = 0
@@ -741,39 +744,53 @@ class ErrorChecker:
                 self._held = b""
             else:
                 self._flush_held(_MARKUP)
-        errs: Errors = []
         if kind == SEG_TEXT:
-            done = _text(raw, start, arg, _MORE, errs)
+            done = _text(raw, start, arg, _MORE, self._errs)
             if done < len(raw):
                 self._held = raw[done:]
                 self._held_start = start + done
                 self._held_type = arg
                 raw = raw[:done]
-            self._report(raw, start, errs)
+            self._pending.append(raw)
+            self._pending_len += len(raw)
             if len(self._held) > _MAX_HELD:
                 self._flush_held(_MARKUP)
         else:
             if not _clean_markup(raw):
-                _markup(raw, start, errs)
-            self._report(raw, start, errs)
+                _markup(raw, start, self._errs)
+            self._pending.append(raw)
+            self._pending_len += len(raw)
+
+    def flush(self) -> None:
+        """Report the errors of the pieces checked so far (the end of a chunk)."""
+        if not self._pending_len and not self._errs:
+            return
+        raw = b"".join(self._pending)
+        start = self._pos
+        errs = self._errs
+        self._pending = []
+        self._pending_len = 0
+        self._errs = []
+        self._report(raw, start, errs)
 
     def end(self, offset: int, what: int) -> None:
         """The end of the input, at stream offset ``offset``, inside ``what`` (EOF_*)."""
         if self._held:
             self._flush_held(_EOF)
         if what == EOF_IN_SCRIPT_COMMENT:
-            self._report(b"", offset, [(offset, "eof-in-script-html-comment-like-text")])
+            self._errs.append((offset, "eof-in-script-html-comment-like-text"))
         elif what == EOF_IN_CDATA:
-            self._report(b"", offset, [(offset, "eof-in-cdata")])
+            self._errs.append((offset, "eof-in-cdata"))
+        self.flush()
 
     # -------------------------------------------------------------- reporting
 
     def _flush_held(self, tail: int) -> None:
         raw, start = self._held, self._held_start
         self._held = b""
-        errs: Errors = []
-        _text(raw, start, self._held_type, tail, errs)
-        self._report(raw, start, errs)
+        _text(raw, start, self._held_type, tail, self._errs)
+        self._pending.append(raw)
+        self._pending_len += len(raw)
 
     def _report(self, raw: bytes, start: int, errs: Errors) -> None:
         """Report the errors found in ``raw`` (at stream offset ``start``) with its input-stream

@@ -421,6 +421,8 @@ cdef class Lexer:
             self.finish_carried(chunk, n)
         self.run(False)
         self.carry_over()
+        if self.errors is not None:
+            self.errors.flush()     # (the errors this chunk completed)
         self.failed = False
         return 0
 
