@@ -251,6 +251,19 @@ def test_rewriter_reports_the_tokenizers_errors(data: bytes) -> None:
             assert errors == expected, chunks
 
 
+def test_errors_before_a_limit() -> None:
+    """A stream that passes the rest through at a limit reports the errors found before it,
+    and none in what it passes through unread."""
+    got: list[hs.ParseError] = []
+    rw = hs.Rewriter(on_limit="passthrough", max_buffer_size=64, on_error=got.append)
+    data = b"<p>&#0;</p><a title='" + b"x" * 200 + b"'>&#0;</a>"
+    stream = rw.stream()
+    out = b"".join(stream.feed(data[i:i + 16]) for i in range(0, len(data), 16)) + stream.close()
+    assert out == data
+    assert stream.passthrough_reason is not None
+    assert got == [hs.ParseError("null-character-reference", 7, 1, 8)]
+
+
 def test_rewriter_setting_and_stream_override() -> None:
     mine: list[hs.ParseError] = []
     theirs: list[hs.ParseError] = []

@@ -26,6 +26,12 @@ from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, ha
 
 from htmlstream.errors import BufferLimitExceeded
 
+
+cdef extern from *:
+    # (Cython's own macro: __builtin_expect where the compiler has it) the branch is laid out
+    # off the straight path, for the tests of paths that are taken only when asked for
+    bint unlikely(bint condition) noexcept nogil
+
 DEFAULT_MAX_BUFFER_SIZE = 4 * 1024 * 1024
 DEFAULT_MAX_ATTRIBUTES = 4096
 #: Whether this engine was built with the portable C fallbacks (HTMLSTREAM_PORTABLE=1).
@@ -513,6 +519,8 @@ cdef class Lexer:
             memcpy(self.buf, self.data, self.data_len)
             self.data = self.buf
         self.buf_len = self.data_len
+        if self.errors is not None:
+            self.errors.flush()     # (the errors found before the limit)
         raise BufferLimitExceeded(name, limit, construct, offset)
 
     def unconsumed(self, Py_ssize_t offset):
@@ -858,7 +866,7 @@ cdef class Lexer:
                 if self.want_text and self.sink is not None:
                     self.sink.on_text(self, upto, upto, upto, upto, self.text_type, True)
             return 0
-        if self.errors is not None:
+        if unlikely(self.errors is not None):
             self.report_segment(SEG_TEXT, self.text_start, upto, self.text_type)
         cstart = self.text_start
         if self.text_type == CDATA_SECTION and self.cdata_content_start > cstart:
@@ -881,7 +889,7 @@ cdef class Lexer:
         else:
             # (what flush_text comes to when no one is told of the text)
             self.text_node_open = False
-        if self.errors is not None:
+        if unlikely(self.errors is not None):
             # (the text before the tag, unless flush_text has reported it, then the tag)
             if self.token_start > self.text_start:
                 self.report_segment(SEG_TEXT, self.text_start, self.token_start, self.text_type)
@@ -1444,7 +1452,7 @@ cdef class Lexer:
                     if self.feedback is not None and self.feedback.wants_text \
                             and base + p - 2 > q:
                         self.feedback.on_text(self, q, base + p - 2, CDATA_SECTION)
-                    if self.errors is not None:
+                    if unlikely(self.errors is not None):
                         self.report_segment(SEG_TEXT, self.text_start, base + p + 1,
                                             CDATA_SECTION)
                     if self.want_text and self.sink is not None:
