@@ -60,16 +60,38 @@ _LEGACY_MAX = max(map(len, _LEGACY))
 _LEGACY_MIN = min(map(len, _LEGACY))
 
 # The input stream's errors: ASCII controls (not white space, not NUL) in every encoding; in
-# UTF-8 also the C1 controls, the noncharacters and (CESU-style) surrogates.
-_ASCII_CONTROLS = rb"[\x01-\x08\x0b\x0e-\x1f\x7f]"
-_INPUT_BYTES: Final = re.compile(_ASCII_CONTROLS)
-_INPUT_UTF8: Final = re.compile(
-    _ASCII_CONTROLS
-    + rb"|\xc2[\x80-\x9f]"
-    + rb"|\xef\xb7[\x90-\xaf]|\xef\xbf[\xbe\xbf]"
-    + rb"|(?:\xf0[\x9f\xaf\xbf]|[\xf1-\xf3][\x8f\x9f\xaf\xbf]|\xf4\x8f)\xbf[\xbe\xbf]"
-    + rb"|\xed[\xa0-\xbf][\x80-\xbf]"
+# UTF-8 also the C1 controls, the noncharacters and (CESU-style) surrogates.  Each is looked
+# for only where a quick test says it may be (a regular expression steps through every byte
+# of a long run; bytes.translate and ``in`` do not): the ASCII controls are what a translation
+# that deletes every other byte leaves, and the UTF-8 ones start with a given byte.
+_ASCII_CONTROLS: Final = re.compile(rb"[\x01-\x08\x0b\x0e-\x1f\x7f]")
+_NOT_ASCII_CONTROL: Final = bytes(
+    b for b in range(256) if not (0x01 <= b <= 0x08 or b == 0x0B or 0x0E <= b <= 0x1F or b == 0x7F)
 )
+_UTF8_INPUT_ERRORS: Final = [
+    (b"\xc2", re.compile(rb"\xc2[\x80-\x9f]"), "control-character-in-input-stream"),
+    (b"\xef", re.compile(rb"\xef(?:\xb7[\x90-\xaf]|\xbf[\xbe\xbf])"),
+     "noncharacter-in-input-stream"),
+    (b"\xbf\xbe", re.compile(rb"(?:\xf0[\x9f\xaf\xbf]|[\xf1-\xf3][\x8f\x9f\xaf\xbf]|\xf4\x8f)"
+                             rb"\xbf\xbe"), "noncharacter-in-input-stream"),
+    (b"\xbf\xbf", re.compile(rb"(?:\xf0[\x9f\xaf\xbf]|[\xf1-\xf3][\x8f\x9f\xaf\xbf]|\xf4\x8f)"
+                             rb"\xbf\xbf"), "noncharacter-in-input-stream"),
+    (b"\xed", re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]"), "surrogate-in-input-stream"),
+]
+
+
+def _input_errors(raw: bytes, utf8: bool) -> list[tuple[int, str]]:
+    """The input stream's errors in ``raw``: (index, code), in order."""
+    found: list[tuple[int, str]] = []
+    if raw.translate(None, _NOT_ASCII_CONTROL):
+        found.extend((m.start(), "control-character-in-input-stream")
+                     for m in _ASCII_CONTROLS.finditer(raw))
+    if utf8 and not raw.isascii():
+        for lead, pattern, code in _UTF8_INPUT_ERRORS:
+            if lead in raw:
+                found.extend((m.start(), code) for m in pattern.finditer(raw))
+        found.sort()
+    return found
 # Columns count UTF-16 code units, as html5lib-tests do: UTF-8 continuation bytes count
 # nothing, and the lead byte of a four-byte sequence (a character beyond U+FFFF) two.
 _CONTINUATION: Final = bytes(range(0x80, 0xC0))
@@ -107,9 +129,10 @@ _CLEAN_COMMENT: Final = re.compile(rb"<!--(?!-?>)[^\x00]*-->", re.DOTALL)
 
 def _clean_markup(raw: bytes) -> bool:
     """Whether ``raw`` is markup of the usual kinds with no error (see _CLEAN_TAG_NAME)."""
-    if raw.startswith(b"</"):
+    second = raw[1] if len(raw) > 1 else 0
+    if second == 0x2F:      # '</'
         return _CLEAN_END_TAG.fullmatch(raw) is not None
-    if raw.startswith(b"<!--"):
+    if second == 0x21:      # '<!'
         return _CLEAN_COMMENT.fullmatch(raw) is not None and raw.find(b"<!--", 4) < 0
     if _CLEAN_START_TAG.fullmatch(raw) is None:
         return False
@@ -117,15 +140,6 @@ def _clean_markup(raw: bytes) -> bool:
     # match needs white space and a name, which the tag's end is not).
     names = _CLEAN_ATTR.findall(raw, _CLEAN_TAG_NAME.match(raw).end())  # type: ignore[union-attr]
     return len(names) < 2 or len({name.lower() for name in names}) == len(names)
-
-
-def _input_error(match: re.Match[bytes]) -> str:
-    first = match.group()[0]
-    if first < 0x80 or first == 0xC2:
-        return "control-character-in-input-stream"
-    if first == 0xED:
-        return "surrogate-in-input-stream"
-    return "noncharacter-in-input-stream"
 
 
 def _numeric_end(value: int) -> str | None:
@@ -204,10 +218,17 @@ def _charref(raw: bytes, k: int, n: int, start: int, in_attr: bool, final: bool,
 def _text(raw: bytes, start: int, text_type: int, tail: int, errs: Errors) -> int:
     """Check a piece of text; return how much of it is decided (the rest, a possible reference
     or '<' at its end, waits for what follows when ``tail`` is _MORE)."""
-    special = _TEXT_SPECIAL.get(text_type)
-    if special is None:         # CDATA sections: no tokenizer errors inside
-        return len(raw)
     n = len(raw)
+    # (quick tests first; CDATA sections have no tokenizer errors inside)
+    if text_type == _DATA:
+        if b"&" not in raw and b"<" not in raw and b"\x00" not in raw:
+            return n
+    elif text_type == _RCDATA:
+        if b"&" not in raw and b"\x00" not in raw:
+            return n
+    elif text_type == _CDATA or b"\x00" not in raw:
+        return n
+    special = _TEXT_SPECIAL[text_type]
     i = 0
     while True:
         m = special.search(raw, i)
@@ -714,7 +735,6 @@ class ErrorChecker:
     def __init__(self, callback: ParseErrorCallback, *, utf8: bool = True) -> None:
         self._callback = callback
         self._utf8 = utf8
-        self._input = _INPUT_UTF8 if utf8 else _INPUT_BYTES
         # the position the reports have reached: stream offset, line, characters into the
         # line, and whether the last byte was a CR (a following LF ends no other line)
         self._pos = 0
@@ -795,10 +815,10 @@ class ErrorChecker:
     def _report(self, raw: bytes, start: int, errs: Errors) -> None:
         """Report the errors found in ``raw`` (at stream offset ``start``) with its input-stream
         errors, in offset order, and move the position past it."""
-        if not errs and self._input.search(raw) is None:
+        found = [(start + i, 0, code) for i, code in _input_errors(raw, self._utf8)]
+        if not found and not errs:
             self._advance(raw, start, start + len(raw))
             return
-        found = [(start + m.start(), 0, _input_error(m)) for m in self._input.finditer(raw)]
         if errs:
             # (the input stream's errors first at the same offset; the others as found)
             found.extend((offset, 1 + seq, code) for seq, (offset, code) in enumerate(errs))
