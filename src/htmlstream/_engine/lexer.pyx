@@ -12,6 +12,10 @@ Streaming: every position is an absolute stream offset.  Between two chunks the 
 the bytes of the token it is in the middle of (from its ``<``) and a few bytes of text whose
 decoding could depend on what follows (a partial character reference, a trailing CR, an incomplete
 UTF-8 sequence, a possible ``]]>``).  All other text is handed to the sink at the end of each chunk.
+
+Parse errors are not looked for here.  With a checker attached (``errors``, only when a user
+asked for them) the lexer hands it the bytes of every text piece and markup token, in stream
+order (``report_segment``); the checker (htmlstream._parse_errors) reads them again for errors.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
