@@ -11,6 +11,7 @@ rewriter's streams.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,7 @@ import htmlstream as hs
 from chunking import chunkings, feed_bytes
 from datapaths import corpus_dir
 from html_strategies import chunked, html_documents
+from htmlstream._parse_errors import ErrorChecker, _markup
 
 Found = list[tuple[str, int, int, int]]
 
@@ -298,3 +300,57 @@ def test_corpus(path: object) -> None:
     out, errors = rewrite_with_errors(rw, [data[i:i + 4096] for i in range(0, len(data), 4096)])
     assert out == rw.rewrite(data)
     assert errors == whole
+
+
+# ---------------------------------------------------------------------- the checker's reading
+
+class _BoundaryCheck(ErrorChecker):
+    """An ErrorChecker that also checks that its reading of each markup token ends where the
+    lexer's token ends: at its last byte, or (for the token the input ends inside) at the end
+    of the input."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda error: None)
+        self.unfinished: list[int] = []
+
+    def segment(self, kind: int, raw: bytes, start: int, arg: int) -> None:
+        if kind == 1:
+            end = _markup(raw, start, [])
+            assert end in (len(raw) - 1, len(raw)), (raw, end)
+            if end == len(raw):
+                self.unfinished.append(start + len(raw))
+        super().segment(kind, raw, start, arg)
+
+    def end(self, offset: int, what: int) -> None:
+        assert all(at == offset for at in self.unfinished), (self.unfinished, offset)
+        super().end(offset, what)
+
+
+def boundaries_agree(data: bytes, **kwargs: Any) -> None:
+    tokenizer = hs.Tokenizer(**kwargs)
+    checker = _BoundaryCheck()
+    tokenizer._lexer.errors = checker
+    tokenizer.feed(data)
+    tokenizer.close()
+
+
+def test_markup_read_as_the_lexer_reads_it() -> None:
+    """Every html5lib tokenizer input (in each of its initial states) and the samples: the
+    checker's states end each markup token where the lexer does."""
+    from test_parse_errors_html5lib import CASES
+
+    for param in CASES:
+        case = param.values[0]
+        boundaries_agree(case.data, initial_state=case.state, feedback=False,
+                         last_start_tag=case.last_start_tag)
+    for data in SAMPLES:
+        boundaries_agree(data)
+        boundaries_agree(data, feedback=False)
+
+
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=html_documents(30), state=st.sampled_from(STATES), feedback=st.booleans())
+def test_markup_read_as_the_lexer_reads_it_generated(data: bytes, state: str,
+                                                     feedback: bool) -> None:
+    boundaries_agree(data, initial_state=state, feedback=feedback, last_start_tag="title")

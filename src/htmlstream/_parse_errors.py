@@ -260,10 +260,11 @@ def _match_ci(raw: bytes, i: int, word: bytes) -> bool:
     return raw[i:i + len(word)].lower() == word
 
 
-def _markup(raw: bytes, start: int, errs: Errors) -> None:
+def _markup(raw: bytes, start: int, errs: Errors) -> int:
     """Check a markup token (from its '<'): tag, comment, bogus comment or DOCTYPE, complete
     or ended by the end of input.  The states of the tokenization section, from the tag open
-    state."""
+    state.  Returns where the token ends: the index of its '>', or ``len(raw)`` if the input
+    ended inside it (the lexer's tokens end there: tests check it)."""
     n = len(raw)
 
     def err(i: int, code: str) -> None:
@@ -271,44 +272,40 @@ def _markup(raw: bytes, start: int, errs: Errors) -> None:
 
     i = 1
     if i >= n:
-        return
+        return i
     c = raw[i]
     if c == 0x21:                                   # '<!'
         i = 2
         if raw.startswith(b"--", i):
-            _comment(raw, i + 2, start, errs)
-        elif _match_ci(raw, i, b"doctype"):
-            _doctype(raw, i + 7, start, errs)
-        elif raw.startswith(b"[CDATA[", i):
+            return _comment(raw, i + 2, start, errs)
+        if _match_ci(raw, i, b"doctype"):
+            return _doctype(raw, i + 7, start, errs)
+        if raw.startswith(b"[CDATA[", i):
             err(i + 6, "cdata-in-html-content")
-            _bogus_comment(raw, i + 7, start, errs)
-        else:
-            err(i, "incorrectly-opened-comment")
-            _bogus_comment(raw, i, start, errs)
-        return
+            return _bogus_comment(raw, i + 7, start, errs)
+        err(i, "incorrectly-opened-comment")
+        return _bogus_comment(raw, i, start, errs)
     if c == 0x3F:                                   # '<?'
         err(i, "unexpected-question-mark-instead-of-tag-name")
-        _bogus_comment(raw, i, start, errs)
-        return
+        return _bogus_comment(raw, i, start, errs)
     is_end = c == 0x2F
     if is_end:
         i = 2
         if i >= n:
             err(n, "eof-before-tag-name")
-            return
+            return n
         c = raw[i]
         if c == 0x3E:
             err(i, "missing-end-tag-name")
-            return
+            return i
         if c not in _ALPHA:
             err(i, "invalid-first-character-of-tag-name")
-            _bogus_comment(raw, i, start, errs)
-            return
-    _tag(raw, i, start, is_end, errs)
+            return _bogus_comment(raw, i, start, errs)
+    return _tag(raw, i, start, is_end, errs)
 
 
 def _tag(raw: bytes, i: int, start: int, is_end: bool,
-         errs: Errors) -> None:
+         errs: Errors) -> int:
     """The tag name state onwards, from the name's first letter at ``raw[i]``."""
     n = len(raw)
     names: set[bytes] = set()
@@ -329,7 +326,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
     while True:
         if i >= n:
             err(n, "eof-in-tag")
-            return
+            return n
         c = raw[i]
         if c in _WS:
             i += 1
@@ -380,7 +377,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
                 i += 1
             if i >= n:
                 err(n, "eof-in-tag")
-                return
+                return n
             c = raw[i]
             if c == 0x2F:
                 i += 1
@@ -405,7 +402,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
                 _value(raw, i, vend, start, errs)
                 if end < 0:
                     err(n, "eof-in-tag")
-                    return
+                    return n
                 i = end + 1
                 state = "after_quoted"
             elif i < n and raw[i] == 0x3E:
@@ -431,7 +428,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
                 i = vend
                 if i >= n:
                     err(n, "eof-in-tag")
-                    return
+                    return n
                 if raw[i] == 0x3E:
                     break
                 i += 1
@@ -439,7 +436,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
         elif state == "after_quoted":
             if i >= n:
                 err(n, "eof-in-tag")
-                return
+                return n
             c = raw[i]
             if c in _WS:
                 i += 1
@@ -455,7 +452,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
         else:   # "self": the self-closing start tag state
             if i >= n:
                 err(n, "eof-in-tag")
-                return
+                return n
             if raw[i] == 0x3E:
                 self_closing = True
                 break
@@ -467,6 +464,7 @@ def _tag(raw: bytes, i: int, start: int, is_end: bool,
             err(i, "end-tag-with-attributes")
         if self_closing:
             err(i, "end-tag-with-trailing-solidus")
+    return i
 
 
 def _value(raw: bytes, i: int, vend: int, start: int, errs: Errors) -> None:
@@ -485,14 +483,19 @@ def _value(raw: bytes, i: int, vend: int, start: int, errs: Errors) -> None:
             i = r
 
 
-def _bogus_comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
-    k = raw.find(b"\x00", i)
+def _bogus_comment(raw: bytes, i: int, start: int, errs: Errors) -> int:
+    """The bogus comment state (and bogus DOCTYPE's), from ``raw[i]``: up to the first '>'."""
+    end = raw.find(b">", i)
+    if end < 0:
+        end = len(raw)
+    k = raw.find(b"\x00", i, end)
     while k >= 0:
         errs.append((start + k, "unexpected-null-character"))
-        k = raw.find(b"\x00", k + 1)
+        k = raw.find(b"\x00", k + 1, end)
+    return end
 
 
-def _comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
+def _comment(raw: bytes, i: int, start: int, errs: Errors) -> int:
     """The comment start state onwards, after '<!--'."""
     n = len(raw)
 
@@ -505,7 +508,7 @@ def _comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
             if i >= n:
                 if state == "start_dash":
                     err(n, "eof-in-comment")
-                    return
+                    return n
                 state = "comment"
                 continue
             c = raw[i]
@@ -514,13 +517,13 @@ def _comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
                 i += 1
             elif c == 0x3E:
                 err(i, "abrupt-closing-of-empty-comment")
-                return
+                return i
             else:
                 state = "comment"
         elif state == "comment":
             if i >= n:
                 err(n, "eof-in-comment")
-                return
+                return n
             c = raw[i]
             if c == 0x3C:
                 i += 1
@@ -548,7 +551,7 @@ def _comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
         elif state == "end_dash":
             if i >= n:
                 err(n, "eof-in-comment")
-                return
+                return n
             if raw[i] == 0x2D:
                 i += 1
                 state = "end"
@@ -557,10 +560,10 @@ def _comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
         elif state == "end":
             if i >= n:
                 err(n, "eof-in-comment")
-                return
+                return n
             c = raw[i]
             if c == 0x3E:
-                return
+                return i
             if c == 0x21:
                 i += 1
                 state = "end_bang"
@@ -571,19 +574,19 @@ def _comment(raw: bytes, i: int, start: int, errs: Errors) -> None:
         else:   # "end_bang"
             if i >= n:
                 err(n, "eof-in-comment")
-                return
+                return n
             c = raw[i]
             if c == 0x2D:
                 i += 1
                 state = "end_dash"
             elif c == 0x3E:
                 err(i, "incorrectly-closed-comment")
-                return
+                return i
             else:
                 state = "comment"
 
 
-def _doctype(raw: bytes, i: int, start: int, errs: Errors) -> None:
+def _doctype(raw: bytes, i: int, start: int, errs: Errors) -> int:
     """The DOCTYPE state onwards, after '<!DOCTYPE'."""
     n = len(raw)
 
@@ -595,12 +598,9 @@ def _doctype(raw: bytes, i: int, start: int, errs: Errors) -> None:
             at += 1
         return at
 
-    def bogus(at: int) -> None:
-        _bogus_comment(raw[: n - 1] if raw.endswith(b">") else raw, at, start, errs)
-
-    def quoted(at: int, which: str) -> int | None:
+    def quoted(at: int, which: str) -> int:
         """A quoted identifier from its quote at ``raw[at]``: the index after the closing
-        quote, or None when the token ended inside it."""
+        quote, or -1 - (where the token ended) when it ended inside it."""
         q = raw[at]
         at += 1
         while at < n:
@@ -611,15 +611,15 @@ def _doctype(raw: bytes, i: int, start: int, errs: Errors) -> None:
                 err(at, "unexpected-null-character")
             elif c == 0x3E:
                 err(at, f"abrupt-doctype-{which}-identifier")
-                return None
+                return -1 - at
             at += 1
         err(n, "eof-in-doctype")
-        return None
+        return -1 - n
 
     # DOCTYPE state
     if i >= n:
         err(n, "eof-in-doctype")
-        return
+        return n
     if raw[i] in _WS:
         i += 1
     elif raw[i] != 0x3E:
@@ -628,99 +628,95 @@ def _doctype(raw: bytes, i: int, start: int, errs: Errors) -> None:
     i = skip_ws(i)
     if i >= n:
         err(n, "eof-in-doctype")
-        return
+        return n
     if raw[i] == 0x3E:
         err(i, "missing-doctype-name")
-        return
+        return i
     while i < n and raw[i] not in _WS and raw[i] != 0x3E:
         if raw[i] == 0:
             err(i, "unexpected-null-character")
         i += 1
     if i >= n:
         err(n, "eof-in-doctype")
-        return
+        return n
     # after DOCTYPE name
     i = skip_ws(i)
     if i >= n:
         err(n, "eof-in-doctype")
-        return
+        return n
     if raw[i] == 0x3E:
-        return
+        return i
     if _match_ci(raw, i, b"public"):
         which = "public"
     elif _match_ci(raw, i, b"system"):
         which = "system"
     else:
         err(i, "invalid-character-sequence-after-doctype-name")
-        bogus(i)
-        return
+        return _bogus_comment(raw, i, start, errs)
     i += 6
     # after the keyword
     if i >= n:
         err(n, "eof-in-doctype")
-        return
+        return n
     c = raw[i]
     if c in _WS:
         i = skip_ws(i)
         if i >= n:
             err(n, "eof-in-doctype")
-            return
+            return n
         c = raw[i]
         if c != 0x22 and c != 0x27 and c != 0x3E:
             err(i, f"missing-quote-before-doctype-{which}-identifier")
-            bogus(i)
-            return
+            return _bogus_comment(raw, i, start, errs)
     elif c == 0x22 or c == 0x27:
         err(i, f"missing-whitespace-after-doctype-{which}-keyword")
     elif c != 0x3E:
         err(i, f"missing-quote-before-doctype-{which}-identifier")
-        bogus(i)
-        return
+        return _bogus_comment(raw, i, start, errs)
     if c == 0x3E:
         err(i, f"missing-doctype-{which}-identifier")
-        return
+        return i
     r = quoted(i, which)
-    if r is None:
-        return
+    if r < 0:
+        return -1 - r
     i = r
     if which == "public":
         # after the public identifier, between the identifiers
         if i >= n:
             err(n, "eof-in-doctype")
-            return
+            return n
         c = raw[i]
         if c in _WS:
             i = skip_ws(i)
             if i >= n:
                 err(n, "eof-in-doctype")
-                return
+                return n
             c = raw[i]
             if c == 0x3E:
-                return
+                return i
             if c != 0x22 and c != 0x27:
                 err(i, "missing-quote-before-doctype-system-identifier")
-                bogus(i)
-                return
+                return _bogus_comment(raw, i, start, errs)
         elif c == 0x3E:
-            return
+            return i
         elif c == 0x22 or c == 0x27:
             err(i, "missing-whitespace-between-doctype-public-and-system-identifiers")
         else:
             err(i, "missing-quote-before-doctype-system-identifier")
-            bogus(i)
-            return
+            return _bogus_comment(raw, i, start, errs)
         r = quoted(i, "system")
-        if r is None:
-            return
+        if r < 0:
+            return -1 - r
         i = r
     # after the system identifier
     i = skip_ws(i)
     if i >= n:
         err(n, "eof-in-doctype")
-        return
+        return n
     if raw[i] != 0x3E:
         err(i, "unexpected-character-after-doctype-system-identifier")
-        bogus(i)
+        return _bogus_comment(raw, i, start, errs)
+    return i
 
 
 class ErrorChecker:
