@@ -92,6 +92,8 @@ def _input_errors(raw: bytes, utf8: bool) -> list[tuple[int, str]]:
                 found.extend((m.start(), code) for m in pattern.finditer(raw))
         found.sort()
     return found
+
+
 # Columns count UTF-16 code units, as html5lib-tests do: UTF-8 continuation bytes count
 # nothing, and the lead byte of a four-byte sequence (a character beyond U+FFFF) two.
 _CONTINUATION: Final = bytes(range(0x80, 0xC0))
@@ -128,7 +130,7 @@ _CLEAN_COMMENT: Final = re.compile(rb"<!--(?!-?>)[^\x00]*-->", re.DOTALL)
 
 
 def _clean_markup(raw: bytes) -> bool:
-    """Whether ``raw`` is markup of the usual kinds with no error (see _CLEAN_TAG_NAME)."""
+    """Whether ``raw`` is markup of the usual kinds with no error (the patterns above)."""
     second = raw[1] if len(raw) > 1 else 0
     if second == 0x2F:      # '</'
         return _CLEAN_END_TAG.fullmatch(raw) is not None
@@ -138,7 +140,9 @@ def _clean_markup(raw: bytes) -> bool:
         return False
     # The attributes follow each other, so findall finds them in turn (and nothing else: a
     # match needs white space and a name, which the tag's end is not).
-    names = _CLEAN_ATTR.findall(raw, _CLEAN_TAG_NAME.match(raw).end())  # type: ignore[union-attr]
+    name = _CLEAN_TAG_NAME.match(raw)
+    assert name is not None
+    names = _CLEAN_ATTR.findall(raw, name.end())
     return len(names) < 2 or len({name.lower() for name in names}) == len(names)
 
 
