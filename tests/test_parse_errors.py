@@ -354,3 +354,24 @@ def test_markup_read_as_the_lexer_reads_it() -> None:
 def test_markup_read_as_the_lexer_reads_it_generated(data: bytes, state: str,
                                                      feedback: bool) -> None:
     boundaries_agree(data, initial_state=state, feedback=feedback, last_start_tag="title")
+
+
+# ---------------------------------------------------------------------- the command line
+
+def test_cli_tokens_errors(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``htmlstream tokens --errors``: one line per error, INPUT:LINE:COLUMN: CODE; exit
+    status 1 when there is any, 0 when there is none."""
+    from htmlstream.cli import main
+
+    path = tmp_path / "page.html"
+    path.write_bytes(b"<p class=a class=b>x\n<img src=x alt=''/ >&#0;</p><!--")
+    assert main(["tokens", str(path), "--errors", "--chunk-size", "3"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}:1:17: duplicate-attribute",
+        f"{path}:2:19: unexpected-solidus-in-tag",
+        f"{path}:2:25: null-character-reference",
+        f"{path}:2:33: eof-in-comment",
+    ]
+    path.write_bytes(b"<!DOCTYPE html><p>fine</p>")
+    assert main(["tokens", str(path), "--errors"]) == 0
+    assert capsys.readouterr().out == ""
