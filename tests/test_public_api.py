@@ -31,6 +31,8 @@ TOP_LEVEL = {
     # errors
     "HtmlStreamError", "BufferLimitExceeded", "EncodingError", "ParsingAmbiguityError",
     "SelectorError",
+    # parse errors, reported on request (docs/guide/errors.md)
+    "ParseError", "ParseErrorCallback",
     "__version__",
 }
 

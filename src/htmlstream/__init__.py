@@ -16,6 +16,8 @@ from htmlstream.errors import (
     BufferLimitExceeded,
     EncodingError,
     HtmlStreamError,
+    ParseError,
+    ParseErrorCallback,
     ParsingAmbiguityError,
     SelectorError,
 )
@@ -54,6 +56,8 @@ __all__ = [
     "HtmlStreamError",
     "InitialState",
     "OnLimit",
+    "ParseError",
+    "ParseErrorCallback",
     "ParsingAmbiguityError",
     "Rewriter",
     "RewriterStream",

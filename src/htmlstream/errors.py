@@ -1,11 +1,18 @@
-"""The exceptions htmlstream raises.  All derive from :class:`HtmlStreamError`."""
+"""The exceptions htmlstream raises (all derive from :class:`HtmlStreamError`), and the parse
+errors it reports on request (:class:`ParseError`, which is not an exception)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeAlias
 
 __all__ = [
     "BufferLimitExceeded",
     "EncodingError",
     "HtmlStreamError",
+    "ParseError",
+    "ParseErrorCallback",
     "ParsingAmbiguityError",
     "SelectorError",
 ]
@@ -71,3 +78,36 @@ class SelectorError(HtmlStreamError, ValueError):
         self.selector = selector
         self.position = position
         super().__init__(f"{message}: position {position}" if selector else message)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseError:
+    """A parse error of the WHATWG tokenizer, as handed to an ``on_error`` callback.
+
+    Parse errors are never raised: a browser reads every document, and so does htmlstream.
+    They are looked for only when ``on_error`` is given (:class:`~htmlstream.Tokenizer`,
+    :func:`~htmlstream.tokenize`, :class:`~htmlstream.Rewriter`); see docs/guide/errors.md.
+
+    Attributes:
+        code: the error's name in the HTML standard, e.g. ``"eof-in-tag"`` or
+            ``"missing-semicolon-after-character-reference"``.
+        offset: where it is, in bytes from the start of the input (as ``Token.offset``): the
+            character the tokenizer was reading when it found the error, or the end of the
+            input for the ``eof-...`` errors.
+        line: the line of ``offset``, from 1 (CR, LF and CRLF each end a line).
+        column: the column of ``offset``, from 1, in characters as html5lib-tests count them
+            (UTF-16 code units: a character beyond U+FFFF counts two; in an encoding other
+            than UTF-8, one per byte).
+    """
+
+    code: str
+    offset: int
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.code} at line {self.line}, column {self.column} (byte {self.offset})"
+
+
+#: The type of an ``on_error`` callback: called with each :class:`ParseError`, in input order.
+ParseErrorCallback: TypeAlias = Callable[[ParseError], object]

@@ -43,6 +43,7 @@ from htmlstream._engine.matcher import Program
 from htmlstream._engine.rules import CompiledRules, MetaCharsetRule, RewriterSettings, Rules
 from htmlstream._engine.stream import RewriterStream, check_encoding
 from htmlstream.encoding import Encoding
+from htmlstream.errors import ParseErrorCallback
 from htmlstream.handlers import (
     CommentHandler,
     DoctypeHandler,
@@ -174,6 +175,10 @@ class Rewriter:
             which browsers obey whatever the ``Content-Type`` says; ``stream.output_encoding``
             is ``"utf-8"``; update the ``Content-Type`` header anyway).  ISO-2022-JP input
             needs ``transcode=True``.
+        on_error: called with each parse error of the tokenizer, a
+            :class:`~htmlstream.ParseError`, in input order, while a document is rewritten
+            (:meth:`stream` takes one per document instead).  By default parse errors are not
+            looked for; reporting them changes nothing in the output (docs/guide/errors.md).
     """
 
     # The settings (Args above), kept in ``_settings``.
@@ -185,6 +190,7 @@ class Rewriter:
     adjust_charset_on_meta_tag: _RulesSetting[bool] = _RulesSetting()
     sniff: _Setting[bool] = _Setting()
     transcode: _Setting[bool] = _Setting()
+    on_error: _Setting[ParseErrorCallback | None] = _Setting()
     #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
     #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
     _scanner: _Setting[bool] = _Setting()      # (True unless set)
@@ -204,6 +210,7 @@ class Rewriter:
         adjust_charset_on_meta_tag: bool = False,
         sniff: bool = False,
         transcode: bool = False,
+        on_error: ParseErrorCallback | None = None,
     ) -> None:
         if on_limit not in ("raise", "passthrough"):
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
@@ -219,6 +226,7 @@ class Rewriter:
         self.scripting = scripting
         self.strict = strict
         self.max_buffer_size = max_buffer_size
+        self.on_error = on_error
         self._rules: list[_Rule] = []
         self._doc_text: list[tuple[int, Callable[..., Any]]] = []
         self._doc_comments: list[tuple[int, Callable[..., Any]]] = []
@@ -383,17 +391,23 @@ class Rewriter:
     # ------------------------------------------------------------------ running
 
     def stream(
-        self, *, encoding: str | None = None, context: Context | None = None
+        self,
+        *,
+        encoding: str | None = None,
+        context: Context | None = None,
+        on_error: ParseErrorCallback | None = None,
     ) -> RewriterStream:
         """A new stream for one document, in the rewriter's encoding or in ``encoding`` (a
         label, e.g. what :func:`htmlstream.sniff_encoding` found for this document).
 
         ``context``: the document's context (default: a new empty dict), ``stream.context``;
         every unit a handler gets for this document has it as ``unit.context``, so handlers
-        shared by many documents keep per-document state there.
+        shared by many documents keep per-document state there.  ``on_error``: this
+        document's parse-error callback (default: the rewriter's ``on_error``).
         """
         return RewriterStream(self._compiled or self._compiled_rules(),
-                              self.encoding if encoding is None else encoding, context)
+                              self.encoding if encoding is None else encoding, context,
+                              on_error=on_error)
 
     @overload
     def rewrite(self, data: str, *, context: Context | None = None) -> str: ...

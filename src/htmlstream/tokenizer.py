@@ -13,6 +13,7 @@ from htmlstream._engine import lexer as _lexer
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import Lexer
 from htmlstream.encoding import _resolve_encoding, lookup
+from htmlstream.errors import ParseErrorCallback
 from htmlstream.tokens import Text, TextType, Token
 
 __all__ = [
@@ -68,6 +69,10 @@ class Tokenizer:
             more raises :class:`~htmlstream.BufferLimitExceeded`.
         max_attributes: the most attributes one tag may have; more raises
             :class:`~htmlstream.BufferLimitExceeded` (``limit_name == "max_attributes"``).
+        on_error: called with each parse error of the tokenizer, a
+            :class:`~htmlstream.ParseError` (code, offset, line, column), in input order, as
+            the chunk that completes it is fed.  By default parse errors are not looked for
+            (and cost nothing); see docs/guide/errors.md.
     """
 
     def __init__(
@@ -81,6 +86,7 @@ class Tokenizer:
         strict: bool = False,
         max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
         max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
+        on_error: ParseErrorCallback | None = None,
     ) -> None:
         try:
             text_type = _INITIAL_STATES[initial_state.lower()]
@@ -107,6 +113,10 @@ class Tokenizer:
             hold_utf8=enc.name == "utf-8",
             max_attributes=max_attributes,
         )
+        if on_error is not None:
+            from htmlstream._parse_errors import ErrorChecker
+
+            self._lexer.errors = ErrorChecker(on_error, utf8=enc.name == "utf-8")
         # Multi-byte legacy encodings: the lexer cannot see their characters' boundaries, so
         # text is decoded with an incremental decoder, in stream order.
         self._decoder = enc.incremental_decoder() if enc.multibyte else None
@@ -160,6 +170,7 @@ def tokenize(
     strict: bool = False,
     max_buffer_size: int = DEFAULT_MAX_BUFFER_SIZE,
     max_attributes: int = DEFAULT_MAX_ATTRIBUTES,
+    on_error: ParseErrorCallback | None = None,
 ) -> Iterator[Token]:
     """Yield the tokens of ``source`` (bytes, str, or an iterable of bytes/str chunks).
 
@@ -169,7 +180,7 @@ def tokenize(
     tokenizer = Tokenizer(
         encoding=encoding, initial_state=initial_state, last_start_tag=last_start_tag,
         feedback=feedback, scripting=scripting, strict=strict, max_buffer_size=max_buffer_size,
-        max_attributes=max_attributes,
+        max_attributes=max_attributes, on_error=on_error,
     )
     chunks: Iterable[bytes | bytearray | memoryview | str]
     chunks = (source,) if isinstance(source, (bytes, bytearray, memoryview, str)) else source

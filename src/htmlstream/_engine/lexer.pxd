@@ -109,6 +109,10 @@ cdef class Lexer:
     cdef public bint want_text      # sink.on_text is called only when set
     cdef public bint sink_tags      # sink.on_tag is called only when set
     cdef bint hold_utf8             # keep an incomplete trailing UTF-8 sequence for the next chunk
+    # The parse-error checker (htmlstream._parse_errors), or None (the default: no error is
+    # looked for).  While set, every piece of text and every markup token is handed to it, in
+    # stream order, as bytes (see Lexer.report_segment).
+    cdef public object errors
 
     # --- state machine ---
     cdef int state
@@ -191,3 +195,6 @@ cdef class Lexer:
     cdef int finish_carried(self, const unsigned char* chunk, Py_ssize_t n) except -1
     cdef int note_eof(self) except -1
     cdef int script_state(self, bint at_end_tag) noexcept
+    cdef int report_segment(self, int kind, Py_ssize_t start, Py_ssize_t end,
+                            int arg) except -1
+    cdef int report_eof(self) except -1

@@ -8,6 +8,8 @@ from typing import final
 
 from typing_extensions import disjoint_base
 
+from htmlstream._parse_errors import ErrorChecker
+
 # Default bound of the bytes carried over between chunks (an unfinished token): 4 MiB.
 DEFAULT_MAX_BUFFER_SIZE: int
 # Default bound of the attributes one tag may have.
@@ -44,6 +46,9 @@ class Lexer:
     # Whether the sink is handed text, and tags (it is always handed every other token).
     want_text: bool
     sink_tags: bool
+    # The parse-error checker (htmlstream._parse_errors.ErrorChecker), or None: none is looked
+    # for.  It is handed every piece of text and every markup token, in stream order.
+    errors: ErrorChecker | None
     def __init__(
         self,
         sink: TokenSink | None = None,

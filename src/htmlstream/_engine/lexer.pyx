@@ -12,6 +12,10 @@ Streaming: every position is an absolute stream offset.  Between two chunks the 
 the bytes of the token it is in the middle of (from its ``<``) and a few bytes of text whose
 decoding could depend on what follows (a partial character reference, a trailing CR, an incomplete
 UTF-8 sequence, a possible ``]]>``).  All other text is handed to the sink at the end of each chunk.
+
+Parse errors are not looked for here.  With a checker attached (``errors``, only when a user
+asked for them) the lexer hands it the bytes of every text piece and markup token, in stream
+order (``report_segment``); the checker (htmlstream._parse_errors) reads them again for errors.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -25,6 +29,12 @@ from htmlstream._engine.portable cimport PORTABLE_BUILD, ctz64, find_byte, load_
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, hash_update
 
 from htmlstream.errors import BufferLimitExceeded
+
+
+cdef extern from *:
+    # (Cython's own macro: __builtin_expect where the compiler has it) the branch is laid out
+    # off the straight path, for the tests of paths that are taken only when asked for
+    bint unlikely(bint condition) noexcept nogil
 
 DEFAULT_MAX_BUFFER_SIZE = 4 * 1024 * 1024
 DEFAULT_MAX_ATTRIBUTES = 4096
@@ -92,6 +102,16 @@ cdef enum State:
     S_AFTER_DOCTYPE_SYSTEM_ID
     S_BOGUS_DOCTYPE
 
+
+# What Lexer.report_segment hands the parse-error checker (htmlstream._parse_errors): a piece
+# of text (its TextType as ``arg``) or a markup token (tag, comment, DOCTYPE, or what the input
+# ended inside), and at the end of input what the input ended inside (report_eof).
+cdef enum:
+    SEG_TEXT = 0
+    SEG_MARKUP = 1
+    EOF_PLAIN = 0
+    EOF_IN_SCRIPT_COMMENT = 1     # script data escaped (after '<!--'), or double-escaped
+    EOF_IN_CDATA = 2
 
 # What the lexer was reading when a limit was hit, by state (for error messages).
 cdef str _construct_name(int state, bint is_end):
@@ -325,6 +345,7 @@ cdef class Lexer:
             raise ValueError("max_attributes must be at least 1")
         self.max_attributes = max_attributes
         self.sink = sink
+        self.errors = None
         self.feedback = feedback
         self.max_buffer_size = max_buffer_size
         self.hold_utf8 = hold_utf8
@@ -410,6 +431,8 @@ cdef class Lexer:
             self.finish_carried(chunk, n)
         self.run(False)
         self.carry_over()
+        if self.errors is not None:
+            self.errors.flush()     # (the errors this chunk completed)
         self.failed = False
         return 0
 
@@ -478,7 +501,10 @@ cdef class Lexer:
             self.base = self.stream_len
         self.run(True)
         self.note_eof()
-        self.finish_eof()
+        if self.errors is None:
+            self.finish_eof()
+        else:
+            self.report_eof()
         if self.feedback is not None:
             self.feedback.on_eof(self)
         if self.sink is not None:
@@ -497,6 +523,8 @@ cdef class Lexer:
             memcpy(self.buf, self.data, self.data_len)
             self.data = self.buf
         self.buf_len = self.data_len
+        if self.errors is not None:
+            self.errors.flush()     # (the errors found before the limit)
         raise BufferLimitExceeded(name, limit, construct, offset)
 
     def unconsumed(self, Py_ssize_t offset):
@@ -842,6 +870,8 @@ cdef class Lexer:
                 if self.want_text and self.sink is not None:
                     self.sink.on_text(self, upto, upto, upto, upto, self.text_type, True)
             return 0
+        if unlikely(self.errors is not None):
+            self.report_segment(SEG_TEXT, self.text_start, upto, self.text_type)
         cstart = self.text_start
         if self.text_type == CDATA_SECTION and self.cdata_content_start > cstart:
             cstart = self.cdata_content_start
@@ -863,6 +893,11 @@ cdef class Lexer:
         else:
             # (what flush_text comes to when no one is told of the text)
             self.text_node_open = False
+        if unlikely(self.errors is not None):
+            # (the text before the tag, unless flush_text has reported it, then the tag)
+            if self.token_start > self.text_start:
+                self.report_segment(SEG_TEXT, self.text_start, self.token_start, self.text_type)
+            self.report_segment(SEG_MARKUP, self.token_start, end, 0)
         self.tag.end = end
         self.token_start = -1
         self.text_start = end
@@ -886,6 +921,8 @@ cdef class Lexer:
         self.flush_text(self.token_start, True)
         if content_end < self.content_start:
             content_end = self.content_start
+        if self.errors is not None:
+            self.report_segment(SEG_MARKUP, self.token_start, end, 0)
         if self.sink is not None:
             self.sink.on_comment(self, self.token_start, end, self.content_start, content_end)
         self.token_start = -1
@@ -898,6 +935,8 @@ cdef class Lexer:
         self.flush_text(self.token_start, True)
         self.doctype.start = self.token_start
         self.doctype.end = end
+        if self.errors is not None:
+            self.report_segment(SEG_MARKUP, self.token_start, end, 0)
         if force_quirks:
             self.doctype.force_quirks = True
         if self.feedback is not None:
@@ -912,6 +951,8 @@ cdef class Lexer:
 
     cdef int emit_unparsed(self, Py_ssize_t end) except -1:
         self.flush_text(self.token_start, True)
+        if self.errors is not None:
+            self.report_segment(SEG_MARKUP, self.token_start, end, 0)
         if self.sink is not None:
             self.sink.on_unparsed(self, self.token_start, end)
         self.token_start = -1
@@ -1036,6 +1077,29 @@ cdef class Lexer:
             return 1
         if S_SCRIPT_DOUBLE_ESCAPED <= st <= S_SCRIPT_DOUBLE_ESCAPE_END:
             return 2
+        return 0
+
+    cdef int report_segment(self, int kind, Py_ssize_t start, Py_ssize_t end,
+                            int arg) except -1:
+        """Hand the error checker the bytes ``start:end`` (in the window) as a segment."""
+        if end > start:
+            self.errors.segment(kind, PyBytes_FromStringAndSize(
+                <const char*>self.data + (start - self.base), end - start), start, arg)
+        return 0
+
+    cdef int report_eof(self) except -1:
+        """``finish_eof`` with an error checker: then tell it where the input ended, and in
+        what (the end-of-file errors of text states; those of tokens it finds itself)."""
+        cdef int st = self.state
+        cdef int what = EOF_PLAIN
+        if S_SCRIPT_ESCAPED <= st <= S_SCRIPT_DOUBLE_ESCAPE_END or (
+                S_TEXT_LT <= st <= S_TEXT_END_TAG_NAME
+                and S_SCRIPT_ESCAPED <= self.return_state <= S_SCRIPT_DOUBLE_ESCAPE_END):
+            what = EOF_IN_SCRIPT_COMMENT
+        elif S_CDATA <= st <= S_CDATA_END:
+            what = EOF_IN_CDATA
+        self.finish_eof()
+        self.errors.end(self.stream_len, what)
         return 0
 
     cdef int note_eof(self) except -1:
@@ -1392,6 +1456,9 @@ cdef class Lexer:
                     if self.feedback is not None and self.feedback.wants_text \
                             and base + p - 2 > q:
                         self.feedback.on_text(self, q, base + p - 2, CDATA_SECTION)
+                    if unlikely(self.errors is not None):
+                        self.report_segment(SEG_TEXT, self.text_start, base + p + 1,
+                                            CDATA_SECTION)
                     if self.want_text and self.sink is not None:
                         self.sink.on_text(self, self.text_start, base + p + 1, q, base + p - 2,
                                           CDATA_SECTION, True)

@@ -19,6 +19,7 @@ cdef class RewriterSettings:
     attribute look-up each on the rewriter.  Values are kept as they were set."""
 
     def __init__(self):
+        self.on_error = None
         self._scanner = True
         self._lazy_mirror = True
 

@@ -49,6 +49,7 @@ cdef class RewriterStream:
     cdef bint transcode
     cdef bint meta_pending              # watching for a <meta> that names the encoding
     cdef object transcoder              # incremental decoder of transcoded input, or None
+    cdef object on_error                # the parse-error callback, or None
     cdef object __weakref__
 
     cdef int start_engine(self, StreamEncoding encoding) except -1

@@ -8,6 +8,7 @@ from typing_extensions import disjoint_base
 from htmlstream._engine.lexer import Lexer
 from htmlstream._engine.rules import CompiledRules
 from htmlstream.encoding import Encoding
+from htmlstream.errors import ParseErrorCallback
 
 def check_encoding(encoding: str | Encoding, transcode: bool) -> Encoding: ...
 
@@ -35,6 +36,7 @@ class RewriterStream:
         encoding: str | Encoding,
         context: MutableMapping[str, Any] | None = None,
         *,
+        on_error: ParseErrorCallback | None = None,
         _text: bool = False,
     ) -> None: ...
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...

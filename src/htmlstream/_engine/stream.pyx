@@ -45,6 +45,7 @@ from htmlstream.encoding import (
     not_ascii_compatible_message,
     sniff_bom,
 )
+from htmlstream._parse_errors import ErrorChecker
 from htmlstream.errors import BufferLimitExceeded, EncodingError, HtmlStreamError
 
 #: The sink a stream makes (made with its type's tp_new: no Python call).
@@ -112,9 +113,10 @@ cdef class RewriterStream:
     """
 
     def __init__(self, CompiledRules compiled not None, encoding, context=None, *,
-                 bint _text=False):
+                 on_error=None, bint _text=False):
         """A stream reading ``encoding`` (a label or an Encoding) with ``compiled``'s rules and
         settings (rules added to the rewriter later do not apply to this document).
+        ``on_error``: the parse-error callback (default: the rewriter's ``on_error``).
         ``_text``: for ``Rewriter.rewrite(str)`` (UTF-8; no ``<meta charset>`` switch)."""
         cdef RewriterSettings settings = compiled.settings
         cdef bint cacheable = type(encoding) is str
@@ -129,6 +131,7 @@ cdef class RewriterStream:
         self.declared = declared
         self.encoding = self.output_encoding = declared.name
         self.ctx = context
+        self.on_error = settings.on_error if on_error is None else on_error
         self.on_limit = settings.on_limit
         self.sniff = settings.sniff
         self.transcode = settings.transcode
@@ -295,6 +298,8 @@ cdef class RewriterStream:
         lexer.init(sink, simulator, settings.max_buffer_size, self.hold_utf8,
                    settings.max_attributes)
         sink.attach_to(lexer, simulator, settings._scanner, settings._lazy_mirror)
+        if self.on_error is not None:
+            lexer.errors = ErrorChecker(self.on_error, utf8=encoding.utf8)
         self.sink = sink
         self._lexer = lexer
         self.held = None

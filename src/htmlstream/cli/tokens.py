@@ -1,5 +1,5 @@
-"""``htmlstream tokens``: tokenize a document as a stream and print a summary or one line per
-token."""
+"""``htmlstream tokens``: tokenize a document as a stream and print a summary, one line per
+token, or one line per parse error."""
 
 from __future__ import annotations
 
@@ -80,6 +80,14 @@ def add_tokens_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         const="list",
         help="print one line per token: kind, offset, short description",
     )
+    mode.add_argument(
+        "--errors",
+        dest="mode",
+        action="store_const",
+        const="errors",
+        help="print one line per parse error of the tokenizer, INPUT:LINE:COLUMN: CODE (exit "
+        "status 1 if there is any)",
+    )
     parser.set_defaults(mode="summary", func=cmd_tokens)
 
 
@@ -110,12 +118,29 @@ def cmd_tokens(args: argparse.Namespace) -> int:
     out: TextIO = sys.stdout
     stats = TokenStats()
     sink: Callable[[list[htmlstream.tokens.Token]], None]
-    sink = stats.add if args.mode == "summary" else lambda tokens: _print_tokens(tokens, out)
+    errors = 0
+
+    def print_list(tokens: list[htmlstream.tokens.Token]) -> None:
+        _print_tokens(tokens, out)
+
+    def ignore(tokens: list[htmlstream.tokens.Token]) -> None:
+        pass
+
+    sink = {"summary": stats.add, "list": print_list}.get(args.mode, ignore)
 
     total = 0
     elapsed = 0.0
     with open_input(args.input) as (name, stream):
-        tokenizer = htmlstream.Tokenizer(encoding=args.encoding, feedback=args.feedback)
+
+        def report(error: htmlstream.ParseError) -> None:
+            nonlocal errors
+            errors += 1
+            out.write(f"{name}:{error.line}:{error.column}: {error.code}\n")
+
+        tokenizer = htmlstream.Tokenizer(
+            encoding=args.encoding, feedback=args.feedback,
+            on_error=report if args.mode == "errors" else None,
+        )
         for chunk in read_chunks(stream, args.chunk_size):
             total += len(chunk)
             started = time.perf_counter()
@@ -129,7 +154,7 @@ def cmd_tokens(args: argparse.Namespace) -> int:
 
     if args.mode == "summary":
         _print_summary(out, name, total, args.chunk_size, elapsed, stats)
-    return 0
+    return 1 if errors else 0
 
 
 def _text_type_name(text_type: object) -> str:
