@@ -5,7 +5,8 @@ A handler asks for one with ``Element.capture(callback, kind, max_bytes=, on_lim
 records the request); the sink (rewriter.pyx) makes a ``Capture`` for it once the element's
 handlers have returned, feeds it while the element is open and calls ``callback`` with a
 :class:`Captured` where the element ends (its end tag, the tag or text that closes it implicitly,
-or the end of input), after the element's end-tag handlers.
+or the end of input), before the element's end-tag handlers (which can use what it gave:
+insert a summary of the text after the element, say).
 
 What a capture holds is read from the input, not the output: other handlers' changes (and the
 removal of the element) do not change it.

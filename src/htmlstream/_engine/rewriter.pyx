@@ -39,6 +39,7 @@ from htmlstream._engine.capture cimport (
     make_capture,
 )
 from htmlstream._engine.constants cimport DATA as T_DATA
+from htmlstream._engine.constants cimport RCDATA as T_RCDATA
 from htmlstream._engine.elements cimport OpenElement, OpenElements
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.output cimport Output, input_slice, write_to
@@ -758,6 +759,9 @@ cdef class RewriteSink(OpenElements):
         for item in caps:
             cap = <Capture>item
             if cap.kind == CAP_TEXT:
+                if tag.name_hash == PRE_HASH or tag.name_hash == LISTING_HASH or (
+                        tag.name_hash == TEXTAREA_HASH and self.lx.text_type == T_RCDATA):
+                    self.nl_drop_at = tag.end   # (as OpenElements.on_tag, which ran before)
                 if self.text_caps is None:
                     self.text_caps = []
                     self.keep_text = True

@@ -1026,7 +1026,8 @@ cdef class Element(Unit):
         decides: ``"truncate"`` (the value is what the first ``max_bytes`` bytes give, and
         ``truncated`` is true) or ``"error"`` (:class:`BufferLimitExceeded`, which stops the
         stream).  A void element delivers at once, after its handlers (text and inner HTML
-        empty, outer HTML its tag).  ``callback`` runs as a handler does: its exception stops
+        empty, outer HTML its tag).  Callbacks run in the order asked for, before the
+        element's end-tag handlers (:meth:`on_end_tag`), as a handler does: an exception stops
         the stream."""
         cdef int k
         self.check()
