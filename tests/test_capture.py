@@ -28,7 +28,7 @@ def captured(html: str | bytes, selector: str, kind: Kind = "text", *,
     for chunks in chunkings(data):
         got: list[Captured] = []
         rw = hs.Rewriter(adjust_charset_on_meta_tag=meta)
-        rw.on(selector, element=lambda el: el.capture(got.append, kind, **options))
+        rw.on(selector, element=lambda el, got=got: el.capture(got.append, kind, **options))
         if setup is not None:
             setup(rw)
         stream = rw.stream()
@@ -150,9 +150,9 @@ def test_several_captures_of_one_element() -> None:
         got: list[tuple[str, str]] = []
         rw = hs.Rewriter()
 
-        def handler(el: hs.Element) -> None:
+        def handler(el: hs.Element, got: list[tuple[str, str]] = got) -> None:
             for kind in ("outer_html", "text", "inner_html"):
-                el.capture(lambda c: got.append((c.kind, c.value)), kind)
+                el.capture(lambda cap: got.append((cap.kind, cap.value)), kind)
             el.on_end_tag(lambda end: got.append(("end", end.name)))
 
         rw.on("h1", element=handler)
@@ -204,8 +204,8 @@ def test_with_text_handlers() -> None:
         got: list[str] = []
         seen: list[str] = []
         rw = hs.Rewriter()
-        rw.on("p", element=lambda el: el.capture(lambda c: got.append(c.value)))
-        rw.on_document(text=lambda t: seen.append(t.text))
+        rw.on("p", element=lambda el, got=got: el.capture(lambda cap: got.append(cap.value)))
+        rw.on_document(text=lambda t, seen=seen: seen.append(t.text))
         stream = rw.stream()
         out = b"".join(stream.feed(c) for c in chunks) + stream.close()
         assert out == html.encode()
