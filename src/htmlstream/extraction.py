@@ -244,14 +244,14 @@ class _Plan:
     """The rewriter and the per-field facts shared by every document of one set of fields."""
 
     def __init__(self, fields: tuple[Field, ...], encoding: str | None, max_bytes: int,
-                 on_limit: OnValueLimit) -> None:
+                 on_limit: OnValueLimit, scripting: bool) -> None:
         self.fields = fields
         self.encoding = encoding
         self.head_scoped = [_head_scoped(parse_selector(f.selector)) for f in fields]
         self.head_indexes = [i for i, scoped in enumerate(self.head_scoped) if scoped]
         # The declared encoding wins over the document's <meta charset> (as an HTTP charset
         # does); without one, UTF-8 until a <meta charset> says otherwise.
-        self.rewriter = Rewriter(encoding=encoding or "utf-8",
+        self.rewriter = Rewriter(encoding=encoding or "utf-8", scripting=scripting,
                                  adjust_charset_on_meta_tag=encoding is None)
         for i, field in enumerate(fields):
             self.rewriter.on(field.selector,
@@ -263,9 +263,9 @@ class _Plan:
 
 @functools.lru_cache(maxsize=64)
 def _plan(fields: tuple[Field, ...], encoding: str | None, max_bytes: int,
-          on_limit: OnValueLimit) -> _Plan:
+          on_limit: OnValueLimit, scripting: bool) -> _Plan:
     """The plan for these fields (compiled once: extractors of the same fields share it)."""
-    return _Plan(fields, encoding, max_bytes, on_limit)
+    return _Plan(fields, encoding, max_bytes, on_limit, scripting)
 
 
 def _fields(fields: Mapping[str, str | Field]) -> tuple[list[str], tuple[Field, ...]]:
@@ -299,15 +299,18 @@ class Extractor:
         on_limit: ``"truncate"`` (the value is what the first ``max_bytes`` bytes give; its
             name is in ``truncated``) or ``"error"`` (:class:`~htmlstream.BufferLimitExceeded`
             from ``feed``).
+        scripting: read ``<noscript>`` content as a browser with scripting on does (the
+            default: as text) or, with ``False``, as markup (what a browser without scripts
+            shows, and what parsers without scripting, html5lib and lxml, give).
     """
 
     def __init__(self, fields: Mapping[str, str | Field], *, encoding: str | None = None,
                  max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
-                 on_limit: OnValueLimit = "truncate") -> None:
+                 on_limit: OnValueLimit = "truncate", scripting: bool = True) -> None:
         if on_limit not in ("truncate", "error"):
             raise ValueError(f"on_limit must be 'truncate' or 'error', not {on_limit!r}")
         self._names, field_tuple = _fields(fields)
-        plan = _plan(field_tuple, encoding, max_bytes, on_limit)
+        plan = _plan(field_tuple, encoding, max_bytes, on_limit, bool(scripting))
         self._doc = _Document(plan)
         self._stream: RewriterStream | None = plan.rewriter.stream(context=self._doc)
         self._record: dict[str, Any] | None = None
@@ -400,7 +403,7 @@ def _chunks(source: Any) -> tuple[Iterator[bytes], Callable[[], None] | None]:
 
 def extract(source: Any, fields: Mapping[str, str | Field], *,
             encoding: str | None = None, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
-            on_limit: OnValueLimit = "truncate") -> dict[str, Any]:
+            on_limit: OnValueLimit = "truncate", scripting: bool = True) -> dict[str, Any]:
     """Extract ``fields`` from a document and return the record (see :class:`Extractor`).
 
     ``source``: bytes, a str (read as the text it is), a binary file, an iterable of bytes
@@ -409,7 +412,8 @@ def extract(source: Any, fields: Mapping[str, str | Field], *,
     final (``Extractor.done``).
     """
     if isinstance(source, str):
-        extractor = Extractor(fields, encoding="utf-8", max_bytes=max_bytes, on_limit=on_limit)
+        extractor = Extractor(fields, encoding="utf-8", max_bytes=max_bytes, on_limit=on_limit,
+                              scripting=scripting)
         data = source.encode("utf-8", "surrogatepass")
         for i in range(0, len(data), CHUNK_SIZE):
             extractor.feed(data[i:i + CHUNK_SIZE])
@@ -418,7 +422,8 @@ def extract(source: Any, fields: Mapping[str, str | Field], *,
         return extractor.close()
     if encoding is None and _is_response(source):
         encoding = getattr(source, "charset_encoding", None) or None
-    extractor = Extractor(fields, encoding=encoding, max_bytes=max_bytes, on_limit=on_limit)
+    extractor = Extractor(fields, encoding=encoding, max_bytes=max_bytes, on_limit=on_limit,
+                          scripting=scripting)
     chunks, close = _chunks(source)
     finished = False
     try:
