@@ -19,7 +19,7 @@ cdef class Capture:
     cdef Py_ssize_t max_bytes
     cdef bint error_on_limit
     cdef bint truncated
-    cdef str tag_name                   # for the limit's error
+    cdef bytes tag_name                 # (as written) for the limit's error
     cdef Py_ssize_t offset              # the start tag's
     cdef Py_ssize_t templates           # open <template> elements its text must be inside
     cdef unsigned char* buf             # html: the bytes so far; text: the current run's
@@ -41,4 +41,4 @@ cdef class Capture:
     cdef object finish(self, str encoding, bint implicit)
 
 
-cdef Capture make_capture(object request, str tag_name, Py_ssize_t offset)
+cdef Capture make_capture(object request, bytes tag_name, Py_ssize_t offset)

@@ -74,6 +74,8 @@ cdef str _text_of(bytes raw, str encoding, int run_type, bint cut):
         text = codecs.getincrementaldecoder(encoding)("replace").decode(raw, False)
     else:
         text = raw.decode(encoding, "replace")
+    if "&" not in text and "\r" not in text and "\0" not in text:
+        return text                 # (nothing to decode: the common case)
     if run_type == RUN_DATA_FOREIGN:
         text = process_text(text, DATA)
         if "\0" in text:
@@ -106,7 +108,8 @@ cdef class Capture:
             if self.error_on_limit:
                 raise BufferLimitExceeded(
                     "max_bytes", self.max_bytes,
-                    f"the {KIND_NAMES[self.kind]} captured of <{self.tag_name}>", self.offset)
+                    f"the {KIND_NAMES[self.kind]} captured of "
+                    f"<{self.tag_name.decode('utf-8', 'replace').lower()}>", self.offset)
             n = self.max_bytes - self.held
             self.truncated = True
         if self.length + n > self.buf_cap:
@@ -178,10 +181,12 @@ cdef class Capture:
             self.buf = NULL
             self.buf_cap = 0
             self.length = 0
-        return Captured(KIND_NAMES[self.kind], value, self.truncated, implicit)
+        # (tuple.__new__: the NamedTuple's own __new__ is a Python function)
+        return tuple.__new__(Captured, (KIND_NAMES[self.kind], value, self.truncated,
+                                        implicit))
 
 
-cdef Capture make_capture(object request, str tag_name, Py_ssize_t offset):
+cdef Capture make_capture(object request, bytes tag_name, Py_ssize_t offset):
     """A Capture for a request Element.capture recorded: ``(callback, kind, max_bytes,
     error_on_limit)``."""
     cdef Capture c = Capture.__new__(Capture)

@@ -740,7 +740,7 @@ cdef class RewriteSink(OpenElements):
         ``pending_caps`` (``pushed``: it has content), else delivered at once."""
         cdef list caps = []
         cdef Capture cap
-        cdef str name = el.tag_name
+        cdef bytes name = input_slice(self.lx, tag.name_start, tag.name_end)
         cdef Py_ssize_t templates = self.sim.template_modes_len
         if ns == 0 and tag.name_hash == TEMPLATE_HASH and pushed:
             templates -= 1          # (a template's content is not its text)
