@@ -36,9 +36,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_memory import Document, reset_peak, status_kb  # noqa: E402
-
 import htmlstream as hs  # noqa: E402
+from bench_memory import Document, reset_peak, status_kb  # noqa: E402
 
 FIELDS = {
     "title": "title::text",
@@ -142,7 +141,7 @@ def best(run: Callable[[], object], repeat: int) -> float:
 def throughput(docs: Sequence[tuple[str, bytes]], repeat: int) -> None:
     total = sum(len(d) for _, d in docs)
     print(f"Throughput: {len(docs)} corpus files, {total / 1e6:.2f} MB, best of {repeat}")
-    print(f"| engine | MB/s | x htmlstream | record vs htmlstream |")
+    print("| engine | MB/s | x htmlstream | record vs htmlstream |")
     print("| --- | ---: | ---: | --- |")
     reference = {name: run_htmlstream(d) for name, d in docs}
     base = 0.0
