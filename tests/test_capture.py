@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import htmlstream as hs
 from chunking import chunkings
+from html_strategies import chunked, html_documents
 from htmlstream.units import Captured
 
 Kind = str
@@ -25,9 +28,14 @@ def captured(html: str | bytes, selector: str, kind: Kind = "text", *,
     list per chunking); the output is checked to be the input when nothing else changes it."""
     data = html.encode() if isinstance(html, str) else html
     results = []
-    for chunks in chunkings(data):
+    # (every chunking, and once with the open-element mirror kept exact at every tag and every
+    # tag lexed in full: the same captures)
+    for chunks, exact in [(c, False) for c in chunkings(data)] + [([data], True)]:
         got: list[Captured] = []
         rw = hs.Rewriter(adjust_charset_on_meta_tag=meta)
+        if exact:
+            rw._lazy_mirror = False
+            rw._scanner = False
         rw.on(selector, element=lambda el, got=got: el.capture(got.append, kind, **options))
         if setup is not None:
             setup(rw)
@@ -308,3 +316,36 @@ def test_context_and_many_documents() -> None:
         ctx: dict[str, str] = {}
         rw.rewrite(f"<title>doc {i}</title>", context=ctx)
         assert ctx == {"title": f"doc {i}"}
+
+
+# ---------------------------------------------------------------------------- property
+
+
+def _all_captures(data: bytes, chunks: list[bytes]) -> tuple[bytes, list[tuple[str, ...]]]:
+    got: list[tuple[str, ...]] = []
+    rw = hs.Rewriter()
+
+    def handler(el: hs.Element) -> None:
+        name = el.tag_name
+        for kind in ("text", "inner_html", "outer_html"):
+            if el.can_have_content or kind == "outer_html":
+                el.capture(lambda c, name=name: got.append(
+                    (name, c.kind, c.value, str(c.implicit))), kind)
+
+    rw.on("*", element=handler)
+    stream = rw.stream()
+    out = b"".join(stream.feed(c) for c in chunks) + stream.close()
+    return out, got
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), html_documents())
+def test_captures_chunk_invariant(data: st.DataObject, doc: bytes) -> None:
+    """Any document, every element captured three ways: the same captures in any chunking,
+    and the output is the input."""
+    out, whole = _all_captures(doc, [doc])
+    assert out == doc
+    chunks = data.draw(chunked(doc))
+    out, got = _all_captures(doc, chunks)
+    assert out == doc
+    assert got == whole
