@@ -321,3 +321,15 @@ def test_httpx_response_charset(origin: Origin) -> None:
                                                  "text/html; charset=windows-1252")]))
     with httpx.Client(timeout=10) as client, client.stream("GET", url) as response:
         assert extract(response, {"t": "title"}) == {"t": "café"}
+
+
+def test_scripting() -> None:
+    html = b"<body><noscript><img src=a.png><p>no js</p></noscript><p>js</p>"
+    assert record(html, {"img": "img::attr(src)*", "p": "p*"}) == {"img": [], "p": ["js"]}
+    assert record(html, {"img": "img::attr(src)*", "p": "p*"}, scripting=False) == {
+        "img": ["a.png"], "p": ["no js", "js"]}
+
+
+def test_nested_html_in_document_order() -> None:
+    html = b"<ul><li>a<ul><li>b</ul><li>c</ul>"
+    assert record(html, {"li": "li::html*"}) == {"li": ["a<ul><li>b</ul>", "b", "c"]}
