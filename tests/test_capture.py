@@ -77,6 +77,9 @@ def values(html: str | bytes, selector: str, kind: Kind = "text", **options: obj
     ("<pre>\r\nline</pre>", "pre", ["line"]),
     ("<div><pre>\n\nx</pre></div>", "div", ["\nx"]),            # (one newline only)
     ("<pre><!---->\nx</pre>", "pre", ["\nx"]),                  # (not right after the tag)
+    ("<div><pre>x</pre>\ny</div>", "div", ["x\ny"]),
+    ("<div><pre><b></b>\ny</pre></div>", "div", ["\ny"]),
+    ("<svg><textarea>\nt</textarea></svg>", "svg", ["\nt"]),  # (not an HTML textarea)
     ("<textarea>\nt</textarea>", "textarea", ["t"]),
     ("<listing>\nl</listing>", "listing", ["l"]),
     ("<p>a\r\nb\rc</p>", "p", ["a\nb\nc"]),                     # newlines normalised

@@ -45,10 +45,8 @@ cdef class OpenElements(DocumentSink):
     cdef Py_ssize_t close_at            # where elements closed with no tag end
     cdef bint follow_text               # sync at text while the simulator reacts to text
     cdef bint keep_text                 # the subclass needs all text (text captures), whatever
-                                        # the simulator reacts to
-    cdef Py_ssize_t nl_drop_at          # while keep_text: where the content of the last <pre>,
-                                        # <listing> or <textarea> began (its first newline is
-                                        # not text)
+                                        # the simulator reacts to (its elements have work left,
+                                        # so valid > 0)
     # --- the lazy mirror (see sync_stack) ---
     cdef bint lazy                      # the mirror may fall behind where nothing has work
     cdef bint stale                     # it did: tags were skipped since the last replay

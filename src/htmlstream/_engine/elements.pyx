@@ -25,14 +25,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memmove
 
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
-from htmlstream._engine.constants cimport RCDATA
-from htmlstream._engine.taghash cimport hash_bytes
 from htmlstream._engine.treebuilder cimport E_CLONE
-
-# (the elements whose first newline the tree builder drops)
-cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
-cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
-cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 
 
 cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
@@ -51,7 +44,7 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     self.stale = True
     self.window_depth = self.sim.depth
-    self.lx.want_text = (self.valid > 0 and self.sim.wants_text) or self.keep_text
+    self.lx.want_text = self.valid > 0 and (self.sim.wants_text or self.keep_text)
     return True
 
 
@@ -87,7 +80,6 @@ cdef class OpenElements(DocumentSink):
         self.valid = 0
         self.window_depth = 0
         self.keep_text = False
-        self.nl_drop_at = -1
         return 0
 
     cdef int close_all(self) except -1:
@@ -129,12 +121,6 @@ cdef class OpenElements(DocumentSink):
     # ------------------------------------------------------------------ replay
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
-        cdef uint64_t h
-        if self.keep_text and not tag.is_end:
-            h = tag.name_hash
-            if h == PRE_HASH or h == LISTING_HASH or (h == TEXTAREA_HASH
-                                                       and lx.text_type == RCDATA):
-                self.nl_drop_at = tag.end
         if self.lazy:
             if _skip_tag(self, tag):
                 return 0

@@ -39,7 +39,6 @@ from htmlstream._engine.capture cimport (
     make_capture,
 )
 from htmlstream._engine.constants cimport DATA as T_DATA
-from htmlstream._engine.constants cimport RCDATA as T_RCDATA
 from htmlstream._engine.elements cimport OpenElement, OpenElements
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.output cimport Output, input_slice, write_to
@@ -759,9 +758,6 @@ cdef class RewriteSink(OpenElements):
         for item in caps:
             cap = <Capture>item
             if cap.kind == CAP_TEXT:
-                if tag.name_hash == PRE_HASH or tag.name_hash == LISTING_HASH or (
-                        tag.name_hash == TEXTAREA_HASH and self.lx.text_type == T_RCDATA):
-                    self.nl_drop_at = tag.end   # (as OpenElements.on_tag, which ran before)
                 if self.text_caps is None:
                     self.text_caps = []
                     self.keep_text = True
@@ -782,7 +778,14 @@ cdef class RewriteSink(OpenElements):
         the tree builder ignores it or it goes into a template's content."""
         cdef TreeBuilderSimulator sim = self.sim
         cdef int run_type = text_type
-        cdef bint drop_nl = start == self.nl_drop_at
+        cdef bint drop_nl = False
+        cdef OpenElement_* e
+        if start == self.lx.tag.end and sim.depth > 0:
+            # right after the start tag of a <pre>, <listing> or <textarea> (the newest
+            # element, open): the tree builder drops a newline there
+            e = &sim.stack[sim.depth - 1]
+            drop_nl = e.id == sim.next_id and e.ns == 0 and (
+                e.name == PRE_HASH or e.name == LISTING_HASH or e.name == TEXTAREA_HASH)
         if self.ignored_text or (sim.depth == 1 and not sim.head_seen):
             return 0                # (white space before <head>)
         if text_type == T_DATA and sim.depth > 0 and sim.stack[sim.depth - 1].ns != 0:
@@ -809,7 +812,6 @@ cdef class RewriteSink(OpenElements):
         if self.text_caps is not None and not self.text_caps:
             self.text_caps = None
             self.keep_text = False
-            self.nl_drop_at = -1
             self.lx.want_text = self.rules.any_text or (self.follow_text and self.sim.wants_text)
         if self.html_caps is not None and not self.html_caps:
             self.html_caps = None
