@@ -333,3 +333,36 @@ def test_scripting() -> None:
 def test_nested_html_in_document_order() -> None:
     html = b"<ul><li>a<ul><li>b</ul><li>c</ul>"
     assert record(html, {"li": "li::html*"}) == {"li": ["a<ul><li>b</ul>", "b", "c"]}
+
+
+def test_aextract() -> None:
+    import asyncio
+
+    from htmlstream.extraction import aextract
+
+    state = {"closed": False, "sent": 0}
+
+    async def chunks() -> Any:
+        try:
+            for i in range(0, len(PAGE), 100):
+                state["sent"] += 1
+                yield PAGE[i:i + 100]
+        finally:
+            state["closed"] = True
+
+    rec = asyncio.run(aextract(chunks(), HEAD_ONLY))
+    assert rec["title"] == "The & title"
+    assert state["closed"] and state["sent"] < 10
+
+    async def with_httpx(url: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(timeout=10) as client, client.stream("GET", url) as resp:
+            result = await aextract(resp, HEAD_ONLY)
+            assert resp.is_closed
+            return result
+
+    with Origin() as origin:
+        url = origin.serve("/a", Reply([PAGE[i:i + 4096] for i in range(0, len(PAGE), 4096)],
+                                       [("Content-Type", "text/html")], delay=0.01))
+        assert asyncio.run(with_httpx(url))["canonical"] == "https://example.com/p"
+    with pytest.raises(TypeError):
+        asyncio.run(aextract(b"<p>", {"p": "p"}))

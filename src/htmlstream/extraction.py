@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,7 +39,7 @@ from htmlstream.rewriter import Rewriter, RewriterStream
 from htmlstream.selectors import Combinator, SelectorList, parse_selector
 from htmlstream.units import DEFAULT_MAX_CAPTURE_BYTES, Captured, Element
 
-__all__ = ["CHUNK_SIZE", "Extractor", "Field", "OnValueLimit", "extract"]
+__all__ = ["CHUNK_SIZE", "Extractor", "Field", "OnValueLimit", "aextract", "extract"]
 
 #: What happens to a value beyond ``max_bytes`` (see :class:`Extractor`).
 OnValueLimit = Literal["truncate", "error"]
@@ -436,4 +436,39 @@ def extract(source: Any, fields: Mapping[str, str | Field], *,
     finally:
         if not finished and close is not None:
             close()
+    return extractor.close()
+
+
+async def aextract(source: Any, fields: Mapping[str, str | Field], *,
+                   encoding: str | None = None, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+                   on_limit: OnValueLimit = "truncate", scripting: bool = True) -> dict[str, Any]:
+    """:func:`extract` for an async source: an async iterable of bytes chunks, or a streamed
+    ``httpx.Response`` of an ``AsyncClient`` (its charset is the encoding unless ``encoding`` is
+    given; it is closed, ``aclose()``, when reading stops early; an async generator is closed
+    too)."""
+    response = callable(getattr(source, "aiter_bytes", None)) and hasattr(source, "headers")
+    if response:
+        if encoding is None:
+            encoding = getattr(source, "charset_encoding", None) or None
+        chunks: Any = source.aiter_bytes()
+        close = source.aclose
+    elif isinstance(source, AsyncIterable):
+        chunks = aiter(source)
+        close = getattr(chunks, "aclose", None)
+    else:
+        raise TypeError(f"aextract() cannot read a {type(source).__name__}: an async iterable "
+                        f"of bytes chunks or a streamed httpx.Response")
+    extractor = Extractor(fields, encoding=encoding, max_bytes=max_bytes, on_limit=on_limit,
+                          scripting=scripting)
+    finished = False
+    try:
+        async for chunk in chunks:
+            extractor.feed(chunk)
+            if extractor.done:
+                break
+        else:
+            finished = True
+    finally:
+        if not finished and callable(close):
+            await close()
     return extractor.close()
