@@ -366,3 +366,13 @@ def test_aextract() -> None:
         assert asyncio.run(with_httpx(url))["canonical"] == "https://example.com/p"
     with pytest.raises(TypeError):
         asyncio.run(aextract(b"<p>", {"p": "p"}))
+
+
+def test_utf16_and_iso2022jp() -> None:
+    doc = "<title>caf\u00e9 \u65e5\u672c</title><p>x"
+    assert record(b"\xff\xfe" + doc.encode("utf-16-le"), {"t": "title"}) == {
+        "t": "caf\u00e9 \u65e5\u672c"}
+    assert record(doc.encode("utf-16-be"), {"t": "title"}, encoding="utf-16be") == {
+        "t": "caf\u00e9 \u65e5\u672c"}
+    assert extract(doc.replace("caf\u00e9 ", "").encode("iso-2022-jp"), {"t": "title"},
+                   encoding="iso-2022-jp") == {"t": "\u65e5\u672c"}

@@ -251,8 +251,9 @@ class _Plan:
         self.head_indexes = [i for i, scoped in enumerate(self.head_scoped) if scoped]
         # The declared encoding wins over the document's <meta charset> (as an HTTP charset
         # does); without one, UTF-8 until a <meta charset> says otherwise.
+        # (transcode: UTF-16 and ISO-2022-JP documents are read too, as UTF-8)
         self.rewriter = Rewriter(encoding=encoding or "utf-8", scripting=scripting,
-                                 adjust_charset_on_meta_tag=encoding is None)
+                                 adjust_charset_on_meta_tag=encoding is None, transcode=True)
         for i, field in enumerate(fields):
             self.rewriter.on(field.selector,
                              element=_element_handler(i, field, max_bytes, on_limit))
