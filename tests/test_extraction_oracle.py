@@ -9,8 +9,10 @@ What legitimately differs (docs/guide/extract.md, "Where a stream differs from a
 * inner HTML: the stream gives the source markup, a tree parser a serialisation of its tree;
   both are compared through html5lib: each parsed as a fragment in the element's context and
   serialised the same way (where html5lib reads its own serialisation back);
-* elements with no start tag of their own (an implied ``<head>``, ``<body>``, ``<tbody>``) have
-  no Element, so no value; start tags merged into an open ``<body>``/``<html>`` capture from the
+* elements with no start tag of their own (an implied ``<head>``, ``<body>``, ``<tbody>``,
+  ``<tr>``) have no Element, so no value, and a start tag the tree builder ignores (a ``<td>``
+  outside a table) has an Element with no content: names whose start tags and elements do not
+  correspond one to one in a generated page are not compared there; start tags merged into an open ``<body>``/``<html>`` capture from the
   tag on; ``<body>`` and ``<html>`` end for the stream at ``</body>``/``</html>``: ``html``,
   ``head`` and ``body`` are not compared;
 * html5lib 1.1 predates parts of the current standard: its templates (their content is not a
@@ -22,6 +24,7 @@ What legitimately differs (docs/guide/extract.md, "Where a stream differs from a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from xml.dom import Node
 
@@ -256,12 +259,17 @@ def test_generated_pages_against_html5lib(doc: str) -> None:
     everything = tree.getElementsByTagName("*")
     for name in set(TAGS) | {"text", "circle"}:
         elements = [e for e in everything if e.tagName == name]
+        if len(re.findall(f"<{name}[\\s/>]", doc)) != len(elements):
+            continue    # an element with no start tag (<table><td> implies a <tr>), or a start
+            #             tag the tree builder ignores (<p><td>): no one-to-one comparison
         assert rec[f"text {name}"] == [dom_text(e) for e in elements], name
     assert rec["hrefs"] == [e.getAttribute("href") for e in everything if e.hasAttribute("href")]
     assert rec["classes"] == [e.getAttribute("class") for e in everything
                               if e.hasAttribute("class")]
     for name in ("div", "span", "b", "li", "a", "td", "section"):
         elements = [e for e in everything if e.tagName == name]
+        if len(re.findall(f"<{name}[\\s/>]", doc)) != len(elements):
+            continue
         got = rec[f"html {name}"]
         assert len(got) == len(elements)
         for el, html in zip(elements, got, strict=True):
