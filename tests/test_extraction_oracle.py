@@ -12,9 +12,9 @@ What legitimately differs (docs/guide/extract.md, "Where a stream differs from a
 * elements with no start tag of their own (an implied ``<head>``, ``<body>``, ``<tbody>``,
   ``<tr>``) have no Element, so no value, and a start tag the tree builder ignores (a ``<td>``
   outside a table) has an Element with no content: names whose start tags and elements do not
-  correspond one to one in a generated page are not compared there; start tags merged into an open ``<body>``/``<html>`` capture from the
-  tag on; ``<body>`` and ``<html>`` end for the stream at ``</body>``/``</html>``: ``html``,
-  ``head`` and ``body`` are not compared;
+  correspond one to one in a generated page are not compared there; start tags merged into
+  an open ``<body>``/``<html>`` capture from the tag on; ``<body>`` and ``<html>`` end for the
+  stream at ``</body>``/``</html>``: ``html``, ``head`` and ``body`` are not compared;
 * html5lib 1.1 predates parts of the current standard: its templates (their content is not a
   document fragment, and table elements in them are dropped) and its ``<select>`` (the current
   standard keeps ``<div>`` and other elements in it): generated pages have neither (the
