@@ -15,7 +15,9 @@ three units, each readable alone:
   ``active_comments``, the per-rule ``active_counts`` the elements' ``OpenElement`` states hold),
   the units the handlers get, and writing a changed unit from its recorded mutations.  Every
   unit carries the stream's context, and the element of the ``<meta charset>`` rule goes to the
-  stream's encoding switch (``on_meta``) instead of a handler.
+  stream's encoding switch (``on_meta``) instead of a handler.  It also feeds the captures
+  ``Element.capture`` asks for (capture.pyx): text at each text piece, input at each chunk end,
+  delivered where the element ends (``end_work``).
 """
 
 cimport cython
