@@ -1,5 +1,5 @@
-"""Extraction against tree parsers: the same records as BeautifulSoup (html5lib builder) on the
-corpus, and as html5lib's DOM on generated pages; in every chunking.
+"""Extraction against tree parsers: the same records as BeautifulSoup (html5lib builder) and
+selectolax (lexbor) on the corpus, and as html5lib's DOM on generated pages; in every chunking.
 
 What legitimately differs (docs/guide/extract.md, "Where a stream differs from a tree"):
 
@@ -149,6 +149,21 @@ def test_corpus_against_beautifulsoup(corpus_page: tuple[bytes, BeautifulSoup]) 
                 normalise_fragment(el.decode_contents(), el.name), (s, html[:200])
     assert rec["first a"] == soup_text(soup.select("a")[0])
     assert rec["first href"] == next(e["href"] for e in soup.select("a") if e.get("href"))
+
+
+def test_corpus_against_selectolax(corpus_page: tuple[bytes, BeautifulSoup]) -> None:
+    """A second tree parser (lexbor, through selectolax; scripting off too): the same text and
+    attributes."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    data, _ = corpus_page
+    tree = LexborHTMLParser(data)
+    rec = hs.extract(data, corpus_fields(), scripting=False)
+    for s in TEXT_SELECTORS:
+        assert rec[f"text {s}"] == [n.text(deep=True) for n in tree.css(s)], s
+    for s, a in ATTR_SELECTORS:
+        expected = [n.attributes[a] or "" for n in tree.css(s) if a in n.attributes]
+        assert rec[f"attr {s} {a}"] == expected, (s, a)
 
 
 @pytest.mark.slow
