@@ -376,3 +376,11 @@ def test_utf16_and_iso2022jp() -> None:
         "t": "caf\u00e9 \u65e5\u672c"}
     assert extract(doc.replace("caf\u00e9 ", "").encode("iso-2022-jp"), {"t": "title"},
                    encoding="iso-2022-jp") == {"t": "\u65e5\u672c"}
+
+
+def test_start_tags_the_tree_builder_ignores() -> None:
+    """They make no element: no value (the Element a handler gets cannot have content)."""
+    html = b"<p><td class=a>x</td></p><head><br><table><tr><td class=b>y</table><svg><g/></svg>"
+    assert record(html, {"td": "td", "tds": "td::attr(class)*", "br": "br::html*",
+                         "g": "g::html*", "head": "head::attr(class)"}) == {
+        "td": "y", "tds": ["b"], "br": [""], "g": [""], "head": None}

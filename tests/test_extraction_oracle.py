@@ -10,9 +10,9 @@ What legitimately differs (docs/guide/extract.md, "Where a stream differs from a
   both are compared through html5lib: each parsed as a fragment in the element's context and
   serialised the same way (where html5lib reads its own serialisation back);
 * elements with no start tag of their own (an implied ``<head>``, ``<body>``, ``<tbody>``,
-  ``<tr>``) have no Element, so no value, and a start tag the tree builder ignores (a ``<td>``
-  outside a table) has an Element with no content: names whose start tags and elements do not
-  correspond one to one in a generated page are not compared there; start tags merged into
+  ``<tr>``) have no Element, so no value (and a start tag the tree builder ignores, a ``<td>``
+  outside a table, gives none either): names whose start tags and elements do not correspond
+  one to one in a generated page are not compared there; start tags merged into
   an open ``<body>``/``<html>`` capture from the tag on; ``<body>`` and ``<html>`` end for the
   stream at ``</body>``/``</html>``: ``html``, ``head`` and ``body`` are not compared;
 * html5lib 1.1 predates parts of the current standard: its templates (their content is not a

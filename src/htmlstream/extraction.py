@@ -49,6 +49,12 @@ CHUNK_SIZE = 65536
 
 # "sel::text", "sel::html", "sel::attr(name)", at the end of a field spec
 _SUFFIX = re.compile(r"::\s*(text|html|attr\(\s*(?P<q>['\"]?)(?P<name>[^)'\"]*)(?P=q)\s*\))\s*$")
+# HTML elements that have no content (an Element of any other HTML element that cannot have
+# content is a start tag the tree builder ignored: it made no element of it)
+_VOID = frozenset({"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr",
+                   "image", "img", "input", "keygen", "link", "meta", "param", "source",
+                   "track", "wbr"})
+_HTML_NS = "http://www.w3.org/1999/xhtml"
 # characters after which a trailing '*' is the universal selector, not "many"
 _STAR_CONTEXT = " \t\n\r\f>+~,(|"
 
@@ -208,6 +214,9 @@ def _element_handler(i: int, field: Field, max_bytes: int,
         doc: _Document = el.context     # type: ignore[assignment]
         if doc.stopped[i]:
             return
+        if not el.can_have_content and el.namespace_uri == _HTML_NS \
+                and el.tag_name not in _VOID:
+            return      # (a start tag the tree builder ignores, <td> outside a table: no element)
         if attr is not None:
             value = el.get_attribute(attr)
             if value is None:
