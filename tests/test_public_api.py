@@ -22,6 +22,8 @@ TOP_LEVEL = {
     "Rewriter", "RewriterStream", "OnLimit",
     "Element", "EndTag", "TextChunk", "Comment", "Doctype", "DocumentEnd", "UnitExpired",
     "handlers", "parse_selector", "SelectorList",
+    # extraction
+    "extract", "Extractor", "Field",
     # tokens
     "tokenize", "Tokenizer", "tokens", "TextType", "InitialState",
     # limits (documented in docs/design/reliability.md)
@@ -38,7 +40,8 @@ TOP_LEVEL = {
 
 PUBLIC_MODULES = [
     "htmlstream", "htmlstream.charrefs", "htmlstream.cli", "htmlstream.encoding",
-    "htmlstream.errors", "htmlstream.handlers", "htmlstream.http", "htmlstream.rewriter",
+    "htmlstream.errors", "htmlstream.extraction", "htmlstream.handlers", "htmlstream.http",
+    "htmlstream.rewriter",
     "htmlstream.selectors",
     "htmlstream.tokenizer", "htmlstream.tokens", "htmlstream.units",
 ]

@@ -6,7 +6,9 @@ Rewriting: :class:`Rewriter` with CSS selectors and handlers that receive the re
 :func:`tokenize` and :class:`Tokenizer` yield the token classes of the :mod:`htmlstream.tokens`
 namespace (``tokens.StartTag``, ``tokens.EndTag``, ``tokens.Text``, ``tokens.Comment``,
 ``tokens.Doctype``, ``tokens.Unparsed``, all ``tokens.Token``); :class:`TextType` is shared by
-text tokens and text chunks.
+text tokens and text chunks.  Extraction: :func:`extract` (and :class:`Extractor`, without I/O)
+pull the values :class:`Field` selectors name out of a document while it streams, and stop
+reading as soon as they are known.
 """
 
 from htmlstream import handlers, tokens
@@ -21,6 +23,7 @@ from htmlstream.errors import (
     ParsingAmbiguityError,
     SelectorError,
 )
+from htmlstream.extraction import Extractor, Field, extract
 from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream
 from htmlstream.selectors import SelectorList, parse_selector
 from htmlstream.tokenizer import (
@@ -53,6 +56,8 @@ __all__ = [
     "Element",
     "EncodingError",
     "EndTag",
+    "Extractor",
+    "Field",
     "HtmlStreamError",
     "InitialState",
     "OnLimit",
@@ -68,6 +73,7 @@ __all__ = [
     "Tokenizer",
     "UnitExpired",
     "__version__",
+    "extract",
     "handlers",
     "looks_like_html",
     "lookup_encoding",

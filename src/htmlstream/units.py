@@ -4,6 +4,8 @@
 - :class:`EndTag`: an element's end, given to the handlers of :meth:`Element.on_end_tag`.
 - :class:`TextChunk`: a piece of a text node.
 - :class:`Comment`, :class:`Doctype`, :class:`DocumentEnd`.
+- :class:`Captured`: what :meth:`Element.capture` delivers where an element ends (its text
+  content, inner or outer HTML).
 
 A unit is valid only while its handler runs (using it later raises :class:`UnitExpired`); an
 element's ``after``/``append`` content and end-tag handlers are kept until its end.  Changes are
@@ -24,7 +26,9 @@ The classes are compiled (one is made for every matched element and handled text
 module is their public home.
 """
 
+from htmlstream._engine.capture import Captured
 from htmlstream._engine.units import (
+    DEFAULT_MAX_CAPTURE_BYTES,
     HTML_NS,
     MATHML_NS,
     NAMESPACE_URIS,
@@ -40,11 +44,13 @@ from htmlstream._engine.units import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_CAPTURE_BYTES",
     "HTML_NS",
     "MATHML_NS",
     "NAMESPACE_URIS",
     "SVG_NS",
     "AttributeDetails",
+    "Captured",
     "Comment",
     "Doctype",
     "DocumentEnd",

@@ -16,6 +16,7 @@ cdef class OpenElement:
     cdef list merged                    # the Elements of start tags merged into it, or None
     cdef list scoped_rules              # rules whose text/comment handlers it activated
     cdef bint removes_content
+    cdef list captures                  # its Captures in progress (capture.pyx), or None
 
 
 cdef class OpenElements(DocumentSink):
@@ -43,6 +44,9 @@ cdef class OpenElements(DocumentSink):
                                         # the next element is open on top (see sync_overflow)
     cdef Py_ssize_t close_at            # where elements closed with no tag end
     cdef bint follow_text               # sync at text while the simulator reacts to text
+    cdef bint keep_text                 # the subclass needs all text (text captures), whatever
+                                        # the simulator reacts to (its elements have work left,
+                                        # so valid > 0)
     # --- the lazy mirror (see sync_stack) ---
     cdef bint lazy                      # the mirror may fall behind where nothing has work
     cdef bint stale                     # it did: tags were skipped since the last replay

@@ -44,7 +44,7 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     self.stale = True
     self.window_depth = self.sim.depth
-    self.lx.want_text = self.valid > 0 and self.sim.wants_text
+    self.lx.want_text = self.valid > 0 and (self.sim.wants_text or self.keep_text)
     return True
 
 
@@ -79,6 +79,7 @@ cdef class OpenElements(DocumentSink):
         self.stale = False
         self.valid = 0
         self.window_depth = 0
+        self.keep_text = False
         return 0
 
     cdef int close_all(self) except -1:
@@ -128,7 +129,7 @@ cdef class OpenElements(DocumentSink):
             return 0
         self.sync_stack(tag)
         if self.follow_text:
-            lx.want_text = self.sim.wants_text
+            lx.want_text = self.sim.wants_text or self.keep_text
         return 0
 
     cdef bint text_changed_stack(self) noexcept:

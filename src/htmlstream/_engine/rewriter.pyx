@@ -15,7 +15,9 @@ three units, each readable alone:
   ``active_comments``, the per-rule ``active_counts`` the elements' ``OpenElement`` states hold),
   the units the handlers get, and writing a changed unit from its recorded mutations.  Every
   unit carries the stream's context, and the element of the ``<meta charset>`` rule goes to the
-  stream's encoding switch (``on_meta``) instead of a handler.
+  stream's encoding switch (``on_meta``) instead of a handler.  It also feeds the captures
+  ``Element.capture`` asks for (capture.pyx): text at each text piece, input at each chunk end,
+  delivered where the element ends (``end_work``).
 """
 
 cimport cython
@@ -31,6 +33,14 @@ from htmlstream._engine.lexer cimport (
     Lexer,
     TagRec,
 )
+from htmlstream._engine.capture cimport (
+    CAP_OUTER,
+    CAP_TEXT,
+    RUN_DATA_FOREIGN,
+    Capture,
+    make_capture,
+)
+from htmlstream._engine.constants cimport DATA as T_DATA
 from htmlstream._engine.elements cimport OpenElement, OpenElements
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.output cimport Output, input_slice, write_to
@@ -67,6 +77,7 @@ from htmlstream._engine.units cimport (
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
+cdef uint64_t TEMPLATE_HASH = hash_bytes(<const unsigned char*>b"template", 8)
 
 
 cdef str _end_name(Element el):
@@ -99,6 +110,12 @@ cdef class RewriteSink(OpenElements):
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
     cdef bint in_text_sync
+    # captures in progress (capture.pyx; None while there are none): of text, fed at each
+    # text piece; of HTML, fed at each chunk end; and those of the element whose handlers just
+    # ran, for start_element to keep in its state
+    cdef list text_caps
+    cdef list html_caps
+    cdef list pending_caps
 
     def __init__(self, Rules rules, str encoding):
         self.init(rules, encoding)
@@ -122,6 +139,9 @@ cdef class RewriteSink(OpenElements):
         self.in_handler = False
         self.ignored_text = False
         self.in_text_sync = False
+        self.text_caps = None
+        self.html_caps = None
+        self.pending_caps = None
         # Element handlers leave work for elements' ends, which text can close (<head>): the
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
@@ -193,6 +213,9 @@ cdef class RewriteSink(OpenElements):
     # ------------------------------------------------------------------ tokens
 
     cdef int on_flush(self, Lexer lx, Py_ssize_t upto) except -1:
+        if self.html_caps is not None:
+            for cap in self.html_caps:
+                (<Capture>cap).copy_input(lx, upto)
         return self.output.flush(upto, self.whole)
 
     cdef int on_text(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
@@ -212,6 +235,8 @@ cdef class RewriteSink(OpenElements):
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
             escape_after = self.output.script_now
+        if self.text_caps is not None and content_end > content_start:
+            self.capture_text(content_start, content_end, text_type)
         if self.removing_depth >= 0:
             return 0
         if not handlers or (content_start == content_end and not last):
@@ -365,7 +390,7 @@ cdef class RewriteSink(OpenElements):
         finally:
             self.in_text_sync = False
         if self.follow_text:
-            lx.want_text = self.sim.wants_text
+            lx.want_text = self.sim.wants_text or self.keep_text
         return 0
 
     # ------------------------------------------------------------------ elements
@@ -451,6 +476,11 @@ cdef class RewriteSink(OpenElements):
             else:
                 old.scoped_rules.extend(state.scoped_rules)
         old.removes_content |= state.removes_content
+        if state.captures is not None:
+            if old.captures is None:
+                old.captures = state.captures
+            else:
+                old.captures.extend(state.captures)
         return 0
 
     cdef int start_element(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth,
@@ -513,6 +543,11 @@ cdef class RewriteSink(OpenElements):
                 if state is None:
                     state = OpenElement()
                 self.activate(state, scoped)
+        if self.pending_caps is not None:
+            if state is None:
+                state = OpenElement()
+            state.captures = self.pending_caps
+            self.pending_caps = None
         if content and state is not None:
             self.keep_state(depth, state)
         return 0
@@ -529,6 +564,8 @@ cdef class RewriteSink(OpenElements):
         el.merged_ = merged
         self.call_all(handlers, el)
         el.live = False
+        if el.captures is not None:
+            self.begin_captures(el, tag, ns, pushed)
         if not el.is_modified():
             self.recycle(el)
             return None
@@ -619,6 +656,8 @@ cdef class RewriteSink(OpenElements):
         cdef list replacements = None
         cdef bint remove_end = False
         cdef bytes rename = None
+        if state.captures is not None:
+            self.end_captures(state, tag, explicit)
         if state.element is None and state.merged is None:
             return 0
         els = [] if state.merged is None else state.merged[::-1]
@@ -690,6 +729,105 @@ cdef class RewriteSink(OpenElements):
             for parts in afters:
                 self.output.divert(ctx_after)
                 self.output.write_all(parts, ctx_after)
+        return 0
+
+    # ------------------------------------------------------------------ captures
+    #
+    # Element.capture (capture.pyx): begun when the element's handlers have returned, fed text
+    # (capture_text) and input (on_flush) while it is open, delivered where it ends (end_work).
+
+    cdef int begin_captures(self, Element el, TagRec* tag, int ns, bint pushed) except -1:
+        """Make the Captures the element's handlers asked for: kept for its end in
+        ``pending_caps`` (``pushed``: it has content), else delivered at once."""
+        cdef list caps = []
+        cdef Capture cap
+        cdef bytes name = input_slice(self.lx, tag.name_start, tag.name_end)
+        cdef Py_ssize_t templates = self.sim.template_modes_len
+        if ns == 0 and tag.name_hash == TEMPLATE_HASH and pushed:
+            templates -= 1          # (a template's content is not its text)
+        for request in el.captures:
+            cap = make_capture(request, name, tag.start)
+            cap.pos = tag.start if cap.kind == CAP_OUTER else tag.end
+            cap.templates = templates
+            caps.append(cap)
+        el.captures = None
+        if not pushed:
+            for item in caps:
+                cap = <Capture>item
+                if cap.kind == CAP_OUTER:
+                    cap.copy_input(self.lx, tag.end)
+            return self.deliver(caps, False)
+        for item in caps:
+            cap = <Capture>item
+            if cap.kind == CAP_TEXT:
+                if self.text_caps is None:
+                    self.text_caps = []
+                    self.keep_text = True
+                    self.lx.want_text = True
+                self.text_caps.append(cap)
+            else:
+                if self.html_caps is None:
+                    self.html_caps = []
+                self.html_caps.append(cap)
+        if self.pending_caps is None:
+            self.pending_caps = caps
+        else:
+            self.pending_caps.extend(caps)
+        return 0
+
+    cdef int capture_text(self, Py_ssize_t start, Py_ssize_t end, int text_type) except -1:
+        """A piece of text: part of the text content of every element captured now, unless
+        the tree builder ignores it or it goes into a template's content."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef int run_type = text_type
+        cdef bint drop_nl = False
+        cdef OpenElement_* e
+        if start == self.lx.tag.end and sim.depth > 0:
+            # right after the start tag of a <pre>, <listing> or <textarea> (the newest
+            # element, open): the tree builder drops a newline there
+            e = &sim.stack[sim.depth - 1]
+            drop_nl = e.id == sim.next_id and e.ns == 0 and (
+                e.name == PRE_HASH or e.name == LISTING_HASH or e.name == TEXTAREA_HASH)
+        if self.ignored_text or (sim.depth == 1 and not sim.head_seen):
+            return 0                # (white space before <head>)
+        if text_type == T_DATA and sim.depth > 0 and sim.stack[sim.depth - 1].ns != 0:
+            run_type = RUN_DATA_FOREIGN
+        for cap in self.text_caps:
+            if (<Capture>cap).templates == sim.template_modes_len:
+                (<Capture>cap).add_text(self.lx, start, end, run_type, drop_nl, self.encoding)
+        return 0
+
+    cdef int end_captures(self, OpenElement state, TagRec* tag, bint explicit) except -1:
+        """The element of ``state`` ends (at its end tag if ``explicit``, else before ``tag``,
+        or at ``close_at``): finish its captures and deliver them."""
+        cdef list caps = state.captures
+        cdef Capture cap
+        cdef Py_ssize_t at = tag.start if tag != NULL else self.close_at
+        state.captures = None
+        for item in caps:
+            cap = <Capture>item
+            if cap.kind == CAP_TEXT:
+                self.text_caps.remove(cap)
+            else:
+                cap.copy_input(self.lx, tag.end if explicit and cap.kind == CAP_OUTER else at)
+                self.html_caps.remove(cap)
+        if self.text_caps is not None and not self.text_caps:
+            self.text_caps = None
+            self.keep_text = False
+            self.lx.want_text = self.rules.any_text or (self.follow_text and self.sim.wants_text)
+        if self.html_caps is not None and not self.html_caps:
+            self.html_caps = None
+        return self.deliver(caps, not explicit)
+
+    cdef int deliver(self, list caps, bint implicit) except -1:
+        """Call the callbacks of finished captures, in the order they were asked for."""
+        results = [(<Capture>cap).finish(self.encoding, implicit) for cap in caps]
+        for i in range(len(caps)):
+            if self.in_handler:
+                raise RuntimeError("a handler may not feed the stream it is handling")
+            self.in_handler = True
+            (<Capture>caps[i]).callback(results[i])
+            self.in_handler = False
         return 0
 
     cdef list comments_outside(self, bint in_html):

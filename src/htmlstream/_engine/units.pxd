@@ -100,6 +100,7 @@ cdef class Element(Unit):
     cdef bint remove_content        # the content is dropped (remove, replace, set_inner_content)
     cdef bint whole                 # the whole element goes (remove, replace)
     cdef list end_handlers
+    cdef list captures              # capture requests (see capture.pyx), taken by the sink
     cdef bint merged_               # a start tag merged into the open element of its name
                                     # (<html>, <body>): its changes apply to the tag only, and
                                     # its content is the element's from the tag on

@@ -1,10 +1,11 @@
 # Type stub for the compiled rewritable units (units.pyx); documented in htmlstream.units.
 
-from collections.abc import Iterator, MutableMapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Any, Literal, NamedTuple
 
 from typing_extensions import disjoint_base
 
+from htmlstream._engine.capture import Captured
 from htmlstream.errors import HtmlStreamError
 from htmlstream.handlers import EndTagHandler
 from htmlstream.tokens import TextType
@@ -13,6 +14,7 @@ HTML_NS: str
 SVG_NS: str
 MATHML_NS: str
 NAMESPACE_URIS: tuple[str, str, str]
+DEFAULT_MAX_CAPTURE_BYTES: int
 
 class UnitExpired(HtmlStreamError): ...
 
@@ -137,3 +139,11 @@ class Element(Unit):
     def set_inner_content(self, content: str, *, html: bool = False) -> None: ...
     def remove_and_keep_content(self) -> None: ...
     def on_end_tag(self, handler: EndTagHandler) -> None: ...
+    def capture(
+        self,
+        callback: Callable[[Captured], object],
+        kind: Literal["text", "inner_html", "outer_html"] = "text",
+        *,
+        max_bytes: int = ...,
+        on_limit: Literal["truncate", "error"] = "truncate",
+    ) -> None: ...

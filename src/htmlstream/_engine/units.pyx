@@ -71,6 +71,10 @@ cdef str _last_value_encoding = None
 cdef bytes _last_value_bytes = None
 
 
+#: The bytes of input Element.capture holds at most unless told otherwise (1 MiB).
+DEFAULT_MAX_CAPTURE_BYTES = 1 << 20
+
+
 class UnitExpired(HtmlStreamError):
     """A unit was used after its handler returned."""
 
@@ -1008,6 +1012,43 @@ cdef class Element(Unit):
         if self.end_handlers is None:
             self.end_handlers = []
         self.end_handlers.append(handler)
+
+    def capture(self, callback, str kind="text", *, max_bytes=DEFAULT_MAX_CAPTURE_BYTES,
+                str on_limit="truncate"):
+        """Call ``callback(captured)`` where the element ends (its end tag, or where it is
+        closed implicitly, or the end of input) with its content: a :class:`Captured` whose
+        ``value`` is the element's text content (``kind="text"``: decoded, as the DOM's
+        ``textContent``: the text of its descendants too, comments left out), its inner HTML
+        (``"inner_html"``) or its outer HTML (``"outer_html"``), read from the input (what
+        handlers change or remove in the output does not change it).
+
+        At most ``max_bytes`` bytes of the input are held for it: beyond them ``on_limit``
+        decides: ``"truncate"`` (the value is what the first ``max_bytes`` bytes give, and
+        ``truncated`` is true) or ``"error"`` (:class:`BufferLimitExceeded`, which stops the
+        stream).  A void element delivers at once, after its handlers (text and inner HTML
+        empty, outer HTML its tag).  Callbacks run in the order asked for, before the
+        element's end-tag handlers (:meth:`on_end_tag`), as a handler does: an exception stops
+        the stream."""
+        cdef int k
+        self.check()
+        if not callable(callback):
+            raise TypeError("the capture callback must be callable")
+        if kind == "text":
+            k = 0
+        elif kind == "inner_html":
+            k = 1
+        elif kind == "outer_html":
+            k = 2
+        else:
+            raise ValueError(
+                f"kind must be 'text', 'inner_html' or 'outer_html', not {kind!r}")
+        if type(max_bytes) is not int or max_bytes < 0:
+            raise ValueError(f"max_bytes must be an int >= 0, not {max_bytes!r}")
+        if on_limit != "truncate" and on_limit != "error":
+            raise ValueError(f"on_limit must be 'truncate' or 'error', not {on_limit!r}")
+        if self.captures is None:
+            self.captures = []
+        self.captures.append((callback, k, max_bytes, on_limit == "error"))
 
     cdef bint is_modified(self):
         return (Unit.is_modified(self) or self.tag_modified or self.prepend_parts is not None
