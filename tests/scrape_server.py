@@ -93,6 +93,7 @@ class FaultServer:
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        self._loop.close()
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"

@@ -33,6 +33,7 @@ from htmlstream.scrape import (
     RobotsDisallowed,
     ScrapeError,
     TooManyRedirects,
+    afetch,
     ascrape,
     fetch,
     scrape,
@@ -528,7 +529,9 @@ def test_early_stop_reads_little(server: FaultServer) -> None:
 
 def test_break_closes_everything(server: FaultServer) -> None:
     urls = [server.url("/huge")] * 3 + [server.url("/slowpage")] * 3
-    for _ in scrape(urls, FIELDS, concurrency=6, on_error="skip", **{**FAST, "max_bytes": 10**9}):
+    for first in scrape(urls, FIELDS, concurrency=6, per_host=6, on_error="skip",
+                        **{**FAST, "max_bytes": 10**9}):
+        assert first.fields["title"] == "Slowpage"   # the first to complete; /huge goes on
         break
 
 
@@ -588,3 +591,43 @@ def test_no_fd_leak_over_many_faults(server: FaultServer) -> None:
         assert len(pages) == len(paths)
     assert server.wait_closed()
     assert not leaked(before)
+
+
+# ---------------------------------------------------------------------------- robots.txt answers
+
+@pytest.mark.parametrize(("status", "allowed"), [(404, True), (403, True), (500, False),
+                                                 (503, False)])
+def test_robots_status(status: int, allowed: bool) -> None:
+    # RFC 9309: a 4xx robots.txt allows everything, a 5xx one disallows everything.
+    with FaultServer() as s:
+        @s.route("/robots.txt")
+        async def robots(req: Request, w: object) -> bool:
+            return await send(w, status, b"User-agent: *\nDisallow: /\n")  # type: ignore[arg-type]
+
+        @s.route("/")
+        async def home(req: Request, w: object) -> bool:
+            return await send(w, 200, page("Home"))  # type: ignore[arg-type]
+
+        p = one(s, "/", robots=True)
+        assert p.ok is allowed
+        if not allowed:
+            assert isinstance(p.error, RobotsDisallowed) and f"answered {status}" in str(p.error)
+        assert s.wait_closed()
+
+
+# ---------------------------------------------------------------------------- async API
+
+def test_afetch_and_own_client(server: FaultServer) -> None:
+    httpx = pytest.importorskip("httpx")
+
+    async def main() -> None:
+        async with afetch(server.url("/p1"), **FAST) as response:
+            assert response.status == 200
+            body = await response.aread()
+        assert b"<title>Page 1</title>" in body and response.complete
+        # A client of the caller's is used and left open.
+        async with httpx.AsyncClient() as client:
+            pages = [p async for p in ascrape([server.url("/p2")], FIELDS, client=client,
+                                              **FAST)]
+            assert pages[0].fields["title"] == "Page 2" and not client.is_closed
+    asyncio.run(main())

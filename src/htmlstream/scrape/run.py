@@ -298,4 +298,7 @@ def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
                 _handle(page, on_error)
                 yield page
         finally:
-            runner.run(pages.aclose())
+            # (after an interrupted step the generator may still be running: the loop's
+            # shutdown closes it then)
+            with contextlib.suppress(RuntimeError):
+                runner.run(pages.aclose())
