@@ -189,3 +189,13 @@ def test_progress_bar_on_a_terminal(server: FaultServer, tmp_path: Path) -> None
     assert [r["title"] for r in lines(out)] == ["Big", "A"]
     assert "page" in err and "B/s" in err        # the bar by pages, and the big file's by bytes
     assert "2 ok, 0 skipped, 0 failed" in err
+
+
+def test_url_failure_stops_the_run(server: FaultServer,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    urls = [server.url("/down")] + [server.url("/a")] * 4
+    assert main(["extract", *urls, *FIELDS, "--retries", "0", "--concurrency", "1"]) == 1
+    captured = capsys.readouterr()
+    assert [r["url"] for r in lines(captured.out)] == [server.url("/down")]
+    assert "stopped at the first failure" in captured.err and "status: HTTP 503" in captured.err
+    assert server.wait_closed()

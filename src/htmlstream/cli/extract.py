@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import IO, Any, TextIO
 
 from htmlstream.cli._common import (
@@ -63,6 +63,17 @@ def positive_float(value: str) -> float:
     return number
 
 
+def non_negative_float(value: str) -> float:
+    """``argparse`` type: a number of seconds, 0 or more."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {value!r}") from None
+    if not number >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value!r}")
+    return number
+
+
 def non_negative_int(value: str) -> int:
     """``argparse`` type: an integer >= 0."""
     try:
@@ -101,7 +112,7 @@ def add_extract_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
                         help="pages fetched at once (default: 8)")
     parser.add_argument("--per-host", type=positive_int, default=2, metavar="N",
                         help="pages fetched at once from one host (default: 2)")
-    parser.add_argument("--host-delay", type=float, default=0.0, metavar="S",
+    parser.add_argument("--host-delay", type=non_negative_float, default=0.0, metavar="S",
                         help="seconds between two requests to one host (default: 0)")
     parser.add_argument("--retries", type=non_negative_int, default=3, metavar="N",
                         help="retries of a page after a connection error, a timeout or a "
@@ -196,7 +207,7 @@ def _file_record(name: str, stream: IO[bytes], fields: dict[str, str], encoding:
 
 
 def _files(paths: list[str], fields: dict[str, str], encoding: str | None,
-           progress: _Progress) -> Iterator[tuple[dict[str, Any], str]]:
+           progress: _Progress) -> Generator[tuple[dict[str, Any], str], None, None]:
     """(record, outcome) per file: outcome ``"ok"`` or ``"failed"``."""
     for path in paths:
         try:
@@ -219,7 +230,7 @@ def _files(paths: list[str], fields: dict[str, str], encoding: str | None,
 
 
 def _urls(urls: list[str], fields: dict[str, str],
-          args: argparse.Namespace) -> Iterator[tuple[dict[str, Any], str]]:
+          args: argparse.Namespace) -> Generator[tuple[dict[str, Any], str], None, None]:
     try:
         from htmlstream import scrape as scraping
     except ImportError as exc:
@@ -263,10 +274,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
     progress = _Progress(len(args.sources), args.progress)
     writer = _Writer(out, args.format, list(fields))
     first_error: str | None = None
+    sources = [_files(files, fields, args.encoding, progress)]
+    if urls:
+        sources.append(_urls(urls, fields, args))
     try:
-        sources = [_files(files, fields, args.encoding, progress)]
-        if urls:
-            sources.append(_urls(urls, fields, args))
         for results in sources:
             for record, outcome in results:
                 counts[outcome] += 1
@@ -278,6 +289,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
             if first_error:
                 break
     finally:
+        for results in sources:     # stops a run left early: its connections are closed
+            results.close()
         progress.close()
         if out is not sys.stdout:
             out.close()
