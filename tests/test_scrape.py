@@ -22,6 +22,7 @@ pytest.importorskip("httpx")
 pytest.importorskip("protego")
 
 from chunking import chunkings
+from htmlstream.extraction import extract
 from htmlstream.scrape import (
     BodyTooLarge,
     ConnectionFailed,
@@ -286,6 +287,17 @@ def test_fetch_context_manager(server: FaultServer) -> None:
         body = b"".join(response.iter_bytes())
     assert body == page("Zipped", '<a href="/z">z</a>')
     assert response.bytes_read < len(body) == response.decoded_bytes
+
+
+def test_fetch_response_reads_like_a_file(server: FaultServer) -> None:
+    expected = page("Zipped", '<a href="/z">z</a>')
+    with fetch(server.url("/gzip"), **FAST) as response:
+        assert response.read(10) == expected[:10]
+        assert b"".join(response) == expected[10:]
+        assert response.read(10) == b""
+    # The extraction reads it as a binary file or an iterable of chunks.
+    with fetch(server.url("/p3"), **FAST) as response:
+        assert extract(response, FIELDS) == {"title": "Page 3", "links": ["/p3/a", "/p3/b"]}
 
 
 def test_fetch_closes_on_exception(server: FaultServer) -> None:

@@ -26,6 +26,7 @@ from collections.abc import (
     Awaitable,
     Callable,
     Coroutine,
+    Generator,
     Iterator,
     Mapping,
 )
@@ -586,6 +587,8 @@ class Response:
         self.encoding = response.encoding
         self.redirects = response.redirects
         self.attempts = response.attempts
+        self._buffer = bytearray()
+        self._stream = self._generate()
 
     @property
     def content_type(self) -> str | None:
@@ -602,9 +605,7 @@ class Response:
         """Body bytes given out so far (decompressed)."""
         return self._response.decoded_bytes
 
-    def iter_bytes(self) -> Iterator[bytes]:
-        """The body, decompressed, chunk by chunk as it arrives (see
-        :meth:`AsyncResponse.aiter_bytes`)."""
+    def _generate(self) -> Generator[bytes, None, None]:
         chunks = self._response.aiter_bytes()
         try:
             while True:
@@ -615,11 +616,34 @@ class Response:
         finally:
             self._runner.run(chunks.aclose())
 
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body, decompressed, chunk by chunk as it arrives (see
+        :meth:`AsyncResponse.aiter_bytes`); what :meth:`read` took is not given again."""
+        if self._buffer:
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            yield data
+        yield from self._stream
+
     __iter__ = iter_bytes
 
-    def read(self) -> bytes:
-        """The whole body (bounded by ``max_bytes``)."""
-        return b"".join(self.iter_bytes())
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes of the body (all of the rest when ``size`` is negative), as a
+        binary file reads: ``b""`` at the end."""
+        if size < 0:
+            return b"".join(self.iter_bytes())
+        while len(self._buffer) < size:
+            chunk = next(self._stream, None)
+            if chunk is None:
+                break
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def close(self) -> None:
+        """Stop reading the body (the connection is closed when :func:`fetch`'s block ends)."""
+        self._stream.close()
 
 
 @contextlib.contextmanager
@@ -643,9 +667,11 @@ def fetch(url: str, *, options: FetchOptions | None = None, **kwargs: Any) -> It
         session = Session(opts)
         try:
             response = runner.run(session.open(url, deadline))
+            sync_response = Response(response, runner)
             try:
-                yield Response(response, runner)
+                yield sync_response
             finally:
+                sync_response.close()
                 runner.run(response.aclose())
         finally:
             runner.run(session.aclose())
