@@ -643,3 +643,23 @@ def test_afetch_and_own_client(server: FaultServer) -> None:
                                               **FAST)]
             assert pages[0].fields["title"] == "Page 2" and not client.is_closed
     asyncio.run(main())
+
+
+def test_robots_crawl_delay() -> None:
+    with FaultServer() as s:
+        @s.route("/robots.txt")
+        async def robots(req: Request, w: object) -> bool:
+            return await send(w, 200, b"User-agent: *\nCrawl-delay: 0.3\n",  # type: ignore[arg-type]
+                              [("Content-Type", "text/plain")])
+
+        @s.route("/")
+        async def home(req: Request, w: object) -> bool:
+            return await send(w, 200, page("Home"))  # type: ignore[arg-type]
+
+        pages = list(scrape([s.url("/")] * 3, FIELDS, per_host=3, concurrency=3,
+                            **{**FAST, "robots": True}))
+        assert all(p.ok for p in pages)
+        starts = [r.time for r in s.requests if r.path == "/"]
+        gaps = [b - a for a, b in itertools.pairwise(starts)]
+        assert len(gaps) == 2 and min(gaps) > 0.2, gaps
+        assert s.wait_closed()

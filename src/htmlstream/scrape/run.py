@@ -139,21 +139,22 @@ class _Runner:
             return self._failed(url, _wrap(httpx.InvalidURL(str(exc)), url), start)
         host = self.hosts.setdefault(parsed.netloc.decode("ascii", "replace"),
                                      _Host(self.per_host))
+        delay = self.host_delay
+        robots = self.session.robots
+        if robots is not None:
+            # robots.txt first (once per origin): its Crawl-delay spaces the host's requests.
+            # Failing to read it is the page's error, met again when the page is fetched.
+            with contextlib.suppress(ScrapeError):
+                crawl_delay = await robots.crawl_delay(parsed, url, None)
+                if crawl_delay:
+                    delay = max(delay, min(crawl_delay, MAX_CRAWL_DELAY))
         async with host.semaphore:
-            async with host.lock:   # requests to a host start host_delay apart
+            async with host.lock:   # requests to a host start `delay` apart
                 wait = host.next_start - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
-                host.next_start = time.monotonic() + self.host_delay
-            page = await self._page(url, parsed)
-            robots = self.session.robots
-            if robots is not None and page.status is not None:
-                with contextlib.suppress(ScrapeError):
-                    delay = await robots.crawl_delay(parsed, url, None)
-                    if delay:
-                        host.next_start = max(host.next_start,
-                                              start + min(delay, MAX_CRAWL_DELAY))
-            return page
+                host.next_start = time.monotonic() + delay
+            return await self._page(url, parsed)
 
     async def _page(self, url: str, parsed: httpx.URL) -> Page:
         session = self.session
