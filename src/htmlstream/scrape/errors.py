@@ -128,7 +128,7 @@ class RobotsDisallowed(ScrapeError):
 
 
 class ExtractionFailed(ScrapeError):
-    """The extraction failed on the page (an encoding the engine cannot read, a buffer limit):
-    the htmlstream error is the ``__cause__``."""
+    """The extraction raised on the page (an encoding the engine cannot read, a buffer limit):
+    that exception is the ``__cause__``."""
 
     kind = "extraction"

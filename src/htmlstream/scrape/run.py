@@ -15,7 +15,6 @@ from typing import Any, Final, Literal, TypeAlias
 
 import httpx
 
-from htmlstream.errors import HtmlStreamError
 from htmlstream.extraction import Extractor, Field
 from htmlstream.scrape.errors import ExtractionFailed, HTTPStatusError, ScrapeError
 from htmlstream.scrape.fetch import (
@@ -181,7 +180,7 @@ class _Runner:
                     record = extractor.close()
                 except ScrapeError:
                     raise
-                except HtmlStreamError as exc:
+                except Exception as exc:    # one page's failure, never the run's
                     raise ExtractionFailed(f"{type(exc).__name__}: {exc}", url) from exc
             finally:
                 last.update(bytes_read=response.bytes_read,
