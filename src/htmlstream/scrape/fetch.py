@@ -1,0 +1,677 @@
+"""Fetching one page robustly: :func:`fetch` / :func:`afetch`.
+
+Everything runs on httpx's asynchronous client: the page's deadline (``timeout``, which httpx
+does not have: its timeouts bound each network operation, so a server trickling one byte a second
+never trips them) is an :func:`asyncio.timeout` around every step, connecting, each redirect and
+each body read.  The synchronous :func:`fetch` drives the same code on an event loop in a thread
+of its own.  Bodies are read raw and decompressed here in bounded steps (gzip and deflate), so a
+decompression bomb is stopped at ``max_bytes`` having produced at most 64 KiB more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import email.utils
+import functools
+import random
+import ssl
+import threading
+import time
+import zlib
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterator,
+    Mapping,
+)
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar, cast
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise ImportError(
+        "htmlstream.scrape needs httpx: install the extra, pip install 'htmlstream[scrape]'"
+    ) from exc
+
+import htmlstream
+from htmlstream import lookup_encoding
+from htmlstream.errors import EncodingError
+from htmlstream.scrape.errors import (
+    BodyTooLarge,
+    ConnectionFailed,
+    ContentDecodingFailed,
+    FetchTimeout,
+    HTTPStatusError,
+    InvalidURL,
+    RedirectLoop,
+    ScrapeError,
+    TooManyRedirects,
+)
+
+if TYPE_CHECKING:
+    from htmlstream.scrape.robots import RobotsCache
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "RETRY_STATUSES",
+    "AsyncResponse",
+    "FetchOptions",
+    "Response",
+    "afetch",
+    "fetch",
+]
+
+#: The ``User-Agent`` sent (and the name robots.txt rules are matched against) by default.
+DEFAULT_USER_AGENT: Final = f"htmlstream/{htmlstream.__version__}"
+#: The statuses retried (with ``Retry-After`` honoured): too many requests, and the gateway
+#: answers of a server busy or restarting.
+RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
+#: Decompression step: the most decoded bytes produced at once.
+_STEP: Final = 64 * 1024
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FetchOptions:
+    """How pages are fetched (every field has a default; :func:`fetch`, :func:`scrape
+    <htmlstream.scrape.scrape>` and the command line take them as keyword arguments).
+
+    Attributes:
+        timeout: the page's deadline in seconds: connecting, redirects, retries and their waits,
+            and reading the whole body all fit in it (None: no deadline).
+        connect_timeout: the most seconds one connection takes to open.
+        read_timeout: the most seconds without a byte from the server.
+        retries: how many times a page is requested again after a connection error, a connect
+            or read timeout, or a status of ``retry_statuses`` (0: never).
+        backoff: the first wait before a retry, in seconds; it doubles on each retry (with
+            jitter: a random 50-100 % of it), up to ``max_backoff``.
+        max_backoff: the longest wait between two attempts.
+        max_retry_after: the longest ``Retry-After`` (seconds or an HTTP date) honoured: a
+            server asking for a longer wait fails the page at once (so does one asking for more
+            than is left of the deadline).
+        retry_statuses: the statuses retried.
+        max_bytes: the most body bytes read, as received and once decompressed: a larger page
+            (or a decompression bomb) fails with :class:`~htmlstream.scrape.BodyTooLarge`
+            (None: no limit).
+        max_redirects: the most redirects followed; a redirect back to a URL already visited
+            is a :class:`~htmlstream.scrape.RedirectLoop`.
+        user_agent: the ``User-Agent`` header, and the name robots.txt rules are matched
+            against (its product token, before ``/``).
+        robots: honour robots.txt (fetched once per origin and cached for the run).
+        headers: further request headers.
+        verify: verify TLS certificates (httpx's ``verify``).
+    """
+
+    timeout: float | None = 60.0
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    max_retry_after: float = 120.0
+    retry_statuses: frozenset[int] = RETRY_STATUSES
+    max_bytes: int | None = 32 * 1024 * 1024
+    max_redirects: int = 10
+    user_agent: str = DEFAULT_USER_AGENT
+    robots: bool = True
+    headers: Mapping[str, str] | None = None
+    verify: bool = True
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError(f"timeout must be > 0 or None, not {self.timeout!r}")
+        if self.retries < 0 or self.max_redirects < 0:
+            raise ValueError("retries and max_redirects must be >= 0")
+        if self.max_bytes is not None and self.max_bytes <= 0:
+            raise ValueError(f"max_bytes must be > 0 or None, not {self.max_bytes!r}")
+
+
+# ---------------------------------------------------------------------------- errors
+
+def _wrap(exc: Exception, url: str) -> ScrapeError:
+    """The ScrapeError for an httpx exception."""
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout):
+        return FetchTimeout(f"connect timeout: {detail}", url, phase="connect")
+    if isinstance(exc, httpx.TimeoutException):
+        return FetchTimeout(f"read timeout: {detail}", url, phase="read")
+    if isinstance(exc, httpx.DecodingError):
+        return ContentDecodingFailed(detail, url)
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return InvalidURL(detail, url)
+    if isinstance(exc, httpx.TransportError):
+        return ConnectionFailed(f"{type(exc).__name__}: {detail}", url)
+    return ScrapeError(f"{type(exc).__name__}: {detail}", url)
+
+
+def _deadline_error(url: str, options: FetchOptions) -> FetchTimeout:
+    return FetchTimeout(f"the page's deadline (timeout={options.timeout} s) passed", url,
+                        phase="deadline")
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def retryable(error: ScrapeError, options: FetchOptions) -> bool:
+    """Whether another attempt may succeed where this one failed."""
+    if isinstance(error, FetchTimeout):
+        return error.phase != "deadline"
+    if isinstance(error, HTTPStatusError):
+        return error.status in options.retry_statuses
+    return isinstance(error, ConnectionFailed)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """The seconds a ``Retry-After`` value asks to wait (delta-seconds or an HTTP date; None
+    when absent or unreadable; a date in the past is 0)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = datetime.now(UTC).timestamp() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def retry_wait(error: ScrapeError, retry: int, options: FetchOptions) -> float | None:
+    """How long to wait before retry number ``retry`` (0-based) after ``error``; None when
+    the server asked for a wait longer than ``max_retry_after``."""
+    if isinstance(error, HTTPStatusError) and error.retry_after is not None:
+        if error.retry_after > options.max_retry_after:
+            return None
+        return error.retry_after
+    base = min(options.max_backoff, options.backoff * 2.0 ** retry)
+    return base * random.uniform(0.5, 1.0)
+
+
+async def with_retries(options: FetchOptions, url: str, deadline: float | None,
+                       attempt: Callable[[], Awaitable[T]]) -> T:
+    """Run ``attempt`` until it succeeds, retrying what :func:`retryable` allows, with
+    backoff, within the deadline; the last error (with ``attempts`` set) when it gives up."""
+    retry = 0
+    while True:
+        try:
+            return await attempt()
+        except ScrapeError as error:
+            error.attempts = retry + 1
+            if retry >= options.retries or not retryable(error, options):
+                raise
+            wait = retry_wait(error, retry, options)
+            if wait is None:
+                error.args = (f"{error.args[0]} (Retry-After longer than max_retry_after="
+                              f"{options.max_retry_after} s)",)
+                raise
+            left = _remaining(deadline)
+            if left is not None and wait >= left:
+                error.args = (f"{error.args[0]} (no time left for retry {retry + 1} before "
+                              f"the deadline)",)
+                raise
+            await asyncio.sleep(wait)
+            retry += 1
+
+
+# ---------------------------------------------------------------------------- decoding
+
+class _Decoder:
+    """A body's content coding undone in bounded steps (identity, gzip, deflate)."""
+
+    def __init__(self, header: str | None, url: str) -> None:
+        codings = [c.strip().lower() for c in (header or "").split(",")]
+        codings = [c for c in codings if c and c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise ContentDecodingFailed(
+                f"content coding {header!r} not supported (gzip and deflate are asked for)", url)
+        self.coding = codings[0] if codings else None
+        self.url = url
+        self._zlib: Any = None
+        if self.coding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(31)
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        if self.coding is None:
+            if data:
+                yield data
+            return
+        if self._zlib is None:  # deflate: zlib-wrapped as specified, or raw as some servers send
+            wrapped = len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+            self._zlib = zlib.decompressobj(15 if wrapped else -15)
+        try:
+            while data:
+                out = self._zlib.decompress(data, _STEP)
+                data = self._zlib.unconsumed_tail
+                if out:
+                    yield out
+                if self._zlib.eof:
+                    data = self._zlib.unused_data
+                    if not data or self.coding == "deflate":
+                        return
+                    self._zlib = zlib.decompressobj(31)   # a further gzip member
+        except zlib.error as exc:
+            raise ContentDecodingFailed(f"corrupt {self.coding} body: {exc}", self.url) from None
+
+    def finish(self) -> Iterator[bytes]:
+        if self._zlib is not None:
+            # A truncated stream gives what it has, as browsers show it.
+            with contextlib.suppress(zlib.error):
+                out = self._zlib.flush()
+                if out:
+                    yield out
+
+
+@functools.cache
+def _ssl_context(verify: bool) -> ssl.SSLContext:
+    """One TLS context per process (loading the CA bundle costs tenths of a second: not once
+    per run)."""
+    if not verify:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    import certifi  # httpx's own dependency, its default CA bundle
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def _charset(response: httpx.Response) -> str | None:
+    """The WHATWG name of the Content-Type charset, when it names an encoding (else None)."""
+    label = response.charset_encoding
+    if not label:
+        return None
+    try:
+        return lookup_encoding(label).name
+    except EncodingError:
+        return None
+
+
+# ---------------------------------------------------------------------------- responses
+
+class AsyncResponse:
+    """A fetched page, its body still to read (from :func:`afetch`).
+
+    Attributes:
+        url: the URL asked for.
+        final_url: the URL of the response, after redirects.
+        status: its status code.
+        headers: its headers (``httpx.Headers``).
+        encoding: the WHATWG name of its ``Content-Type`` charset, when it names one (None: the
+            document's own ``<meta charset>`` or BOM decides).
+        redirects: the URLs redirected from, in order.
+        attempts: how many requests it took (1 unless retried).
+        bytes_read: body bytes received so far (compressed as sent).
+        decoded_bytes: body bytes given out so far (decompressed).
+    """
+
+    def __init__(self, url: str, response: httpx.Response, redirects: list[str],
+                 options: FetchOptions, deadline: float | None) -> None:
+        self.url = url
+        self.final_url = str(response.url)
+        self.status = response.status_code
+        self.headers = response.headers
+        self.encoding = _charset(response)
+        self.redirects = redirects
+        self.attempts = 1
+        self.bytes_read = 0
+        self.decoded_bytes = 0
+        self.complete = False
+        self._response = response
+        self._options = options
+        self._deadline = deadline
+        self._decoder = _Decoder(response.headers.get("content-encoding"), url)
+
+    @property
+    def content_type(self) -> str | None:
+        """The ``Content-Type`` header (None when absent)."""
+        value: str | None = self.headers.get("content-type")
+        return value
+
+    def _count(self, piece: bytes) -> bytes:
+        self.decoded_bytes += len(piece)
+        limit = self._options.max_bytes
+        if limit is not None and self.decoded_bytes > limit:
+            what = "decompressed body" if self._decoder.coding else "body"
+            raise BodyTooLarge(f"the {what} is larger than max_bytes={limit}", self.url, limit)
+        return piece
+
+    async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
+        """The body, decompressed, chunk by chunk as it arrives; raises a
+        :class:`~htmlstream.scrape.ScrapeError` on a timeout, a broken connection, a body over
+        ``max_bytes`` or a corrupt compressed body."""
+        # (an async generator: closed below, whatever happens)
+        raw = cast(AsyncGenerator[bytes, None], self._response.aiter_raw())
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(_remaining(self._deadline)):
+                        chunk = await anext(raw)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise _deadline_error(self.url, self._options) from None
+                except httpx.HTTPError as exc:
+                    raise _wrap(exc, self.url) from None
+                self.bytes_read += len(chunk)
+                limit = self._options.max_bytes
+                if limit is not None and self.bytes_read > limit:
+                    raise BodyTooLarge(f"the body is larger than max_bytes={limit}", self.url,
+                                       limit)
+                for piece in self._decoder.decode(chunk):
+                    yield self._count(piece)
+            for piece in self._decoder.finish():
+                yield self._count(piece)
+            self.complete = True
+        finally:
+            await raw.aclose()
+
+    async def aread(self) -> bytes:
+        """The whole body (bounded by ``max_bytes``)."""
+        return b"".join([piece async for piece in self.aiter_bytes()])
+
+    async def aclose(self) -> None:
+        """Close the response (and its connection when the body was not read to the end)."""
+        await self._response.aclose()
+
+
+class Session:
+    """What the fetches of one run share: the httpx client, robots.txt answers, options.
+
+    Use as an async context manager; ``client`` (an ``httpx.AsyncClient`` of the caller's, for
+    proxies, auth, cookies...) is left open, the one made otherwise is closed.
+    """
+
+    def __init__(self, options: FetchOptions, client: httpx.AsyncClient | None = None) -> None:
+        self.options = options
+        self._own = client is None
+        headers = {"User-Agent": options.user_agent,
+                   # Only the codings decoded here in bounded steps.
+                   "Accept-Encoding": "gzip, deflate",
+                   "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"}
+        headers.update(options.headers or {})
+        self._headers = headers
+        self.client = client if client is not None else httpx.AsyncClient(
+            verify=_ssl_context(options.verify), follow_redirects=False,
+            limits=httpx.Limits(keepalive_expiry=5.0))
+        self.robots: RobotsCache | None = None
+        if options.robots:
+            from htmlstream.scrape.robots import RobotsCache
+            self.robots = RobotsCache(self)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the client, when it is the session's own."""
+        if self._own:
+            await self.client.aclose()
+
+    def timeouts(self, deadline: float | None) -> httpx.Timeout:
+        """httpx's per-operation timeouts, none longer than what is left of the deadline."""
+        o = self.options
+        left = _remaining(deadline)
+        cap = o.read_timeout if left is None else max(0.001, min(o.read_timeout, left))
+        connect = o.connect_timeout if left is None else max(0.001, min(o.connect_timeout, left))
+        return httpx.Timeout(cap, connect=connect)
+
+    async def send(self, request: httpx.Request, url: str, deadline: float | None,
+                   follow_redirects: bool = False) -> httpx.Response:
+        """Send ``request`` (streamed) within the deadline; httpx errors as ScrapeErrors."""
+        request.extensions["timeout"] = self.timeouts(deadline).as_dict()
+        try:
+            async with asyncio.timeout(_remaining(deadline)):
+                return await self.client.send(request, stream=True,
+                                              follow_redirects=follow_redirects)
+        except TimeoutError:
+            raise _deadline_error(url, self.options) from None
+        except httpx.HTTPError as exc:
+            raise _wrap(exc, url) from None
+
+    async def open_once(self, url: str, deadline: float | None) -> AsyncResponse:
+        """One request for ``url``, redirects followed (robots.txt asked at each hop); raises
+        for a non-2xx final status."""
+        options = self.options
+        try:
+            request = self.client.build_request("GET", url, headers=self._headers)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise _wrap(exc, url) from None
+        if request.url.scheme not in ("http", "https") or not request.url.host:
+            raise InvalidURL(f"not an http(s) URL: {url!r}", url)
+        visited = [str(request.url)]
+        while True:
+            if self.robots is not None:
+                await self.robots.check(request.url, url, deadline)
+            response = await self.send(request, url, deadline)
+            next_request = response.next_request
+            if next_request is None:
+                break
+            await response.aclose()
+            target = str(next_request.url)
+            if target in visited:
+                raise RedirectLoop(f"redirect loop: {' -> '.join([*visited, target])}", url)
+            if len(visited) > options.max_redirects:
+                raise TooManyRedirects(f"more than max_redirects={options.max_redirects} "
+                                       f"redirects", url)
+            visited.append(target)
+            request = next_request
+        page = AsyncResponse(url, response, visited[:-1], options, deadline)
+        if not 200 <= response.status_code < 300:
+            await response.aclose()
+            retry_after = (parse_retry_after(response.headers.get("retry-after"))
+                           if response.status_code in options.retry_statuses else None)
+            raise HTTPStatusError(
+                f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+                + (f" (Retry-After {retry_after:g} s)" if retry_after is not None else ""),
+                url, response.status_code, retry_after, str(response.url))
+        return page
+
+    async def open(self, url: str, deadline: float | None) -> AsyncResponse:
+        """:meth:`open_once` with the retries."""
+        attempts = 0
+
+        async def attempt() -> AsyncResponse:
+            nonlocal attempts
+            attempts += 1
+            return await self.open_once(url, deadline)
+
+        page = await with_retries(self.options, url, deadline, attempt)
+        page.attempts = attempts
+        return page
+
+
+def _options(options: FetchOptions | None, kwargs: dict[str, Any]) -> FetchOptions:
+    base = options or FetchOptions()
+    return dataclasses.replace(base, **kwargs) if kwargs else base
+
+
+def _deadline(options: FetchOptions) -> float | None:
+    return None if options.timeout is None else time.monotonic() + options.timeout
+
+
+@contextlib.asynccontextmanager
+async def afetch(url: str, *, options: FetchOptions | None = None,
+                 client: httpx.AsyncClient | None = None,
+                 **kwargs: Any) -> AsyncIterator[AsyncResponse]:
+    """Fetch ``url``: an async context manager giving the response once its headers are in
+    (after redirects and retries), its body to read with ``aiter_bytes()``; the connection is
+    closed when the block ends, however it ends.
+
+    ``kwargs`` are :class:`FetchOptions` fields (``timeout=``, ``retries=``, ``max_bytes=``...);
+    the deadline runs from the call to the end of the block.  Raises a
+    :class:`~htmlstream.scrape.ScrapeError` (a non-2xx final status is
+    :class:`~htmlstream.scrape.HTTPStatusError`)."""
+    opts = _options(options, kwargs)
+    deadline = _deadline(opts)
+    async with Session(opts, client) as session:
+        response = await session.open(url, deadline)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+
+# ---------------------------------------------------------------------------- synchronous
+
+class LoopThread:
+    """An event loop in a daemon thread of its own, for the synchronous API."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                        name="htmlstream-scrape")
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and wait for its result (cancelled if the wait is
+        interrupted, e.g. by Ctrl-C)."""
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        """Cancel what is left, stop the loop and its thread, close the loop."""
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self.loop.shutdown_asyncgens()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(timeout=10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join()
+        self.loop.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def _anext(iterator: AsyncIterator[T]) -> T:
+    return await anext(iterator)
+
+
+class Response:
+    """A fetched page, its body still to read (from :func:`fetch`): the attributes of
+    :class:`AsyncResponse`, and the body with ``iter_bytes()`` (or by iterating the response,
+    so ``htmlstream.extract(response, fields)`` reads it)."""
+
+    def __init__(self, response: AsyncResponse, runner: LoopThread) -> None:
+        self._response = response
+        self._runner = runner
+        self.url = response.url
+        self.final_url = response.final_url
+        self.status = response.status
+        self.headers = response.headers
+        self.encoding = response.encoding
+        self.redirects = response.redirects
+        self.attempts = response.attempts
+        self._buffer = bytearray()
+        self._stream = self._generate()
+
+    @property
+    def content_type(self) -> str | None:
+        """The ``Content-Type`` header (None when absent)."""
+        return self._response.content_type
+
+    @property
+    def bytes_read(self) -> int:
+        """Body bytes received so far (compressed as sent)."""
+        return self._response.bytes_read
+
+    @property
+    def decoded_bytes(self) -> int:
+        """Body bytes given out so far (decompressed)."""
+        return self._response.decoded_bytes
+
+    def _generate(self) -> Generator[bytes, None, None]:
+        chunks = self._response.aiter_bytes()
+        try:
+            while True:
+                try:
+                    yield self._runner.run(_anext(chunks))
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._runner.run(chunks.aclose())
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body, decompressed, chunk by chunk as it arrives (see
+        :meth:`AsyncResponse.aiter_bytes`); what :meth:`read` took is not given again."""
+        if self._buffer:
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            yield data
+        yield from self._stream
+
+    __iter__ = iter_bytes
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes of the body (all of the rest when ``size`` is negative), as a
+        binary file reads: ``b""`` at the end."""
+        if size < 0:
+            return b"".join(self.iter_bytes())
+        while len(self._buffer) < size:
+            chunk = next(self._stream, None)
+            if chunk is None:
+                break
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def close(self) -> None:
+        """Stop reading the body (the connection is closed when :func:`fetch`'s block ends)."""
+        self._stream.close()
+
+
+@contextlib.contextmanager
+def fetch(url: str, *, options: FetchOptions | None = None, **kwargs: Any) -> Iterator[Response]:
+    """Fetch ``url``: a context manager giving the response once its headers are in (after
+    redirects and retries), its body to read with ``iter_bytes()``; the connection is closed
+    when the block ends, however it ends::
+
+        with htmlstream.scrape.fetch("https://example.org/", timeout=30) as response:
+            for chunk in response.iter_bytes():
+                ...
+
+    ``kwargs`` are :class:`FetchOptions` fields; the deadline (``timeout``) runs from the call
+    to the end of the block.  Raises a :class:`~htmlstream.scrape.ScrapeError` (a non-2xx
+    final status is :class:`~htmlstream.scrape.HTTPStatusError`).  The work is done by
+    :func:`afetch` on an event loop in a thread of its own.
+    """
+    opts = _options(options, kwargs)
+    deadline = _deadline(opts)
+    with LoopThread() as runner:
+        session = Session(opts)
+        try:
+            response = runner.run(session.open(url, deadline))
+            sync_response = Response(response, runner)
+            try:
+                yield sync_response
+            finally:
+                sync_response.close()
+                runner.run(response.aclose())
+        finally:
+            runner.run(session.aclose())
