@@ -38,8 +38,7 @@ import re
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final, Literal
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final, cast
 
 from htmlstream import HtmlStreamError, Rewriter
 from htmlstream.http import HttpOptions, ResponseRewrite, decide
@@ -182,8 +181,8 @@ class _Source:
     def _iterator(self, pos: int) -> Iterator[Any]:
         self._file.seek(pos)
         return iter(self._fastwarc.ArchiveIterator(
-            self._file, parse_http=True, auto_decode=self._auto_decode, stream_detect=False
-            if not self.gzip else True))
+            self._file, parse_http=True, auto_decode=self._auto_decode,
+            stream_detect=self.gzip))
 
     def _candidate(self, pos: int) -> int:
         """The first offset at or after ``pos`` where a record seems to start (size if none)."""
@@ -221,7 +220,7 @@ class _Source:
             else:
                 record = data
                 end = -1
-            head, sep, rest = record.partition(b"\r\n\r\n")
+            head, sep, _ = record.partition(b"\r\n\r\n")
             match = re.search(rb"(?im)^content-length:[ \t]*(\d+)", head)
             if not sep or match is None:
                 return None
@@ -254,7 +253,7 @@ class _Source:
                     yield _Entry(record, start)
             except WarcError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - any reader error: a bad record
+            except Exception as exc:  # any reader error: a bad record
                 error = f"{type(exc).__name__}: {exc}"
             else:
                 # The iterator ends quietly at a record cut short by the end of the file.
@@ -449,7 +448,7 @@ def _rewrite_record(record: Any, rewriter: Rewriter, method: str, options: HttpO
     while piece := spool.read(1 << 20):
         block_digest.update(piece)
     spool.seek(0)
-    block = _Prefixed(http_block, spool)
+    block = cast(IO[bytes], _Prefixed(http_block, spool))
     length = len(http_block) + size
     replaced = {
         "content-length": str(length),
@@ -586,7 +585,7 @@ def rewrite_warc(
                 try:
                     result = _rewrite_record(record, rewriter, methods.method(record), options,
                                              chunk_size, context)
-                except Exception as exc:  # noqa: BLE001 - the record is copied untouched
+                except Exception as exc:
                     result = f"{type(exc).__name__}: {exc}"
                     report.failed += 1
                     report.failures.append((entry.start, result))
@@ -677,7 +676,7 @@ def extract_warc(
                 try:
                     row = _extract_record(record, fields, encoding, methods.method(record), opts,
                                           chunk_size, Extractor)
-                except Exception as exc:  # noqa: BLE001 - no row for this record
+                except Exception as exc:
                     report.failed += 1
                     report.failures.append((entry.start, f"{type(exc).__name__}: {exc}"))
             if row is not None:

@@ -29,6 +29,10 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
     per request to standard error, and stops gracefully on SIGINT/SIGTERM.
 
+``htmlstream warc rewrite IN -o OUT [rewrite options]``,
+``htmlstream warc extract IN -f NAME=SPEC... [--jsonl | --parquet OUT]``
+    Web archives (:mod:`htmlstream.cli.warc`, :mod:`htmlstream.warc`).
+
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
 ``func=cmd_<name>`` and ``cmd_<name>(args) -> int``, and add the former to :data:`COMMANDS`.
@@ -47,6 +51,7 @@ from htmlstream.cli._common import PROG, CliError
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
 from htmlstream.cli.tokens import add_tokens_parser
+from htmlstream.cli.warc import add_warc_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -55,6 +60,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_tokens_parser,
     add_rewrite_parser,
     add_proxy_parser,
+    add_warc_parser,
 )
 
 
