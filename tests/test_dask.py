@@ -12,13 +12,14 @@ import pytest
 pytest.importorskip("fastwarc")
 pytest.importorskip("warcio")
 pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
-from warc_files import make_warc, split_records
+import distributed
 
 from htmlstream import Rewriter
 from htmlstream.dask import REPORT_COLUMNS, extract_warcs, rewrite_warcs
 from htmlstream.warc import extract_warc, rewrite_warc
+from warc_files import make_warc, split_records
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ imports it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -86,10 +87,8 @@ def _rewrite_file(path: str, output: str, make_rewriter: Callable[[], Rewriter],
     try:
         report = rewrite_warc(path, output, make_rewriter(), chunk_size=chunk_size)
     except Exception as exc:  # counted, not raised
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(output)
-        except OSError:
-            pass
         return _report(path, None, None, f"{type(exc).__name__}: {exc}")
     return _report(path, output, report.as_dict(), None)
 
