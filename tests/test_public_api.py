@@ -39,6 +39,8 @@ PUBLIC_MODULES = [
     "htmlstream.errors", "htmlstream.handlers", "htmlstream.http", "htmlstream.rewriter",
     "htmlstream.selectors",
     "htmlstream.tokenizer", "htmlstream.tokens", "htmlstream.units",
+    # The web-archive layers (their libraries are imported only when used).
+    "htmlstream.warc", "htmlstream.dask",
 ]
 
 #: Internal names that no module's __all__ may hold.
