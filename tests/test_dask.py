@@ -61,6 +61,12 @@ def test_extract_on_a_cluster(client: Any, warcs: list[Path], tmp_path: Path) ->
     frame = job.dataframe().compute()
     assert list(frame.columns) == ["warc_file", "url", "date", "title", "links"]
     assert len(frame) == len(expected)
+    pq = pytest.importorskip("pyarrow.parquet")
+    job.to_parquet(tmp_path / "rows")
+    assert len(list((tmp_path / "rows").glob("*.parquet"))) == 6     # one per file
+    table = pq.read_table(tmp_path / "rows")
+    assert table.num_rows == len(expected)
+    assert sorted(table.to_pylist(), key=repr) == sorted(expected, key=repr)
 
 
 def test_rewrite_on_a_cluster(client: Any, warcs: list[Path], tmp_path: Path) -> None:

@@ -7,6 +7,7 @@
     client = Client()                                   # or a cluster's scheduler address
     job = extract_warcs(paths, {"title": "title", "links": "a::attr(href)*"})
     rows, reports = job.compute()                       # or job.dataframe() for a Dask frame
+    job.to_parquet("out/")                              # or one Parquet file per WARC file
 
 As in cc-pyspark, a failure is counted, never raised: each file's report says how many records
 were read, extracted or rewritten, how many failed, how many were unreadable (skipped), and
@@ -63,7 +64,7 @@ def _report(path: str, output: str | None, counts: Mapping[str, Any] | None,
     return row
 
 
-def _extract_file(path: str, fields: Mapping[str, str | Field], encoding: str | None,
+def _extract_file(path: str, fields: Mapping[str, Field], encoding: str | None,
                   chunk_size: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One file's report and rows (a task)."""
     from htmlstream.warc import WarcReport, extract_warc
@@ -100,10 +101,12 @@ class WarcJob:
     Attributes:
         results: a Dask bag with one ``(report, rows)`` item per file (one partition each).
         fields: the fields' names (the columns after ``warc_file``, ``url`` and ``date``).
+        lists: the names of the fields that hold lists (``*`` specs, ``many=True``).
     """
 
     results: Any
     fields: tuple[str, ...]
+    lists: frozenset[str] = frozenset()
 
     @property
     def rows(self) -> Any:
@@ -122,6 +125,20 @@ class WarcJob:
         columns = ["warc_file", "url", "date", *self.fields]
         meta = pd.DataFrame({name: pd.Series(dtype=object) for name in columns})
         return self.rows.to_dataframe(meta=meta)
+
+    def to_parquet(self, path: str | os.PathLike[str], **kwargs: Any) -> Any:
+        """Write the rows as Parquet files into the folder ``path``, one per partition (that is,
+        per WARC file), from the workers; strings, and lists of strings for the ``*`` fields.
+        ``kwargs`` go to ``dask.dataframe.DataFrame.to_parquet`` (``compute=False`` for a
+        delayed write)."""
+        import pyarrow as pa
+
+        schema = pa.schema(
+            [(name, pa.string()) for name in ("warc_file", "url", "date")]
+            + [(name, pa.list_(pa.string()) if name in self.lists else pa.string())
+               for name in self.fields])
+        return self.dataframe().to_parquet(os.fspath(path), schema=schema, write_index=False,
+                                           **kwargs)
 
     def compute(self, **kwargs: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """``(rows, reports)``, each file read once (on the current Dask scheduler, e.g. a
@@ -142,12 +159,16 @@ def extract_warcs(paths: Iterable[str | os.PathLike[str]], fields: Mapping[str, 
         encoding: the documents' encoding, overriding what each declares.
         chunk_size: payload bytes fed at a time.
     """
+    from htmlstream.extraction import Field
+
     _, bag = _imports()
     names = [os.fspath(p) for p in paths]
-    field_map = dict(fields)
+    field_map = {name: spec if isinstance(spec, Field) else Field.parse(spec)
+                 for name, spec in fields.items()}
     files = bag.from_sequence(names, npartitions=max(1, len(names)))
     results = files.map(_extract_file, field_map, encoding, chunk_size)
-    return WarcJob(results, tuple(field_map))
+    return WarcJob(results, tuple(field_map),
+                   frozenset(name for name, field in field_map.items() if field.many))
 
 
 def rewrite_warcs(paths: Sequence[str | os.PathLike[str]], output_dir: str | os.PathLike[str],
