@@ -120,6 +120,17 @@ def test_rewrite_every_chunk_size(warc_in: Path, tmp_path: Path, chunk_size: int
             == report.copied
 
 
+def test_gzip_level(warc_in: Path, tmp_path: Path) -> None:
+    fast, small = tmp_path / "fast.warc.gz", tmp_path / "small.warc.gz"
+    rewrite_warc(warc_in, fast, rewriter(), gzip_level=1)
+    rewrite_warc(warc_in, small, rewriter(), gzip_level=9)
+    assert split_records(fast.read_bytes()) == split_records(small.read_bytes())
+    assert verify_digests(fast) == verify_digests(small)
+    assert main(["warc", "rewrite", str(warc_in), "-o", str(tmp_path / "cli.warc.gz"),
+                 "--gzip-level", "1", "--on", "a[href]", "--set-attr", "rel=noopener"]) == 0
+    assert verify_digests(tmp_path / "cli.warc.gz") == verify_digests(fast)
+
+
 def test_rewrite_plain_to_gzip_and_back(warc_in: Path, tmp_path: Path) -> None:
     other = tmp_path / ("x.warc" if warc_in.suffix == ".gz" else "x.warc.gz")
     report = rewrite_warc(warc_in, other, rewriter())

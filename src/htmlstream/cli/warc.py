@@ -52,6 +52,9 @@ def add_warc_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
                          help="the WARC file to write (gzipped per record when it ends in .gz)")
     rewrite.add_argument("--chunk-size", type=positive_int, default=DEFAULT_CHUNK_SIZE,
                          metavar="N", help="payload bytes fed at a time")
+    rewrite.add_argument("--gzip-level", type=int, choices=range(0, 10), default=6,
+                         metavar="0-9", help="zlib level of the output's gzip members "
+                         "(default: 6; 1 is about three times faster)")
     add_group_arguments(rewrite)
     add_email_options(rewrite)
     add_recipe_arguments(rewrite)
@@ -109,7 +112,7 @@ def cmd_warc_rewrite(args: argparse.Namespace) -> int:
     rewriter = build_rewriter(groups, None, "utf-8", False, recipes)
     try:
         report = warc.rewrite_warc(_source(args.input), args.output, rewriter,
-                                   chunk_size=args.chunk_size)
+                                   chunk_size=args.chunk_size, gzip_level=args.gzip_level)
     except OSError as exc:
         raise CliError(f"{exc.filename or args.input}: {exc.strerror or exc}") from exc
     except warc.WarcError as exc:
