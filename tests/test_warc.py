@@ -16,7 +16,7 @@ pytest.importorskip("warcio")
 
 from htmlstream import Rewriter
 from htmlstream.cli import main
-from htmlstream.warc import WarcError, WarcReport, extract_warc, rewrite_warc
+from htmlstream.warc import BadRecord, WarcError, WarcReport, extract_warc, rewrite_warc
 from warc_files import (
     PAGES,
     SMALL,
@@ -163,9 +163,9 @@ def test_nothing_changed_keeps_the_payload(warc_in: Path, tmp_path: Path) -> Non
             assert record_parts(rec)[2] == record_parts(before[key])[2]
 
 
-def _corrupt(data: bytes, kind: str) -> tuple[bytes, int]:
+def _corrupt(data: bytes, kind: str, gz: bool) -> tuple[bytes, int]:
     """The WARC with one record damaged, and that record's index (among the records)."""
-    parts = members(data)
+    parts = members(data) if gz else split_records(data)
     index = 4          # the response of page 1
     if kind == "bytes":
         bad = parts[index]
@@ -182,20 +182,24 @@ def _corrupt(data: bytes, kind: str) -> tuple[bytes, int]:
     return b"".join(parts), index
 
 
-@pytest.mark.parametrize("kind", ["bytes", "truncated", "junk", "end"])
-def test_bad_records_are_reported_and_skipped(tmp_path: Path, kind: str) -> None:
-    good = make_warc(tmp_path / "in.warc.gz")
-    data, index = _corrupt(good.read_bytes(), kind)
-    bad = tmp_path / "bad.warc.gz"
+@pytest.mark.parametrize(("kind", "gz"), [
+    ("bytes", True), ("truncated", True), ("junk", True), ("end", True),
+    # (corrupt bytes inside a plain record cannot be seen: no checksum is verified)
+    ("truncated", False), ("junk", False), ("end", False)])
+def test_bad_records_are_reported_and_skipped(tmp_path: Path, kind: str, gz: bool) -> None:
+    suffix = ".warc.gz" if gz else ".warc"
+    good = make_warc(tmp_path / ("in" + suffix), gzip=gz)
+    data, index = _corrupt(good.read_bytes(), kind, gz)
+    bad = tmp_path / ("bad" + suffix)
     bad.write_bytes(data)
-    seen = []
-    out = tmp_path / "out.warc.gz"
+    seen: list[BadRecord] = []
+    out = tmp_path / ("out" + suffix)
     report = rewrite_warc(bad, out, rewriter(), on_bad_record=seen.append)
     assert len(report.bad_records) == 1 and seen == report.bad_records
-    total = len(members(good.read_bytes()))
+    total = len(split_records(good.read_bytes()))
     assert report.records == (total if index == -1 else total - 1)
     assert verify_digests(out) == report.records
-    ref = tmp_path / "ref.warc.gz"
+    ref = tmp_path / ("ref" + suffix)
     rewrite_warc(good, ref, rewriter())
     expected = split_records(ref.read_bytes())
     if index >= 0:

@@ -62,6 +62,7 @@ DEFAULT_CHUNK_SIZE: Final = 64 * 1024
 _SPOOL_MAX: Final = 8 * 1024 * 1024
 _GZIP_MAGIC: Final = b"\x1f\x8b\x08"
 _WARC_MAGIC: Final = b"WARC/"
+_PLAIN_START: Final = re.compile(rb"WARC/1\.[01]\r\n")
 #: How many request methods are remembered to find a response's (HEAD responses have no body).
 _METHODS_KEPT: Final = 256
 
@@ -197,10 +198,12 @@ class _Source:
                 except zlib.error:
                     head = b""
             else:
-                hit = data.find(_WARC_MAGIC, pos)
-                if hit < 0:
+                # (anywhere: a record cut short ends mid-line, and the next one follows)
+                found = _PLAIN_START.search(data, pos)
+                if found is None:
                     return self.size
-                head = data[hit:hit + 8] if hit == 0 or data[hit - 1] == 0x0A else b""
+                hit = found.start()
+                head = _WARC_MAGIC
             if head.startswith(_WARC_MAGIC):
                 return hit
             pos = hit + 1
