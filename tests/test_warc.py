@@ -296,3 +296,16 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["warc", "extract", str(tmp_path / "missing.warc"), "-f", "t=title"]) == 2
     assert "missing.warc" in capsys.readouterr().err
     assert main(["warc", "extract", str(tmp_path / "missing.warc"), "-f", "title"]) == 2
+
+
+def test_a_failing_rewrite_copies_the_record(warc_in: Path, tmp_path: Path) -> None:
+    def boom(_: object) -> None:
+        raise ValueError("handler failed")
+
+    rw = Rewriter()
+    rw.on("title", element=boom)
+    out = tmp_path / ("out" + "".join(warc_in.suffixes))
+    report = rewrite_warc(warc_in, out, rw)
+    assert report.failed == 5 and report.rewritten == 0
+    assert all("handler failed" in reason for _, reason in report.failures)
+    assert split_records(out.read_bytes()) == split_records(warc_in.read_bytes())

@@ -425,18 +425,22 @@ def _rewrite_record(record: Any, rewriter: Rewriter, method: str, options: HttpO
     spool = tempfile.SpooledTemporaryFile(_SPOOL_MAX)  # noqa: SIM115 - returned
     size = 0
     reader = record.reader
-    while True:
-        chunk = reader.read(chunk_size)
-        out = transform.feed(chunk) if chunk else transform.close()
-        if out:
-            if transform.decided and not transform.rewriting:
-                spool.close()
-                return transform.reason or "not rewritten"
-            spool.write(out)
-            payload_digest.update(out)
-            size += len(out)
-        if not chunk:
-            break
+    try:
+        while True:
+            chunk = reader.read(chunk_size)
+            out = transform.feed(chunk) if chunk else transform.close()
+            if out:
+                if transform.decided and not transform.rewriting:
+                    spool.close()
+                    return transform.reason or "not rewritten"
+                spool.write(out)
+                payload_digest.update(out)
+                size += len(out)
+            if not chunk:
+                break
+    except BaseException:
+        spool.close()
+        raise
     if not transform.rewriting:
         spool.close()
         return transform.reason or "not rewritten"
