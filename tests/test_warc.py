@@ -309,3 +309,16 @@ def test_a_failing_rewrite_copies_the_record(warc_in: Path, tmp_path: Path) -> N
     assert report.failed == 5 and report.rewritten == 0
     assert all("handler failed" in reason for _, reason in report.failures)
     assert split_records(out.read_bytes()) == split_records(warc_in.read_bytes())
+
+
+def test_cli_reads_standard_input(warc_in: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    class Stdin:
+        buffer = io.BytesIO(warc_in.read_bytes())
+
+    monkeypatch.setattr("sys.stdin", Stdin())
+    assert main(["warc", "extract", "-", "-f", "title=title"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["title"] for row in rows] == [
+        row["title"] for row in extract_warc(warc_in, {"title": "title"})]
