@@ -149,9 +149,16 @@ def bench_dask(paths: list[Path], workers: int, out: Path) -> tuple[int, float, 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("htmlstream.warc"))        # warm the workers
-        start = time.perf_counter()
-        rows, reports = extract_warcs(paths, FIELDS).compute()
-        gathered = time.perf_counter() - start
+        from dask.distributed import get_task_stream
+
+        with get_task_stream() as stream:
+            start = time.perf_counter()
+            rows, reports = extract_warcs(paths, FIELDS).compute()
+            gathered = time.perf_counter() - start
+        busy = sum(part["stop"] - part["start"] for task in stream.data
+                   for part in task["startstops"] if part["action"] == "compute")
+        print(f"  ({workers} worker(s): tasks computed for {busy:.2f} s in {gathered:.2f} s of "
+              f"wall time: parallelism {busy / gathered:.2f})")
         start = time.perf_counter()
         extract_warcs(paths, FIELDS).to_parquet(out / f"rows{workers}")
         written = time.perf_counter() - start
