@@ -226,6 +226,10 @@ def test_whole_file_gzip_is_refused(tmp_path: Path) -> None:
     whole.write_bytes(gzip_module.compress(plain.read_bytes()))
     with pytest.raises(WarcError, match="record by record"):
         rewrite_warc(whole, tmp_path / "out.warc.gz", rewriter())
+    out = tmp_path / "cli.warc.gz"
+    assert main(["warc", "rewrite", str(whole), "-o", str(out), "--on", "a",
+                 "--remove"]) == 2
+    assert not out.exists()
 
 
 def test_not_a_warc(tmp_path: Path) -> None:

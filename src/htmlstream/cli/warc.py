@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -113,9 +115,12 @@ def cmd_warc_rewrite(args: argparse.Namespace) -> int:
     try:
         report = warc.rewrite_warc(_source(args.input), args.output, rewriter,
                                    chunk_size=args.chunk_size, gzip_level=args.gzip_level)
-    except OSError as exc:
-        raise CliError(f"{exc.filename or args.input}: {exc.strerror or exc}") from exc
-    except warc.WarcError as exc:
+    except (OSError, warc.WarcError) as exc:
+        # Nothing half-written is left behind.
+        with contextlib.suppress(OSError):
+            os.unlink(args.output)
+        if isinstance(exc, OSError):
+            raise CliError(f"{exc.filename or args.input}: {exc.strerror or exc}") from exc
         raise CliError(str(exc)) from exc
     _summary("rewrite", report)
     return 0
