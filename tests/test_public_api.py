@@ -44,6 +44,8 @@ PUBLIC_MODULES = [
     "htmlstream.rewriter",
     "htmlstream.selectors",
     "htmlstream.tokenizer", "htmlstream.tokens", "htmlstream.units",
+    # The web-archive layers (their libraries are imported only when used).
+    "htmlstream.warc", "htmlstream.dask",
 ]
 
 #: Internal names that no module's __all__ may hold.

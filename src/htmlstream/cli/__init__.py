@@ -34,6 +34,9 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
                    [--no-robots] [--user-agent UA]``
     Extract fields from files and web pages (:mod:`htmlstream.scrape`), one record per source
     (:mod:`htmlstream.cli.extract`), a progress bar on a terminal, and a summary on stderr.
+``htmlstream warc rewrite IN -o OUT [rewrite options]``,
+``htmlstream warc extract IN -f NAME=SPEC... [--jsonl | --parquet OUT]``
+    Web archives (:mod:`htmlstream.cli.warc`, :mod:`htmlstream.warc`).
 
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
@@ -54,6 +57,7 @@ from htmlstream.cli.extract import add_extract_parser
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
 from htmlstream.cli.tokens import add_tokens_parser
+from htmlstream.cli.warc import add_warc_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -63,6 +67,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_rewrite_parser,
     add_proxy_parser,
     add_extract_parser,
+    add_warc_parser,
 )
 
 

@@ -215,6 +215,15 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         help="the Cloudflare showcase: upgrade http:// links to https://, lazy-load images, "
         "print a summary to standard error (the default without --on)",
     )
+    add_group_arguments(parser)
+    add_email_options(parser)
+    add_recipe_arguments(parser)
+    parser.set_defaults(func=cmd_rewrite, groups=None)
+
+
+def add_group_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--on SELECTOR`` and the actions of its group (``args.groups``: :class:`RewriteGroup`
+    list, None when there is none); shared by the commands that rewrite (rewrite, warc)."""
     parser.add_argument(
         "--on",
         action=_OnAction,
@@ -271,9 +280,6 @@ def add_rewrite_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         metavar="TAG",
         type=tag_name,
     )
-    add_email_options(parser)
-    add_recipe_arguments(parser)
-    parser.set_defaults(func=cmd_rewrite, groups=None)
 
 
 def _action(kind: str, value: Any, html: bool) -> Callable[[Element], None]:
