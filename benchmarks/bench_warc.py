@@ -147,7 +147,7 @@ def bench_dask(paths: list[Path], workers: int, out: Path) -> tuple[int, float, 
     from htmlstream.dask import extract_warcs
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         client.run(lambda: __import__("htmlstream.warc"))        # warm the workers
         from dask.distributed import get_task_stream
 

@@ -25,7 +25,7 @@ from warc_files import make_warc, split_records
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address="127.0.0.1:0") as cluster, \
             distributed.Client(cluster, timeout=30) as client:
         yield client
 
