@@ -221,6 +221,12 @@ def set_href(element: Any) -> None:
     element.set_attribute("href", NEW_HREF)
 
 
+def read_set_href(element: Any) -> None:
+    """What real handlers do: read the value, then write it (edge recipes read ``href`` first)."""
+    if element.get_attribute("href") is not None:
+        element.set_attribute("href", NEW_HREF)
+
+
 def rename_body(element: Any) -> None:
     element.tag_name = "body1"
     element.after("test")
@@ -389,8 +395,18 @@ rules_case(
 # --- the a[href] rewrite ---------------------------------------------------------------------
 
 case(
+    "rewrite-href-read",
+    "`a[href]` rewrite, read then write: every link's href read, then set to a static value",
+    "htmlstream and lol-html streaming, the handler "
+    "`if el.get_attribute(\"href\") is not None: el.set_attribute(\"href\", ...)` (what real "
+    "handlers do: read before they write); selectolax and lxml parse + read + modify + serialize",
+)
+runner("rewrite-href-read", HS)(htmlstream_rules(Rules(elements=(("a[href]", read_set_href),))))
+runner("rewrite-href-read", LOL)(lolhtml_rules(Rules(elements=(("a[href]", read_set_href),))))
+
+case(
     "rewrite-href",
-    "`a[href]` rewrite: every link's href set to a static value",
+    "`a[href]` rewrite, set only: every link's href set to a static value",
     "htmlstream and lol-html streaming; selectolax (lexbor) parse + modify + serialize; "
     "lxml.html parse + modify + tostring; an html.parser subclass re-emitting every token",
 )
@@ -411,6 +427,29 @@ def selectolax_rewrite() -> Runner:
         return tree.html or ""
 
     return run
+
+
+@runner("rewrite-href-read", SLX, whole_document=True)
+def selectolax_read_rewrite() -> Runner:
+    """Parse the whole document with lexbor, read and set every ``a[href]``, serialize it."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    def run(chunks: Sequence[bytes]) -> str:
+        (data,) = chunks
+        tree = LexborHTMLParser(data)
+        for node in tree.css("a[href]"):
+            if node.attrs.get("href") is not None:
+                node.attrs["href"] = NEW_HREF
+        return tree.html or ""
+
+    return run
+
+
+@runner("rewrite-href-read", "lxml", whole_document=True)
+def lxml_read_rewrite() -> Runner:
+    """``lxml.html`` parse of the whole document, read and set every ``a[href]``, ``tostring``
+    (the same work as the set-only case: lxml reads the value to find the links)."""
+    return lxml_rewrite()
 
 
 @runner("rewrite-href", "lxml", whole_document=True)
@@ -511,6 +550,7 @@ runner("text", LOL)(lolhtml_rules(Rules(text=TextCounter())))
 
 #: Order of the tables and of the summary.
 CASE_ORDER = (
+    "rewrite-href-read",
     "rewrite-href",
     "passthrough",
     "text",
