@@ -223,10 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         chunks = chunked[row.document]
         figures: dict[str, float | None] = {}
+        calls: dict[str, int] = {}  # (text chunks: each engine cuts text its own way)
         for name, make in engines.items():
             try:
-                calls = count_calls(make, row.kind, chunks)
-                figures[name] = cost(make, row, chunks, calls, args.repeat, args.min_time)
+                calls[name] = count_calls(make, row.kind, chunks)
+                figures[name] = cost(make, row, chunks, calls[name], args.repeat, args.min_time)
             except ImportError:
                 figures[name] = None
         results.append({"call": row.call, "document": row.document or args.file,
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     header = ["call", "on", "calls", *engines, "target"]
     table = [header]
     for r in results:
-        table.append([r["call"], r["document"], str(r["calls"]),
+        table.append([r["call"], r["document"], "/".join(map(str, r["calls"].values())),
                       *("-" if r[k] is None else f"{r[k]:.3f}" for k in engines),
                       "" if r["target"] is None else f"<= {r['target']:.2f}"])
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]

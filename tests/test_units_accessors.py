@@ -26,7 +26,7 @@ def reads(doc: str | bytes, selector: str, read: Callable[[Any], Any], *,
         rw = Rewriter(encoding=encoding)
         if before is not None:
             rw.on(selector, element=before)
-        rw.on(selector, element=lambda el: seen.append(read(el)))
+        rw.on(selector, element=lambda el, seen=seen: seen.append(read(el)))
         feed_bytes(rw.stream, chunks)
         results.append(seen)
     assert all(r == results[0] for r in results)
