@@ -152,28 +152,38 @@ cdef inline bint _same_name(const unsigned char* p, const unsigned char* q,
 
 cdef str _attribute_name(const unsigned char* p, Py_ssize_t n):
     """The ASCII-lower-cased str of the attribute name p[:n] (interned), or None if it has a
-    byte that is not ASCII, or NUL (the general path decodes those)."""
+    byte that is not ASCII, or NUL (the general path decodes those).  A name of up to eight
+    bytes is its own key (its lower-cased bytes packed in an integer, so a hit needs no
+    comparison of strings); a longer one is found by a hash and compared."""
     global _attr_count
-    cdef uint64_t h = 14695981039346656037ULL      # FNV-1a
+    cdef uint64_t h = 0
     cdef Py_ssize_t j
     cdef unsigned char c
     cdef size_t i
     cdef NameSlot* slot
     cdef str name
-    for j in range(n):
-        c = p[j]
-        if c >= 0x80 or c == 0:
-            return None
-        h = (h ^ lower(c)) * 1099511628211ULL
+    if n <= 8:
+        for j in range(n):
+            c = p[j]
+            if c >= 0x80 or c == 0:
+                return None
+            h |= (<uint64_t>lower(c)) << (8 * j)
+    else:
+        h = 14695981039346656037ULL         # FNV-1a
+        for j in range(n):
+            c = p[j]
+            if c >= 0x80 or c == 0:
+                return None
+            h = (h ^ lower(c)) * 1099511628211ULL
     if FREE_THREADED or n > NAME_MAX:
         return PyUnicode_DecodeASCII(<const char*>p, n, NULL).lower()
-    i = _slot(h, ATTR_BITS)
+    i = _slot(h + <uint64_t>n, ATTR_BITS)
     while True:
         slot = &_attr_slots[i]
         if slot.name == NULL:
             break
-        if slot.key == h and slot.extra == n and ascii_lower_equals(
-                p, PyUnicode_1BYTE_DATA(<object>slot.name), n):
+        if slot.key == h and slot.extra == n and (n <= 8 or ascii_lower_equals(
+                p, PyUnicode_1BYTE_DATA(<object>slot.name), n)):
             return <str>slot.name
         i = (i + 1) & ((1 << ATTR_BITS) - 1)
     name = PyUnicode_DecodeASCII(<const char*>p, n, NULL).lower()
