@@ -399,7 +399,8 @@ case(
     "`a[href]` rewrite, read then write: every link's href read, then set to a static value",
     "htmlstream and lol-html streaming, the handler "
     "`if el.get_attribute(\"href\") is not None: el.set_attribute(\"href\", ...)` (what real "
-    "handlers do: read before they write); selectolax and lxml parse + read + modify + serialize",
+    "handlers do: read before they write); selectolax and lxml parse + read + modify + "
+    "serialize; the html.parser subclass of the set-only case",
 )
 runner("rewrite-href-read", HS)(htmlstream_rules(Rules(elements=(("a[href]", read_set_href),))))
 runner("rewrite-href-read", LOL)(lolhtml_rules(Rules(elements=(("a[href]", read_set_href),))))
@@ -536,6 +537,9 @@ def stdlib_rewrite() -> Runner:
         return output
 
     return run
+
+
+runner("rewrite-href-read", HP)(stdlib_rewrite)  # (it reads every attribute to write it back)
 
 
 # --- reading every text chunk ----------------------------------------------------------------
