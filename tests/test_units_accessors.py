@@ -186,3 +186,27 @@ def test_reading_changes_nothing() -> None:
                                    el.has_attribute("viewBox")))
     for chunks in chunkings(doc.encode()):
         assert feed_bytes(rw.stream, chunks) == doc.encode()
+
+
+@pytest.mark.parametrize(("doc", "texts"), [
+    ("<p>plain text, 1 < 2 > 0</p>", ["plain text, 1 < 2 > 0"]),
+    ("<p>a &amp; b&lt;</p>", ["a & b<"]),
+    ("<p>a\r\nb\rc</p>", ["a\nb\nc"]),
+    ("<p>a\x00b</p>", ["a\x00b"]),
+    ("<script>a &amp; b\x00\r\n</script>", ["a &amp; b\ufffd\n"]),
+    ("<title>x &amp; y</title>", ["x & y"]),
+    ("<style>x &amp; y\x00</style>", ["x &amp; y\ufffd"]),
+    ("<p>caf\u00e9 &eacute;</p>", ["caf\u00e9 \u00e9"]),
+])
+def test_text_chunks(doc: str, texts: list[str]) -> None:
+    # plain ASCII pieces are copied, the rest decoded: the same text, in both encodings
+    for encoding in ("utf-8", "windows-1252"):
+        raw = doc.encode(encoding)
+        results = []
+        for chunks in chunkings(raw, random_splits=4):
+            seen: list[str] = []
+            rw = Rewriter(encoding=encoding)
+            rw.on_document(text=lambda chunk, seen=seen: seen.append(chunk.text))
+            assert feed_bytes(rw.stream, chunks) == raw
+            results.append("".join(seen))
+        assert set(results) == {"".join(texts)}, encoding

@@ -28,8 +28,8 @@ cdef extern from "Python.h":
     unsigned char* PyUnicode_1BYTE_DATA(object)
     str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
-# The bytes an attribute value can have for its bytes to be its characters (ASCII but '&', CR
-# and NUL): decode_value copies such values without decoding.
+# The bytes an attribute value or a text chunk can have for its bytes to be its characters
+# (ASCII but '&', CR and NUL): decode_value and _plain_text copy such bytes without decoding.
 cdef bint _PLAIN_VALUE_BYTE[256]
 for _c in range(1, 0x80):
     _PLAIN_VALUE_BYTE[_c] = _c != 0x26 and _c != 0x0D
@@ -256,6 +256,23 @@ cdef str _escape_attr(str text):
     return text
 
 
+cdef str _plain_text(bytes raw):
+    """``raw`` as a str if its bytes are its characters in every encoding the engine reads and
+    in every text type (ASCII without '&', CR or NUL: nothing to decode, normalise or
+    replace), else None.  Copied as it is checked."""
+    cdef Py_ssize_t j, n = len(raw)
+    cdef const unsigned char* p = <const unsigned char*><const char*>raw
+    cdef str text = PyUnicode_New(n, 127)
+    cdef unsigned char* d = PyUnicode_1BYTE_DATA(text)
+    cdef unsigned char c
+    for j in range(n):
+        c = p[j]
+        if not _PLAIN_VALUE_BYTE[c]:
+            return None
+        d[j] = c
+    return text
+
+
 cdef str _newlines(str text):
     if "\r" in text:
         return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -463,8 +480,10 @@ cdef class TextChunk(Unit):
     def text(self):
         """The decoded text of this piece."""
         if self.text_ is None:
-            self.text_ = process_text(self.raw_.decode(self.encoding, "replace"),
-                                      self.text_type_)
+            self.text_ = _plain_text(self.raw_)
+            if self.text_ is None:
+                self.text_ = process_text(self.raw_.decode(self.encoding, "replace"),
+                                          self.text_type_)
         return self.text_
 
     def __repr__(self):
