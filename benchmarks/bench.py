@@ -2,8 +2,9 @@
 """Throughput of htmlstream and its peers on the benchmark corpus, side by side, case by case.
 
 One process, one run: for every benchmark *case* (a passthrough, each of lol-html's own benchmark
-cases, the ``a[href]`` rewrite, reading every text chunk), every ``*.html`` in the corpus
-(``tests/data/corpus`` in the repository, or ``$HTMLSTREAM_CORPUS``) and every chunk size,
+cases, the ``a[href]`` rewrite read-then-set and set-only, reading every text chunk), every
+``*.html`` in the corpus (``tests/data/corpus`` in the repository, or ``$HTMLSTREAM_CORPUS``) and
+every chunk size,
 each *engine* of the case processes the document fed as pre-split ``bytes`` chunks, and the median
 throughput (MB/s, 1 MB = 10**6 bytes of input) over ``--repeat`` samples is reported, after a
 warm-up run, with the ratios htmlstream / python-lolhtml (and htmlstream / html.parser, htmlstream /
