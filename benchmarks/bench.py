@@ -2,8 +2,9 @@
 """Throughput of htmlstream and its peers on the benchmark corpus, side by side, case by case.
 
 One process, one run: for every benchmark *case* (a passthrough, each of lol-html's own benchmark
-cases, the ``a[href]`` rewrite, reading every text chunk), every ``*.html`` in the corpus
-(``tests/data/corpus`` in the repository, or ``$HTMLSTREAM_CORPUS``) and every chunk size,
+cases, the ``a[href]`` rewrite read-then-set and set-only, reading every text chunk), every
+``*.html`` in the corpus (``tests/data/corpus`` in the repository, or ``$HTMLSTREAM_CORPUS``) and
+every chunk size,
 each *engine* of the case processes the document fed as pre-split ``bytes`` chunks, and the median
 throughput (MB/s, 1 MB = 10**6 bytes of input) over ``--repeat`` samples is reported, after a
 warm-up run, with the ratios htmlstream / python-lolhtml (and htmlstream / html.parser, htmlstream /
@@ -221,6 +222,12 @@ def set_href(element: Any) -> None:
     element.set_attribute("href", NEW_HREF)
 
 
+def read_set_href(element: Any) -> None:
+    """What real handlers do: read the value, then write it (edge recipes read ``href`` first)."""
+    if element.get_attribute("href") is not None:
+        element.set_attribute("href", NEW_HREF)
+
+
 def rename_body(element: Any) -> None:
     element.tag_name = "body1"
     element.after("test")
@@ -389,8 +396,19 @@ rules_case(
 # --- the a[href] rewrite ---------------------------------------------------------------------
 
 case(
+    "rewrite-href-read",
+    "`a[href]` rewrite, read then write: every link's href read, then set to a static value",
+    "htmlstream and lol-html streaming, the handler "
+    "`if el.get_attribute(\"href\") is not None: el.set_attribute(\"href\", ...)` (what real "
+    "handlers do: read before they write); selectolax and lxml parse + read + modify + "
+    "serialize; the html.parser subclass of the set-only case",
+)
+runner("rewrite-href-read", HS)(htmlstream_rules(Rules(elements=(("a[href]", read_set_href),))))
+runner("rewrite-href-read", LOL)(lolhtml_rules(Rules(elements=(("a[href]", read_set_href),))))
+
+case(
     "rewrite-href",
-    "`a[href]` rewrite: every link's href set to a static value",
+    "`a[href]` rewrite, set only: every link's href set to a static value",
     "htmlstream and lol-html streaming; selectolax (lexbor) parse + modify + serialize; "
     "lxml.html parse + modify + tostring; an html.parser subclass re-emitting every token",
 )
@@ -411,6 +429,29 @@ def selectolax_rewrite() -> Runner:
         return tree.html or ""
 
     return run
+
+
+@runner("rewrite-href-read", SLX, whole_document=True)
+def selectolax_read_rewrite() -> Runner:
+    """Parse the whole document with lexbor, read and set every ``a[href]``, serialize it."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    def run(chunks: Sequence[bytes]) -> str:
+        (data,) = chunks
+        tree = LexborHTMLParser(data)
+        for node in tree.css("a[href]"):
+            if node.attrs.get("href") is not None:
+                node.attrs["href"] = NEW_HREF
+        return tree.html or ""
+
+    return run
+
+
+@runner("rewrite-href-read", "lxml", whole_document=True)
+def lxml_read_rewrite() -> Runner:
+    """``lxml.html`` parse of the whole document, read and set every ``a[href]``, ``tostring``
+    (the same work as the set-only case: lxml reads the value to find the links)."""
+    return lxml_rewrite()
 
 
 @runner("rewrite-href", "lxml", whole_document=True)
@@ -499,6 +540,9 @@ def stdlib_rewrite() -> Runner:
     return run
 
 
+runner("rewrite-href-read", HP)(stdlib_rewrite)  # (it reads every attribute to write it back)
+
+
 # --- reading every text chunk ----------------------------------------------------------------
 
 case(
@@ -511,6 +555,7 @@ runner("text", LOL)(lolhtml_rules(Rules(text=TextCounter())))
 
 #: Order of the tables and of the summary.
 CASE_ORDER = (
+    "rewrite-href-read",
     "rewrite-href",
     "passthrough",
     "text",

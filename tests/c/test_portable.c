@@ -75,6 +75,25 @@ int main(void) {
             CHECK(hs_below_21_tail(buf, j, n, round & 1, &amp) == want && amp == want_amp,
                   "hs_below_21_tail j %d n %d back %d", j, n, round & 1);
         }
+        /* hs_find_text_markup: the first '<' followed by '/' and ``first`` (any case; 0: any
+           byte) or, with ``bang``, by '!', before the last two bytes, every start and length. */
+        {
+            static const unsigned char markup[] = {'<', '/', '!', 's', 'S', 't', 'a', ' ', 0x80};
+            unsigned char text[64], first = (round % 3 == 0) ? 0 : (round % 3 == 1) ? 's' : 't';
+            int start = round % 16, len = (round / 16) % 60, bang = (round / 3) & 1;
+            const unsigned char* want = NULL;
+            if (start + len > 64) len = 64 - start;
+            for (k = 0; k < 64; k++) text[k] = markup[next_byte() % sizeof(markup)];
+            for (k = start; k + 2 < start + len; k++) {
+                if (text[k] == '<' && ((text[k + 1] == '/' && (!first || (text[k + 2] | 0x20) == first))
+                                       || (bang && text[k + 1] == '!'))) {
+                    want = text + k;
+                    break;
+                }
+            }
+            CHECK(hs_find_text_markup(text + start, text + start + len, first, bang) == want,
+                  "hs_find_text_markup start %d len %d first %02x bang %d", start, len, first, bang);
+        }
     }
     printf("ok\n");
     return 0;

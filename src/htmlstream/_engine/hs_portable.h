@@ -189,4 +189,42 @@ HS_INLINE unsigned hs_below_21_tail(const unsigned char* v, ptrdiff_t j, ptrdiff
     return m;
 }
 
+/* The first '<' at p[i], i < end - p - 2, that may start markup in RCDATA, RAWTEXT or script
+   data: followed by '/' and a byte that is ``first`` once ASCII-lower-cased (the first letter of
+   the only end tag that can close the text; 0: any byte), or, with ``bang``, followed by '!'.
+   NULL if there is none (the last two bytes are not looked at).  Script whose strings and
+   comments are full of '<' and '</' is crossed sixteen bytes at a time. */
+HS_INLINE const unsigned char* hs_find_text_markup(const unsigned char* p, const unsigned char* end,
+                                                   unsigned char first, int bang) {
+    const unsigned char* q;
+#if HS_HAVE_SSE2
+    const __m128i lt = _mm_set1_epi8('<'), slash = _mm_set1_epi8('/'), excl = _mm_set1_epi8('!');
+    const __m128i letter = _mm_set1_epi8((char)first), low = _mm_set1_epi8(0x20);
+    while (end - p >= 18) {         /* p[0..17]: sixteen starts and the two bytes after them */
+        __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)p), lt);
+        __m128i b = _mm_loadu_si128((const __m128i*)(p + 1));
+        __m128i m = _mm_and_si128(a, _mm_cmpeq_epi8(b, slash));
+        unsigned bits;
+        if (first)
+            m = _mm_and_si128(m, _mm_cmpeq_epi8(
+                _mm_or_si128(_mm_loadu_si128((const __m128i*)(p + 2)), low), letter));
+        if (bang)
+            m = _mm_or_si128(m, _mm_and_si128(a, _mm_cmpeq_epi8(b, excl)));
+        bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return p + hs_ctz32(bits);
+        p += 16;
+    }
+#endif
+    while (end - p > 2) {
+        q = (const unsigned char*)memchr(p, '<', (size_t)(end - p - 2));
+        if (q == NULL)
+            return NULL;
+        if ((q[1] == '/' && (!first || (q[2] | 0x20) == first)) || (bang && q[1] == '!'))
+            return q;
+        p = q + 1;
+    }
+    return NULL;
+}
+
 #endif /* HS_PORTABLE_H */

@@ -25,7 +25,8 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha, lower
-from htmlstream._engine.portable cimport PORTABLE_BUILD, ctz64, find_byte, load_le64
+from htmlstream._engine.portable cimport (PORTABLE_BUILD, ctz64, find_byte, find_text_markup,
+                                          load_le64)
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, hash_update
 
 from htmlstream.errors import BufferLimitExceeded
@@ -309,6 +310,17 @@ cdef class Feedback:
 
 #: A new lexer's long_names (shared: a policy's list replaces it, nothing changes it in place).
 cdef list _NO_LONG_NAMES = []
+
+
+cdef inline unsigned char _end_tag_first(uint64_t h, Py_ssize_t n) noexcept nogil:
+    """The ASCII-lower-case first letter of the last start tag (hash ``h``, ``n`` bytes): the
+    only one that can follow '</' in an end tag that ends RCDATA, RAWTEXT or script data; 0
+    when the hash cannot tell (then every '</' is looked at)."""
+    cdef uint64_t code
+    if h == EMPTY_HASH or h == INVALID_HASH or n < 1 or n > 12:
+        return 0
+    code = h >> (5 * (n - 1))
+    return <unsigned char>(code - 6 + 0x61) if 6 <= code < 32 else 0
 
 
 cdef class Lexer:
@@ -1228,10 +1240,18 @@ cdef class Lexer:
             elif st == S_RCDATA or st == S_RAWTEXT or st == S_SCRIPT_DATA:
                 if p >= n:
                     break
-                hit = <const unsigned char*>memchr(d + p, b'<', n - p)
+                # past every '<' that S_TEXT_LT and the end-tag states would find is text
+                hit = NULL
+                if p + 2 < n:
+                    hit = find_text_markup(d + p, d + n, _end_tag_first(
+                        self.last_start_tag_hash, self.last_start_tag_len), st == S_SCRIPT_DATA)
+                    if hit == NULL:
+                        p = n - 2
                 if hit == NULL:
-                    p = n
-                    break
+                    hit = <const unsigned char*>memchr(d + p, b'<', n - p)
+                    if hit == NULL:
+                        p = n
+                        break
                 p = hit - d
                 self.token_start = base + p
                 self.return_state = st

@@ -17,3 +17,7 @@ cdef extern from "hs_portable.h" nogil:
     unsigned below_21 "hs_below_21"(const unsigned char* p, unsigned* amp) noexcept
     unsigned below_21_tail "hs_below_21_tail"(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
                                               bint back, unsigned* amp) noexcept
+    const unsigned char* find_text_markup "hs_find_text_markup"(const unsigned char* p,
+                                                                const unsigned char* end,
+                                                                unsigned char first,
+                                                                bint bang) noexcept

@@ -1,4 +1,6 @@
 # Rewritable units (see units.pyx; documented for users in htmlstream/units.py).
+from libc.stdint cimport uint64_t
+
 from htmlstream._engine.lexer cimport TagRec
 
 
@@ -82,6 +84,7 @@ cdef class EndTag(Unit):
 cdef class Element(Unit):
     cdef Py_ssize_t name_start
     cdef Py_ssize_t name_end
+    cdef uint64_t name_hash         # the lexer's hash of the name (taghash)
     cdef AttrSpan* spans
     cdef Py_ssize_t n_spans
     cdef Py_ssize_t spans_cap       # (the buffer is kept when the element is reused)
@@ -106,6 +109,10 @@ cdef class Element(Unit):
                                     # its content is the element's from the tag on
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
     cdef Py_ssize_t span_index(self, bytes lname)
+    cdef Py_ssize_t ascii_span(self, str name)
+    cdef Py_ssize_t ascii_override(self, str name)
+    cdef str read_tag_name(self)
+    cdef list plain_attributes(self)
     cdef Py_ssize_t override(self, bytes lname)
     cdef bytes lname(self, str name)
     cdef str decode_value(self, Py_ssize_t i)

@@ -11,17 +11,28 @@ otherwise, with the inserted content around it.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.ref cimport PyObject, Py_INCREF
+from cpython.unicode cimport PyUnicode_DecodeASCII
+from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 
-from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
+from htmlstream._engine.taghash cimport INVALID_HASH
 from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
 from htmlstream._engine.portable cimport FREE_THREADED
 
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
-    const unsigned char* PyUnicode_1BYTE_DATA(object)
+    unsigned char* PyUnicode_1BYTE_DATA(object)
+    str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+
+# The bytes an attribute value or a text chunk can have for its bytes to be its characters
+# (ASCII but '&', CR and NUL): decode_value and _plain_text copy such bytes without decoding.
+cdef bint _PLAIN_VALUE_BYTE[256]
+for _c in range(1, 0x80):
+    _PLAIN_VALUE_BYTE[_c] = _c != 0x26 and _c != 0x0D
 
 from htmlstream._engine import matcher as _matcher
 from htmlstream.charrefs import decode_charrefs
@@ -73,6 +84,118 @@ cdef bytes _last_value_bytes = None
 
 #: The bytes of input Element.capture holds at most unless told otherwise (1 MiB).
 DEFAULT_MAX_CAPTURE_BYTES = 1 << 20
+# Interned names, so that reading a name makes no object: tag names by their hash (and whether
+# the element is SVG's, whose names the parser adjusts), attribute names by their ASCII-lower-cased
+# bytes (ASCII names without NUL only).  Open addressing in C arrays; a string, once in, stays
+# (owned by _kept_names) and is never replaced; each table stops growing half full.  Written under
+# the GIL only (nothing between a probe and its insert runs other Python code); a free-threaded
+# build (FREE_THREADED) does not use them.
+cdef struct NameSlot:
+    uint64_t key                # tag: the name's hash; attribute: a hash of its lower-case bytes
+    Py_ssize_t extra            # tag: 1 for an SVG element's name, else 0; attribute: its length
+    PyObject* name              # NULL: free
+
+
+cdef enum:
+    TAG_BITS = 10
+    ATTR_BITS = 9
+    NAME_MAX = 64               # longer attribute names are not kept
+
+
+cdef NameSlot _tag_slots[1 << TAG_BITS]
+cdef NameSlot _attr_slots[1 << ATTR_BITS]
+cdef Py_ssize_t _tag_count = 0
+cdef Py_ssize_t _attr_count = 0
+cdef list _kept_names = []
+
+
+cdef inline size_t _slot(uint64_t key, int bits) noexcept nogil:
+    return <size_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - bits))
+
+
+cdef str _interned_tag_name(uint64_t h, Py_ssize_t svg):
+    """The tag name of hash ``h`` kept by _keep_tag_name, or None."""
+    cdef size_t i = _slot(h + <uint64_t>svg, TAG_BITS)
+    cdef NameSlot* slot
+    while True:
+        slot = &_tag_slots[i]
+        if slot.name == NULL:
+            return None
+        if slot.key == h and slot.extra == svg:
+            return <str>slot.name
+        i = (i + 1) & ((1 << TAG_BITS) - 1)
+
+
+cdef void _keep_tag_name(uint64_t h, Py_ssize_t svg, str name):
+    global _tag_count
+    cdef size_t i = _slot(h + <uint64_t>svg, TAG_BITS)
+    if _tag_count >= (1 << (TAG_BITS - 1)):
+        return
+    while _tag_slots[i].name != NULL:
+        if _tag_slots[i].key == h and _tag_slots[i].extra == svg:
+            return
+        i = (i + 1) & ((1 << TAG_BITS) - 1)
+    _kept_names.append(name)
+    _tag_slots[i].key = h
+    _tag_slots[i].extra = svg
+    _tag_slots[i].name = <PyObject*>name
+    _tag_count += 1
+
+
+cdef inline bint _same_name(const unsigned char* p, const unsigned char* q,
+                            Py_ssize_t n) noexcept nogil:
+    """Whether p[:n] and q[:n] are equal ASCII-case-insensitively."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if lower(p[i]) != lower(q[i]):
+            return False
+    return True
+
+
+cdef str _attribute_name(const unsigned char* p, Py_ssize_t n):
+    """The ASCII-lower-cased str of the attribute name p[:n] (interned), or None if it has a
+    byte that is not ASCII, or NUL (the general path decodes those).  A name of up to eight
+    bytes is its own key (its lower-cased bytes packed in an integer, so a hit needs no
+    comparison of strings); a longer one is found by a hash and compared."""
+    global _attr_count
+    cdef uint64_t h = 0
+    cdef Py_ssize_t j
+    cdef unsigned char c
+    cdef size_t i
+    cdef NameSlot* slot
+    cdef str name
+    if n <= 8:
+        for j in range(n):
+            c = p[j]
+            if c >= 0x80 or c == 0:
+                return None
+            h |= (<uint64_t>lower(c)) << (8 * j)
+    else:
+        h = 14695981039346656037ULL         # FNV-1a
+        for j in range(n):
+            c = p[j]
+            if c >= 0x80 or c == 0:
+                return None
+            h = (h ^ lower(c)) * 1099511628211ULL
+    if FREE_THREADED or n > NAME_MAX:
+        return PyUnicode_DecodeASCII(<const char*>p, n, NULL).lower()
+    i = _slot(h + <uint64_t>n, ATTR_BITS)
+    while True:
+        slot = &_attr_slots[i]
+        if slot.name == NULL:
+            break
+        if slot.key == h and slot.extra == n and (n <= 8 or ascii_lower_equals(
+                p, PyUnicode_1BYTE_DATA(<object>slot.name), n)):
+            return <str>slot.name
+        i = (i + 1) & ((1 << ATTR_BITS) - 1)
+    name = PyUnicode_DecodeASCII(<const char*>p, n, NULL).lower()
+    if _attr_count < (1 << (ATTR_BITS - 1)):
+        _kept_names.append(name)
+        slot.key = h
+        slot.extra = n
+        slot.name = <PyObject*>name
+        _attr_count += 1
+    return name
 
 
 class UnitExpired(HtmlStreamError):
@@ -132,6 +255,23 @@ cdef str _escape_attr(str text):
         text = text.replace('"', "&quot;")
     if "\r" in text:
         text = text.replace("\r", "&#13;")
+    return text
+
+
+cdef str _plain_text(bytes raw):
+    """``raw`` as a str if its bytes are its characters in every encoding the engine reads and
+    in every text type (ASCII without '&', CR or NUL: nothing to decode, normalise or
+    replace), else None.  Copied as it is checked."""
+    cdef Py_ssize_t j, n = len(raw)
+    cdef const unsigned char* p = <const unsigned char*><const char*>raw
+    cdef str text = PyUnicode_New(n, 127)
+    cdef unsigned char* d = PyUnicode_1BYTE_DATA(text)
+    cdef unsigned char c
+    for j in range(n):
+        c = p[j]
+        if not _PLAIN_VALUE_BYTE[c]:
+            return None
+        d[j] = c
     return text
 
 
@@ -342,8 +482,10 @@ cdef class TextChunk(Unit):
     def text(self):
         """The decoded text of this piece."""
         if self.text_ is None:
-            self.text_ = process_text(self.raw_.decode(self.encoding, "replace"),
-                                      self.text_type_)
+            self.text_ = _plain_text(self.raw_)
+            if self.text_ is None:
+                self.text_ = process_text(self.raw_.decode(self.encoding, "replace"),
+                                          self.text_type_)
         return self.text_
 
     def __repr__(self):
@@ -575,11 +717,26 @@ cdef class Element(Unit):
         Setting it renames the start and end tags to what is given (a merged tag's: the tag
         alone)."""
         if self.name_ is None:
-            self.name_ = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
-                self.encoding, "replace"))
-            if self.ns == 1:
-                self.name_ = _SVG_TAG_NAMES.get(self.name_, self.name_)
+            self.name_ = self.read_tag_name()
         return self.name_
+
+    cdef str read_tag_name(self):
+        """The tag name as written, as the DOM gives it (the same str for every element of a
+        name whose hash is valid: a hash is the name's ASCII letters and digits, case-folded)."""
+        cdef Py_ssize_t svg = self.ns == 1
+        cdef str name
+        cdef bint keep = not FREE_THREADED and self.name_hash != INVALID_HASH
+        if keep:
+            name = _interned_tag_name(self.name_hash, svg)
+            if name is not None:
+                return name
+        name = ascii_lower(self.raw_[self.name_start:self.name_end].decode(
+            self.encoding, "replace"))
+        if svg:
+            name = _SVG_TAG_NAMES.get(name, name)
+        if keep:
+            _keep_tag_name(self.name_hash, svg, name)
+        return name
 
     @tag_name.setter
     def tag_name(self, value):
@@ -624,6 +781,36 @@ cdef class Element(Unit):
                 return i
         return -1
 
+    cdef Py_ssize_t ascii_span(self, str name):
+        """span_index for an ASCII ``name`` (any case), with no bytes made."""
+        cdef Py_ssize_t i, n = len(name)
+        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
+        cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
+        cdef AttrSpan* a
+        for i in range(self.n_spans):
+            a = &self.spans[i]
+            if a.name_end - a.name_start == n and _same_name(r + a.name_start, q, n):
+                return i
+        return -1
+
+    cdef Py_ssize_t ascii_override(self, str name):
+        """override() for an ASCII ``name`` (any case), with no bytes made."""
+        cdef Py_ssize_t k, j, n = len(name)
+        cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
+        cdef const unsigned char* o
+        cdef list ov = self.overrides
+        for k in range(0, PyList_GET_SIZE(ov), 3):
+            item = <bytes>PyList_GET_ITEM(ov, k)
+            if len(item) != n:
+                continue
+            o = <const unsigned char*><const char*>item
+            for j in range(n):
+                if lower(q[j]) != o[j]:
+                    break
+            else:
+                return k
+        return -1
+
     cdef Py_ssize_t override(self, bytes lname):
         """Where ``lname``'s override (name, value or None, at end) starts in ``overrides``,
         or -1."""
@@ -644,8 +831,25 @@ cdef class Element(Unit):
     cdef str decode_value(self, Py_ssize_t i):
         cdef AttrSpan* a = &self.spans[i]
         cdef str value
+        cdef const unsigned char* p
+        cdef unsigned char* d
+        cdef Py_ssize_t j, n
+        cdef unsigned char c
         if a.value_start < 0:
             return ""
+        # ASCII with nothing to decode (no character reference, CR or NUL): the same characters
+        # in every encoding the engine reads, copied as they are checked
+        p = (<const unsigned char*><const char*>self.raw_) + a.value_start
+        n = a.value_end - a.value_start
+        value = PyUnicode_New(n, 127)
+        d = PyUnicode_1BYTE_DATA(value)
+        for j in range(n):
+            c = p[j]
+            if not _PLAIN_VALUE_BYTE[c]:
+                break
+            d[j] = c
+        else:
+            return value
         value = _newlines(self.raw_[a.value_start:a.value_end].decode(self.encoding, "replace"))
         if "&" in value:
             value = decode_charrefs(value, in_attribute=True)
@@ -675,9 +879,14 @@ cdef class Element(Unit):
         """``(name, decoded value)`` pairs in document order (duplicates dropped).  Names are
         the DOM's: ASCII-lower-cased, except on SVG and MathML elements the few the parser
         gives mixed case (``viewBox``, ``definitionURL``)."""
-        cdef list result = []
+        cdef list result
         cdef Py_ssize_t i, k
         cdef bint foreign = self.ns != 0
+        if self.overrides is None and self.n_spans <= 32:
+            result = self.plain_attributes()
+            if result is not None:
+                return result
+        result = []
         seen = set()
         for i in range(self.n_spans):
             name = self.attr_name(i)
@@ -697,6 +906,35 @@ cdef class Element(Unit):
                 value = self.overrides[k + 1]
                 if value is not None and self.span_index(lname) < 0:
                     result.append((self.dom_name((<bytes>lname).decode(self.encoding)), value))
+        return result
+
+    cdef list plain_attributes(self):
+        """``attributes`` of an element no handler changed, if its names are ASCII without NUL
+        (else None): duplicates found by comparing bytes, names interned."""
+        cdef list result = PyList_New(self.n_spans)
+        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
+        cdef Py_ssize_t i, j, n, count = 0
+        cdef AttrSpan* a
+        cdef str name
+        for i in range(self.n_spans):
+            a = &self.spans[i]
+            n = a.name_end - a.name_start
+            for j in range(i):
+                if (self.spans[j].name_end - self.spans[j].name_start == n
+                        and _same_name(r + a.name_start, r + self.spans[j].name_start, n)):
+                    break
+            else:
+                name = _attribute_name(r + a.name_start, n)
+                if name is None:
+                    return None
+                if self.ns != 0:
+                    name = self.dom_name(name)
+                item = (name, self.decode_value(i))
+                Py_INCREF(item)
+                PyList_SET_ITEM(result, count, item)
+                count += 1
+        if count < self.n_spans:
+            del result[count:]
         return result
 
     def __iter__(self):
@@ -747,8 +985,16 @@ cdef class Element(Unit):
         getAttribute() is case-sensitive on SVG and MathML elements; parsed markup never gives
         an element two attributes whose names differ only in case, so ignoring case never
         finds another attribute than the DOM's name does.)"""
-        cdef bytes lname = self.lname(name)
+        cdef bytes lname
         cdef Py_ssize_t i
+        if name is not None and PyUnicode_IS_ASCII(name):
+            if self.overrides is not None:
+                i = self.ascii_override(name)
+                if i >= 0:
+                    return <object>PyList_GET_ITEM(self.overrides, i + 1)
+            i = self.ascii_span(name)
+            return None if i < 0 else self.decode_value(i)
+        lname = self.lname(name)
         if lname is None:
             return None
         i = self.override(lname)
@@ -759,6 +1005,13 @@ cdef class Element(Unit):
 
     def has_attribute(self, str name):
         """Whether the element has attribute ``name`` (ASCII case-insensitive)."""
+        cdef Py_ssize_t i
+        if name is not None and PyUnicode_IS_ASCII(name):
+            if self.overrides is not None:
+                i = self.ascii_override(name)
+                if i >= 0:
+                    return <object>PyList_GET_ITEM(self.overrides, i + 1) is not None
+            return self.ascii_span(name) >= 0
         return self.get_attribute(name) is not None
 
     # ------------------------------------------------------------------ the start tag
@@ -1075,6 +1328,7 @@ cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
     el.offset_ = s
     el.name_start = tag.name_start - s
     el.name_end = tag.name_end - s
+    el.name_hash = tag.name_hash
     el.self_closing = tag.self_closing
     el.can_have_content_ = can_have_content
     el.ns = ns
