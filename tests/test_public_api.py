@@ -31,6 +31,8 @@ TOP_LEVEL = {
     # errors
     "HtmlStreamError", "BufferLimitExceeded", "EncodingError", "ParsingAmbiguityError",
     "SelectorError",
+    # sanitizing (the recipe layer's one-call form)
+    "sanitize", "Policy",
     "__version__",
 }
 

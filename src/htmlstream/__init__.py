@@ -6,7 +6,8 @@ Rewriting: :class:`Rewriter` with CSS selectors and handlers that receive the re
 :func:`tokenize` and :class:`Tokenizer` yield the token classes of the :mod:`htmlstream.tokens`
 namespace (``tokens.StartTag``, ``tokens.EndTag``, ``tokens.Text``, ``tokens.Comment``,
 ``tokens.Doctype``, ``tokens.Unparsed``, all ``tokens.Token``); :class:`TextType` is shared by
-text tokens and text chunks.
+text tokens and text chunks.  Sanitizing untrusted HTML: :func:`sanitize` with a
+:class:`Policy` (the ``htmlstream.recipes.sanitize`` recipe in one call).
 """
 
 from htmlstream import handlers, tokens
@@ -39,6 +40,10 @@ from htmlstream.units import (
     UnitExpired,
 )
 
+# (the one-call sanitizer and its policy: the recipe layer's, re-exported at the top level)
+from htmlstream.recipes.sanitize import Policy
+from htmlstream.recipes.sanitize import sanitize_html as sanitize
+
 __version__ = "0.1.0.dev0"
 
 __all__ = [
@@ -55,6 +60,7 @@ __all__ = [
     "InitialState",
     "OnLimit",
     "ParsingAmbiguityError",
+    "Policy",
     "Rewriter",
     "RewriterStream",
     "SelectorError",
@@ -68,6 +74,7 @@ __all__ = [
     "looks_like_html",
     "lookup_encoding",
     "parse_selector",
+    "sanitize",
     "sniff_content",
     "sniff_encoding",
     "tokenize",

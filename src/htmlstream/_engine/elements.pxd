@@ -43,6 +43,9 @@ cdef class OpenElements(DocumentSink):
                                         # the next element is open on top (see sync_overflow)
     cdef Py_ssize_t close_at            # where elements closed with no tag end
     cdef bint follow_text               # sync at text while the simulator reacts to text
+    cdef bint tag_taken                 # the current tag made, merged into or ended an element
+    cdef set source_ids                 # remove_ignored: ids of the open elements made by a
+                                        # start tag of the source (not implied, not clones)
     # --- the lazy mirror (see sync_stack) ---
     cdef bint lazy                      # the mirror may fall behind where nothing has work
     cdef bint stale                     # it did: tags were skipped since the last replay
@@ -107,3 +110,4 @@ cdef class OpenElements(DocumentSink):
                             bint explicit) except -1
     cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                       bint explicit) except -1
+    cdef int ignored_tag(self, TagRec* tag) except -1

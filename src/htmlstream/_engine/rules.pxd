@@ -11,6 +11,7 @@ cdef class RewriterSettings:
     cdef public object adjust_charset_on_meta_tag
     cdef public object sniff
     cdef public object transcode
+    cdef public object ignored_tags
     cdef public object _scanner         # (see Rewriter._scanner and _lazy_mirror)
     cdef public object _lazy_mirror
 

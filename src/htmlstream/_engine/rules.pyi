@@ -21,6 +21,7 @@ class RewriterSettings:
     adjust_charset_on_meta_tag: Any
     sniff: Any
     transcode: Any
+    ignored_tags: Any
     _scanner: Any
     _lazy_mirror: Any
     def __init__(self) -> None: ...
