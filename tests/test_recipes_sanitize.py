@@ -15,6 +15,7 @@ import pytest
 import htmlstream as hs
 from datapaths import DATA
 from htmlstream import Policy, Rewriter, recipes
+from htmlstream.cli import main
 from recipe_checks import corpus, rewrite_all
 from sanitize_checks import check
 
@@ -95,7 +96,8 @@ def test_corpus_chunkings() -> None:
     ("x<img src=x onerror=alert(1) ", "x"),
     ("</p></br></div>x", "x"),
     ("<div><td onclick=x>a</td></div>", "<div>a</div>"),
-    ('<img src="a.png" alt="&quot;q&quot;" width=1>', '<img src="a.png" alt="&quot;q&quot;" width="1">'),
+    ('<img src="a.png" alt="&quot;q&quot;" width=1>',
+     '<img src="a.png" alt="&quot;q&quot;" width="1">'),
     ('<IMG SRC="a.png">', '<img src="a.png">'),
     ('<image src="a.png">', '<img src="a.png">'),
     ("<b\x00>x\x00y</b><i>\x00</i>", "xy<i></i>"),     # (b\ufffd is no <b>)
@@ -218,5 +220,17 @@ def test_ignored_tags_chunkings() -> None:
     assert rw.rewrite("<b><i>x</b>y</i>z") == "<b><i>x</b>yz"
 
 
-def test_str_and_path(tmp_path: Path) -> None:
-    assert hs.sanitize("<i>x", Policy.text_only()) == "x"
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "in.html"
+    source.write_bytes(b"<!--c--><p onclick=x>hi <b>there<script>x()</script>")
+    out = tmp_path / "out.html"
+    assert main(["sanitize", str(source), "-o", str(out)]) == 0
+    assert out.read_bytes() == b"<p>hi <b>there</b></p>"
+    assert main(["sanitize", str(source), "-o", str(out), "--preset", "text",
+                 "--chunk-size", "3"]) == 0
+    assert out.read_bytes() == b"hi there"
+    assert main(["sanitize", str(source), "-o", str(out), "--preset", "comment",
+                 "--allow-comments"]) == 0
+    assert out.read_bytes() == b"<!--c--><p>hi <b>there</b></p>"
+    assert main(["sanitize", str(tmp_path / "missing.html")]) == 2
+    assert "cannot read" in capsys.readouterr().err

@@ -40,7 +40,9 @@ from htmlstream.units import (
     UnitExpired,
 )
 
-# (the one-call sanitizer and its policy: the recipe layer's, re-exported at the top level)
+# isort: split
+# (the one-call sanitizer and its policy, the recipe layer's, re-exported here: imported last,
+# since the recipes import the names above)
 from htmlstream.recipes.sanitize import Policy
 from htmlstream.recipes.sanitize import sanitize_html as sanitize
 

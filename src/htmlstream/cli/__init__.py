@@ -29,6 +29,11 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
     per request to standard error, and stops gracefully on SIGINT/SIGTERM.
 
+``htmlstream sanitize [INPUT|-] [-o OUT] [--preset NAME] [--allow-comments] [--encoding ENC]
+                    [--chunk-size N]``
+    Sanitize untrusted HTML as a stream (:mod:`htmlstream.recipes.sanitize`): keep what the
+    policy (ammonia's default, or the preset ``comment``, ``rich-text`` or ``text``) allows.
+
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
 ``func=cmd_<name>`` and ``cmd_<name>(args) -> int``, and add the former to :data:`COMMANDS`.
@@ -46,6 +51,7 @@ import htmlstream
 from htmlstream.cli._common import PROG, CliError
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
+from htmlstream.cli.sanitize import add_sanitize_parser
 from htmlstream.cli.tokens import add_tokens_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -55,6 +61,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_tokens_parser,
     add_rewrite_parser,
     add_proxy_parser,
+    add_sanitize_parser,
 )
 
 

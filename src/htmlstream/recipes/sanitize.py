@@ -306,7 +306,7 @@ def url_scheme(value: str) -> str | None:
 def _srcset_urls(value: str) -> list[str]:
     """The URLs of an image candidate list (``srcset``): each candidate's first word (a
     candidate's URL may contain commas: it ends at white space)."""
-    urls = []
+    urls: list[str] = []
     rest = value
     while True:
         rest = rest.lstrip(" \t\n\r\f,")
