@@ -7,13 +7,17 @@ how the input is cut into chunks."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import htmlstream as hs
 from datapaths import DATA
+from html_strategies import chunked, html_documents
 from htmlstream import Policy, Rewriter, recipes
 from htmlstream.cli import main
 from recipe_checks import corpus, rewrite_all
@@ -234,3 +238,25 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert out.read_bytes() == b"<!--c--><p>hi <b>there</b></p>"
     assert main(["sanitize", str(tmp_path / "missing.html")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- properties
+
+_SVG_POLICY = POLICIES["svg_style"]
+
+
+@settings(max_examples=int(os.environ.get("SANITIZE_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(doc=html_documents(40), data=st.data())
+def test_property(doc: bytes, data: st.DataObject) -> None:
+    """Generated documents (every tokenizer state, foreign content, broken tags, NUL, invalid
+    UTF-8): the output holds nothing outside the policy, closes what it opens, sanitizes to
+    itself, and is the same in a random chunking."""
+    source = doc.decode("utf-8", "replace")
+    for policy in (POLICIES["default"], _SVG_POLICY):
+        check(source, policy)
+    rw = Rewriter().use(recipes.sanitize())
+    whole = rw.rewrite(doc)
+    chunks = data.draw(chunked(doc))
+    stream = rw.stream()
+    assert b"".join([stream.feed(c) for c in chunks] + [stream.close()]) == whole

@@ -462,8 +462,7 @@ class Sanitize:
     def _text(self, chunk: TextChunk) -> None:
         text_type = chunk.text_type
         if text_type == TextType.DATA or text_type == TextType.RCDATA:
-            if _TEXT_SPECIAL.search(chunk.raw) is not None:
-                chunk.replace(escape_text(chunk.text), html=True)
+            _escape_chunk(chunk)
             return
         if text_type == TextType.CDATA_SECTION:
             chunk.remove()              # (its markers stay: an empty section)
@@ -479,8 +478,7 @@ class Sanitize:
                 chunk.remove()
                 return
         # raw text of a removed element (<xmp>, <plaintext>...): text from now on
-        if _TEXT_SPECIAL.search(chunk.raw) is not None:
-            chunk.replace(escape_text(chunk.text), html=True)
+        _escape_chunk(chunk)
 
     def _comment(self, comment: Comment) -> None:
         if self._comments:
@@ -491,6 +489,20 @@ class Sanitize:
     def _doctype_(self, doctype: Doctype) -> None:
         if not (self._doctype and doctype.raw.endswith(b">")):
             doctype.remove()
+
+
+def _escape_chunk(chunk: TextChunk) -> None:
+    """Write the chunk's text escaped, unless its raw bytes are that already (no ``&``, ``<``,
+    ``>``, NUL or CR, and no byte its encoding cannot read: those are written as the U+FFFD
+    they read as, whatever the chunking)."""
+    raw = chunk.raw
+    if raw.isascii():
+        if _TEXT_SPECIAL.search(raw) is not None:
+            chunk.replace(escape_text(chunk.text), html=True)
+        return
+    text = chunk.text
+    if _TEXT_SPECIAL.search(raw) is not None or "\ufffd" in text:
+        chunk.replace(escape_text(text), html=True)
 
 
 def _write_end_tag(end: EndTag) -> None:
