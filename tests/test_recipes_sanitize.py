@@ -7,8 +7,8 @@ how the input is cut into chunks."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import json
+import os
 from pathlib import Path
 
 import pytest
