@@ -339,6 +339,9 @@ def _srcset_urls(value: str) -> list[str]:
 # --------------------------------------------------------------------------- the recipe
 
 _RAW_KEY = "sanitize.raw"
+# (plain ints: compared once per text chunk)
+_RCDATA = int(TextType.RCDATA)          # (DATA is 0, RCDATA 1: "<= _RCDATA" is either)
+_CDATA_SECTION = int(TextType.CDATA_SECTION)
 
 
 class Sanitize:
@@ -359,6 +362,13 @@ class Sanitize:
         self._schemes = policy.url_schemes
         self._relative = policy.relative_urls
         self._raw_tags = policy.tags & _RAW_TEXT_TAGS
+        self._foreign = bool(policy.tags & {"svg", "math"})
+        # per allowed HTML tag that gets no attribute of the policy's own: its start tag with
+        # no attribute, as text and bytes
+        self._plain = {
+            key: (f"<{key}>", f"<{key}>".encode("ascii")) for key in policy.tags
+            if key.isascii() and key not in policy.set_attributes
+            and not (key == "a" and policy.link_rel is not None)}
         # per tag: (exact names, prefixes), generic included; filled on first use
         self._allowed: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
         self._set = policy.set_attributes
@@ -393,8 +403,10 @@ class Sanitize:
     def _element(self, el: Element) -> None:
         name = el.tag_name
         key = name if name.islower() else name.lower()
-        html = el.namespace_uri == HTML_NS
-        if html and key == "image":
+        # (without foreign content allowed, <svg> and <math> go with their content: every
+        # element a handler sees is HTML)
+        html = not self._foreign or el.namespace_uri == HTML_NS
+        if key == "image" and el.namespace_uri == HTML_NS:
             name = key = "img"              # (the tree builder makes it an <img>)
         if key in self._drop:
             el.remove()
@@ -411,12 +423,25 @@ class Sanitize:
             # beyond the depth the tree builder is followed: its end is not known
             el.remove_and_keep_content()
             return
-        el.remove_and_keep_content()
-        el.before(self._start_tag(el, name, key, html, content), html=True)
-        if content:
-            el.on_end_tag(_write_end_tag)
-            if html and key in self._raw_tags:
-                el.context[_RAW_KEY] = key
+        raw = el.raw
+        plain = self._plain.get(key) if html else None
+        if plain is not None and len(raw) == len(plain[0]):
+            tag = plain[0]                  # (no room for an attribute in the tag)
+            same = raw == plain[1]
+        else:
+            tag = self._start_tag(el, name, key, html, content)
+            same = len(raw) == len(tag) and tag.isascii() and raw == tag.encode("ascii")
+        if same:
+            # written as it would be written: left as it is (its end tag too, if it is one)
+            if content:
+                el.on_end_tag(_check_end_tag)
+        else:
+            el.remove_and_keep_content()
+            el.before(tag, html=True)
+            if content:
+                el.on_end_tag(_write_end_tag)
+        if content and html and key in self._raw_tags:
+            el.context[_RAW_KEY] = key
 
     def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
         exact, prefixes = self._attributes_for(key)
@@ -461,10 +486,15 @@ class Sanitize:
 
     def _text(self, chunk: TextChunk) -> None:
         text_type = chunk.text_type
-        if text_type == TextType.DATA or text_type == TextType.RCDATA:
-            _escape_chunk(chunk)
+        if text_type <= _RCDATA:
+            raw = chunk.raw
+            if raw.isascii():
+                if _TEXT_SPECIAL.search(raw) is not None:
+                    chunk.replace(escape_text(chunk.text), html=True)
+            else:
+                _escape_chunk(chunk)
             return
-        if text_type == TextType.CDATA_SECTION:
+        if text_type == _CDATA_SECTION:
             chunk.remove()              # (its markers stay: an empty section)
             return
         if text_type == TextType.RAWTEXT and self._raw_tags:
@@ -505,9 +535,35 @@ def _escape_chunk(chunk: TextChunk) -> None:
         chunk.replace(escape_text(text), html=True)
 
 
+_END_TAGS: dict[str, tuple[str, bytes]] = {}
+
+
+def _end_tag(name: str) -> tuple[str, bytes]:
+    """The end tag of an element of the DOM name ``name``, as text and as bytes."""
+    end = _END_TAGS.get(name)
+    if end is None:
+        text = f"</{name}>"
+        end = _END_TAGS[name] = (text, text.encode("utf-8"))
+    return end
+
+
 def _write_end_tag(end: EndTag) -> None:
-    """An allowed element ends: write its end tag (the source's, if any, is removed)."""
-    end.before(f"</{end.name}>", html=True)
+    """An allowed element whose start tag was rewritten ends: write its end tag (the source's,
+    if any, goes with the start tag)."""
+    end.before(_end_tag(end.name)[0], html=True)
+    if end.context.get(_RAW_KEY) is not None:
+        end.context[_RAW_KEY] = None
+
+
+def _check_end_tag(end: EndTag) -> None:
+    """An allowed element whose start tag was left as it was ends: its end tag stays if it is
+    written as it would be written, else it is rewritten (or written, if it is implied)."""
+    text, raw = _end_tag(end.name)
+    if end.implicit:
+        end.before(text, html=True)
+    elif end.raw != raw:
+        end.remove()
+        end.before(text, html=True)
     if end.context.get(_RAW_KEY) is not None:
         end.context[_RAW_KEY] = None
 
