@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, overload
@@ -186,12 +187,12 @@ class Policy:
             (``{"a": {"target": "_blank"}}``), replacing its own.
     """
 
-    tags: frozenset[str] = DEFAULT_TAGS
-    attributes: Mapping[str, frozenset[str]] = field(
+    tags: AbstractSet[str] = DEFAULT_TAGS
+    attributes: Mapping[str, AbstractSet[str]] = field(
         default_factory=lambda: dict(DEFAULT_ATTRIBUTES), hash=False)
-    url_schemes: frozenset[str] = DEFAULT_URL_SCHEMES
+    url_schemes: AbstractSet[str] = DEFAULT_URL_SCHEMES
     relative_urls: bool = True
-    drop_content: frozenset[str] = DEFAULT_DROP_CONTENT
+    drop_content: AbstractSet[str] = DEFAULT_DROP_CONTENT
     allow_comments: bool = False
     allow_doctype: bool = False
     link_rel: str | None = "noopener noreferrer"
