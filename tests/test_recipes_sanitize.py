@@ -315,3 +315,20 @@ def test_nh3(name: str, source: str) -> None:
             assert tree(ours) == tree(theirs)
     else:
         assert ours == theirs
+
+
+def test_unfinished_cdata() -> None:
+    """Found by the fuzz target: an input that ends inside a CDATA section (in allowed SVG) must
+    not leave the output inside it, where the end tags written after it would be its text."""
+    p = dataclasses.replace(Policy(), tags=Policy().tags | {"svg", "desc"})
+    src = "<svg><desc><p>x</p></desc><![CDATA[ <b> ]]"
+    assert check(src, p) == "<svg><desc><p>x</p></desc><![CDATA[]]></svg>"
+    for src in ("<svg><![CDATA[x", "<svg><![CDATA[x]", "<div><svg><![CDATA[x]]>"):
+        check(src, p)
+        rewrite_all(Rewriter().use(recipes.sanitize(p)), src)
+    # the engine, for any handler writing after the end: the section is closed first, and
+    # what follows reads as foreign content (']' at the end stays the section's text)
+    rw = Rewriter()
+    rw.on("svg", element=lambda el: el.append("<b>t</b>"))
+    assert rw.rewrite("<svg><![CDATA[x]") == "<svg><![CDATA[x]]]>&lt;b&gt;t&lt;/b&gt;"
+    assert rw.rewrite("<svg><![CDATA[x]]>") == "<svg><![CDATA[x]]>&lt;b&gt;t&lt;/b&gt;"

@@ -23,6 +23,7 @@ from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
 
 from htmlstream._engine.constants cimport BODY_HASH, IMAGE_HASH, IMG_HASH
+from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
 from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
     AttributePolicy,
@@ -205,6 +206,8 @@ cdef class RewriteSink(OpenElements):
         cdef TextChunk chunk
         cdef int escape_before = 0
         cdef int escape_after = 0
+        if text_type == T_CDATA:
+            self.output.cdata_written = self.removing_depth < 0
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)

@@ -367,7 +367,7 @@ class Sanitize:
         # per allowed HTML tag that gets no attribute of the policy's own: its start tag with
         # no attribute, as text and bytes
         self._plain = {
-            key: (f"<{key}>", f"<{key}>".encode("ascii")) for key in policy.tags
+            key: f"<{key}>" for key in policy.tags
             if key.isascii() and key not in policy.set_attributes
             and not (key == "a" and policy.link_rel is not None)}
         # per tag: (exact names, prefixes), generic included; filled on first use
@@ -424,25 +424,20 @@ class Sanitize:
             # beyond the depth the tree builder is followed: its end is not known
             el.remove_and_keep_content()
             return
-        raw = el.raw
         plain = self._plain.get(key) if html else None
-        if plain is not None and len(raw) == len(plain[0]):
-            tag = plain[0]                  # (no room for an attribute in the tag)
-            same = raw == plain[1]
+        if plain is not None and len(el.raw) == len(plain):
+            tag = plain                     # (no room for an attribute in the tag)
         else:
             tag = self._start_tag(el, name, key, html, content)
-            same = len(raw) == len(tag) and tag.isascii() and raw == tag.encode("ascii")
-        if same:
-            # written as it would be written: left as it is (its end tag too, if it is one)
-            if content:
-                el.on_end_tag(_check_end_tag)
-        else:
-            el.remove_and_keep_content()
-            el.before(tag, html=True)
-            if content:
+        el.remove_and_keep_content()
+        el.before(tag, html=True)
+        if content:
+            if html and key in self._raw_tags:
+                el.context[_RAW_KEY] = key
                 el.on_end_tag(_write_end_tag)
-        if content and html and key in self._raw_tags:
-            el.context[_RAW_KEY] = key
+            else:
+                # (written where the element ends, its end tag or not: no call there)
+                el.append(_end_tag(name), html=True)
 
     def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
         exact, prefixes = self._attributes_for(key)
@@ -536,35 +531,21 @@ def _escape_chunk(chunk: TextChunk) -> None:
         chunk.replace(escape_text(text), html=True)
 
 
-_END_TAGS: dict[str, tuple[str, bytes]] = {}
+_END_TAGS: dict[str, str] = {}
 
 
-def _end_tag(name: str) -> tuple[str, bytes]:
-    """The end tag of an element of the DOM name ``name``, as text and as bytes."""
+def _end_tag(name: str) -> str:
+    """The end tag of an element of the DOM name ``name``."""
     end = _END_TAGS.get(name)
     if end is None:
-        text = f"</{name}>"
-        end = _END_TAGS[name] = (text, text.encode("utf-8"))
+        end = _END_TAGS[name] = f"</{name}>"
     return end
 
 
 def _write_end_tag(end: EndTag) -> None:
-    """An allowed element whose start tag was rewritten ends: write its end tag (the source's,
-    if any, goes with the start tag)."""
-    end.before(_end_tag(end.name)[0], html=True)
-    if end.context.get(_RAW_KEY) is not None:
-        end.context[_RAW_KEY] = None
-
-
-def _check_end_tag(end: EndTag) -> None:
-    """An allowed element whose start tag was left as it was ends: its end tag stays if it is
-    written as it would be written, else it is rewritten (or written, if it is implied)."""
-    text, raw = _end_tag(end.name)
-    if end.implicit:
-        end.before(text, html=True)
-    elif end.raw != raw:
-        end.remove()
-        end.before(text, html=True)
+    """An allowed raw-text element (``<style>``) ends: write its end tag (the source's, if any,
+    goes with the start tag), and its text is over."""
+    end.before(_end_tag(end.name), html=True)
     if end.context.get(_RAW_KEY) is not None:
         end.context[_RAW_KEY] = None
 
