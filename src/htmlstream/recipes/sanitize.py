@@ -7,7 +7,9 @@ links, comments dropped); presets for a comment box, a rich-text editor and plai
 (:meth:`Policy.comment`, :meth:`Policy.rich_text`, :meth:`Policy.text_only`).
 
 Safe by construction: **every byte of the output is written by the recipe**, from what the
-tokenizer and the tree-builder simulator say the input is, never copied from the input:
+tokenizer and the tree-builder simulator say the input is (input is copied only where it is
+byte for byte what the recipe would write: plain text; and an allowed doctype, the delimiters
+of a CDATA section in allowed SVG):
 
 * an allowed element is written as a new start tag, ``<name a="v">``, with the allowed attributes
   only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``), and a new end tag ``</name>``
