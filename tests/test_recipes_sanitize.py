@@ -100,6 +100,9 @@ def test_corpus_chunkings() -> None:
     ("x<img src=x onerror=alert(1) ", "x"),
     ("</p></br></div>x", "x"),
     ("<div><td onclick=x>a</td></div>", "<div>a</div>"),
+    # (found by the fuzz target: a <body> merged into the body that text implied, and its end)
+    ("d><body><p class=c>a</p></body></html>x", "d&gt;<p>a</p>x"),
+    ("<p>x</p><html lang=en><body onload=x>y</body></html>", "<p>x</p>y"),
     ('<img src="a.png" alt="&quot;q&quot;" width=1>',
      '<img src="a.png" alt="&quot;q&quot;" width="1">'),
     ('<IMG SRC="a.png">', '<img src="a.png">'),

@@ -417,6 +417,10 @@ class Sanitize:
         if key not in self._tags:
             if html:
                 el.remove_and_keep_content()
+                if el.merged:
+                    # (a <body> or <html> tag merged into the open element: the removal takes
+                    # the tag alone, and its end tag would stay)
+                    el.on_end_tag(_remove_end_tag)
             else:
                 # (its content, without it, would be read in another namespace)
                 el.remove()
@@ -542,6 +546,11 @@ def _end_tag(name: str) -> str:
     if end is None:
         end = _END_TAGS[name] = f"</{name}>"
     return end
+
+
+def _remove_end_tag(end: EndTag) -> None:
+    """A removed element's end tag goes too."""
+    end.remove()
 
 
 def _write_end_tag(end: EndTag) -> None:
