@@ -172,6 +172,9 @@ def _recipes_output(chunks: list[bytes], known: bool) -> tuple[bytes, object]:
     ctx: dict[str, object] = {}
     stream = _RECIPES[known].stream(context=ctx)
     out = b"".join(stream.feed(c) for c in chunks) + stream.close()
+    if stream.passthrough_reason is not None:
+        # (UTF-16 input passes through unchanged: no handler runs, so there is no report)
+        return out, stream.passthrough_reason
     report = ctx["https_upgrade"]
     return out, (report.upgraded, report.left, ctx.get("csp_nonce"))  # type: ignore[attr-defined]
 
