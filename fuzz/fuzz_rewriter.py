@@ -16,6 +16,10 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
 * the mutation's output re-tokenizes to the intended structure, the same for every chunking;
 * ``recipes.obfuscate_emails`` does not depend on the chunking and ``recipes.decode_emails``
   undoes it (``htmlmodel.check_emails``);
+* ``recipes.sanitize`` (ammonia's default policy, and a permissive one with SVG, MathML,
+  ``<style>``, comments and the doctype): parsed by html5lib, its output holds no element,
+  attribute or URL scheme outside the policy, closes what it opens, sanitizes to itself, and
+  does not depend on the chunking (``tests/sanitize_checks.py``);
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -148,12 +152,29 @@ def TestOneInput(data: bytes) -> None:
     except hm.KnownBug as bug:
         STATS[bug.key] += 1
     check_recipes(doc, cuts)
+    check_sanitize(doc, cuts)
+
+
+def check_sanitize(doc: bytes, cuts: list[list[bytes]]) -> None:
+    """recipes.sanitize: what it promises (sanitize_checks.check), in every chunking."""
+    source = doc.decode("utf-8", "replace")
+    for policy in _SANITIZE_POLICIES:
+        sanitize_checks.check(source, policy)
+    rw = _RECIPES["sanitize"]
+    expected = rw.rewrite(doc)
+    for chunks in cuts:
+        stream = rw.stream()
+        if b"".join([stream.feed(c) for c in chunks] + [stream.close()]) != expected:
+            raise AssertionError(f"sanitize: output depends on the chunking {chunks!r}")
 
 
 def _recipes_output(chunks: list[bytes], known: bool) -> tuple[bytes, object]:
     ctx: dict[str, object] = {}
     stream = _RECIPES[known].stream(context=ctx)
     out = b"".join(stream.feed(c) for c in chunks) + stream.close()
+    if stream.passthrough_reason is not None:
+        # (UTF-16 input passes through unchanged: no handler runs, so there is no report)
+        return out, stream.passthrough_reason
     report = ctx["https_upgrade"]
     return out, (report.upgraded, report.left, ctx.get("csp_nonce"))  # type: ignore[attr-defined]
 
@@ -169,7 +190,7 @@ def check_recipes(doc: bytes, cuts: list[list[bytes]]) -> None:
             raise AssertionError("recipes: https_upgrade with no known host changed the input")
 
 
-def _make_recipes() -> dict[bool, object]:
+def _make_recipes() -> dict[Any, object]:
     from htmlstream import Rewriter, recipes
     every = Rewriter().use(
         recipes.csp_nonce(nonce=lambda: "n0nce"),
@@ -179,11 +200,26 @@ def _make_recipes() -> dict[bool, object]:
                               upgrade_insecure_requests=True))
     none = Rewriter().use(recipes.https_upgrade(lambda host: False, hsts_preload=False,
                                                 links=True))
-    return {True: every, False: none}
+    return {True: every, False: none, "sanitize": Rewriter().use(recipes.sanitize())}
+
+
+def _sanitize_policies() -> list[Any]:
+    import dataclasses
+
+    from htmlstream import Policy
+    default = Policy()
+    permissive = dataclasses.replace(
+        default, tags=default.tags | {"svg", "math", "mi", "mtext", "style", "rect", "text",
+                                      "foreignObject", "textarea", "title", "desc"},
+        allow_comments=True, allow_doctype=True,
+        attributes={**default.attributes, "*": frozenset({"title", "data-*", "style"})})
+    return [default, permissive]
 
 
 with atheris.instrument_imports():
-    _RECIPES: dict[bool, Any] = _make_recipes()
+    _RECIPES: dict[Any, Any] = _make_recipes()
+    _SANITIZE_POLICIES = _sanitize_policies()
+    import sanitize_checks
 
 
 def main() -> None:

@@ -35,6 +35,8 @@ TOP_LEVEL = {
     "SelectorError",
     # parse errors, reported on request (docs/guide/errors.md)
     "ParseError", "ParseErrorCallback",
+    # sanitizing (the recipe layer's one-call form)
+    "sanitize", "Policy",
     "__version__",
 }
 

@@ -8,7 +8,8 @@ namespace (``tokens.StartTag``, ``tokens.EndTag``, ``tokens.Text``, ``tokens.Com
 ``tokens.Doctype``, ``tokens.Unparsed``, all ``tokens.Token``); :class:`TextType` is shared by
 text tokens and text chunks.  Extraction: :func:`extract` (and :class:`Extractor`, without I/O)
 pull the values :class:`Field` selectors name out of a document while it streams, and stop
-reading as soon as they are known.
+reading as soon as they are known.  Sanitizing untrusted HTML: :func:`sanitize` with a
+:class:`Policy` (the ``htmlstream.recipes.sanitize`` recipe in one call).
 """
 
 from htmlstream import handlers, tokens
@@ -44,6 +45,12 @@ from htmlstream.units import (
     UnitExpired,
 )
 
+# isort: split
+# (the one-call sanitizer and its policy, the recipe layer's, re-exported here: imported last,
+# since the recipes import the names above)
+from htmlstream.recipes.sanitize import Policy
+from htmlstream.recipes.sanitize import sanitize_html as sanitize
+
 __version__ = "0.1.0.dev0"
 
 __all__ = [
@@ -64,6 +71,7 @@ __all__ = [
     "ParseError",
     "ParseErrorCallback",
     "ParsingAmbiguityError",
+    "Policy",
     "Rewriter",
     "RewriterStream",
     "SelectorError",
@@ -78,6 +86,7 @@ __all__ = [
     "looks_like_html",
     "lookup_encoding",
     "parse_selector",
+    "sanitize",
     "sniff_content",
     "sniff_encoding",
     "tokenize",

@@ -55,10 +55,14 @@ from htmlstream.handlers import (
 )
 from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
 
-__all__ = ["OnLimit", "Rewriter", "RewriterStream"]
+__all__ = ["IgnoredTags", "OnLimit", "Rewriter", "RewriterStream"]
 
 #: What a stream does when a limit is exceeded (``Rewriter(on_limit=...)``).
 OnLimit: TypeAlias = Literal["raise", "passthrough"]
+
+#: What a stream does with the tags a browser's tree builder ignores
+#: (``Rewriter(ignored_tags=...)``).
+IgnoredTags: TypeAlias = Literal["keep", "remove"]
 
 T = TypeVar("T")
 _E = TypeVar("_E", bound=ElementHandler)
@@ -179,6 +183,20 @@ class Rewriter:
             :class:`~htmlstream.ParseError`, in input order, while a document is rewritten
             (:meth:`stream` takes one per document instead).  By default parse errors are not
             looked for; reporting them changes nothing in the output (docs/guide/errors.md).
+        ignored_tags: what happens to the tags that make no element and end none in a
+            browser: a start tag its tree builder ignores (a ``<td>`` outside a table, a
+            second ``<head>``, ``<frame>`` outside a frameset), an end tag that ends no open
+            element made by a start tag of the source (a stray ``</div>``; the end tag of an
+            element the tree builder made by itself, an implied ``<tbody>`` or a re-opened
+            ``<b>``; ``</body>`` and ``</html>``, which end nothing in a browser; ``</p>`` and
+            ``</br>`` with no element to end, for which a browser makes an empty ``<p>`` or a
+            ``<br>``), and the bytes the
+            tokenizer drops (a tag left unfinished at the end of input, ``</>``).  ``"keep"``
+            (the default) copies them as they are; ``"remove"`` leaves them out of the
+            output, so that every tag in it is one that handlers saw (what
+            ``recipes.sanitize`` needs).  An element beyond the tree builder's depth bound
+            (1024 open elements) gets no end-tag work, and with ``"remove"`` its end tag
+            counts as ignored.
     """
 
     # The settings (Args above), kept in ``_settings``.
@@ -191,6 +209,7 @@ class Rewriter:
     sniff: _Setting[bool] = _Setting()
     transcode: _Setting[bool] = _Setting()
     on_error: _Setting[ParseErrorCallback | None] = _Setting()
+    ignored_tags: _Setting[IgnoredTags] = _Setting()
     #: Whether streams scan past the attributes no rule reads (the engine's two speeds, see
     #: DESIGN.md); tests set it to False to compare with every tag lexed in full.
     _scanner: _Setting[bool] = _Setting()      # (True unless set)
@@ -211,14 +230,18 @@ class Rewriter:
         sniff: bool = False,
         transcode: bool = False,
         on_error: ParseErrorCallback | None = None,
+        ignored_tags: IgnoredTags = "keep",
     ) -> None:
         if on_limit not in ("raise", "passthrough"):
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
+        if ignored_tags not in ("keep", "remove"):
+            raise ValueError(f"ignored_tags must be 'keep' or 'remove', not {ignored_tags!r}")
         self._settings = RewriterSettings()
         self._compiled: CompiledRules | None = None
         self.adjust_charset_on_meta_tag = bool(adjust_charset_on_meta_tag)
         self.sniff = bool(sniff)
         self.transcode = bool(transcode)
+        self.ignored_tags = ignored_tags
         #: The documents' encoding (its WHATWG name, e.g. ``"windows-1252"``).
         self.encoding = self._check_encoding(encoding).name
         self.max_attributes = max_attributes

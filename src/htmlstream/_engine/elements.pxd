@@ -47,6 +47,9 @@ cdef class OpenElements(DocumentSink):
     cdef bint keep_text                 # the subclass needs all text (text captures), whatever
                                         # the simulator reacts to (its elements have work left,
                                         # so valid > 0)
+    cdef bint tag_taken                 # the current tag made, merged into or ended an element
+    cdef set source_ids                 # remove_ignored: ids of the open elements made by a
+                                        # start tag of the source (not implied, not clones)
     # --- the lazy mirror (see sync_stack) ---
     cdef bint lazy                      # the mirror may fall behind where nothing has work
     cdef bint stale                     # it did: tags were skipped since the last replay
@@ -111,3 +114,4 @@ cdef class OpenElements(DocumentSink):
                             bint explicit) except -1
     cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                       bint explicit) except -1
+    cdef int ignored_tag(self, TagRec* tag) except -1

@@ -66,6 +66,7 @@ cdef class OpenElements(DocumentSink):
         """No element open (a new document).  ``lazy``: the mirror may fall behind."""
         self.removing_depth = -1
         self.states = None
+        self.source_ids = set() if self.remove_ignored else None
         self.depth = 0
         self.id_mark = 0
         self.head_frame = None
@@ -124,10 +125,13 @@ cdef class OpenElements(DocumentSink):
         if self.lazy:
             if _skip_tag(self, tag):
                 return 0
-        elif self.matcher is None:
+        elif self.matcher is None and not self.remove_ignored:
             # No element rules: no element can have work at its end, nothing to mirror.
             return 0
+        self.tag_taken = False
         self.sync_stack(tag)
+        if self.remove_ignored and not self.tag_taken:
+            self.ignored_tag(tag)
         if self.follow_text:
             lx.want_text = self.sim.wants_text or self.keep_text
         return 0
@@ -235,6 +239,9 @@ cdef class OpenElements(DocumentSink):
                 if self.mirror_names[j] == tag.name_hash and not (
                         middle and self.stays(self.mirror[j], k)):
                     explicit_id = self.mirror[j]
+                    # (remove_ignored: the end tag of an element with no tag of its own, an
+                    # implied or re-opened one, is as ignored as its start)
+                    self.tag_taken = self.source_ids is None or explicit_id in self.source_ids
                     break
         if middle:
             k = self.sync_middle(tag, k, explicit_id, mark)
@@ -251,6 +258,9 @@ cdef class OpenElements(DocumentSink):
             e = &sim.stack[j]
             if not handled and e.offset == tag.start and not (e.flags & E_CLONE):
                 handled = True
+                self.tag_taken = True
+                if self.source_ids is not None:
+                    self.source_ids.add(e.id)
                 self.mirror_push(e.id, e.name)
                 if sim.last_in_head:
                     self.start_in_head(tag, e.ns, True, j)
@@ -272,6 +282,7 @@ cdef class OpenElements(DocumentSink):
             # (a start tag the tree builder ignores is no element: it does not count as a
             # sibling and gets no handlers; <html> and <body> merged into the open ones get
             # the handlers they match, but do not count as siblings either)
+            self.tag_taken = True
             if sim.overflow > 0 and sim.last_inserted and self.matcher is not None:
                 # the first element beyond max_depth: matched as a child of the deepest
                 # recorded one (no end-tag work, as for all elements beyond the bound)
@@ -460,6 +471,8 @@ cdef class OpenElements(DocumentSink):
         cdef OpenElement state = None
         cdef bint kept = i + 1 < self.depth and self.kept_ancestor(self.mirror[i])
         cdef Py_ssize_t n_ghosts = 0, f, g
+        if self.source_ids:
+            self.source_ids.discard(self.mirror[i])
         if self.ghosts:
             n_ghosts = self.ghosts.pop(i, 0)
         if self.matcher is not None and not kept:
@@ -486,6 +499,8 @@ cdef class OpenElements(DocumentSink):
     cdef int end_in_place(self, Py_ssize_t i, TagRec* tag, bint explicit) except -1:
         """The element at index i ends here, and a clone of it takes its place."""
         cdef OpenElement state = None
+        if self.source_ids:
+            self.source_ids.discard(self.mirror[i])
         if self.states:
             state = self.states.pop(i, None)
         if state is not None:
@@ -514,6 +529,8 @@ cdef class OpenElements(DocumentSink):
         cdef OpenElement state
         cdef Py_ssize_t depth = self.depth - 1
         self.depth = depth
+        if self.source_ids:
+            self.source_ids.discard(self.mirror[depth])
         if self.matcher is not None:
             if depth == 1 and self.mirror_names[1] == HEAD_HASH:
                 # kept: what the "after head" rule puts back into <head> continues its children
@@ -586,4 +603,11 @@ cdef class OpenElements(DocumentSink):
                       bint explicit) except -1:
         """Write the end-tag work of the element of ``state`` where it ends (its element stays
         open: ``</body>``, ``</html>``)."""
+        return 0
+
+    cdef int ignored_tag(self, TagRec* tag) except -1:
+        """``remove_ignored``: the tag made, merged into or ended no element (a start tag the
+        tree builder ignores, a stray end tag, ``</body>`` and ``</html>``, which end nothing
+        in a browser, unless end-tag work was written there; an end tag beyond max_depth, where
+        ends are not followed)."""
         return 0

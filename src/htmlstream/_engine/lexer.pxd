@@ -129,6 +129,7 @@ cdef class Lexer:
     # unfinished token's start (-1: none), from where its bytes must be dropped (-1: keep them)
     # and the bytes that finish it without changing it (None: drop it instead)
     cdef readonly Py_ssize_t eof_start
+    cdef readonly bint eof_cdata        # the input ended inside a CDATA section
     cdef Py_ssize_t eof_drop
     cdef bytes eof_closer
 

@@ -73,6 +73,9 @@ class Lexer:
     # After close(): where the token the input ended inside began (-1: none; see note_eof).
     @property
     def eof_start(self) -> int: ...
+    # After close(): whether the input ended inside a CDATA section.
+    @property
+    def eof_cdata(self) -> bool: ...
     # Number of input bytes fed so far.
     @property
     def offset(self) -> int: ...

@@ -376,6 +376,7 @@ cdef class Lexer:
         self.stream_len = 0
         self.eof_start = -1
         self.eof_drop = -1
+        self.eof_cdata = False
         self.last_start_tag_hash = EMPTY_HASH
         self.last_start_tag_len = 0
         self.last_start_tag_name = None
@@ -517,6 +518,11 @@ cdef class Lexer:
             self.finish_eof()
         else:
             self.report_eof()
+        if S_CDATA <= self.state <= S_CDATA_END:
+            # Content written after the end is not the section's text: the sink closes the
+            # section first (Output.divert), and it reads as foreign content from there.
+            self.eof_cdata = True
+            self.text_type = DATA
         if self.feedback is not None:
             self.feedback.on_eof(self)
         if self.sink is not None:

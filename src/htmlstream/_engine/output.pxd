@@ -21,6 +21,8 @@ cdef class Output:
     cdef bint utf8                      # encoding is UTF-8
     cdef bint may_change                # some handler can change the output
     cdef bint skipping                  # the input is being removed (an element's content)
+    cdef bint cdata_written             # the last CDATA text handed over was not removed with
+                                        # an element (its section's start is in the output)
     cdef unsigned char* out
     cdef Py_ssize_t out_len
     cdef Py_ssize_t out_cap

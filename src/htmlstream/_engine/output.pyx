@@ -104,6 +104,7 @@ cdef class Output:
         self.lx = None
         self.may_change = may_change
         self.skipping = False
+        self.cdata_written = False
         self.out_len = 0
         self.out_cap = 0
         self.out_pos = 0
@@ -303,6 +304,12 @@ cdef class Output:
         cdef bytes tail
         if lx.eof_start >= 0 and self.out_pos == lx.stream_len:
             self.finish_eof_token()
+        elif lx.eof_cdata and self.cdata_written and self.out_pos == lx.stream_len:
+            # the input ended inside a CDATA section: close it, so that it does not absorb
+            # what follows (any ']' at its end stays text: ']]>' after it ends it all the same)
+            self.guard_ctx = -1             # (no CDATA text to watch from here)
+            self.write(<const unsigned char*>b"]]>", 3)
+            self.cdata_written = False
         n = self.hazard(ctx)
         if n:
             p = self.out_len - n

@@ -25,6 +25,7 @@ from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
 
 from htmlstream._engine.constants cimport BODY_HASH, IMAGE_HASH, IMG_HASH
+from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
 from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
     AttributePolicy,
@@ -130,7 +131,8 @@ cdef class RewriteSink(OpenElements):
         if self.output is None:
             self.output = Output.__new__(Output)
         self.output.init(encoding, bool(rules.any_element or rules.any_text or rules.doc_comments
-                                        or rules.doc_doctype or rules.doc_end))
+                                        or rules.doc_doctype or rules.doc_end
+                                        or self.remove_ignored))
         self.active_counts = [0] * rules.program.n_rules if rules.program.n_rules else _NO_RULES
         # (the rules' own lists: the active lists are replaced, never changed in place; see
         # refresh_active)
@@ -176,9 +178,11 @@ cdef class RewriteSink(OpenElements):
         self.lx = lx
         self.output.lx = lx
         self.sim = sim
-        self.lazy = self.lazy and lazy
+        # (ignored tags are found by replaying every tag: no lazy mirror)
+        self.lazy = self.lazy and lazy and not self.remove_ignored
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
-        lx.sink_tags = self.matcher is not None     # (else on_tag has nothing to do)
+        # (else on_tag has nothing to do)
+        lx.sink_tags = self.matcher is not None or self.remove_ignored
         if scanner and rules.attribute_tags is not None:
             if rules.attribute_policy is None:      # (once per Rules: streams share it)
                 hashes = set()
@@ -225,6 +229,8 @@ cdef class RewriteSink(OpenElements):
         cdef TextChunk chunk
         cdef int escape_before = 0
         cdef int escape_after = 0
+        if text_type == T_CDATA:
+            self.output.cdata_written = self.removing_depth < 0
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
@@ -340,6 +346,22 @@ cdef class RewriteSink(OpenElements):
         return 0
 
     cdef int on_unparsed(self, Lexer lx, Py_ssize_t start, Py_ssize_t end) except -1:
+        # (bytes the tokenizer drops: an unfinished tag at the end of input, ``</>``)
+        if self.remove_ignored and self.removing_depth < 0 and end > start:
+            self.drop_input(start, end)
+        return 0
+
+    cdef int ignored_tag(self, TagRec* tag) except -1:
+        # (past it already: end-tag work at </body> or </html> wrote or removed it)
+        if self.removing_depth < 0 and self.output.out_pos < tag.end:
+            self.drop_input(tag.start, tag.end)
+        return 0
+
+    cdef int drop_input(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        """Leave the input from ``start`` to ``end`` (a token) out of the output."""
+        self.output.copy_input(start)
+        self.output.divert(0)
+        self.output.out_pos = end
         return 0
 
     cdef int call(self, fn, unit) except -1:

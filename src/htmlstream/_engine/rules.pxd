@@ -12,6 +12,7 @@ cdef class RewriterSettings:
     cdef public object sniff
     cdef public object transcode
     cdef public object on_error         # the streams' parse-error callback, or None
+    cdef public object ignored_tags
     cdef public object _scanner         # (see Rewriter._scanner and _lazy_mirror)
     cdef public object _lazy_mirror
 

@@ -22,6 +22,7 @@ class RewriterSettings:
     sniff: Any
     transcode: Any
     on_error: Any
+    ignored_tags: Any
     _scanner: Any
     _lazy_mirror: Any
     def __init__(self) -> None: ...

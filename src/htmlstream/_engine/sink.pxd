@@ -14,6 +14,9 @@ cdef class DocumentSink(TokenSink):
     # the stream's <meta charset> switch, called with the element of the <meta charset> rule
     # (rules.MetaCharsetRule) while the stream watches for one; None otherwise
     cdef object on_meta
+    # Rewriter(ignored_tags="remove"): tags the tree builder ignores and the bytes the tokenizer
+    # drops are left out of the output (set by the stream before init)
+    cdef bint remove_ignored
     cdef int init(self, Rules rules, str encoding) except -1
     cdef int attach_to(self, Lexer lx, TreeBuilderSimulator sim, bint scanner,
                        bint lazy) except -1

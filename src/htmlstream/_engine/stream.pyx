@@ -284,6 +284,7 @@ cdef class RewriterStream:
         # (made with tp_new and their C init: no Python call, no keyword arguments to parse)
         cdef DocumentSink sink = <DocumentSink>(<PyTypeObject*>_SINK_TYPE).tp_new(
             _SINK_TYPE, <PyObject*>(), NULL)
+        sink.remove_ignored = settings.ignored_tags == "remove"
         sink.init(rules, codec)
         if encoding.multibyte:
             # Characters may be cut between text pieces: decode them in stream order.

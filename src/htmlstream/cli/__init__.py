@@ -37,6 +37,10 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
 ``htmlstream warc rewrite IN -o OUT [rewrite options]``,
 ``htmlstream warc extract IN -f NAME=SPEC... [--jsonl | --parquet OUT]``
     Web archives (:mod:`htmlstream.cli.warc`, :mod:`htmlstream.warc`).
+``htmlstream sanitize [INPUT|-] [-o OUT] [--preset NAME] [--allow-comments] [--encoding ENC]
+                    [--chunk-size N]``
+    Sanitize untrusted HTML as a stream (:mod:`htmlstream.recipes.sanitize`): keep what the
+    policy (ammonia's default, or the preset ``comment``, ``rich-text`` or ``text``) allows.
 
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
@@ -56,6 +60,7 @@ from htmlstream.cli._common import PROG, CliError
 from htmlstream.cli.extract import add_extract_parser
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
+from htmlstream.cli.sanitize import add_sanitize_parser
 from htmlstream.cli.tokens import add_tokens_parser
 from htmlstream.cli.warc import add_warc_parser
 
@@ -68,6 +73,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_proxy_parser,
     add_extract_parser,
     add_warc_parser,
+    add_sanitize_parser,
 )
 
 

@@ -1,0 +1,593 @@
+"""``sanitize``: an allowlist HTML sanitizer for untrusted HTML, streaming.
+
+The class of ammonia (Rust; ``nh3`` in Python) and of Selma (Ruby, on lol-html): what a
+:class:`Policy` allows is kept, everything else goes, while the document streams past.  The
+default policy is ammonia's (its tags, attributes, URL schemes, ``rel="noopener noreferrer"`` on
+links, comments dropped); presets for a comment box, a rich-text editor and plain text
+(:meth:`Policy.comment`, :meth:`Policy.rich_text`, :meth:`Policy.text_only`).
+
+Safe by construction: **every byte of the output is written by the recipe**, from what the
+tokenizer and the tree-builder simulator say the input is (input is copied only where it is
+byte for byte what the recipe would write: plain text; and an allowed doctype, the delimiters
+of a CDATA section in allowed SVG):
+
+* an allowed element is written as a new start tag, ``<name a="v">``, with the allowed attributes
+  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``), and a new end tag ``</name>``
+  where a browser ends it (its end tag, or where the tree builder closes it implicitly: a ``<p>``
+  closed by a ``<div>``, anything open at the end of input); a void element gets no end tag, a
+  foreign (SVG, MathML) element that closed itself ``/>``;
+* any other element loses its tags and keeps its content, except the elements of
+  ``drop_content`` (``script``, ``style``, ``template``, ``noscript``, ``iframe``, ``object``,
+  ``embed``, ``svg`` and ``math`` unless allowed, ...), which go with everything in them, and
+  SVG and MathML elements (when ``svg`` or ``math`` is allowed): their content without them
+  would be read in another namespace, so they go with it too;
+* text is decoded and escaped again (``&``, ``<``, ``>``), whatever it was in the input (the
+  raw text of a removed ``<title>``, ``<xmp>``, ``<noembed>`` is markup-looking text: it stays
+  text); the content of an allowed ``<style>`` is kept as CSS with ``<`` written ``\\3c `` (no
+  tag can start in it, however it is parsed); CDATA sections lose their text;
+* comments are dropped (or, with ``allow_comments``, rewritten so that nothing ends them early);
+  the doctype is dropped unless ``allow_doctype``;
+* tags that a browser ignores (a stray ``</p>``, a ``<td>`` outside a table, a second
+  ``<head>``) and bytes the tokenizer drops (a tag left unfinished at the end of input) are left
+  out: the rewriter runs with ``ignored_tags="remove"``.
+
+So whatever the simulator's reading of the input, the output is only allowed tags, escaped text
+and, in allowed ``<style>`` elements, CSS without ``<``: parsed again, in any context, it gives
+no element, attribute or URL scheme outside the policy.  Attributes named ``on*`` are never kept
+(whatever the policy says), nor URL attributes (``href``, ``src``, ``action``, ``srcset``
+candidates...) whose scheme, read as the URL Standard reads it (entities decoded, leading and
+trailing spaces and control characters stripped, tabs and newlines removed, case folded), is not
+in ``url_schemes``.  The output is well formed: every element it opens, it closes.  Elements
+deeper than the simulator follows (1024 open elements) lose their tags (content kept).
+
+A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"`` and
+``transcode=True`` (UTF-16 input is rewritten as UTF-8 rather than passed through);
+``on_limit="passthrough"`` and ``sniff=True``, which pass input through unsanitized, are refused
+(``ValueError``); do not change them afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, overload
+
+from htmlstream.rewriter import Rewriter
+from htmlstream.tokens import TextType
+from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
+
+__all__ = [
+    "DEFAULT_ATTRIBUTES",
+    "DEFAULT_DROP_CONTENT",
+    "DEFAULT_TAGS",
+    "DEFAULT_URL_SCHEMES",
+    "URL_ATTRIBUTES",
+    "Policy",
+    "Sanitize",
+    "sanitize",
+    "sanitize_html",
+]
+
+# --------------------------------------------------------------------------- the policy
+
+#: ammonia's default tags (``ammonia::Builder::default``, as nh3 gives them).
+DEFAULT_TAGS: frozenset[str] = frozenset({
+    "a", "abbr", "acronym", "area", "article", "aside", "b", "bdi", "bdo", "blockquote", "br",
+    "caption", "center", "cite", "code", "col", "colgroup", "data", "dd", "del", "details",
+    "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4",
+    "h5", "h6", "header", "hgroup", "hr", "i", "img", "ins", "kbd", "li", "map", "mark", "nav",
+    "ol", "p", "pre", "q", "rp", "rt", "rtc", "ruby", "s", "samp", "small", "span", "strike",
+    "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "time", "tr",
+    "tt", "u", "ul", "var", "wbr",
+})
+
+_TABLE_CELL_ALIGN = frozenset({"align", "char", "charoff"})
+
+#: ammonia's default attributes: per tag, and under ``"*"`` those allowed on every tag.
+DEFAULT_ATTRIBUTES: Mapping[str, frozenset[str]] = {
+    "*": frozenset({"lang", "title"}),
+    "a": frozenset({"href", "hreflang"}),
+    "bdo": frozenset({"dir"}),
+    "blockquote": frozenset({"cite"}),
+    "col": _TABLE_CELL_ALIGN | {"span"},
+    "colgroup": _TABLE_CELL_ALIGN | {"span"},
+    "del": frozenset({"cite", "datetime"}),
+    "hr": frozenset({"align", "size", "width"}),
+    "img": frozenset({"align", "alt", "height", "src", "width"}),
+    "ins": frozenset({"cite", "datetime"}),
+    "ol": frozenset({"start"}),
+    "q": frozenset({"cite"}),
+    "table": _TABLE_CELL_ALIGN | {"summary"},
+    "tbody": _TABLE_CELL_ALIGN,
+    "td": _TABLE_CELL_ALIGN | {"colspan", "headers", "rowspan"},
+    "tfoot": _TABLE_CELL_ALIGN,
+    "th": _TABLE_CELL_ALIGN | {"colspan", "headers", "rowspan", "scope"},
+    "thead": _TABLE_CELL_ALIGN,
+    "tr": _TABLE_CELL_ALIGN,
+}
+
+#: ammonia's default URL schemes.
+DEFAULT_URL_SCHEMES: frozenset[str] = frozenset({
+    "bitcoin", "ftp", "ftps", "geo", "http", "https", "im", "irc", "ircs", "magnet", "mailto",
+    "mms", "mx", "news", "nntp", "openpgp4fpr", "sip", "sms", "smsto", "ssh", "tel", "url",
+    "webcal", "wtai", "xmpp",
+})
+
+#: Elements removed with their content unless allowed: ammonia's ``script`` and ``style``, and
+#: what a page never shows as such (inert templates, fallbacks and embedded documents, foreign
+#: content, frames), whose text would read as junk once their tags are gone.
+DEFAULT_DROP_CONTENT: frozenset[str] = frozenset({
+    "script", "style", "template", "noscript", "iframe", "object", "embed", "applet", "svg",
+    "math", "noembed", "noframes", "frameset", "frame", "head", "title", "datalist",
+})
+
+#: Attributes whose value is a URL (checked against ``url_schemes``), on any element.
+URL_ATTRIBUTES: frozenset[str] = frozenset({
+    "href", "src", "cite", "action", "formaction", "background", "poster", "longdesc",
+    "data", "codebase", "classid", "archive", "profile", "manifest", "icon", "dynsrc",
+    "lowsrc", "usemap", "xlink:href", "itemtype", "itemid", "attributionsrc",
+})
+#: Attributes whose value is a list of URLs: image candidates (``srcset``), or separated by
+#: white space (``ping``).
+_SRCSET_ATTRIBUTES = frozenset({"srcset", "imagesrcset"})
+_SPACED_URL_ATTRIBUTES = frozenset({"ping"})
+
+#: Elements a policy cannot allow: scripts, ``<plaintext>`` (everything after it would be its
+#: text) and the document's own structure (the sanitizer writes fragments), and the SVG
+#: animation elements, which can set any attribute (``href`` to a ``javascript:`` URL).
+FORBIDDEN_TAGS: frozenset[str] = frozenset({
+    "script", "plaintext", "html", "head", "body", "frameset", "frame", "animate", "set",
+    "animatemotion", "animatetransform", "discard", "handler", "listener",
+})
+
+#: HTML elements whose content is raw text in a browser: an allowed ``style`` keeps its CSS
+#: (with ``<`` escaped); the others, if allowed, lose their content.
+_RAW_TEXT_TAGS = frozenset({"style", "xmp", "iframe", "noembed", "noframes", "noscript"})
+
+#: HTML void elements (no end tag).
+_VOID = frozenset({
+    "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image", "img",
+    "input", "keygen", "link", "meta", "param", "source", "track", "wbr",
+})
+
+_ATTRIBUTE_NAME = re.compile(r"[a-zA-Z_:][-a-zA-Z0-9_:.]*\Z")
+
+
+def _names(values: Iterable[str], what: str) -> frozenset[str]:
+    if isinstance(values, str):
+        raise TypeError(f"{what} must be a collection of names, not a string")
+    return frozenset(v.lower() for v in values)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What :func:`sanitize` keeps.  ``Policy()`` is ammonia's default policy; the presets are
+    :meth:`comment`, :meth:`rich_text` and :meth:`text_only`, and :func:`dataclasses.replace`
+    derives a policy from another one (``replace(Policy(), allow_comments=True)``).
+
+    Args:
+        tags: the elements kept (names, ASCII case-insensitive; SVG and MathML elements by
+            their names too, when ``svg`` or ``math`` is allowed).  The others lose their tags
+            and keep their content, except those of ``drop_content``.  ``script``,
+            ``plaintext``, ``html``, ``head``, ``body``, ``frameset``, ``frame`` and the SVG
+            animation elements cannot be allowed (``ValueError``).
+        attributes: per tag, the attributes kept; under ``"*"``, those kept on every allowed
+            tag.  A name ending in ``*`` allows a prefix (``"data-*"``).  ``on*`` attributes
+            are never kept.
+        url_schemes: the schemes a URL attribute may have (``http``, ``mailto``...).
+        relative_urls: whether URLs without a scheme (``/path``, ``page.html``, ``//host/``)
+            are kept.
+        drop_content: the elements removed with their content when not allowed.
+        allow_comments: keep comments (their text made safe: no ``--``, nothing that ends
+            or opens one early).
+        allow_doctype: keep a doctype (as it was written).
+        link_rel: the ``rel`` every allowed ``<a>`` gets (replacing its own), or ``None``.
+        set_attributes: per tag, attributes set on every allowed element of that tag
+            (``{"a": {"target": "_blank"}}``), replacing its own.
+    """
+
+    tags: AbstractSet[str] = DEFAULT_TAGS
+    attributes: Mapping[str, AbstractSet[str]] = field(
+        default_factory=lambda: dict(DEFAULT_ATTRIBUTES), hash=False)
+    url_schemes: AbstractSet[str] = DEFAULT_URL_SCHEMES
+    relative_urls: bool = True
+    drop_content: AbstractSet[str] = DEFAULT_DROP_CONTENT
+    allow_comments: bool = False
+    allow_doctype: bool = False
+    link_rel: str | None = "noopener noreferrer"
+    set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        tags = _names(self.tags, "tags")
+        bad = sorted(tags & FORBIDDEN_TAGS)
+        if bad:
+            raise ValueError(f"a sanitizer policy cannot allow {', '.join(bad)}")
+        attributes = {tag.lower(): _names(names, "attributes")
+                      for tag, names in dict(self.attributes).items()}
+        for names in attributes.values():
+            for name in names:
+                if not _ATTRIBUTE_NAME.match(name.removesuffix("*")):
+                    raise ValueError(f"not an attribute name: {name!r}")
+        set_attributes = {tag.lower(): {n.lower(): str(v) for n, v in values.items()}
+                          for tag, values in dict(self.set_attributes).items()}
+        for values in set_attributes.values():
+            for name in values:
+                if not _ATTRIBUTE_NAME.match(name) or name.startswith("on"):
+                    raise ValueError(f"set_attributes cannot set {name!r}")
+        object.__setattr__(self, "tags", tags)
+        object.__setattr__(self, "attributes", attributes)
+        object.__setattr__(self, "url_schemes", _names(self.url_schemes, "url_schemes"))
+        object.__setattr__(self, "drop_content", _names(self.drop_content, "drop_content"))
+        object.__setattr__(self, "set_attributes", set_attributes)
+
+    @classmethod
+    def comment(cls) -> Policy:
+        """A comment box: paragraphs, emphasis, code, quotes, lists and links (``http``,
+        ``https``, ``mailto``), marked ``rel="nofollow noopener noreferrer ugc"``."""
+        return cls(
+            tags=frozenset({"a", "b", "strong", "i", "em", "u", "s", "del", "code", "pre",
+                            "blockquote", "p", "br", "ul", "ol", "li", "sub", "sup"}),
+            attributes={"a": frozenset({"href", "title"})},
+            url_schemes=frozenset({"http", "https", "mailto"}),
+            link_rel="nofollow noopener noreferrer ugc",
+        )
+
+    @classmethod
+    def rich_text(cls) -> Policy:
+        """A rich-text editor (a CMS): ammonia's default, plus ``class`` and ``dir`` on every
+        element, ``tfoot``, ``picture`` and ``source``, responsive images (``srcset``,
+        ``sizes``, ``loading``), ``<a target>`` and ``<a download>``."""
+        attributes = dict(DEFAULT_ATTRIBUTES)
+        attributes["*"] = attributes["*"] | {"class", "dir"}
+        attributes["img"] = attributes["img"] | {"srcset", "sizes", "loading", "decoding"}
+        attributes["a"] = attributes["a"] | {"target", "download"}
+        attributes["source"] = frozenset({"srcset", "sizes", "media", "type", "width",
+                                          "height"})
+        attributes["td"] = attributes["td"] | {"valign"}
+        attributes["th"] = attributes["th"] | {"valign"}
+        return cls(tags=DEFAULT_TAGS | {"tfoot", "picture", "source"}, attributes=attributes)
+
+    @classmethod
+    def text_only(cls) -> Policy:
+        """Plain text: no element is kept (their text is, but not that of ``drop_content``
+        elements), no comment, no doctype."""
+        return cls(tags=frozenset(), attributes={})
+
+
+#: The default policy (ammonia's).
+DEFAULT_POLICY = Policy()
+
+
+# --------------------------------------------------------------------------- escaping
+
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\0": None})
+_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;"})
+#: Raw bytes after which a text chunk's raw form may differ from its text escaped again.
+_TEXT_SPECIAL = re.compile(rb"[&<>\x00\r]")
+
+
+def escape_text(text: str) -> str:
+    """``text`` as HTML text: ``&``, ``<`` and ``>`` as references; NUL, which a browser
+    drops from text, dropped."""
+    return text.translate(_TEXT_ESCAPES)
+
+
+def escape_attribute(value: str) -> str:
+    """``value`` for a double-quoted attribute value."""
+    return value.translate(_ATTR_ESCAPES)
+
+
+def safe_comment(text: str) -> str:
+    """A comment's text that nothing ends or opens early, and that stays as it is when made
+    safe again: no ``--`` (so no ``-->``, ``--!>`` or ``<!--``), no ``>`` or ``-`` at the start,
+    no ``-`` at the end."""
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text.lstrip(">-").rstrip("-")
+
+
+# --------------------------------------------------------------------------- URLs
+
+_STRIP = "".join(chr(c) for c in range(0x21))
+_TAB_NL = re.compile(r"[\t\n\r]")
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
+
+
+@lru_cache(maxsize=1024)
+def url_scheme(value: str) -> str | None:
+    """The scheme of the URL ``value`` (ASCII lower-cased) as a browser reads it: leading and
+    trailing C0 controls and spaces stripped, ASCII tabs and newlines removed; ``None`` for a
+    URL with no scheme (relative)."""
+    value = _TAB_NL.sub("", value.strip(_STRIP))
+    match = _SCHEME.match(value)
+    return None if match is None else match.group(1).lower()
+
+
+def _srcset_urls(value: str) -> list[str]:
+    """The URLs of an image candidate list (``srcset``): each candidate's first word (a
+    candidate's URL may contain commas: it ends at white space)."""
+    urls: list[str] = []
+    rest = value
+    while True:
+        rest = rest.lstrip(" \t\n\r\f,")
+        if not rest:
+            return urls
+        end = 0
+        while end < len(rest) and rest[end] not in " \t\n\r\f":
+            end += 1
+        url = rest[:end]
+        rest = rest[end:]
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            # the descriptors, up to the next comma outside parentheses
+            depth = 0
+            i = 0
+            while i < len(rest):
+                c = rest[i]
+                if c == "(":
+                    depth += 1
+                elif c == ")":
+                    depth = max(0, depth - 1)
+                elif c == "," and depth == 0:
+                    break
+                i += 1
+            rest = rest[i:]
+        urls.append(url)
+
+
+# --------------------------------------------------------------------------- the recipe
+
+_RAW_KEY = "sanitize.raw"
+# (plain ints: compared once per text chunk)
+_RCDATA = int(TextType.RCDATA)          # (DATA is 0, RCDATA 1: "<= _RCDATA" is either)
+_CDATA_SECTION = int(TextType.CDATA_SECTION)
+
+
+class Sanitize:
+    """The sanitizer recipe (made by :func:`sanitize`): ``Rewriter().use(recipes.sanitize())``.
+
+    Its per-document state (whether the raw text being read is that of an allowed ``<style>``)
+    is the context key ``"sanitize.raw"``."""
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        policy = DEFAULT_POLICY if policy is None else policy
+        if not isinstance(policy, Policy):
+            raise TypeError(f"policy must be a Policy, not {type(policy).__name__}")
+        #: The policy it applies.
+        self.policy = policy
+        self._tags = policy.tags
+        self._drop = policy.drop_content - policy.tags
+        self._generic = policy.attributes.get("*", frozenset())
+        self._schemes = policy.url_schemes
+        self._relative = policy.relative_urls
+        self._raw_tags = policy.tags & _RAW_TEXT_TAGS
+        self._foreign = bool(policy.tags & {"svg", "math"})
+        # per allowed HTML tag that gets no attribute of the policy's own: its start tag with
+        # no attribute, as text and bytes
+        self._plain = {
+            key: f"<{key}>" for key in policy.tags
+            if key.isascii() and key not in policy.set_attributes
+            and not (key == "a" and policy.link_rel is not None)}
+        # per tag: (exact names, prefixes), generic included; filled on first use
+        self._allowed: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
+        self._set = policy.set_attributes
+        self._link_rel = policy.link_rel
+        self._comments = policy.allow_comments
+        self._doctype = policy.allow_doctype
+
+    def apply(self, rewriter: Rewriter, /) -> None:
+        """Register the sanitizer on ``rewriter`` (and set the settings it needs)."""
+        if rewriter.on_limit != "raise":
+            raise ValueError("the sanitizer needs on_limit='raise': 'passthrough' would pass "
+                             "the rest of a document through unsanitized")
+        if rewriter.sniff:
+            raise ValueError("the sanitizer needs sniff=False: input that does not look like "
+                             "HTML would pass through unsanitized")
+        rewriter.ignored_tags = "remove"
+        rewriter.transcode = True
+        rewriter.on("*", element=self._element)
+        rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_)
+
+    # ------------------------------------------------------------------ elements
+
+    def _attributes_for(self, key: str) -> tuple[frozenset[str], tuple[str, ...]]:
+        allowed = self._allowed.get(key)
+        if allowed is None:
+            names = self._generic | self.policy.attributes.get(key, frozenset())
+            exact = frozenset(n for n in names if not n.endswith("*"))
+            prefixes = tuple(sorted(n[:-1] for n in names if n.endswith("*")))
+            allowed = self._allowed[key] = (exact, prefixes)
+        return allowed
+
+    def _element(self, el: Element) -> None:
+        name = el.tag_name
+        key = name if name.islower() else name.lower()
+        # (without foreign content allowed, <svg> and <math> go with their content: every
+        # element a handler sees is HTML)
+        html = not self._foreign or el.namespace_uri == HTML_NS
+        if key == "image" and el.namespace_uri == HTML_NS:
+            name = key = "img"              # (the tree builder makes it an <img>)
+        if key in self._drop:
+            el.remove()
+            return
+        if key not in self._tags:
+            if html:
+                el.remove_and_keep_content()
+                if el.merged:
+                    # (a <body> or <html> tag merged into the open element: the removal takes
+                    # the tag alone, and its end tag would stay)
+                    el.on_end_tag(_remove_end_tag)
+            else:
+                # (its content, without it, would be read in another namespace)
+                el.remove()
+            return
+        content = el.can_have_content
+        if not content and (key not in _VOID if html else not el.is_self_closing):
+            # beyond the depth the tree builder is followed: its end is not known
+            el.remove_and_keep_content()
+            return
+        plain = self._plain.get(key) if html else None
+        if plain is not None and len(el.raw) == len(plain):
+            tag = plain                     # (no room for an attribute in the tag)
+        else:
+            tag = self._start_tag(el, name, key, html, content)
+        el.remove_and_keep_content()
+        el.before(tag, html=True)
+        if content:
+            if html and key in self._raw_tags:
+                el.context[_RAW_KEY] = key
+                el.on_end_tag(_write_end_tag)
+            else:
+                # (written where the element ends, its end tag or not: no call there)
+                el.append(_end_tag(name), html=True)
+
+    def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
+        exact, prefixes = self._attributes_for(key)
+        parts = ["<", name]
+        sets = self._set.get(key)
+        rel = self._link_rel if key == "a" else None
+        for attr, value in el.attributes:
+            lname = attr if attr.islower() else attr.lower()
+            if lname.startswith("on"):
+                continue
+            if lname not in exact and not (prefixes and lname.startswith(prefixes)
+                                           and _ATTRIBUTE_NAME.match(lname)):
+                continue
+            if (rel is not None and lname == "rel") or (sets is not None and lname in sets):
+                continue
+            if not self._url_ok(lname, value):
+                continue
+            parts.append(f' {attr}="{escape_attribute(value)}"')
+        if sets is not None:
+            for attr, value in sets.items():
+                parts.append(f' {attr}="{escape_attribute(value)}"')
+        if rel is not None:
+            parts.append(f' rel="{escape_attribute(rel)}"')
+        parts.append(">" if content or html else "/>")
+        return "".join(parts)
+
+    def _url_ok(self, name: str, value: str) -> bool:
+        """Whether the value of attribute ``name`` is no URL, or URLs the policy allows."""
+        if name in URL_ATTRIBUTES:
+            return self._scheme_ok(value)
+        if name in _SRCSET_ATTRIBUTES:
+            return all(self._scheme_ok(url) for url in _srcset_urls(value))
+        if name in _SPACED_URL_ATTRIBUTES:
+            return all(self._scheme_ok(url) for url in value.split())
+        return True
+
+    def _scheme_ok(self, url: str) -> bool:
+        scheme = url_scheme(url)
+        return self._relative if scheme is None else scheme in self._schemes
+
+    # ------------------------------------------------------------------ text, comments
+
+    def _text(self, chunk: TextChunk) -> None:
+        text_type = chunk.text_type
+        if text_type <= _RCDATA:
+            raw = chunk.raw
+            if raw.isascii():
+                if _TEXT_SPECIAL.search(raw) is not None:
+                    chunk.replace(escape_text(chunk.text), html=True)
+            else:
+                _escape_chunk(chunk)
+            return
+        if text_type == _CDATA_SECTION:
+            chunk.remove()              # (its markers stay: an empty section)
+            return
+        if text_type == TextType.RAWTEXT and self._raw_tags:
+            raw_tag = chunk.context.get(_RAW_KEY)
+            if raw_tag == "style":
+                text = chunk.text
+                if "<" in text or "\0" in text:
+                    chunk.replace(text.replace("<", "\\3c ").replace("\0", "\ufffd"), html=True)
+                return
+            if raw_tag is not None:
+                chunk.remove()
+                return
+        # raw text of a removed element (<xmp>, <plaintext>...): text from now on
+        _escape_chunk(chunk)
+
+    def _comment(self, comment: Comment) -> None:
+        if self._comments:
+            comment.replace(f"<!--{safe_comment(comment.text)}-->", html=True)
+        else:
+            comment.remove()
+
+    def _doctype_(self, doctype: Doctype) -> None:
+        if not (self._doctype and doctype.raw.endswith(b">")):
+            doctype.remove()
+
+
+def _escape_chunk(chunk: TextChunk) -> None:
+    """Write the chunk's text escaped, unless its raw bytes are that already (no ``&``, ``<``,
+    ``>``, NUL or CR, and no byte its encoding cannot read: those are written as the U+FFFD
+    they read as, whatever the chunking)."""
+    raw = chunk.raw
+    if raw.isascii():
+        if _TEXT_SPECIAL.search(raw) is not None:
+            chunk.replace(escape_text(chunk.text), html=True)
+        return
+    text = chunk.text
+    if _TEXT_SPECIAL.search(raw) is not None or "\ufffd" in text:
+        chunk.replace(escape_text(text), html=True)
+
+
+_END_TAGS: dict[str, str] = {}
+
+
+def _end_tag(name: str) -> str:
+    """The end tag of an element of the DOM name ``name``."""
+    end = _END_TAGS.get(name)
+    if end is None:
+        end = _END_TAGS[name] = f"</{name}>"
+    return end
+
+
+def _remove_end_tag(end: EndTag) -> None:
+    """A removed element's end tag goes too."""
+    end.remove()
+
+
+def _write_end_tag(end: EndTag) -> None:
+    """An allowed raw-text element (``<style>``) ends: write its end tag (the source's, if any,
+    goes with the start tag), and its text is over."""
+    end.before(_end_tag(end.name), html=True)
+    if end.context.get(_RAW_KEY) is not None:
+        end.context[_RAW_KEY] = None
+
+
+def sanitize(policy: Policy | None = None) -> Sanitize:
+    """The sanitizer recipe, for ``Rewriter().use(...)``: keep what ``policy`` allows
+    (default: ammonia's default policy, :class:`Policy`).  See the module's documentation."""
+    return Sanitize(policy)
+
+
+# --------------------------------------------------------------------------- one call
+
+_REWRITERS: dict[Policy, Rewriter] = {}
+
+
+def _rewriter(policy: Policy) -> Rewriter:
+    rw = _REWRITERS.get(policy)
+    if rw is None:
+        if len(_REWRITERS) >= 32:
+            _REWRITERS.clear()
+        rw = _REWRITERS[policy] = Rewriter().use(Sanitize(policy))
+    return rw
+
+
+@overload
+def sanitize_html(html: str, policy: Policy | None = None) -> str: ...
+@overload
+def sanitize_html(html: bytes | bytearray | memoryview, policy: Policy | None = None) -> bytes: ...
+
+
+def sanitize_html(html: Any, policy: Policy | None = None) -> Any:
+    """Sanitize a whole document or fragment: ``str`` gives ``str``, ``bytes`` (UTF-8) give
+    ``bytes``.  ``htmlstream.sanitize`` is this function."""
+    return _rewriter(DEFAULT_POLICY if policy is None else policy).rewrite(html)

@@ -1,0 +1,100 @@
+"""Checks of the sanitizer's output (tests/test_recipes_sanitize.py, the hypothesis properties and
+the fuzz target): parsed by html5lib, the output holds no element, attribute, URL scheme or
+comment the policy does not allow, it closes what it opens, and sanitizing it again changes
+nothing."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import html5lib
+
+from htmlstream import Policy, sanitize
+from htmlstream.recipes.sanitize import URL_ATTRIBUTES, url_scheme
+
+HTML = "{http://www.w3.org/1999/xhtml}"
+#: What html5lib makes of a document whatever its content.
+STRUCTURE = {"html", "head", "body"}
+_TAIL = '<b id="htmlstream-tail">tail</b>'
+
+
+def _local(tag: str) -> tuple[str, str]:
+    if tag.startswith("{"):
+        ns, _, name = tag[1:].partition("}")
+        return ns, name
+    return "", tag
+
+
+def _attribute_allowed(policy: Policy, tag: str, name: str, value: str) -> bool:
+    lname = name.lower()
+    if lname.startswith("on"):
+        return False
+    if policy.link_rel is not None and tag == "a" and lname == "rel":
+        return value == policy.link_rel
+    if lname in policy.set_attributes.get(tag, {}):
+        return True
+    names = policy.attributes.get("*", frozenset()) | policy.attributes.get(tag, frozenset())
+    if lname not in names and not any(n.endswith("*") and lname.startswith(n[:-1])
+                                      for n in names):
+        return False
+    if lname in URL_ATTRIBUTES:
+        scheme = url_scheme(value)
+        return policy.relative_urls if scheme is None else scheme in policy.url_schemes
+    return True
+
+
+def violations(html: str, policy: Policy) -> list[str]:
+    """What in ``html``, parsed by html5lib as a document, the policy does not allow."""
+    problems: list[str] = []
+    doc = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=True)
+    for el in doc.iter():
+        tag = el.tag
+        if not isinstance(tag, str):            # a comment (html5lib's etree: a function)
+            if not policy.allow_comments:
+                problems.append(f"comment {el.text!r}")
+            continue
+        ns, name = _local(tag)
+        if ns == HTML[1:-1] and name in STRUCTURE:
+            if el.attrib:
+                problems.append(f"<{name}> with {dict(el.attrib)}")
+            continue
+        key = name.lower()
+        if key not in policy.tags:
+            problems.append(f"element <{name}> ({ns})")
+            continue
+        for attr, value in el.attrib.items():
+            aname = _local(attr)[1] if attr.startswith("{") else attr
+            if attr.startswith("{http://www.w3.org/1999/xlink}"):
+                aname = "xlink:" + aname
+            if not _attribute_allowed(policy, key, aname, value):
+                problems.append(f"<{name} {aname}={value!r}>")
+    return problems
+
+
+def check(source: str, policy: Policy | None = None) -> str:
+    """Sanitize ``source`` and assert everything the sanitizer promises; returns the output."""
+    policy = Policy() if policy is None else policy
+    out = sanitize(source, policy)
+    problems = violations(out, policy)
+    assert not problems, (source, out, problems)
+    # closed: what follows the output is read as it would be alone
+    tail = html5lib.parse(out + _TAIL, treebuilder="etree", namespaceHTMLElements=False)
+    found = [el for el in tail.iter() if isinstance(el.tag, str)
+             and el.get("id") == "htmlstream-tail"]
+    assert found and found[0].tag == "b" and "".join(found[0].itertext()) == "tail", (source, out)
+    again = sanitize(out, policy)
+    assert again == out, ("not idempotent", source, out, again)
+    return out
+
+
+def tree(html: str) -> Any:
+    """html5lib's tree of ``html`` as nested tuples, for comparing outputs."""
+    # (a document's body, not parseFragment: html5lib's fragments lose fostered nodes)
+    doc = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False).find("body")
+
+    def walk(el: Any) -> Any:
+        return (el.tag if isinstance(el.tag, str) else "#comment", sorted(el.attrib.items()),
+                re.sub(r"\s+", " ", el.text or ""),
+                [walk(c) for c in el], re.sub(r"\s+", " ", el.tail or ""))
+    return walk(doc)
