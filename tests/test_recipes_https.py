@@ -334,3 +334,16 @@ def test_corpus(path: object) -> None:
         b"HTTP:", b"http:").replace(b"Http:", b"http:") or report.total_upgraded == 0
     assert len(out) - len(data) == report.total_upgraded
     assert report.total_left == 0
+
+
+def test_mathml_style_is_not_css() -> None:
+    """MathML's <style> is an element like any other (no CSS in it): its text is left alone,
+    in every chunking; SVG's <style> holds CSS, as HTML's does."""
+    from chunking import chunkings, feed_bytes
+
+    rw = Rewriter().use(recipes.https_upgrade(["*"], hsts_preload=False))
+    math = b"<math><style>a{b:url(http://x.test/i)} a@a<<<<<<b</style></math>"
+    for cut in chunkings(math):
+        assert feed_bytes(rw.stream, cut) == math
+    svg = b"<svg><style>a{b:url(http://x.test/i)}</style></svg>"
+    assert rw.rewrite(svg) == svg.replace(b"http:", b"https:")

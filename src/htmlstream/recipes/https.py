@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from htmlstream.recipes.inject import Inject
-from htmlstream.selectors import XLINK_NAMESPACE
+from htmlstream.selectors import HTML_NAMESPACE, SVG_NAMESPACE, XLINK_NAMESPACE
 from htmlstream.units import DocumentEnd, Element, TextChunk
 
 __all__ = ["STYLE_CARRY", "HttpsUpgrade", "UpgradeReport", "https_upgrade", "upgrade_url"]
@@ -433,7 +433,9 @@ class HttpsUpgrade:
     def apply(self, rewriter: Any) -> None:
         """Register the handlers (``Rewriter.use`` calls this)."""
         rewriter.on(self.selector(), element=self.element, namespaces=_NAMESPACES)
-        rewriter.on("style", text=self.style_text)
+        # (CSS is in HTML's and SVG's <style>; MathML's is an element like any other)
+        rewriter.on("html|style, svg|style", text=self.style_text,
+                    namespaces={"html": HTML_NAMESPACE, "svg": SVG_NAMESPACE})
         if self.upgrade_insecure_requests:
             # The start of <head>, tag or no tag: inject's points, with a state of its own.
             Inject(UIR_META, None, None, None, key=KEY + ".inject").apply(rewriter)
