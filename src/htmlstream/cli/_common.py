@@ -9,7 +9,7 @@ import importlib.resources
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import htmlstream
@@ -38,15 +38,35 @@ class CliError(Exception):
         self.status = status
 
 
+def _number(value: str, convert: Callable[[str], Any], kind: str, zero_ok: bool) -> Any:
+    try:
+        number = convert(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid {kind}: {value!r}") from None
+    if not (number >= 0 if zero_ok else number > 0):     # (NaN fails both)
+        raise argparse.ArgumentTypeError(
+            f"must be {'0 or more' if zero_ok else 'greater than 0'}: {value!r}")
+    return number
+
+
 def positive_int(value: str) -> int:
     """``argparse`` type: an integer greater than zero."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0: {value!r}")
-    return number
+    return int(_number(value, int, "integer", False))
+
+
+def non_negative_int(value: str) -> int:
+    """``argparse`` type: an integer, 0 or more."""
+    return int(_number(value, int, "integer", True))
+
+
+def positive_float(value: str) -> float:
+    """``argparse`` type: a number (of seconds) greater than zero."""
+    return float(_number(value, float, "number", False))
+
+
+def non_negative_float(value: str) -> float:
+    """``argparse`` type: a number (of seconds), 0 or more."""
+    return float(_number(value, float, "number", True))
 
 
 def encoding_name(value: str) -> str:
@@ -245,14 +265,3 @@ def open_output(path: str | None, input_path: str | None) -> Iterator[BinaryIO]:
             if stat.S_ISREG(os.stat(path).st_mode):
                 os.unlink(path)
         raise
-
-
-def positive_float(value: str) -> float:
-    """A number of seconds greater than 0."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, not {value!r}")
-    return number

@@ -27,6 +27,9 @@ from htmlstream.cli._common import (
     CliError,
     encoding_name,
     is_url,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
     positive_int,
 )
 from htmlstream.errors import HtmlStreamError
@@ -50,39 +53,6 @@ def field_spec(value: str) -> tuple[str, str]:
     if name in RECORD_KEYS:
         raise argparse.ArgumentTypeError(f"a field may not be named {name!r}")
     return name, spec.strip()
-
-
-def positive_float(value: str) -> float:
-    """``argparse`` type: a number of seconds greater than zero."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number: {value!r}") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0: {value!r}")
-    return number
-
-
-def non_negative_float(value: str) -> float:
-    """``argparse`` type: a number of seconds, 0 or more."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number: {value!r}") from None
-    if not number >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value!r}")
-    return number
-
-
-def non_negative_int(value: str) -> int:
-    """``argparse`` type: an integer >= 0."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value!r}")
-    return number
 
 
 def add_extract_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
