@@ -341,12 +341,8 @@ class ReverseProxy:
                 request.method, url, headers=self._upstream_headers(request), data=data,
                 allow_redirects=False, compress=None, chunked=None,
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"))
-        except TimeoutError as exc:
-            state["note"] = f"upstream timeout: {exc or 'no response'}"
-            return web.Response(status=504, text="the upstream did not answer in time\n")
-        except aiohttp.ClientError as exc:
-            state["note"] = f"upstream error: {exc}"
-            return web.Response(status=502, text="the upstream cannot be reached\n")
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            return _upstream_failure(state, exc)
         try:
             return await self._respond(request, upstream, state)
         finally:
@@ -449,12 +445,8 @@ class ReverseProxy:
                 if name.lower() not in ("content-length", "content-type", "content-encoding"):
                     response.headers.add(name, value)
             return response
-        except TimeoutError as exc:
-            state["note"] = f"upstream timeout: {exc or 'no response'}"
-            return web.Response(status=504, text="the upstream did not answer in time\n")
-        except aiohttp.ClientError as exc:
-            state["note"] = f"upstream error: {exc}"
-            return web.Response(status=502, text="the upstream cannot be reached\n")
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            return _upstream_failure(state, exc)
         client = web.WebSocketResponse(
             protocols=(upstream.protocol,) if upstream.protocol else (), autoclose=False,
             autoping=False, compress=False, max_msg_size=self.websocket_max_message,
@@ -596,3 +588,13 @@ class _WebSocketRelay:
                 await self.close_both(WSCloseCode.GOING_AWAY, idle_for, idle_for)
                 return
             await asyncio.sleep(self.idle_timeout - idle)
+
+
+def _upstream_failure(state: dict[str, Any], exc: BaseException) -> web.Response:
+    """The answer when the upstream cannot be reached (502) or does not answer in time (504)
+    before the first byte; the access log's note says which."""
+    if isinstance(exc, TimeoutError):
+        state["note"] = f"upstream timeout: {exc or 'no response'}"
+        return web.Response(status=504, text="the upstream did not answer in time\n")
+    state["note"] = f"upstream error: {exc}"
+    return web.Response(status=502, text="the upstream cannot be reached\n")
