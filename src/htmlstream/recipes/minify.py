@@ -1,0 +1,429 @@
+"""``minify``: a streaming HTML minifier that keeps the document's tree.
+
+What it removes (each can be turned off):
+
+* **whitespace** (``whitespace=True``): in ordinary text, every run of ASCII whitespace becomes
+  one space; a run that touches a *line boundary* goes altogether: the start or end of a
+  block-level element (``<div>``, ``<p>``, ``<li>``, ``<table>`` and its parts, ``<html>``,
+  ``<body>``..., :data:`BLOCK_ELEMENTS`) or a ``<br>``, and whitespace-only text inside
+  ``<head>``.  Text is never touched inside ``<pre>``, ``<listing>``, ``<textarea>``,
+  ``<script>``, ``<style>``, ``<xmp>``, ``<plaintext>``, ``<title>`` and other raw text, nor in
+  SVG and MathML; whitespace is never removed between inline elements (``<b>a</b> <i>b</i>``
+  keeps its space), nor inside a formatting element (``<a>``, ``<b>``, ``<em>``...: the tree
+  builder may re-open one for a whitespace character).
+* **comments** (``comments=True``): all but conditional comments (``<!--[if IE]>``, ``<![if
+  ...]>``, ``<!--<![endif]-->``), the ``<!--email_off-->``/``<!--/email_off-->`` markers of
+  e-mail obfuscation, a comment right after a ``<pre>``/``<listing>`` start tag (removing it
+  would make the tree builder drop the newline after it), and those ``keep_comment(text)``
+  accepts.
+* **attributes** (``attributes=True``): start tags are written again, shorter: one space
+  between attributes; quotes left out where the standard's unquoted attribute value syntax
+  allows (a value with no whitespace, ``"``, ``'``, ``=``, ``<``, ``>`` or backtick, and not
+  empty), otherwise the quote the value does not contain; an empty value as the bare name;
+  boolean attributes (:data:`BOOLEAN_ATTRIBUTES`, HTML elements) whose value is empty or their
+  name as the bare name; duplicate attributes (which the tree builder ignores) left out;
+  ``type`` on ``<script>`` when it is a JavaScript MIME type (and the element has no
+  ``language``), ``type="text/css"`` on ``<style>`` and ``<link>``; the ``/`` of a
+  self-closing HTML tag (ignored by HTML parsers; kept on SVG and MathML elements, where it
+  means something).  Values are written as they were (character references stay).
+
+What it assumes: the elements keep the display of the standard's default style sheet (a CSS
+rule ``display: inline`` on a ``<div>``, or ``white-space: pre`` on a ``<p>``, cannot be known
+in a stream: whitespace the default style does not show is removed there too), boolean
+attributes are read by presence (``[disabled=disabled]`` selectors stop matching), and the
+document's encoding is ASCII-compatible (text whose bytes do not decode in it is left as it is).
+
+How it is verified (tests/test_recipes_minify.py): html5lib's tree of the output equals
+html5lib's tree of the input, comments aside and text compared after the whitespace changes
+above, on every html5lib tree-construction input and corpus page, in many chunkings.
+
+The recipe's state lives in the document's context (``context["minify"]``); handlers are
+registered for every element, so ``Rewriter.use(minify())`` is best added after the recipes
+and handlers that change start tags: a start tag is written again from what it is when the
+minifier's handler runs (later attribute changes to a rewritten tag are not written).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
+from htmlstream.units import HTML_NS, Comment, DocumentEnd
+
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "BOOLEAN_ATTRIBUTES",
+    "KEY",
+    "Minify",
+    "minify",
+    "minify_html",
+]
+
+#: The context key of the per-document state.
+KEY = "minify"
+
+#: Elements whose start and end are line boundaries in the default style sheet (display
+#: block, list-item, table and its parts, and ``<br>``): whitespace touching them is not shown.
+BLOCK_ELEMENTS = frozenset("""
+    address article aside blockquote body br caption center col colgroup dd details dialog dir
+    div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head
+    header hgroup hr html legend li main menu nav ol p search section summary table tbody td
+    tfoot th thead tr ul
+""".split())
+
+#: Boolean attributes of HTML (their presence is what counts).
+BOOLEAN_ATTRIBUTES = frozenset("""
+    allowfullscreen async autofocus autoplay checked controls default defer disabled
+    formnovalidate inert ismap itemscope loop multiple muted nomodule novalidate open
+    playsinline readonly required reversed selected shadowrootclonable shadowrootdelegatesfocus
+    shadowrootserializable
+""".split())
+
+#: The formatting elements: the tree builder may re-open one for any character.
+FORMATTING_ELEMENTS = "a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u"
+
+#: The JavaScript MIME type essences (the HTML standard): a script with one runs as a classic
+#: script, as one with no ``type``.
+JS_TYPES = frozenset("""
+    application/ecmascript application/javascript application/x-ecmascript
+    application/x-javascript text/ecmascript text/javascript text/javascript1.0
+    text/javascript1.1 text/javascript1.2 text/javascript1.3 text/javascript1.4
+    text/javascript1.5 text/jscript text/livescript text/x-ecmascript text/x-javascript
+""".split())
+
+_WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
+_UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
+_TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
+_WS = "\t\n\x0c\r "
+
+# Marks a text chunk gets from the scoped handlers that run before the document's.
+_PRESERVE = 1      # <pre>, <listing>, SVG, MathML: text as it is
+_FORMATTING = 2    # inside a formatting element: collapse only
+_HEAD = 4          # inside <head>: whitespace-only text goes
+
+
+class _State:
+    """One document's state (in its context)."""
+
+    __slots__ = ("after_pre", "line_start", "mark", "owed", "space_out")
+
+    def __init__(self) -> None:
+        self.owed = False        # a space left out, written before what comes next unless
+                                 # that is a line boundary
+        self.line_start = True   # nothing shown since the last line boundary
+        self.space_out = False   # the output's text ends with a space (collapsing across chunks)
+        self.mark = 0            # the current text chunk's marks
+        self.after_pre = False   # the last token was a <pre>/<listing>/<textarea> start tag
+
+
+def _state(context: MutableMapping[str, Any]) -> _State:
+    st = context.get(KEY)
+    if st is None:
+        st = context[KEY] = _State()
+    return st  # type: ignore[no-any-return]
+
+
+def is_conditional_comment(text: str) -> bool:
+    """Whether a comment's text is an Internet Explorer conditional comment (or one of its
+    ``<![endif]>`` ends), which old browsers read as markup."""
+    t = text.lstrip(_WS)
+    return t.startswith(("[if", "<![endif]", "[endif]", "<!-->"))  # ("<!-->": <!--<!-->)
+
+
+def _quoted(raw: str) -> str:
+    """``raw`` (an attribute value as written) in the shortest form that reads back the same."""
+    if not raw:
+        return ""
+    if _UNQUOTED_BAD.search(raw) is None:
+        return "=" + raw
+    if '"' not in raw:
+        return '="' + raw + '"'
+    if "'" not in raw:
+        return "='" + raw + "'"
+    return '="' + raw.replace('"', "&quot;") + '"'
+
+
+def _escaped(value: str) -> str:
+    """A decoded value (set by another handler) as written in a tag."""
+    return value.replace("&", "&amp;").replace('"', "&quot;") if "&" in value or '"' in value \
+        else value
+
+
+class Minify:
+    """The ``minify`` recipe (made by :func:`minify`)."""
+
+    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+                 optional_tags: bool, css: bool, js: bool,
+                 keep_comment: Callable[[str], bool] | None) -> None:
+        if keep_comment is not None and not callable(keep_comment):
+            raise TypeError("keep_comment must be a predicate: keep_comment(text) -> bool")
+        self.comments = comments
+        self.whitespace = whitespace
+        self.attributes = attributes
+        self.optional_tags = optional_tags
+        self.css = css
+        self.js = js
+        self.keep_comment = keep_comment
+        self._codec = "utf-8"
+
+    def apply(self, rewriter: Rewriter, /) -> None:
+        """Register the handlers (``Rewriter.use`` calls this)."""
+        self._codec = lookup_encoding(rewriter.encoding).codec
+        if self.whitespace:
+            # (scoped handlers run before the document's: they mark the chunk)
+            rewriter.on("pre, listing, svg, math", text=self._mark_preserve)
+            rewriter.on(FORMATTING_ELEMENTS, text=self._mark_formatting)
+            rewriter.on("head", text=self._mark_head)
+            rewriter.on_document(text=self._text)
+        if self.whitespace or self.attributes:
+            rewriter.on("*", element=self._element)
+        if self.comments or self.whitespace:
+            rewriter.on_document(comments=self._comment)
+        rewriter.on_document(end=self._end_document)
+
+    # ------------------------------------------------------------------ marks
+
+    @staticmethod
+    def _mark_preserve(chunk: TextChunk) -> None:
+        _state(chunk.context).mark |= _PRESERVE
+
+    @staticmethod
+    def _mark_formatting(chunk: TextChunk) -> None:
+        _state(chunk.context).mark |= _FORMATTING
+
+    @staticmethod
+    def _mark_head(chunk: TextChunk) -> None:
+        _state(chunk.context).mark |= _HEAD
+
+    # ------------------------------------------------------------------ text
+
+    def _decode(self, raw: bytes) -> str | None:
+        """The raw bytes of a chunk as characters (character references as written)."""
+        if raw.isascii():
+            return raw.decode("ascii")
+        try:
+            return codecs.decode(raw, self._codec)
+        except (UnicodeDecodeError, LookupError):
+            return None
+
+    def _text(self, chunk: TextChunk) -> None:
+        st = _state(chunk.context)
+        mark = st.mark
+        st.mark = 0
+        raw = chunk.raw
+        if not raw:
+            return
+        st.after_pre = False
+        if mark & _PRESERVE or chunk.text_type != TextType.DATA:
+            if st.owed:
+                chunk.before(" ")
+            st.owed = st.space_out = st.line_start = False
+            return
+        s = self._decode(raw)
+        if s is None:
+            if st.owed:
+                chunk.before(" ")
+            st.owed = st.space_out = st.line_start = False
+            return
+        c = _WS_RUN.sub(" ", s)
+        if c == " ":
+            # whitespace only
+            if mark & _FORMATTING:
+                if not st.space_out:
+                    chunk.replace(" ", html=True)
+                    st.space_out = True
+                else:
+                    chunk.remove()
+                st.owed = False
+                return
+            chunk.remove()
+            if not (st.line_start or st.space_out or mark & _HEAD):
+                st.owed = True
+            return
+        if mark & _FORMATTING:
+            lead = " " if st.owed else ""
+            if c[0] == " " and (lead or st.space_out):
+                c = c[1:]
+            out = lead + c
+            st.owed = False
+            st.space_out = out[-1] == " "
+        else:
+            lead = " " if st.owed or (c[0] == " " and not st.line_start and not st.space_out) \
+                else ""
+            trail = c[-1] == " "
+            out = lead + c.strip(" ")
+            st.owed = trail
+            st.space_out = False
+        st.line_start = False
+        if out != s:
+            chunk.replace(out, html=True)
+
+    # ------------------------------------------------------------------ elements
+
+    def _element(self, el: Element) -> None:
+        st = _state(el.context)
+        html = el.namespace_uri == HTML_NS
+        name = el.tag_name
+        if self.whitespace:
+            if html and name in BLOCK_ELEMENTS:
+                st.owed = False
+                st.line_start = True
+            else:
+                if st.owed:
+                    el.before(" ")
+                    st.owed = False
+                st.line_start = False
+            st.space_out = False
+            st.after_pre = html and name in ("pre", "listing", "textarea")
+        rewritten = False
+        if self.attributes and not el.removed and not el.merged:
+            tag = self._start_tag(el, html, name)
+            if tag is not None:
+                el.remove_and_keep_content()
+                el.before(tag, html=True)
+                rewritten = True
+        if el.can_have_content:
+            el.on_end_tag(self._end_rewritten if rewritten else self._end)
+
+    def _end(self, end: EndTag) -> None:
+        if not self.whitespace:
+            return
+        st = _state(end.context)
+        if end.name in BLOCK_ELEMENTS:
+            st.owed = False
+            st.line_start = True
+        else:
+            if st.owed:
+                end.before(" ")
+                st.owed = False
+            st.line_start = False
+        st.space_out = False
+        st.after_pre = False
+
+    def _end_rewritten(self, end: EndTag) -> None:
+        self._end(end)
+        if not end.implicit:
+            end.before(f"</{end.name}>", html=True)
+
+    def _start_tag(self, el: Element, html: bool, name: str) -> str | None:
+        """The start tag written shorter, or None when it cannot be."""
+        raw = el.raw
+        details = el.attribute_details()
+        if not details and not el.is_self_closing and raw[-1:] == b">" and \
+                len(raw) == len(name) + 2:
+            return None
+        m = _TAG_NAME_END.search(raw, 1)
+        if m is None:       # (no '>': the end of the input)
+            return None
+        raw_name = self._decode(raw[1:m.start()])
+        if raw_name is None:
+            return None
+        parts = ["<", raw_name]
+        base = el.offset
+        current = dict(el.attributes) if details else {}
+        seen: set[str] = set()
+        lname = name.lower()
+        js_type = lname == "script" and html
+        css_type = html and lname in ("style", "link")
+        last_unquoted = False
+        for d in details:
+            key = d.name.lower()
+            if key in seen:
+                continue            # a duplicate: the tree builder ignores it
+            seen.add(key)
+            value = current.get(d.name)
+            if value is None:
+                continue            # removed by another handler
+            if html and key == "type":
+                essence = value.strip(_WS).lower()
+                if js_type and essence in JS_TYPES and not current.get("language"):
+                    continue
+                if css_type and essence == "text/css":
+                    continue
+            n0, n1 = d.name_span
+            written_name = self._decode(raw[n0 - base:n1 - base])
+            if written_name is None:
+                return None
+            if html and key in BOOLEAN_ATTRIBUTES and value.lower() in ("", key):
+                parts.append(" " + written_name)
+                last_unquoted = False
+                continue
+            if value != d.value or d.raw_value is None:
+                written = _escaped(value)
+            else:
+                written_ = self._decode(d.raw_value)
+                if written_ is None:
+                    return None
+                written = written_
+            v = _quoted(written)
+            parts.append(" " + written_name + v)
+            last_unquoted = bool(v) and v[1] not in "\"'"
+        for key, value in current.items():     # added by other handlers
+            if key.lower() not in seen:
+                parts.append(" " + key + _quoted(_escaped(value)))
+                seen.add(key.lower())
+        if el.is_self_closing and not html:
+            parts.append(" />" if last_unquoted else "/>")
+        else:
+            parts.append(">")
+        tag = "".join(parts)
+        if len(tag) >= len(raw) or not tag.isascii() and len(tag.encode(self._codec, "replace"))\
+                >= len(raw):
+            return None
+        return tag
+
+    # ------------------------------------------------------------------ comments, end
+
+    def _comment(self, comment: Comment) -> None:
+        st = _state(comment.context)
+        if st.after_pre or not self.comments:
+            st.after_pre = False
+            return
+        text = comment.text
+        if is_conditional_comment(text):
+            return
+        t = text.strip(_WS)
+        if t == "email_off" or t == "/email_off":
+            return
+        if self.keep_comment is not None and self.keep_comment(text):
+            return
+        comment.remove()
+
+    def _end_document(self, end: DocumentEnd) -> None:
+        end.context.pop(KEY, None)
+
+
+def minify(
+    *,
+    comments: bool = True,
+    whitespace: bool = True,
+    attributes: bool = True,
+    optional_tags: bool = False,
+    css: bool = False,
+    js: bool = False,
+    keep_comment: Callable[[str], bool] | None = None,
+) -> Minify:
+    """A recipe that makes HTML smaller without changing its tree (see the module
+    documentation for what is removed and what is assumed).
+
+    Args:
+        comments: remove comments (not conditional comments, ``email_off`` markers, or those
+            ``keep_comment`` accepts).
+        whitespace: collapse and remove whitespace where no renderer shows it.
+        attributes: write start tags shorter (quotes, boolean attributes, default types).
+        optional_tags: leave out the end tags the standard makes optional.
+        css: minify ``<style>`` text (needs ``rcssmin``: ``pip install 'htmlstream[minify]'``).
+        js: minify JavaScript ``<script>`` text (needs ``rjsmin``, same extra).
+        keep_comment: a predicate given a comment's text: True keeps the comment.
+    """
+    return Minify(comments=comments, whitespace=whitespace, attributes=attributes,
+                  optional_tags=optional_tags, css=css, js=js, keep_comment=keep_comment)
+
+
+def minify_html(html: str | bytes, **options: Any) -> str | bytes:
+    """``html`` minified in one call (str gives str, bytes give bytes); ``options`` are
+    :func:`minify`'s."""
+    return Rewriter().use(minify(**options)).rewrite(html)
