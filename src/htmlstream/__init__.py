@@ -9,6 +9,8 @@ namespace (``tokens.StartTag``, ``tokens.EndTag``, ``tokens.Text``, ``tokens.Com
 text tokens and text chunks.
 """
 
+from typing import Any, overload
+
 from htmlstream import handlers, tokens
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
@@ -41,6 +43,19 @@ from htmlstream.units import (
 
 __version__ = "0.1.0.dev0"
 
+
+@overload
+def minify(html: str, **options: Any) -> str: ...
+@overload
+def minify(html: bytes, **options: Any) -> bytes: ...
+def minify(html: str | bytes, **options: Any) -> str | bytes:
+    """``html`` minified in one call (str gives str, bytes give bytes): the
+    :func:`htmlstream.recipes.minify` recipe, whose keyword arguments ``options`` are."""
+    from htmlstream.recipes.minify import minify_html    # (a layer: imported when used)
+
+    return minify_html(html, **options)
+
+
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
@@ -67,6 +82,7 @@ __all__ = [
     "handlers",
     "looks_like_html",
     "lookup_encoding",
+    "minify",
     "parse_selector",
     "sniff_content",
     "sniff_encoding",

@@ -14,7 +14,8 @@ change does not show (tests/test_recipes_minify.py compares the input's with the
   ``<plaintext>``, ``<noscript>`` with scripting) and inside SVG and MathML as it is;
 * elsewhere, runs of ASCII whitespace as one space, and that space left out where it touches a
   line boundary: the start or end of its parent when the parent is block-level, or a
-  block-level sibling; whitespace-only text in ``<head>`` and ``<html>`` left out.
+  block-level sibling; whitespace-only text in ``<head>`` (at any depth) and ``<html>`` left
+  out.
 
 It is written from the tree alone (what the minifier does from tokens must agree with it), with
 its own copy of the element lists.
@@ -78,7 +79,8 @@ def _attributes(node: Any, name: str, html: bool) -> tuple[tuple[str, str], ...]
     return tuple(sorted(attrs.items()))
 
 
-def _convert(node: Any, preserve: bool, scripting: bool) -> tuple[Any, ...]:
+def _convert(node: Any, preserve: bool, scripting: bool, head: bool = False
+             ) -> tuple[Any, ...]:
     ns = node.namespaceURI or HTML
     name = node.localName if ns != HTML else node.tagName
     html = ns == HTML
@@ -91,9 +93,9 @@ def _convert(node: Any, preserve: bool, scripting: bool) -> tuple[Any, ...]:
             else:
                 children.append(("t", child.data))
         elif child.nodeType == Node.ELEMENT_NODE:
-            children.append(_convert(child, keep, scripting))
+            children.append(_convert(child, keep, scripting, head or name == "head"))
     if not keep:
-        children = _collapse(children, name)
+        children = _collapse(children, "head" if head else name)
     return ("e", ns, name, _attributes(node, name, html), tuple(children))
 
 

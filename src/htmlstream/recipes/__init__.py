@@ -18,18 +18,21 @@ from htmlstream.recipes.csp import CspNonce, csp_nonce, nonce_of
 from htmlstream.recipes.emails import decode_emails, obfuscate_emails
 from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
 from htmlstream.recipes.inject import Inject, inject
+from htmlstream.recipes.minify import Minify, minify
 from htmlstream.rewriter import Recipe
 
 __all__ = [
     "CspNonce",
     "HttpsUpgrade",
     "Inject",
+    "Minify",
     "Recipe",
     "UpgradeReport",
     "csp_nonce",
     "decode_emails",
     "https_upgrade",
     "inject",
+    "minify",
     "nonce_of",
     "obfuscate_emails",
 ]

@@ -98,6 +98,8 @@ _WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
+_TABLE_CONTEXT = frozenset(("table", "tbody", "thead", "tfoot", "tr"))
+_FORMATTING_NAMES = frozenset(FORMATTING_ELEMENTS.split(", "))
 
 # Marks a text chunk gets from the scoped handlers that run before the document's.
 _PRESERVE = 1      # <pre>, <listing>, SVG, MathML: text as it is
@@ -108,7 +110,7 @@ _HEAD = 4          # inside <head>: whitespace-only text goes
 class _State:
     """One document's state (in its context)."""
 
-    __slots__ = ("after_pre", "line_start", "mark", "owed", "space_out")
+    __slots__ = ("after_pre", "line_start", "mark", "misnested", "owed", "space_out", "stack")
 
     def __init__(self) -> None:
         self.owed = False        # a space left out, written before what comes next unless
@@ -117,6 +119,11 @@ class _State:
         self.space_out = False   # the output's text ends with a space (collapsing across chunks)
         self.mark = 0            # the current text chunk's marks
         self.after_pre = False   # the last token was a <pre>/<listing>/<textarea> start tag
+        self.stack: list[str] = []   # the elements open (those whose start tag was seen)
+        # An element ended out of order, or a formatting element ended implicitly: the tree
+        # builder may now make elements no handler sees (re-opened formatting elements, the
+        # adoption agency's clones), so whitespace is only collapsed from here on.
+        self.misnested = False
 
 
 def _state(context: MutableMapping[str, Any]) -> _State:
@@ -229,27 +236,34 @@ class Minify:
             st.owed = st.space_out = st.line_start = False
             return
         c = _WS_RUN.sub(" ", s)
+        # Collapse only (never drop or trim): inside a formatting element, where text may be
+        # foster-parented out of a table, and after misnested tags.
+        keep = mark & _FORMATTING or st.misnested or (st.stack and st.stack[-1] in _TABLE_CONTEXT)
         if c == " ":
             # whitespace only
-            if mark & _FORMATTING:
+            if mark & _HEAD:
+                chunk.remove()
+                return
+            if keep:
                 if not st.space_out:
                     chunk.replace(" ", html=True)
-                    st.space_out = True
                 else:
                     chunk.remove()
+                st.space_out = not chunk.last_in_text_node
                 st.owed = False
                 return
             chunk.remove()
-            if not (st.line_start or st.space_out or mark & _HEAD):
+            if not (st.line_start or st.space_out):
                 st.owed = True
             return
-        if mark & _FORMATTING:
+        if keep:
             lead = " " if st.owed else ""
             if c[0] == " " and (lead or st.space_out):
                 c = c[1:]
             out = lead + c
             st.owed = False
-            st.space_out = out[-1] == " "
+            # (collapsed with the next chunk of the same text only: an unseen tag may follow)
+            st.space_out = out[-1] == " " and not chunk.last_in_text_node
         else:
             lead = " " if st.owed or (c[0] == " " and not st.line_start and not st.space_out) \
                 else ""
@@ -267,6 +281,7 @@ class Minify:
         st = _state(el.context)
         html = el.namespace_uri == HTML_NS
         name = el.tag_name
+        changed = el.modified      # (by other handlers: the tag is written again anyway)
         if self.whitespace:
             if html and name in BLOCK_ELEMENTS:
                 st.owed = False
@@ -280,19 +295,32 @@ class Minify:
             st.after_pre = html and name in ("pre", "listing", "textarea")
         rewritten = False
         if self.attributes and not el.removed and not el.merged:
-            tag = self._start_tag(el, html, name)
+            tag = self._start_tag(el, html, name, changed)
             if tag is not None:
                 el.remove_and_keep_content()
                 el.before(tag, html=True)
                 rewritten = True
         if el.can_have_content:
+            st.stack.append(name)
             el.on_end_tag(self._end_rewritten if rewritten else self._end)
 
     def _end(self, end: EndTag) -> None:
+        st = _state(end.context)
+        name = end.name
+        stack = st.stack
+        if stack and stack[-1] == name:
+            stack.pop()
+        else:
+            st.misnested = True
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] == name:
+                    del stack[i]
+                    break
+        if end.implicit and name in _FORMATTING_NAMES:
+            st.misnested = True
         if not self.whitespace:
             return
-        st = _state(end.context)
-        if end.name in BLOCK_ELEMENTS:
+        if name in BLOCK_ELEMENTS:
             st.owed = False
             st.line_start = True
         else:
@@ -308,11 +336,11 @@ class Minify:
         if not end.implicit:
             end.before(f"</{end.name}>", html=True)
 
-    def _start_tag(self, el: Element, html: bool, name: str) -> str | None:
+    def _start_tag(self, el: Element, html: bool, name: str, changed: bool) -> str | None:
         """The start tag written shorter, or None when it cannot be."""
         raw = el.raw
         details = el.attribute_details()
-        if not details and not el.is_self_closing and raw[-1:] == b">" and \
+        if not details and not changed and not el.is_self_closing and raw[-1:] == b">" and \
                 len(raw) == len(name) + 2:
             return None
         m = _TAG_NAME_END.search(raw, 1)
@@ -370,8 +398,8 @@ class Minify:
         else:
             parts.append(">")
         tag = "".join(parts)
-        if len(tag) >= len(raw) or not tag.isascii() and len(tag.encode(self._codec, "replace"))\
-                >= len(raw):
+        if not changed and (len(tag) >= len(raw) or not tag.isascii() and
+                            len(tag.encode(self._codec, "replace")) >= len(raw)):
             return None
         return tag
 
