@@ -29,6 +29,10 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
     per request to standard error, and stops gracefully on SIGINT/SIGTERM.
 
+``htmlstream minify [INPUT|-] [-o OUT] [--keep-comments] [--keep-whitespace]
+                  [--keep-attributes] [--optional-tags] [--css] [--js] [--stats]``
+    Minify a document as a stream (:mod:`htmlstream.cli.minify`, the ``minify`` recipe).
+
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
 ``func=cmd_<name>`` and ``cmd_<name>(args) -> int``, and add the former to :data:`COMMANDS`.
@@ -44,6 +48,7 @@ from collections.abc import Callable
 
 import htmlstream
 from htmlstream.cli._common import PROG, CliError
+from htmlstream.cli.minify import add_minify_parser
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
 from htmlstream.cli.tokens import add_tokens_parser
@@ -55,6 +60,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_tokens_parser,
     add_rewrite_parser,
     add_proxy_parser,
+    add_minify_parser,
 )
 
 

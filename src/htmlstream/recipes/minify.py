@@ -95,6 +95,8 @@ JS_TYPES = frozenset("""
 """.split())
 
 _WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_REF_TAIL = re.compile(r"&#?[0-9A-Za-z]*\Z")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
@@ -207,14 +209,20 @@ class Minify:
 
     # ------------------------------------------------------------------ text
 
-    def _decode(self, raw: bytes) -> str | None:
-        """The raw bytes of a chunk as characters (character references as written)."""
+    def _decode(self, raw: bytes, text: str | None = None) -> str | None:
+        """The raw bytes of a chunk as characters (character references as written), or None
+        when they do not decode; with ``text`` (the engine's reading), also None when the two
+        readings disagree (the stream is in another encoding than the rewriter's)."""
         if raw.isascii():
             return raw.decode("ascii")
         try:
-            return codecs.decode(raw, self._codec)
+            s = codecs.decode(raw, self._codec)
         except (UnicodeDecodeError, LookupError):
             return None
+        if text is not None and s != text and \
+                _NON_ASCII.findall(s) != _NON_ASCII.findall(text.replace("\ufffd", "")):
+            return None
+        return s
 
     def _text(self, chunk: TextChunk) -> None:
         st = _state(chunk.context)
@@ -222,6 +230,8 @@ class Minify:
         st.mark = 0
         raw = chunk.raw
         if not raw:
+            if chunk.last_in_text_node:
+                st.space_out = False
             return
         st.after_pre = False
         if mark & _PRESERVE or chunk.text_type != TextType.DATA:
@@ -229,7 +239,7 @@ class Minify:
                 chunk.before(" ")
             st.owed = st.space_out = st.line_start = False
             return
-        s = self._decode(raw)
+        s = self._decode(raw, chunk.text)
         if s is None:
             if st.owed:
                 chunk.before(" ")
@@ -268,9 +278,16 @@ class Minify:
             lead = " " if st.owed or (c[0] == " " and not st.line_start and not st.space_out) \
                 else ""
             trail = c[-1] == " "
-            out = lead + c.strip(" ")
+            core = c.strip(" ")
+            space_out = False
+            if trail and _REF_TAIL.search(core, max(0, len(core) - 40)) is not None:
+                # ("&gt" cut from the space after it: the engine would end the reference)
+                core += " "
+                trail = False
+                space_out = not chunk.last_in_text_node
+            out = lead + core
             st.owed = trail
-            st.space_out = False
+            st.space_out = space_out
         st.line_start = False
         if out != s:
             chunk.replace(out, html=True)
