@@ -24,6 +24,7 @@ from recipe_checks import corpus, rewrite_all
 OPTION_SETS: dict[str, dict[str, Any]] = {
     "default": {},
     "optional_tags": {"optional_tags": True},
+    "everything": {"optional_tags": True, "css": True, "js": True},
 }
 
 
@@ -139,6 +140,41 @@ def test_with_other_handlers_in_one_pass() -> None:
     assert out == b"<p><img src=https://example.com/ alt> y</p>"
 
 
+@pytest.mark.parametrize(("html", "want"), [
+    ("<ul>\n <li>a</li>\n <li>b</li>\n</ul>", "<ul><li>a<li>b</ul>"),
+    ("<p>x</p>\n<p>y</p><div>z</div>", "<p>x<p>y<div>z</div>"),
+    ("<p>x</p>t", "<p>x</p>t"),
+    ("<span><p>x</p></span>", "<span><p>x</p></span>"),
+    ("<p>x</p><table></table>", "<p>x</p><table></table>"),
+    ("<dl><dt>a</dt><dd>b</dd></dl>", "<dl><dt>a<dd>b</dl>"),
+    ("<table><tr><td>1</td> <td>2</td></tr>\n<tr><td>3</td></tr></table>",
+     "<table><tr><td>1<td>2<tr><td>3</table>"),
+    ("<html><head><title>x</title></head><body><p>a</p></body></html>",
+     "<html><head><title>x</title><body><p>a"),
+    ("<head></head><noscript>n</noscript>", "<head></head><noscript>n</noscript>"),
+    ("<p>a</p><!--[if IE]>x<![endif]-->", "<p>a</p><!--[if IE]>x<![endif]-->"),
+])
+def test_optional_tags(html: str, want: str) -> None:
+    assert mini(html, optional_tags=True) == want
+
+
+@pytest.mark.parametrize(("html", "want"), [
+    ("<style type='text/css'>\n p  {  color : red ; }\n</style>", "<style>p{color:red}</style>"),
+    ("<script>\n var  a = 1 ;\n</script>", "<script>var a=1;</script>"),
+    ("<script type=module> import  x  from 'y' ; </script>",
+     "<script type=module>import x from'y';</script>"),
+    ('<script type="application/json">{ "a" : 1 }</script>',
+     '<script type=application/json>{ "a" : 1 }</script>'),
+    ("<script type=text/template> <p>  x </script>", "<script type=text/template> <p>  x </script>"),
+    ("<script><!--\n a = 1\n--></script>", "<script><!--\n a = 1\n--></script>"),
+    ("<svg><style> a  { } </style></svg>", "<svg><style> a  { } </style></svg>"),
+])
+def test_css_js(html: str, want: str) -> None:
+    pytest.importorskip("rcssmin")
+    pytest.importorskip("rjsmin")
+    assert mini(html, css=True, js=True) == want
+
+
 def test_one_call() -> None:
     assert hs.minify("<p>a   b</p>\n") == "<p>a b</p>"
     assert hs.minify(b"<p>a   b</p>\n") == b"<p>a b</p>"
@@ -156,10 +192,11 @@ def _tree_inputs() -> list[Any]:
     return [t for t in all_tree_construction_tests(TREE_DIR) if not t.is_fragment]
 
 
-def check_tree(data: str, out: str, scripting: bool) -> str | None:
+def check_tree(data: str, out: str, scripting: bool, options: str = "default") -> str | None:
     """Where html5lib's trees of ``data`` and ``out`` differ (canonical forms), or None."""
-    return first_difference(canonical_tree(data, scripting=scripting),
-                            canonical_tree(out, scripting=scripting))
+    code = bool(OPTION_SETS[options].get("js"))
+    return first_difference(canonical_tree(data, scripting=scripting, code=code),
+                            canonical_tree(out, scripting=scripting, code=code))
 
 
 @pytest.mark.oracle
@@ -188,7 +225,7 @@ def test_oracle_tree_construction(options: str) -> None:
                 continue
             runs += 1
             out = whole.decode("utf-8", "surrogatepass")
-            diff = check_tree(data, out, scripting)
+            diff = check_tree(data, out, scripting, options)
             if diff:
                 failures.append((test.id, scripting, data[:200], out[:200], diff))
     assert not failures, f"{len(failures)} trees differ; first: {failures[:3]}"
@@ -210,7 +247,7 @@ def test_oracle_corpus(path: Path, options: str) -> None:
             [raw[i:i + 1024] for i in range(0, len(raw), 1024)], chunkings(raw)[-1]]
     for chunks in cuts:
         assert feed_bytes(rw.stream, chunks) == whole, len(chunks)
-    assert check_tree(data, whole.decode("utf-8"), True) is None
+    assert check_tree(data, whole.decode("utf-8"), True, options) is None
     assert len(whole) < len(raw)
 
 
@@ -240,5 +277,5 @@ def test_oracle_generated(pieces: list[bytes], options: str, scripting: bool) ->
     foreign = min((i for i in (low.find("<svg"), low.find("<math")) if i >= 0), default=-1)
     if foreign >= 0 and ("</p" in low[foreign:] or "</br" in low[foreign:]):
         return
-    diff = check_tree(text, whole.decode("utf-8"), scripting)
+    diff = check_tree(text, whole.decode("utf-8"), scripting, options)
     assert diff is None, (raw, whole, diff)

@@ -79,11 +79,13 @@ def _attributes(node: Any, name: str, html: bool) -> tuple[tuple[str, str], ...]
     return tuple(sorted(attrs.items()))
 
 
-def _convert(node: Any, preserve: bool, scripting: bool, head: bool = False
-             ) -> tuple[Any, ...]:
+def _convert(node: Any, preserve: bool, scripting: bool, head: bool = False,
+             code: bool = False) -> tuple[Any, ...]:
     ns = node.namespaceURI or HTML
     name = node.localName if ns != HTML else node.tagName
     html = ns == HTML
+    if code and html and name in ("script", "style"):
+        return ("e", ns, name, _attributes(node, name, html), ())
     keep = preserve or not html or name in _PRESERVE or (scripting and name == "noscript")
     children: list[Any] = []
     for child in node.childNodes:
@@ -93,7 +95,7 @@ def _convert(node: Any, preserve: bool, scripting: bool, head: bool = False
             else:
                 children.append(("t", child.data))
         elif child.nodeType == Node.ELEMENT_NODE:
-            children.append(_convert(child, keep, scripting, head or name == "head"))
+            children.append(_convert(child, keep, scripting, head or name == "head", code))
     if not keep:
         children = _collapse(children, "head" if head else name)
     return ("e", ns, name, _attributes(node, name, html), tuple(children))
@@ -124,15 +126,17 @@ def _collapse(children: list[Any], parent: str) -> list[Any]:
     return out
 
 
-def canonical_tree(data: str, *, scripting: bool = True) -> tuple[Any, ...]:
-    """html5lib's tree of ``data`` in the canonical form described above."""
+def canonical_tree(data: str, *, scripting: bool = True, code: bool = False
+                   ) -> tuple[Any, ...]:
+    """html5lib's tree of ``data`` in the canonical form described above; with ``code``,
+    without the text of HTML ``<script>`` and ``<style>`` elements (minified by css/js)."""
     doc = html5lib.HTMLParser(tree=_Builder).parse(data, scripting=scripting)
     out: list[Any] = []
     for child in doc.childNodes:
         if child.nodeType == Node.DOCUMENT_TYPE_NODE:
             out.append(("d", child.name, child.publicId, child.systemId))
         elif child.nodeType == Node.ELEMENT_NODE:
-            out.append(_convert(child, False, scripting))
+            out.append(_convert(child, False, scripting, False, code))
     return tuple(out)
 
 

@@ -112,7 +112,8 @@ _HEAD = 4          # inside <head>: whitespace-only text goes
 class _State:
     """One document's state (in its context)."""
 
-    __slots__ = ("after_pre", "line_start", "mark", "misnested", "owed", "space_out", "stack")
+    __slots__ = ("after_pre", "code", "code_len", "line_start", "mark", "misnested", "owed",
+                 "pending", "space_out", "stack", "table_owed")
 
     def __init__(self) -> None:
         self.owed = False        # a space left out, written before what comes next unless
@@ -126,6 +127,12 @@ class _State:
         # builder may now make elements no handler sees (re-opened formatting elements, the
         # adoption agency's clones), so whitespace is only collapsed from here on.
         self.misnested = False
+        # css/js: the text of the current <style>/<script> held until its end (None: not
+        # minified), and its length
+        self.code: list[str] | None = None
+        self.code_len = 0
+        self.pending: str | None = None   # an end tag left out, if what follows allows it
+        self.table_owed = False  # whitespace held in a table's text (dropped if nothing follows)
 
 
 def _state(context: MutableMapping[str, Any]) -> _State:
@@ -161,6 +168,77 @@ def _escaped(value: str) -> str:
         else value
 
 
+#: The most characters of one ``<style>``/``<script>`` held to be minified; a longer one is
+#: written as it is.
+MAX_CODE = 4 * 1024 * 1024
+
+#: optional_tags: the end tags left out, and the start tags that may follow each one (the HTML
+#: standard's "Optional tags", less what a stream cannot check: ``</p>`` before ``<table>``
+#: depends on quirks mode; ``</head>`` before ``<noscript>`` moves it into the body).
+_P_FOLLOW = frozenset("""address article aside blockquote details dialog div dl fieldset
+    figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre
+    search section ul""".split())
+OPTIONAL_END_TAGS: dict[str, frozenset[str] | None] = {
+    "p": _P_FOLLOW, "li": frozenset(("li",)), "dt": frozenset(("dt", "dd")),
+    "dd": frozenset(("dt", "dd")), "td": frozenset(("td", "th")),
+    "th": frozenset(("td", "th")), "tr": frozenset(("tr",)),
+    # (None: any start tag but <noscript>)
+    "head": None, "body": None, "html": None,
+}
+#: The end tags that close what is left open inside their element ("generate implied end
+#: tags"): an omitted end tag of a child may be followed by one of them.
+_CLOSING_END_TAGS = frozenset("""address article aside blockquote button center details dialog
+    dir div dl fieldset figcaption figure footer form header hgroup listing main menu nav ol pre
+    search section summary ul li dd dt td th tr tbody thead tfoot table caption body html h1 h2
+    h3 h4 h5 h6""".split())
+
+_SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
+
+
+def is_javascript(type_: str | None, language: str | None) -> bool:
+    """Whether a ``<script>`` with these ``type`` and ``language`` attributes holds JavaScript
+    (a classic script or a module), as the HTML standard decides."""
+    if type_ is None:
+        return not language or language.strip(_WS).lower() in ("javascript", "ecmascript") \
+            or ("text/" + language.strip(_WS).lower()) in JS_TYPES
+    essence = type_.strip(_WS).lower()
+    return essence == "" or essence == "module" or essence in JS_TYPES
+
+
+def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
+    """``source`` minified, or as it is when that is not safe: a script that has (or would
+    get) ``<!--``, ``-->`` or ``<script``/``</script`` changes how the tokenizer ends it."""
+    if minify is None or not source.strip(_WS):
+        return source
+    if script and _SCRIPT_HAZARD.search(source) is not None:
+        return source
+    try:
+        out = minify(source)
+    except Exception:       # (a minifier's bug must not stop the page)  # noqa: BLE001
+        return source
+    if _SCRIPT_HAZARD.search(out) is not None or "</style" in out.lower():
+        return source
+    return out
+
+
+def _code_minifiers(css: bool, js: bool) -> tuple[Callable[[str], str] | None,
+                                                  Callable[[str], str] | None]:
+    """rcssmin's and rjsmin's functions (the ``htmlstream[minify]`` extra)."""
+    try:
+        css_min = __import__("rcssmin").cssmin if css else None
+        js_min = __import__("rjsmin").jsmin if js else None
+    except ImportError as exc:
+        raise ImportError(f"minify(css=True/js=True) needs rcssmin and rjsmin: pip install "
+                          f"'htmlstream[minify]' ({exc})") from None
+    return css_min, js_min
+
+
+def _may_follow(ended: str, start: str) -> bool:
+    """Whether an element's end tag may be left out before the start tag ``start``."""
+    follow = OPTIONAL_END_TAGS[ended]
+    return start != "noscript" if follow is None else start in follow
+
+
 class Minify:
     """The ``minify`` recipe (made by :func:`minify`)."""
 
@@ -177,6 +255,8 @@ class Minify:
         self.js = js
         self.keep_comment = keep_comment
         self._codec = "utf-8"
+        self._css_min: Callable[[str], str] | None = None
+        self._js_min: Callable[[str], str] | None = None
 
     def apply(self, rewriter: Rewriter, /) -> None:
         """Register the handlers (``Rewriter.use`` calls this)."""
@@ -187,8 +267,10 @@ class Minify:
             rewriter.on(FORMATTING_ELEMENTS, text=self._mark_formatting)
             rewriter.on("head", text=self._mark_head)
             rewriter.on_document(text=self._text)
-        if self.whitespace or self.attributes:
-            rewriter.on("*", element=self._element)
+        if self.css or self.js:
+            self._css_min, self._js_min = _code_minifiers(self.css, self.js)
+            rewriter.on("script, style", text=self._code_text)
+        rewriter.on("*", element=self._element)
         if self.comments or self.whitespace:
             rewriter.on_document(comments=self._comment)
         rewriter.on_document(end=self._end_document)
@@ -231,15 +313,19 @@ class Minify:
         raw = chunk.raw
         if not raw:
             if chunk.last_in_text_node:
-                st.space_out = False
+                st.space_out = st.table_owed = False
             return
         st.after_pre = False
         if mark & _PRESERVE or chunk.text_type != TextType.DATA:
+            if st.pending is not None:
+                self._resolve(st, chunk, False)
             if st.owed:
                 chunk.before(" ")
             st.owed = st.space_out = st.line_start = False
             return
         s = self._decode(raw, chunk.text)
+        if st.pending is not None and (s is None or s.strip(_WS)):
+            self._resolve(st, chunk, False)
         if s is None:
             if st.owed:
                 chunk.before(" ")
@@ -248,7 +334,18 @@ class Minify:
         c = _WS_RUN.sub(" ", s)
         # Collapse only (never drop or trim): inside a formatting element, where text may be
         # foster-parented out of a table, and after misnested tags.
-        keep = mark & _FORMATTING or st.misnested or (st.stack and st.stack[-1] in _TABLE_CONTEXT)
+        table = bool(st.stack) and st.stack[-1] in _TABLE_CONTEXT
+        keep = mark & _FORMATTING or st.misnested or table
+        if c == " " and table and not mark & _FORMATTING:
+            # (whitespace-only text stays in the table; text with more is foster-parented out
+            # of it with its spaces: held until the text node says which)
+            chunk.remove()
+            st.table_owed = not chunk.last_in_text_node
+            return
+        if st.table_owed:
+            st.table_owed = False
+            if c[0] != " ":
+                c = " " + c
         if c == " ":
             # whitespace only
             if mark & _HEAD:
@@ -292,6 +389,36 @@ class Minify:
         if out != s:
             chunk.replace(out, html=True)
 
+    def _code_text(self, chunk: TextChunk) -> None:
+        """``<style>``/``<script>`` text: held until its end, then written minified."""
+        st = _state(chunk.context)
+        code = st.code
+        text_type = chunk.text_type
+        if code is None or text_type not in (TextType.RAWTEXT, TextType.SCRIPT_DATA):
+            return
+        st.mark |= _PRESERVE
+        raw = chunk.raw
+        s = self._decode(raw, chunk.text) if raw else ""
+        if s is None or st.code_len + len(s) > MAX_CODE:
+            # (not minified: what was held goes out as it was)
+            st.code = None
+            if code:
+                chunk.before("".join(code), html=True)
+            return
+        code.append(s)
+        st.code_len += len(s)
+        if not chunk.last_in_text_node:
+            chunk.remove()
+            return
+        st.code = None
+        source = "".join(code)
+        minify = self._css_min if text_type == TextType.RAWTEXT else self._js_min
+        out = _minified(source, minify, text_type == TextType.SCRIPT_DATA)
+        try:
+            chunk.replace(out, html=True)
+        except ValueError:
+            chunk.replace(source, html=True)
+
     # ------------------------------------------------------------------ elements
 
     def _element(self, el: Element) -> None:
@@ -299,6 +426,8 @@ class Minify:
         html = el.namespace_uri == HTML_NS
         name = el.tag_name
         changed = el.modified      # (by other handlers: the tag is written again anyway)
+        if st.pending is not None:
+            self._resolve(st, el, html and _may_follow(st.pending, name))
         if self.whitespace:
             if html and name in BLOCK_ELEMENTS:
                 st.owed = False
@@ -310,6 +439,16 @@ class Minify:
                 st.line_start = False
             st.space_out = False
             st.after_pre = html and name in ("pre", "listing", "textarea")
+        if (self._css_min is not None or self._js_min is not None) and html:
+            lname = name.lower()
+            if lname == "style" and self._css_min is not None:
+                media = el.get_attribute("type")
+                st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
+                    else None
+            elif lname == "script" and self._js_min is not None:
+                st.code = [] if is_javascript(el.get_attribute("type"),
+                                              el.get_attribute("language")) else None
+            st.code_len = 0
         rewritten = False
         if self.attributes and not el.removed and not el.merged:
             tag = self._start_tag(el, html, name, changed)
@@ -321,11 +460,12 @@ class Minify:
             st.stack.append(name)
             el.on_end_tag(self._end_rewritten if rewritten else self._end)
 
-    def _end(self, end: EndTag) -> None:
+    def _end(self, end: EndTag, rewritten: bool = False) -> None:
         st = _state(end.context)
         name = end.name
         stack = st.stack
-        if stack and stack[-1] == name:
+        top = bool(stack) and stack[-1] == name
+        if top:
             stack.pop()
         else:
             st.misnested = True
@@ -333,25 +473,43 @@ class Minify:
                 if stack[i] == name:
                     del stack[i]
                     break
-        if end.implicit and name in _FORMATTING_NAMES:
+        implicit = end.implicit
+        if implicit and name in _FORMATTING_NAMES:
             st.misnested = True
-        if not self.whitespace:
-            return
-        if name in BLOCK_ELEMENTS:
-            st.owed = False
-            st.line_start = True
-        else:
-            if st.owed:
-                end.before(" ")
+        if st.pending is not None:
+            # an explicit end tag of the parent that closes what is open in it
+            self._resolve(st, end, top and not implicit and name in _CLOSING_END_TAGS)
+        if self.whitespace:
+            if name in BLOCK_ELEMENTS:
                 st.owed = False
-            st.line_start = False
-        st.space_out = False
+                st.line_start = True
+            else:
+                if st.owed:
+                    end.before(" ")
+                    st.owed = False
+                st.line_start = False
+            st.space_out = False
         st.after_pre = False
+        if implicit:
+            return
+        if self.optional_tags and top and not st.misnested and name in OPTIONAL_END_TAGS:
+            st.pending = name
+            if not rewritten:
+                end.remove()
+        elif rewritten:
+            end.before(f"</{name}>", html=True)
 
     def _end_rewritten(self, end: EndTag) -> None:
-        self._end(end)
-        if not end.implicit:
-            end.before(f"</{end.name}>", html=True)
+        self._end(end, True)
+
+    @staticmethod
+    def _resolve(st: _State, unit: Element | EndTag | TextChunk | Comment, omit: bool) -> None:
+        """Decide on the end tag left out: it stays out if ``omit``, or is written before
+        ``unit``."""
+        name = st.pending
+        st.pending = None
+        if not omit:
+            unit.before(f"</{name}>", html=True)
 
     def _start_tag(self, el: Element, html: bool, name: str, changed: bool) -> str | None:
         """The start tag written shorter, or None when it cannot be."""
@@ -426,16 +584,23 @@ class Minify:
         st = _state(comment.context)
         if st.after_pre or not self.comments:
             st.after_pre = False
+            self._keep(st, comment)
             return
         text = comment.text
-        if is_conditional_comment(text):
-            return
         t = text.strip(_WS)
-        if t == "email_off" or t == "/email_off":
-            return
-        if self.keep_comment is not None and self.keep_comment(text):
+        if is_conditional_comment(text) or t == "email_off" or t == "/email_off" or \
+                (self.keep_comment is not None and self.keep_comment(text)):
+            self._keep(st, comment)
             return
         comment.remove()
+
+    def _keep(self, st: _State, comment: Comment) -> None:
+        """A comment written: an end tag left out before it is written first."""
+        if st.pending is not None:
+            self._resolve(st, comment, False)
+        if st.owed:
+            comment.before(" ")
+            st.owed = False
 
     def _end_document(self, end: DocumentEnd) -> None:
         end.context.pop(KEY, None)
