@@ -51,6 +51,7 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
+from htmlstream.charrefs import decode_charrefs
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
 __all__ = [
@@ -95,8 +96,9 @@ JS_TYPES = frozenset("""
 """.split())
 
 _WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_REF_TAIL = re.compile(r"&#?[0-9A-Za-z]*\Z")
+# (a text chunk written again that ends in these: the engine ends a reference or escapes a
+# '<' it cannot see the end of; the space after them is kept so that every chunking agrees)
+_REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
@@ -113,7 +115,7 @@ class _State:
     """One document's state (in its context)."""
 
     __slots__ = ("after_pre", "code", "code_len", "line_start", "mark", "misnested", "owed",
-                 "pending", "space_out", "stack", "table_owed")
+                 "pending", "space_out", "stack", "table_owed", "table_text")
 
     def __init__(self) -> None:
         self.owed = False        # a space left out, written before what comes next unless
@@ -133,6 +135,7 @@ class _State:
         self.code_len = 0
         self.pending: str | None = None   # an end tag left out, if what follows allows it
         self.table_owed = False  # whitespace held in a table's text (dropped if nothing follows)
+        self.table_text = False  # the table's text node has more than whitespace
 
 
 def _state(context: MutableMapping[str, Any]) -> _State:
@@ -302,7 +305,7 @@ class Minify:
         except (UnicodeDecodeError, LookupError):
             return None
         if text is not None and s != text and \
-                _NON_ASCII.findall(s) != _NON_ASCII.findall(text.replace("\ufffd", "")):
+                decode_charrefs(s.replace("\r\n", "\n").replace("\r", "\n")) != text:
             return None
         return s
 
@@ -313,7 +316,7 @@ class Minify:
         raw = chunk.raw
         if not raw:
             if chunk.last_in_text_node:
-                st.space_out = st.table_owed = False
+                st.space_out = st.table_owed = st.table_text = False
             return
         st.after_pre = False
         if mark & _PRESERVE or chunk.text_type != TextType.DATA:
@@ -324,24 +327,27 @@ class Minify:
             st.owed = st.space_out = st.line_start = False
             return
         s = self._decode(raw, chunk.text)
-        if st.pending is not None and (s is None or s.strip(_WS)):
-            self._resolve(st, chunk, False)
+        as_html = True
         if s is None:
-            if st.owed:
-                chunk.before(" ")
-            st.owed = st.space_out = st.line_start = False
-            return
+            # (bytes the encoding does not read, or not the rewriter's encoding: the engine's
+            # reading, written as text; U+FFFD where a browser reads one)
+            s = chunk.text
+            as_html = False
+        if st.pending is not None and s.strip(_WS):
+            self._resolve(st, chunk, False)
         c = _WS_RUN.sub(" ", s)
         # Collapse only (never drop or trim): inside a formatting element, where text may be
         # foster-parented out of a table, and after misnested tags.
         table = bool(st.stack) and st.stack[-1] in _TABLE_CONTEXT
         keep = mark & _FORMATTING or st.misnested or table
-        if c == " " and table and not mark & _FORMATTING:
+        if table and not mark & _FORMATTING:
             # (whitespace-only text stays in the table; text with more is foster-parented out
             # of it with its spaces: held until the text node says which)
-            chunk.remove()
-            st.table_owed = not chunk.last_in_text_node
-            return
+            if c == " " and not st.table_text:
+                chunk.remove()
+                st.table_owed = not chunk.last_in_text_node
+                return
+            st.table_text = not chunk.last_in_text_node
         if st.table_owed:
             st.table_owed = False
             if c[0] != " ":
@@ -353,7 +359,7 @@ class Minify:
                 return
             if keep:
                 if not st.space_out:
-                    chunk.replace(" ", html=True)
+                    chunk.replace(" ")
                 else:
                     chunk.remove()
                 st.space_out = not chunk.last_in_text_node
@@ -378,7 +384,6 @@ class Minify:
             core = c.strip(" ")
             space_out = False
             if trail and _REF_TAIL.search(core, max(0, len(core) - 40)) is not None:
-                # ("&gt" cut from the space after it: the engine would end the reference)
                 core += " "
                 trail = False
                 space_out = not chunk.last_in_text_node
@@ -387,7 +392,7 @@ class Minify:
             st.space_out = space_out
         st.line_start = False
         if out != s:
-            chunk.replace(out, html=True)
+            chunk.replace(out, html=as_html)
 
     def _code_text(self, chunk: TextChunk) -> None:
         """``<style>``/``<script>`` text: held until its end, then written minified."""
