@@ -4,6 +4,7 @@ tree-construction input and corpus page; every output the same in every chunking
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import htmlstream as hs
-from chunking import chunkings, feed_bytes
+from chunking import chunkings, feed_bytes, normalize_tokens
 from datapaths import conformance_data_dir
 from html_strategies import FRAGMENTS, tag
 from htmlstream import recipes
@@ -26,6 +27,27 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     "optional_tags": {"optional_tags": True},
     "everything": {"optional_tags": True, "css": True, "js": True},
 }
+
+
+#: Where the engine may write bytes of the same meaning next to rewritten text, depending on the
+#: chunking: a '&' or '<' it cannot see the end of (written '&amp;'/'&lt;', a reference's ';'
+#: added), a CR; and bytes the encoding does not read (U+FFFD in rewritten text).
+_HAZARD = re.compile(rb"&(?![0-9A-Za-z#]+;)|<(?![A-Za-z/!?])|\r")
+
+
+def same_output(got: bytes, whole: bytes, raw: bytes) -> bool:
+    """``got`` (one chunking's output) is ``whole`` (the whole input's), byte for byte; or,
+    for an input with a hazard (above), has the same tokens."""
+    if got == whole:
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        if not _HAZARD.search(raw):
+            return False
+    return bool(normalize_tokens(hs.tokenize(got)) == normalize_tokens(hs.tokenize(whole)))
 
 
 def mini(html: str, **options: Any) -> str:
@@ -219,7 +241,8 @@ def test_oracle_tree_construction(options: str) -> None:
             rw = hs.Rewriter(scripting=scripting).use(recipes.minify(**OPTION_SETS[options]))
             whole = feed_bytes(rw.stream, [raw])
             for chunks in chunkings(raw, random_splits=2, split_samples=2, exhaustive_limit=0):
-                assert feed_bytes(rw.stream, chunks) == whole, (test.id, chunks)
+                got = feed_bytes(rw.stream, chunks)
+                assert same_output(got, whole, raw), (test.id, chunks, got, whole)
             if html5lib_tree_agrees(test, scripting=scripting) is False:
                 skipped["html5lib-outdated"] += 1
                 continue
@@ -246,7 +269,7 @@ def test_oracle_corpus(path: Path, options: str) -> None:
     cuts = [[raw[i:i + 65536] for i in range(0, len(raw), 65536)],
             [raw[i:i + 1024] for i in range(0, len(raw), 1024)], chunkings(raw)[-1]]
     for chunks in cuts:
-        assert feed_bytes(rw.stream, chunks) == whole, len(chunks)
+        assert same_output(feed_bytes(rw.stream, chunks), whole, raw), len(chunks)
     assert check_tree(data, whole.decode("utf-8"), True, options) is None
     assert len(whole) < len(raw)
 
@@ -270,7 +293,8 @@ def test_oracle_generated(pieces: list[bytes], options: str, scripting: bool) ->
     rw = hs.Rewriter(scripting=scripting).use(recipes.minify(**OPTION_SETS[options]))
     whole = feed_bytes(rw.stream, [raw])
     for chunks in chunkings(raw, random_splits=3, split_samples=3, exhaustive_limit=0):
-        assert feed_bytes(rw.stream, chunks) == whole, chunks
+        got = feed_bytes(rw.stream, chunks)
+        assert same_output(got, whole, raw), (chunks, got, whole)
     low = text.lower()
     if "<template" in low or "<select" in low or "<frameset" in low:
         return

@@ -264,15 +264,16 @@ class Minify:
     def apply(self, rewriter: Rewriter, /) -> None:
         """Register the handlers (``Rewriter.use`` calls this)."""
         self._codec = lookup_encoding(rewriter.encoding).codec
+        # (handlers run in registration order: the scoped ones mark a text chunk before the
+        # document's text handler reads it)
+        if self.css or self.js:
+            self._css_min, self._js_min = _code_minifiers(self.css, self.js)
+            rewriter.on("script, style", text=self._code_text)
         if self.whitespace:
-            # (scoped handlers run before the document's: they mark the chunk)
             rewriter.on("pre, listing, svg, math", text=self._mark_preserve)
             rewriter.on(FORMATTING_ELEMENTS, text=self._mark_formatting)
             rewriter.on("head", text=self._mark_head)
             rewriter.on_document(text=self._text)
-        if self.css or self.js:
-            self._css_min, self._js_min = _code_minifiers(self.css, self.js)
-            rewriter.on("script, style", text=self._code_text)
         rewriter.on("*", element=self._element)
         if self.comments or self.whitespace:
             rewriter.on_document(comments=self._comment)
@@ -339,10 +340,12 @@ class Minify:
         # Collapse only (never drop or trim): inside a formatting element, where text may be
         # foster-parented out of a table, and after misnested tags.
         table = bool(st.stack) and st.stack[-1] in _TABLE_CONTEXT
-        keep = mark & _FORMATTING or st.misnested or table
-        if table and not mark & _FORMATTING:
-            # (whitespace-only text stays in the table; text with more is foster-parented out
-            # of it with its spaces: held until the text node says which)
+        head = mark & _HEAD
+        keep = mark & _FORMATTING or st.misnested or table or head
+        if (table and not mark & _FORMATTING) or head:
+            # Whitespace-only text goes (in a table it stays in the table, in <head> it is not
+            # shown); text with more keeps its spaces (in a table it is foster-parented out of
+            # it; in <head> it is a <template>'s): held until the text node says which.
             if c == " " and not st.table_text:
                 chunk.remove()
                 st.table_owed = not chunk.last_in_text_node
@@ -354,9 +357,6 @@ class Minify:
                 c = " " + c
         if c == " ":
             # whitespace only
-            if mark & _HEAD:
-                chunk.remove()
-                return
             if keep:
                 if not st.space_out:
                     chunk.replace(" ")
@@ -401,7 +401,6 @@ class Minify:
         text_type = chunk.text_type
         if code is None or text_type not in (TextType.RAWTEXT, TextType.SCRIPT_DATA):
             return
-        st.mark |= _PRESERVE
         raw = chunk.raw
         s = self._decode(raw, chunk.text) if raw else ""
         if s is None or st.code_len + len(s) > MAX_CODE:
