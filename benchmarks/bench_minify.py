@@ -72,7 +72,7 @@ def peers() -> tuple[dict[str, Minifier], list[str]]:
             return htmlmin.minify(doc.decode("utf-8", "replace"), remove_comments=True,
                                   remove_empty_space=True).encode("utf-8")
         cases["htmlmin"] = hm
-    except Exception as exc:   # noqa: BLE001 - ImportError, or its cgi import on 3.13+
+    except Exception as exc:   # (ImportError, or its cgi import failing on 3.13+)
         notes.append(f"htmlmin left out: {type(exc).__name__}: {exc}")
     return cases, notes
 

@@ -187,7 +187,8 @@ def test_optional_tags(html: str, want: str) -> None:
      "<script type=module>import x from'y';</script>"),
     ('<script type="application/json">{ "a" : 1 }</script>',
      '<script type=application/json>{ "a" : 1 }</script>'),
-    ("<script type=text/template> <p>  x </script>", "<script type=text/template> <p>  x </script>"),
+    ("<script type=text/template> <p>  x </script>",
+     "<script type=text/template> <p>  x </script>"),
     ("<script><!--\n a = 1\n--></script>", "<script><!--\n a = 1\n--></script>"),
     ("<svg><style> a  { } </style></svg>", "<svg><style> a  { } </style></svg>"),
 ])

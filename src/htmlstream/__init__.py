@@ -51,7 +51,7 @@ def minify(html: bytes, **options: Any) -> bytes: ...
 def minify(html: str | bytes, **options: Any) -> str | bytes:
     """``html`` minified in one call (str gives str, bytes give bytes): the
     :func:`htmlstream.recipes.minify` recipe, whose keyword arguments ``options`` are."""
-    from htmlstream.recipes.minify import minify_html    # (a layer: imported when used)
+    from htmlstream.recipes.minify import minify_html  # (a layer: imported when used)
 
     return minify_html(html, **options)
 

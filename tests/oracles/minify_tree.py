@@ -33,29 +33,33 @@ __all__ = ["canonical_tree", "first_difference"]
 
 HTML = "http://www.w3.org/1999/xhtml"
 
-BLOCK = frozenset("""
-    address article aside blockquote body br caption center col colgroup dd details dialog dir
-    div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head
-    header hgroup hr html legend li main menu nav ol p search section summary table tbody td
-    tfoot th thead tr ul
-""".split())
+BLOCK = frozenset([
+    "address", "article", "aside", "blockquote", "body", "br", "caption", "center", "col",
+    "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption",
+    "figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head",
+    "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p", "search",
+    "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"
+])
 
-BOOLEAN_ATTRIBUTES = frozenset("""
-    allowfullscreen async autofocus autoplay checked controls default defer disabled
-    formnovalidate inert ismap itemscope loop multiple muted nomodule novalidate open
-    playsinline readonly required reversed selected shadowrootclonable shadowrootdelegatesfocus
-    shadowrootserializable
-""".split())
+BOOLEAN_ATTRIBUTES = frozenset([
+    "allowfullscreen", "async", "autofocus", "autoplay", "checked", "controls", "default", "defer",
+    "disabled", "formnovalidate", "inert", "ismap", "itemscope", "loop", "multiple", "muted",
+    "nomodule", "novalidate", "open", "playsinline", "readonly", "required", "reversed", "selected",
+    "shadowrootclonable", "shadowrootdelegatesfocus", "shadowrootserializable"
+])
 
-JS_TYPES = frozenset("""
-    application/ecmascript application/javascript application/x-ecmascript
-    application/x-javascript text/ecmascript text/javascript text/javascript1.0
-    text/javascript1.1 text/javascript1.2 text/javascript1.3 text/javascript1.4
-    text/javascript1.5 text/jscript text/livescript text/x-ecmascript text/x-javascript
-""".split())
+JS_TYPES = frozenset([
+    "application/ecmascript", "application/javascript", "application/x-ecmascript",
+    "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+    "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+    "text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript",
+    "text/x-javascript"
+])
 
-_PRESERVE = frozenset("pre listing textarea script style title xmp iframe noembed noframes "
-                      "plaintext".split())
+_PRESERVE = frozenset([
+    "pre", "listing", "textarea", "script", "style", "title", "xmp", "iframe", "noembed",
+    "noframes", "plaintext"
+])
 _WS = re.compile(r"[\t\n\x0c\r ]+")
 _Builder: Any = html5lib.getTreeBuilder("dom")
 

@@ -68,32 +68,34 @@ KEY = "minify"
 
 #: Elements whose start and end are line boundaries in the default style sheet (display
 #: block, list-item, table and its parts, and ``<br>``): whitespace touching them is not shown.
-BLOCK_ELEMENTS = frozenset("""
-    address article aside blockquote body br caption center col colgroup dd details dialog dir
-    div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head
-    header hgroup hr html legend li main menu nav ol p search section summary table tbody td
-    tfoot th thead tr ul
-""".split())
+BLOCK_ELEMENTS = frozenset([
+    "address", "article", "aside", "blockquote", "body", "br", "caption", "center", "col",
+    "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption",
+    "figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head",
+    "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p", "search",
+    "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"
+])
 
 #: Boolean attributes of HTML (their presence is what counts).
-BOOLEAN_ATTRIBUTES = frozenset("""
-    allowfullscreen async autofocus autoplay checked controls default defer disabled
-    formnovalidate inert ismap itemscope loop multiple muted nomodule novalidate open
-    playsinline readonly required reversed selected shadowrootclonable shadowrootdelegatesfocus
-    shadowrootserializable
-""".split())
+BOOLEAN_ATTRIBUTES = frozenset([
+    "allowfullscreen", "async", "autofocus", "autoplay", "checked", "controls", "default", "defer",
+    "disabled", "formnovalidate", "inert", "ismap", "itemscope", "loop", "multiple", "muted",
+    "nomodule", "novalidate", "open", "playsinline", "readonly", "required", "reversed", "selected",
+    "shadowrootclonable", "shadowrootdelegatesfocus", "shadowrootserializable"
+])
 
 #: The formatting elements: the tree builder may re-open one for any character.
 FORMATTING_ELEMENTS = "a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u"
 
 #: The JavaScript MIME type essences (the HTML standard): a script with one runs as a classic
 #: script, as one with no ``type``.
-JS_TYPES = frozenset("""
-    application/ecmascript application/javascript application/x-ecmascript
-    application/x-javascript text/ecmascript text/javascript text/javascript1.0
-    text/javascript1.1 text/javascript1.2 text/javascript1.3 text/javascript1.4
-    text/javascript1.5 text/jscript text/livescript text/x-ecmascript text/x-javascript
-""".split())
+JS_TYPES = frozenset([
+    "application/ecmascript", "application/javascript", "application/x-ecmascript",
+    "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+    "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+    "text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript",
+    "text/x-javascript"
+])
 
 _WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
@@ -142,7 +144,7 @@ def _state(context: MutableMapping[str, Any]) -> _State:
     st = context.get(KEY)
     if st is None:
         st = context[KEY] = _State()
-    return st  # type: ignore[no-any-return]
+    return st
 
 
 def is_conditional_comment(text: str) -> bool:
@@ -178,9 +180,11 @@ MAX_CODE = 4 * 1024 * 1024
 #: optional_tags: the end tags left out, and the start tags that may follow each one (the HTML
 #: standard's "Optional tags", less what a stream cannot check: ``</p>`` before ``<table>``
 #: depends on quirks mode; ``</head>`` before ``<noscript>`` moves it into the body).
-_P_FOLLOW = frozenset("""address article aside blockquote details dialog div dl fieldset
-    figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre
-    search section ul""".split())
+_P_FOLLOW = frozenset([
+    "address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hgroup", "hr", "main", "menu", "nav", "ol", "p", "pre", "search", "section", "ul"
+])
 OPTIONAL_END_TAGS: dict[str, frozenset[str] | None] = {
     "p": _P_FOLLOW, "li": frozenset(("li",)), "dt": frozenset(("dt", "dd")),
     "dd": frozenset(("dt", "dd")), "td": frozenset(("td", "th")),
@@ -190,10 +194,13 @@ OPTIONAL_END_TAGS: dict[str, frozenset[str] | None] = {
 }
 #: The end tags that close what is left open inside their element ("generate implied end
 #: tags"): an omitted end tag of a child may be followed by one of them.
-_CLOSING_END_TAGS = frozenset("""address article aside blockquote button center details dialog
-    dir div dl fieldset figcaption figure footer form header hgroup listing main menu nav ol pre
-    search section summary ul li dd dt td th tr tbody thead tfoot table caption body html h1 h2
-    h3 h4 h5 h6""".split())
+_CLOSING_END_TAGS = frozenset([
+    "address", "article", "aside", "blockquote", "button", "center", "details", "dialog", "dir",
+    "div", "dl", "fieldset", "figcaption", "figure", "footer", "form", "header", "hgroup",
+    "listing", "main", "menu", "nav", "ol", "pre", "search", "section", "summary", "ul", "li", "dd",
+    "dt", "td", "th", "tr", "tbody", "thead", "tfoot", "table", "caption", "body", "html", "h1",
+    "h2", "h3", "h4", "h5", "h6"
+])
 
 _SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
 
@@ -217,7 +224,7 @@ def _minified(source: str, minify: Callable[[str], str] | None, script: bool) ->
         return source
     try:
         out = minify(source)
-    except Exception:       # (a minifier's bug must not stop the page)  # noqa: BLE001
+    except Exception:       # (a minifier's bug must not stop the page)
         return source
     if _SCRIPT_HAZARD.search(out) is not None or "</style" in out.lower():
         return source
@@ -577,8 +584,8 @@ class Minify:
         else:
             parts.append(">")
         tag = "".join(parts)
-        if not changed and (len(tag) >= len(raw) or not tag.isascii() and
-                            len(tag.encode(self._codec, "replace")) >= len(raw)):
+        if not changed and (len(tag) >= len(raw) or (not tag.isascii() and
+                            len(tag.encode(self._codec, "replace")) >= len(raw))):
             return None
         return tag
 
