@@ -98,6 +98,12 @@ JS_TYPES = frozenset([
 ])
 
 _WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
+#: One attribute of a start tag, as the tokenizer reads it (its name, then a double-quoted,
+#: single-quoted or unquoted value, if any); before it, whitespace and stray '/'.
+_ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
+                        rb"(?:[\t\n\x0c\r ]*=[\t\n\x0c\r ]*"
+                        rb"(?:\"([^\"]*)\"|'([^']*)'|([^\t\n\x0c\r >]*)))?")
+_UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
 # '<' it cannot see the end of; the space after them is kept so that every chunking agrees)
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
@@ -111,6 +117,10 @@ _FORMATTING_NAMES = frozenset(FORMATTING_ELEMENTS.split(", "))
 _PRESERVE = 1      # <pre>, <listing>, SVG, MathML: text as it is
 _FORMATTING = 2    # inside a formatting element: collapse only
 _HEAD = 4          # inside <head>: whitespace-only text goes
+
+
+_JS_TYPES_B = frozenset(t.encode() for t in JS_TYPES)
+_BOOLEAN_B = frozenset(t.encode() for t in BOOLEAN_ATTRIBUTES)
 
 
 class _State:
@@ -525,6 +535,8 @@ class Minify:
     def _start_tag(self, el: Element, html: bool, name: str, changed: bool) -> str | None:
         """The start tag written shorter, or None when it cannot be."""
         raw = el.raw
+        if not changed and raw.isascii():
+            return self._raw_start_tag(raw, html, name, el.is_self_closing)
         details = el.attribute_details()
         if not details and not changed and not el.is_self_closing and raw[-1:] == b">" and \
                 len(raw) == len(name) + 2:
@@ -533,8 +545,8 @@ class Minify:
         if m is None:       # (no '>': the end of the input)
             return None
         raw_name = self._decode(raw[1:m.start()])
-        if raw_name is None:
-            return None
+        if raw_name is None or raw_name.lower() != name.lower():
+            raw_name = name     # (not the rewriter's encoding, or renamed)
         parts = ["<", raw_name]
         base = el.offset
         current = dict(el.attributes) if details else {}
@@ -559,19 +571,19 @@ class Minify:
                     continue
             n0, n1 = d.name_span
             written_name = self._decode(raw[n0 - base:n1 - base])
-            if written_name is None:
-                return None
+            if written_name is None or written_name.lower() != key:
+                written_name = d.name
             if html and key in BOOLEAN_ATTRIBUTES and value.lower() in ("", key):
                 parts.append(" " + written_name)
                 last_unquoted = False
                 continue
-            if value != d.value or d.raw_value is None:
-                written = _escaped(value)
-            else:
+            written_ = None
+            if value == d.value and d.raw_value is not None:
                 written_ = self._decode(d.raw_value)
-                if written_ is None:
-                    return None
-                written = written_
+                if written_ is not None and not d.raw_value.isascii() and \
+                        decode_charrefs(written_, in_attribute=True) != value:
+                    written_ = None     # (another encoding than the rewriter's)
+            written = _escaped(value) if written_ is None else written_
             v = _quoted(written)
             parts.append(" " + written_name + v)
             last_unquoted = bool(v) and v[1] not in "\"'"
@@ -588,6 +600,80 @@ class Minify:
                             len(tag.encode(self._codec, "replace")) >= len(raw))):
             return None
         return tag
+
+    def _raw_start_tag(self, raw: bytes, html: bool, name: str, self_closing: bool
+                       ) -> str | None:
+        """:meth:`_start_tag` for a tag no other handler changed: read from its bytes (the
+        tokenizer's attribute states as one expression), values as written."""
+        if raw[-1:] != b">":
+            return None         # (the end of the input)
+        m = _TAG_NAME_END.search(raw, 1)
+        if m is None:
+            return None
+        pos = m.start()
+        end = len(raw) - 1
+        if pos == end and not self_closing:
+            return None         # <name>
+        attrs: list[tuple[bytes, bytes, bytes | None]] = []
+        seen: set[bytes] = set()
+        match = _ATTRIBUTE.match
+        while True:
+            a = match(raw, pos, end)
+            if a is None:
+                break
+            pos = a.end()
+            n = a.group(1)
+            key = n.lower()
+            if key in seen:
+                continue        # a duplicate: the tree builder ignores it
+            seen.add(key)
+            v = a.group(2)
+            if v is None:
+                v = a.group(3)
+                if v is None:
+                    v = a.group(4)
+            attrs.append((n, key, v))
+        if raw[pos:end].strip(b"\t\n\x0c\r /"):
+            return None         # (not read as expected: left as it is)
+        out = [raw[:m.start()]]
+        lname = name.lower() if html else ""
+        last_unquoted = False
+        for n, key, v in attrs:
+            if v is None or not v:
+                out.append(b" " + n)
+                last_unquoted = False
+                continue
+            if html:
+                if key == b"type" and b"&" not in v:
+                    essence = v.strip(b"\t\n\x0c\r ").lower()
+                    if (lname == "script" and essence in _JS_TYPES_B and
+                            b"language" not in seen) or \
+                            (essence == b"text/css" and lname in ("style", "link")):
+                        continue
+                if key in _BOOLEAN_B and (v.lower() == key):
+                    out.append(b" " + n)
+                    last_unquoted = False
+                    continue
+            if _UNQUOTED_BAD_B.search(v) is None:
+                out.append(b" " + n + b"=" + v)
+                last_unquoted = True
+            elif b'"' not in v:
+                out.append(b" " + n + b'="' + v + b'"')
+                last_unquoted = False
+            elif b"'" not in v:
+                out.append(b" " + n + b"='" + v + b"'")
+                last_unquoted = False
+            else:
+                out.append(b" " + n + b'="' + v.replace(b'"', b"&quot;") + b'"')
+                last_unquoted = False
+        if self_closing and not html:
+            out.append(b" />" if last_unquoted else b"/>")
+        else:
+            out.append(b">")
+        tag = b"".join(out)
+        if len(tag) >= len(raw):
+            return None
+        return tag.decode("ascii")
 
     # ------------------------------------------------------------------ comments, end
 
