@@ -312,19 +312,23 @@ class Minify:
 
     # ------------------------------------------------------------------ text
 
-    def _decode(self, raw: bytes, text: str | None = None) -> str | None:
+    def _decode(self, raw: bytes, text: str | None = None, refs: bool = True) -> str | None:
         """The raw bytes of a chunk as characters (character references as written), or None
-        when they do not decode; with ``text`` (the engine's reading), also None when the two
-        readings disagree (the stream is in another encoding than the rewriter's)."""
+        when they do not decode; with ``text`` (the engine's reading: ``refs``, character
+        references resolved), also None when the two readings disagree (the stream is in
+        another encoding than the rewriter's)."""
         if raw.isascii():
             return raw.decode("ascii")
         try:
             s = codecs.decode(raw, self._codec)
         except (UnicodeDecodeError, LookupError):
             return None
-        if text is not None and s != text and \
-                decode_charrefs(s.replace("\r\n", "\n").replace("\r", "\n")) != text:
-            return None
+        if text is not None and s != text:
+            read = s.replace("\r\n", "\n").replace("\r", "\n")
+            if refs:
+                read = decode_charrefs(read)
+            if read.replace("\x00", "\ufffd") != text.replace("\x00", "\ufffd"):
+                return None
         return s
 
     def _text(self, chunk: TextChunk) -> None:
@@ -419,7 +423,7 @@ class Minify:
         if code is None or text_type not in (TextType.RAWTEXT, TextType.SCRIPT_DATA):
             return
         raw = chunk.raw
-        s = self._decode(raw, chunk.text) if raw else ""
+        s = self._decode(raw, chunk.text, False) if raw else ""
         if s is None or st.code_len + len(s) > MAX_CODE:
             # (not minified: what was held goes out as it was)
             st.code = None
