@@ -17,7 +17,7 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
 * ``recipes.obfuscate_emails`` does not depend on the chunking and ``recipes.decode_emails``
   undoes it (``htmlmodel.check_emails``);
 * ``recipes.minify`` does not depend on the chunking and keeps html5lib's tree
-  (``check_minify``);
+  (``htmlmodel.check_minify``);
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -150,7 +150,7 @@ def TestOneInput(data: bytes) -> None:
     except hm.KnownBug as bug:
         STATS[bug.key] += 1
     check_recipes(doc, cuts)
-    check_minify(doc, cuts)
+    hm.check_minify(doc, cuts)
 
 
 def _recipes_output(chunks: list[bytes], known: bool) -> tuple[bytes, object]:
@@ -172,33 +172,6 @@ def check_recipes(doc: bytes, cuts: list[list[bytes]]) -> None:
             raise AssertionError("recipes: https_upgrade with no known host changed the input")
 
 
-def check_minify(doc: bytes, cuts: list[list[bytes]]) -> None:
-    """recipes.minify (every option): the output does not depend on the chunking; for a UTF-8
-    document, html5lib's tree of the output is the input's (tests/oracles/minify_tree.py)."""
-    from oracles.minify_tree import canonical_tree
-
-    whole = b"".join(_MINIFY.rewrite_iter([doc]))
-    try:
-        text = doc.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    for chunks in cuts:
-        got = b"".join(_MINIFY.rewrite_iter(chunks))
-        # (as in check_emails: next to rewritten text the engine may write a '<', a reference or
-        # a CR in other bytes, and bytes UTF-8 does not read as U+FFFD: then only the meaning
-        # is the same for every chunking)
-        if got != whole and ((text is not None and not hm._HAZARD.search(doc)) or
-                             hm._decoded_view(got, {}) != hm._decoded_view(whole, {})):
-            raise AssertionError(f"minify: output depends on the chunking {chunks!r}")
-    if text is None:
-        return
-    low = text.lower()
-    if any(t in low for t in ("<template", "<select", "<frameset", "\r", "\x00")):
-        return      # (html5lib 1.1's own tree is outdated there; CR and NUL: its reading)
-    if canonical_tree(text, code=True) != canonical_tree(whole.decode("utf-8"), code=True):
-        raise AssertionError(f"minify: the tree changed\ninput: {doc!r}\noutput: {whole!r}")
-
-
 def _make_recipes() -> dict[bool, object]:
     from htmlstream import Rewriter, recipes
     every = Rewriter().use(
@@ -212,17 +185,8 @@ def _make_recipes() -> dict[bool, object]:
     return {True: every, False: none}
 
 
-def _make_minify() -> Any:
-    from htmlstream import Rewriter, recipes
-    try:
-        return Rewriter().use(recipes.minify(optional_tags=True, css=True, js=True))
-    except ImportError:     # (no rcssmin/rjsmin: the rest of the recipe)
-        return Rewriter().use(recipes.minify(optional_tags=True))
-
-
 with atheris.instrument_imports():
     _RECIPES: dict[bool, Any] = _make_recipes()
-    _MINIFY: Any = _make_minify()
 
 
 def main() -> None:

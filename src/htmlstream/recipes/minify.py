@@ -213,6 +213,7 @@ _CLOSING_END_TAGS = frozenset([
 ])
 
 _SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
+_STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 
 def is_javascript(type_: str | None, language: str | None) -> bool:
@@ -227,16 +228,18 @@ def is_javascript(type_: str | None, language: str | None) -> bool:
 
 def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
     """``source`` minified, or as it is when that is not safe: a script that has (or would
-    get) ``<!--``, ``-->`` or ``<script``/``</script`` changes how the tokenizer ends it."""
+    get) ``<!--``, ``-->``, ``<script`` or ``</script`` (which change where the tokenizer ends
+    it), a style sheet that has or would get ``</style``."""
     if minify is None or not source.strip(_WS):
         return source
-    if script and _SCRIPT_HAZARD.search(source) is not None:
+    hazard = _SCRIPT_HAZARD if script else _STYLE_HAZARD
+    if hazard.search(source) is not None:
         return source
     try:
         out = minify(source)
     except Exception:       # (a minifier's bug must not stop the page)
         return source
-    if _SCRIPT_HAZARD.search(out) is not None or "</style" in out.lower():
+    if hazard.search(out) is not None:
         return source
     return out
 
@@ -416,33 +419,36 @@ class Minify:
             chunk.replace(out, html=as_html)
 
     def _code_text(self, chunk: TextChunk) -> None:
-        """``<style>``/``<script>`` text: held until its end, then written minified."""
+        """``<style>``/``<script>`` text: held until its end, then written minified.  Text with
+        a hazard (see :func:`_minified`) is left as it is, and what was held before it goes
+        out as it was (the engine refuses to remove script text that enters or leaves a
+        ``<!--`` escape)."""
         st = _state(chunk.context)
         code = st.code
         text_type = chunk.text_type
         if code is None or text_type not in (TextType.RAWTEXT, TextType.SCRIPT_DATA):
             return
         raw = chunk.raw
+        script = text_type == TextType.SCRIPT_DATA
         s = self._decode(raw, chunk.text, False) if raw else ""
-        if s is None or st.code_len + len(s) > MAX_CODE:
-            # (not minified: what was held goes out as it was)
+        tail = code[-1][-12:] if code else ""
+        if s is None or st.code_len + len(s) > MAX_CODE or \
+                (_SCRIPT_HAZARD if script else _STYLE_HAZARD).search(tail + s) is not None:
             st.code = None
             if code:
                 chunk.before("".join(code), html=True)
             return
-        code.append(s)
-        st.code_len += len(s)
         if not chunk.last_in_text_node:
+            code.append(s)
+            st.code_len += len(s)
             chunk.remove()
             return
         st.code = None
-        source = "".join(code)
-        minify = self._css_min if text_type == TextType.RAWTEXT else self._js_min
-        out = _minified(source, minify, text_type == TextType.SCRIPT_DATA)
-        try:
+        source = "".join(code) + s
+        minify = self._css_min if not script else self._js_min
+        out = _minified(source, minify, script)
+        if out != s:
             chunk.replace(out, html=True)
-        except ValueError:
-            chunk.replace(source, html=True)
 
     # ------------------------------------------------------------------ elements
 
@@ -561,6 +567,8 @@ class Minify:
         last_unquoted = False
         for d in details:
             key = d.name.lower()
+            if key.startswith("="):
+                return None     # (after a bare name it would be its value)
             if key in seen:
                 continue            # a duplicate: the tree builder ignores it
             seen.add(key)
@@ -627,6 +635,8 @@ class Minify:
                 break
             pos = a.end()
             n = a.group(1)
+            if n[0] == 0x3D:
+                return None     # ('=' starting a name: after a bare name it would be its value)
             key = n.lower()
             if key in seen:
                 continue        # a duplicate: the tree builder ignores it
