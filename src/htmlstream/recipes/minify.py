@@ -115,7 +115,6 @@ _FORMATTING_NAMES = frozenset(FORMATTING_ELEMENTS.split(", "))
 
 # Marks a text chunk gets from the scoped handlers that run before the document's.
 _PRESERVE = 1      # <pre>, <listing>, SVG, MathML: text as it is
-_FORMATTING = 2    # inside a formatting element: collapse only
 _HEAD = 4          # inside <head>: whitespace-only text goes
 
 
@@ -126,8 +125,9 @@ _BOOLEAN_B = frozenset(t.encode() for t in BOOLEAN_ATTRIBUTES)
 class _State:
     """One document's state (in its context)."""
 
-    __slots__ = ("after_pre", "code", "code_len", "line_start", "mark", "misnested", "owed",
-                 "pending", "space_out", "stack", "table_owed", "table_text")
+    __slots__ = ("after_pre", "code", "code_len", "formatting", "line_start", "mark",
+                 "misnested", "owed", "pending", "space_out", "stack", "table_owed",
+                 "table_text")
 
     def __init__(self) -> None:
         self.owed = False        # a space left out, written before what comes next unless
@@ -137,6 +137,9 @@ class _State:
         self.mark = 0            # the current text chunk's marks
         self.after_pre = False   # the last token was a <pre>/<listing>/<textarea> start tag
         self.stack: list[str] = []   # the elements open (those whose start tag was seen)
+        # How many formatting elements are open: text in them is only collapsed (the adoption
+        # agency may later move a block out of one, and the block boundary with it).
+        self.formatting = 0
         # An element ended out of order, or a formatting element ended implicitly: the tree
         # builder may now make elements no handler sees (re-opened formatting elements, the
         # adoption agency's clones), so whitespace is only collapsed from here on.
@@ -212,7 +215,9 @@ _CLOSING_END_TAGS = frozenset([
     "h2", "h3", "h4", "h5", "h6"
 ])
 
-_SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
+# (a script with a '<' is not minified: the engine follows the input's '<!--' escapes over
+# script text and refuses to write text after a removed piece that could read differently)
+_SCRIPT_HAZARD = re.compile(r"<|-->")
 _STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 
@@ -228,8 +233,8 @@ def is_javascript(type_: str | None, language: str | None) -> bool:
 
 def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
     """``source`` minified, or as it is when that is not safe: a script that has (or would
-    get) ``<!--``, ``-->``, ``<script`` or ``</script`` (which change where the tokenizer ends
-    it), a style sheet that has or would get ``</style``."""
+    get) a ``<`` or ``-->`` (which may change where the tokenizer ends it), a style sheet that
+    has or would get ``</style``."""
     if minify is None or not source.strip(_WS):
         return source
     hazard = _SCRIPT_HAZARD if script else _STYLE_HAZARD
@@ -291,7 +296,6 @@ class Minify:
             rewriter.on("script, style", text=self._code_text)
         if self.whitespace:
             rewriter.on("pre, listing, svg, math", text=self._mark_preserve)
-            rewriter.on(FORMATTING_ELEMENTS, text=self._mark_formatting)
             rewriter.on("head", text=self._mark_head)
             rewriter.on_document(text=self._text)
         rewriter.on("*", element=self._element)
@@ -304,10 +308,6 @@ class Minify:
     @staticmethod
     def _mark_preserve(chunk: TextChunk) -> None:
         _state(chunk.context).mark |= _PRESERVE
-
-    @staticmethod
-    def _mark_formatting(chunk: TextChunk) -> None:
-        _state(chunk.context).mark |= _FORMATTING
 
     @staticmethod
     def _mark_head(chunk: TextChunk) -> None:
@@ -365,8 +365,8 @@ class Minify:
         # foster-parented out of a table, and after misnested tags.
         table = bool(st.stack) and st.stack[-1] in _TABLE_CONTEXT
         head = mark & _HEAD
-        keep = mark & _FORMATTING or st.misnested or table or head
-        if (table and not mark & _FORMATTING) or head:
+        keep = st.formatting or st.misnested or table or head
+        if (table and not st.misnested) or head:
             # Whitespace-only text goes (in a table it stays in the table, in <head> it is not
             # shown); text with more keeps its spaces (in a table it is foster-parented out of
             # it; in <head> it is a <template>'s): held until the text node says which.
@@ -431,7 +431,7 @@ class Minify:
         raw = chunk.raw
         script = text_type == TextType.SCRIPT_DATA
         s = self._decode(raw, chunk.text, False) if raw else ""
-        tail = code[-1][-12:] if code else ""
+        tail = code[-1][-8:] if code else ""
         if s is None or st.code_len + len(s) > MAX_CODE or \
                 (_SCRIPT_HAZARD if script else _STYLE_HAZARD).search(tail + s) is not None:
             st.code = None
@@ -461,6 +461,8 @@ class Minify:
             self._resolve(st, el, html and _may_follow(st.pending, name))
         if self.whitespace:
             if html and name in BLOCK_ELEMENTS:
+                if st.owed and name == "table":
+                    el.before(" ")      # (text foster-parented out of it joins that space)
                 st.owed = False
                 st.line_start = True
             else:
@@ -488,6 +490,11 @@ class Minify:
                 el.before(tag, html=True)
                 rewritten = True
         if el.can_have_content:
+            if name in _FORMATTING_NAMES:
+                if html:
+                    st.formatting += 1
+                else:
+                    name = "\x00" + name   # (SVG's <a>: no formatting element)
             st.stack.append(name)
             el.on_end_tag(self._end_rewritten if rewritten else self._end)
 
@@ -496,8 +503,15 @@ class Minify:
         name = end.name
         stack = st.stack
         top = bool(stack) and stack[-1] == name
+        formatting = name in _FORMATTING_NAMES
         if top:
             stack.pop()
+            if formatting and st.formatting:
+                st.formatting -= 1
+        elif formatting and stack and stack[-1] == "\x00" + name:
+            stack.pop()
+            top = True
+            formatting = False
         else:
             st.misnested = True
             for i in range(len(stack) - 1, -1, -1):
@@ -505,7 +519,7 @@ class Minify:
                     del stack[i]
                     break
         implicit = end.implicit
-        if implicit and name in _FORMATTING_NAMES:
+        if formatting and implicit:
             st.misnested = True
         if st.pending is not None:
             # an explicit end tag of the parent that closes what is open in it
