@@ -104,6 +104,12 @@ _ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
                         rb"(?:[\t\n\x0c\r ]*=[\t\n\x0c\r ]*"
                         rb"(?:\"([^\"]*)\"|'([^']*)'|([^\t\n\x0c\r >]*)))?")
 _UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
+#: A start tag whose attributes are each one space, a name and a double-quoted value that
+#: needs no quotes: writing it shorter is taking the quotes out.
+_SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*"
+                         rb"(?: [^\t\n\x0c\r /=>\"'<]+=\"[^\t\n\x0c\r \"'=<>`]+\")+>")
+#: Elements whose type attribute the minifier may drop (not by the simple path).
+_TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
 # '<' it cannot see the end of; the space after them is kept so that every chunking agrees)
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
@@ -631,6 +637,9 @@ class Minify:
                        ) -> str | None:
         """:meth:`_start_tag` for a tag no other handler changed: read from its bytes (the
         tokenizer's attribute states as one expression), values as written."""
+        if _SIMPLE_TAG.fullmatch(raw) is not None and (not html or name not in _TYPED):
+            # (the common case: single spaces, every value double-quoted and unquotable)
+            return raw.replace(b'"', b"").decode("ascii")
         if raw[-1:] != b">":
             return None         # (the end of the input)
         m = _TAG_NAME_END.search(raw, 1)
