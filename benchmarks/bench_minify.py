@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from htmlstream import Rewriter, recipes
+from htmlstream import Element, Rewriter, recipes
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -40,6 +40,26 @@ Minifier = Callable[[bytes], bytes]
 
 def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
     rw = Rewriter().use(recipes.minify(**options))
+
+    def run(doc: bytes) -> bytes:
+        stream = rw.stream()
+        out = [stream.feed(doc[i:i + chunk_size]) for i in range(0, len(doc), chunk_size)]
+        out.append(stream.close())
+        return b"".join(out)
+    return run
+
+
+def floor_case(chunk_size: int) -> Minifier:
+    """What the recipe's handler registrations cost with handlers that do nothing: an element
+    handler on every element that asks for its end tag, and every text chunk and comment."""
+    def nothing(unit: object) -> None:
+        pass
+
+    def element(el: Element) -> None:
+        if el.can_have_content:
+            el.on_end_tag(nothing)
+
+    rw = Rewriter().on("*", element=element).on_document(text=nothing, comments=nothing)
 
     def run(doc: bytes) -> bytes:
         stream = rw.stream()
@@ -103,6 +123,7 @@ def main() -> None:
                                                            css=True, js=True)
     except ImportError as exc:
         print(f"note: css/js left out: {exc}")
+    floor = floor_case(args.chunk_size)
     more, notes = peers()
     cases.update(more)
     for note in notes:
@@ -119,6 +140,13 @@ def main() -> None:
         size = sum(map(len, outs)) / total
         print(f"{name:26} {size:7.3f} {total / best / 1e6:8.1f} "
               f"{broken(docs, outs):>7}/{len(docs)}")
+    best = float("inf")
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        for d in docs:
+            floor(d)
+        best = min(best, time.perf_counter() - started)
+    print(f"{'(handlers doing nothing)':26} {'':7} {total / best / 1e6:8.1f}")
 
 
 if __name__ == "__main__":

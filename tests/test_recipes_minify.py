@@ -304,3 +304,23 @@ def test_oracle_generated(pieces: list[bytes], options: str, scripting: bool) ->
         return
     diff = check_tree(text, whole.decode("utf-8"), scripting, options)
     assert diff is None, (raw, whole, diff)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_cli_minify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from htmlstream.cli import main
+
+    source = tmp_path / "in.html"
+    source.write_bytes(b'<ul>\n  <li class="a">one</li>\n  <li>two</li>\n</ul>\n<!-- c -->\n')
+    output = tmp_path / "out.html"
+    assert main(["minify", str(source), "-o", str(output), "--chunk-size", "3"]) == 0
+    assert output.read_bytes() == b"<ul><li class=a>one</li><li>two</li></ul>"
+    assert main(["minify", str(source), "-o", str(output), "--optional-tags", "--stats"]) == 0
+    assert output.read_bytes() == b"<ul><li class=a>one<li>two</ul>"
+    assert "bytes in" in capsys.readouterr().err
+    assert main(["minify", str(source), "-o", str(output), "--keep-comments",
+                 "--keep-attributes", "--keep-whitespace"]) == 0
+    assert output.read_bytes() == source.read_bytes()
+    assert main(["minify", str(tmp_path / "missing.html")]) == 2
