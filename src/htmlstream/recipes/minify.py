@@ -291,6 +291,9 @@ class Minify:
         self._codec = "utf-8"
         self._css_min: Callable[[str], str] | None = None
         self._js_min: Callable[[str], str] | None = None
+        # (bound once: one is given to every element)
+        self._end_plain: Callable[[EndTag], None] = self._end
+        self._end_written: Callable[[EndTag], None] = self._end_rewritten
 
     def apply(self, rewriter: Rewriter, /) -> None:
         """Register the handlers (``Rewriter.use`` calls this)."""
@@ -350,7 +353,7 @@ class Minify:
                 st.space_out = st.table_owed = st.table_text = False
             return
         st.after_pre = False
-        if mark & _PRESERVE or chunk.text_type != TextType.DATA:
+        if mark & _PRESERVE or chunk.text_type:     # (not DATA: raw text, RCDATA...)
             if st.pending is not None:
                 self._resolve(st, chunk, False)
             if st.owed:
@@ -502,7 +505,7 @@ class Minify:
                 else:
                     name = "\x00" + name   # (SVG's <a>: no formatting element)
             st.stack.append(name)
-            el.on_end_tag(self._end_rewritten if rewritten else self._end)
+            el.on_end_tag(self._end_written if rewritten else self._end_plain)
 
     def _end(self, end: EndTag, rewritten: bool = False) -> None:
         st = _state(end.context)
