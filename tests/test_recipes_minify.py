@@ -130,6 +130,8 @@ def test_comments_off() -> None:
     ('<input value="">', "<input value>"),
     ('<input disabled="disabled" checked="">', "<input disabled checked>"),
     ('<input disabled="false">', "<input disabled=false>"),
+    ('<input type="checkbox" checked="checked">', "<input type=checkbox checked>"),
+    ('<option value="a" SELECTED="selected">', "<option value=a SELECTED>"),
     ('<br />', "<br>"),
     ('<a href="x/">t</a>', "<a href=x/>t</a>"),
     ('<svg><path d="M0" /></svg>', "<svg><path d=M0 /></svg>"),

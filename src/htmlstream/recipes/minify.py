@@ -106,8 +106,10 @@ _ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
 _UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
 #: A start tag whose attributes are each one space, a name and a double-quoted value that
 #: needs no quotes: writing it shorter is taking the quotes out.
-_SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*"
-                         rb"(?: [^\t\n\x0c\r /=>\"'<]+=\"[^\t\n\x0c\r \"'=<>`]+\")+>")
+#: (Not a boolean attribute, which the general path may write as a bare name.)
+_SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*(?: (?!(?i:"
+                         + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() +
+                         rb")=)[^\t\n\x0c\r /=>\"'<]+=\"[^\t\n\x0c\r \"'=<>`]+\")+>")
 #: Elements whose type attribute the minifier may drop (not by the simple path).
 _TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
