@@ -134,7 +134,7 @@ class _State:
     """One document's state (in its context)."""
 
     __slots__ = ("after_pre", "code", "code_len", "formatting", "line_start", "mark",
-                 "misnested", "owed", "pending", "space_out", "stack", "table_owed",
+                 "misnested", "owed", "pending", "ref_tail", "space_out", "stack", "table_owed",
                  "table_text")
 
     def __init__(self) -> None:
@@ -142,6 +142,8 @@ class _State:
                                  # that is a line boundary
         self.line_start = True   # nothing shown since the last line boundary
         self.space_out = False   # the output's text ends with a space (collapsing across chunks)
+        # the text node's last chunk ended in a '&...' or '<' (a space after it stays with it)
+        self.ref_tail = False
         self.mark = 0            # the current text chunk's marks
         self.after_pre = False   # the last token was a <pre>/<listing>/<textarea> start tag
         self.stack: list[str] = []   # the elements open (those whose start tag was seen)
@@ -352,8 +354,10 @@ class Minify:
         raw = chunk.raw
         if not raw:
             if chunk.last_in_text_node:
-                st.space_out = st.table_owed = st.table_text = False
+                st.space_out = st.table_owed = st.table_text = st.ref_tail = False
             return
+        ref_tail = st.ref_tail
+        st.ref_tail = False
         st.after_pre = False
         if mark & _PRESERVE or chunk.text_type:     # (not DATA: raw text, RCDATA...)
             if st.pending is not None:
@@ -384,6 +388,8 @@ class Minify:
             if c == " " and not st.table_text:
                 chunk.remove()
                 st.table_owed = not chunk.last_in_text_node
+                if chunk.last_in_text_node:
+                    st.space_out = False
                 return
             st.table_text = not chunk.last_in_text_node
         if st.table_owed:
@@ -400,9 +406,16 @@ class Minify:
                 st.space_out = not chunk.last_in_text_node
                 st.owed = False
                 return
+            if ref_tail and not (st.line_start or st.space_out):
+                # (as the space after a '&...' or '<' in the same chunk would be: kept)
+                chunk.replace(" ")
+                st.space_out = not chunk.last_in_text_node
+                return
             chunk.remove()
             if not (st.line_start or st.space_out):
                 st.owed = True
+            if chunk.last_in_text_node:
+                st.space_out = False
             return
         if keep:
             lead = " " if st.owed else ""
@@ -425,6 +438,8 @@ class Minify:
             out = lead + core
             st.owed = trail
             st.space_out = space_out
+            if not trail and not space_out and not chunk.last_in_text_node:
+                st.ref_tail = _REF_TAIL.search(core, max(0, len(core) - 40)) is not None
         st.line_start = False
         if out != s:
             chunk.replace(out, html=as_html)
@@ -470,7 +485,7 @@ class Minify:
         changed = el.modified      # (by other handlers: the tag is written again anyway)
         if st.pending is not None:
             self._resolve(st, el, html and _may_follow(st.pending, name))
-        if self.whitespace:
+        if self.whitespace and not el.merged:    # (a merged <body>, <html>: no boundary)
             if html and name in BLOCK_ELEMENTS:
                 if st.owed and name == "table":
                     el.before(" ")      # (text foster-parented out of it joins that space)
