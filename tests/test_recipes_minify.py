@@ -326,3 +326,13 @@ def test_cli_minify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                  "--keep-attributes", "--keep-whitespace"]) == 0
     assert output.read_bytes() == source.read_bytes()
     assert main(["minify", str(tmp_path / "missing.html")]) == 2
+
+
+def test_one_recipe_many_rewriters_and_encodings() -> None:
+    recipe = recipes.minify()
+    latin = hs.Rewriter(encoding="windows-1252").use(recipe)
+    utf8 = hs.Rewriter().use(recipe)
+    doc = "<p title=\"caf\u00e9\"> caf\u00e9  cr\u00e8me </p>\n"
+    assert latin.rewrite(doc.encode("cp1252")) == "<p title=caf\u00e9>caf\u00e9 cr\u00e8me</p>".encode(
+        "cp1252")
+    assert utf8.rewrite(doc.encode()) == "<p title=caf\u00e9>caf\u00e9 cr\u00e8me</p>".encode()

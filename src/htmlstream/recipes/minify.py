@@ -46,6 +46,7 @@ minifier's handler runs (later attribute changes to a rewritten tag are not writ
 from __future__ import annotations
 
 import codecs
+import copy
 import re
 from collections.abc import Callable, MutableMapping
 from typing import Any
@@ -300,21 +301,25 @@ class Minify:
         self._end_written: Callable[[EndTag], None] = self._end_rewritten
 
     def apply(self, rewriter: Rewriter, /) -> None:
-        """Register the handlers (``Rewriter.use`` calls this)."""
-        self._codec = lookup_encoding(rewriter.encoding).codec
+        """Register the handlers (``Rewriter.use`` calls this): those of a copy of the recipe
+        that knows the rewriter's encoding (one recipe serves rewriters of any encodings)."""
+        run = copy.copy(self)
+        run._codec = lookup_encoding(rewriter.encoding).codec
+        run._end_plain = run._end
+        run._end_written = run._end_rewritten
         # (handlers run in registration order: the scoped ones mark a text chunk before the
         # document's text handler reads it)
-        if self.css or self.js:
-            self._css_min, self._js_min = _code_minifiers(self.css, self.js)
-            rewriter.on("script, style", text=self._code_text)
-        if self.whitespace:
-            rewriter.on("pre, listing, svg, math", text=self._mark_preserve)
-            rewriter.on("head", text=self._mark_head)
-            rewriter.on_document(text=self._text)
-        rewriter.on("*", element=self._element)
-        if self.comments or self.whitespace:
-            rewriter.on_document(comments=self._comment)
-        rewriter.on_document(end=self._end_document)
+        if run.css or run.js:
+            run._css_min, run._js_min = _code_minifiers(run.css, run.js)
+            rewriter.on("script, style", text=run._code_text)
+        if run.whitespace:
+            rewriter.on("pre, listing, svg, math", text=run._mark_preserve)
+            rewriter.on("head", text=run._mark_head)
+            rewriter.on_document(text=run._text)
+        rewriter.on("*", element=run._element)
+        if run.comments or run.whitespace:
+            rewriter.on_document(comments=run._comment)
+        rewriter.on_document(end=run._end_document)
 
     # ------------------------------------------------------------------ marks
 
