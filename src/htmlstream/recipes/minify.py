@@ -342,8 +342,13 @@ class Minify:
             return raw.decode("ascii")
         try:
             s = codecs.decode(raw, self._codec)
-        except (UnicodeDecodeError, LookupError):
+        except LookupError:
             return None
+        except UnicodeDecodeError:
+            if text is None:
+                return None
+            # (bytes the encoding does not read: U+FFFD, as a browser and the engine read them)
+            s = codecs.decode(raw, self._codec, "replace")
         if text is not None and s != text:
             read = s.replace("\r\n", "\n").replace("\r", "\n")
             if refs:
