@@ -32,7 +32,8 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
 #: Where the engine may write bytes of the same meaning next to rewritten text, depending on the
 #: chunking: a '&' or '<' it cannot see the end of (written '&amp;'/'&lt;', a reference's ';'
 #: added), a CR; and bytes the encoding does not read (U+FFFD in rewritten text).
-_HAZARD = re.compile(rb"&(?![0-9A-Za-z#]+;)|<(?![A-Za-z/!?])|\r")
+_HAZARD = re.compile(
+    rb"&(?!(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);)|<(?![A-Za-z/!?])|\r")
 
 
 def same_output(got: bytes, whole: bytes, raw: bytes) -> bool:
