@@ -20,6 +20,8 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
   ``<style>``, comments and the doctype): parsed by html5lib, its output holds no element,
   attribute or URL scheme outside the policy, closes what it opens, sanitizes to itself, and
   does not depend on the chunking (``tests/sanitize_checks.py``);
+* ``recipes.minify`` does not depend on the chunking and keeps html5lib's tree
+  (``htmlmodel.check_minify``);
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -153,6 +155,7 @@ def TestOneInput(data: bytes) -> None:
         STATS[bug.key] += 1
     check_recipes(doc, cuts)
     check_sanitize(doc, cuts)
+    hm.check_minify(doc, cuts)
 
 
 def check_sanitize(doc: bytes, cuts: list[list[bytes]]) -> None:

@@ -250,6 +250,31 @@ def test_obfuscate_emails_independent_of_chunking_and_decodes_back(data: bytes) 
     hm.check_emails(data, cuts_of(data))
 
 
+# --------------------------------------------------------------------------- recipes: minify
+
+#: Pieces that give the minifier work: whitespace around block and inline tags, comments,
+#: quoted attributes, booleans, optional end tags, tables, scripts and styles.
+MINIFY_PIECES = [
+    b" ", b"\n  ", b"\t", b"x ", b" y", b"<p>", b"</p>", b"<div>", b"</div>", b"<b>", b"</b>",
+    b"<li>", b"</li>", b"<ul>", b"</ul>", b"<table>", b"<tr>", b"</tr>", b"<td>", b"</td>",
+    b"<pre>", b"</pre>", b"<!-- c -->", b"<!--[if IE]>x<![endif]-->", b"<br>",
+    b'<a href="x" class="a b">', b"</a>", b'<input disabled="disabled" value="">',
+    b'<script type="text/javascript"> var a = 1 ; </script>', b"<style> p { } </style>",
+    b"<head>", b"</head>", b"<body>", b"</body>", b"&amp;", b"&lt", b"<",
+]
+minify_docs = st.lists(
+    st.one_of(st.sampled_from(MINIFY_PIECES), html_docs), max_size=16
+).map(b"".join)
+
+
+@SETTINGS
+@given(data=minify_docs, scripting=st.booleans())
+def test_minify_independent_of_chunking_and_keeps_the_tree(data: bytes, scripting: bool) -> None:
+    """recipes.minify: the same output for every chunking, and html5lib's tree of the output
+    is the input's (htmlmodel.check_minify)."""
+    hm.check_minify(data, cuts_of(data), scripting=scripting)
+
+
 # --------------------------------------------------------------------------- recipes
 
 #: Pieces that give the recipes work: URLs where https_upgrade looks (and where it does not),

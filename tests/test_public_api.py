@@ -30,6 +30,8 @@ TOP_LEVEL = {
     "DEFAULT_MAX_BUFFER_SIZE", "DEFAULT_MAX_ATTRIBUTES",
     # encodings
     "looks_like_html", "lookup_encoding", "sniff_content", "sniff_encoding",
+    # one-call recipes
+    "minify",
     # errors
     "HtmlStreamError", "BufferLimitExceeded", "EncodingError", "ParsingAmbiguityError",
     "SelectorError",

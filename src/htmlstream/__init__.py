@@ -12,6 +12,8 @@ reading as soon as they are known.  Sanitizing untrusted HTML: :func:`sanitize` 
 :class:`Policy` (the ``htmlstream.recipes.sanitize`` recipe in one call).
 """
 
+from typing import Any, overload
+
 from htmlstream import handlers, tokens
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
@@ -53,6 +55,19 @@ from htmlstream.recipes.sanitize import sanitize_html as sanitize
 
 __version__ = "0.1.0.dev0"
 
+
+@overload
+def minify(html: str, **options: Any) -> str: ...
+@overload
+def minify(html: bytes, **options: Any) -> bytes: ...
+def minify(html: str | bytes, **options: Any) -> str | bytes:
+    """``html`` minified in one call (str gives str, bytes give bytes): the
+    :func:`htmlstream.recipes.minify` recipe, whose keyword arguments ``options`` are."""
+    from htmlstream.recipes.minify import minify_html  # (a layer: imported when used)
+
+    return minify_html(html, **options)
+
+
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
@@ -85,6 +100,7 @@ __all__ = [
     "handlers",
     "looks_like_html",
     "lookup_encoding",
+    "minify",
     "parse_selector",
     "sanitize",
     "sniff_content",

@@ -41,6 +41,9 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
                     [--chunk-size N]``
     Sanitize untrusted HTML as a stream (:mod:`htmlstream.recipes.sanitize`): keep what the
     policy (ammonia's default, or the preset ``comment``, ``rich-text`` or ``text``) allows.
+``htmlstream minify [INPUT|-] [-o OUT] [--keep-comments] [--keep-whitespace]
+                  [--keep-attributes] [--optional-tags] [--css] [--js] [--stats]``
+    Minify a document as a stream (:mod:`htmlstream.cli.minify`, the ``minify`` recipe).
 
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
@@ -58,6 +61,7 @@ from collections.abc import Callable
 import htmlstream
 from htmlstream.cli._common import PROG, CliError
 from htmlstream.cli.extract import add_extract_parser
+from htmlstream.cli.minify import add_minify_parser
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
 from htmlstream.cli.sanitize import add_sanitize_parser
@@ -74,6 +78,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_extract_parser,
     add_warc_parser,
     add_sanitize_parser,
+    add_minify_parser,
 )
 
 

@@ -19,6 +19,7 @@ from htmlstream.recipes.emails import decode_emails, obfuscate_emails
 from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
 from htmlstream.recipes.inject import Inject, inject
 from htmlstream.recipes.sanitize import Policy, Sanitize, sanitize, sanitize_html
+from htmlstream.recipes.minify import Minify, minify
 from htmlstream.rewriter import Recipe
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "HttpsUpgrade",
     "Inject",
     "Policy",
+    "Minify",
     "Recipe",
     "Sanitize",
     "UpgradeReport",
@@ -33,6 +35,7 @@ __all__ = [
     "decode_emails",
     "https_upgrade",
     "inject",
+    "minify",
     "nonce_of",
     "obfuscate_emails",
     "sanitize",

@@ -1,0 +1,153 @@
+"""recipes.minify next to minify-html (Rust, whole buffer) and htmlmin (pure Python) on the corpus,
+in one run: output size as a fraction of the input, MB/s, and how many pages each leaves with
+another tree (html5lib's tree of the output against the input's, tests/oracles/minify_tree.py:
+comments aside, whitespace compared as the minifier's rules allow, script and style text
+aside).
+
+    .venv/bin/python benchmarks/bench_minify.py [--repeat N] [--chunk-size BYTES]
+
+The corpus is ``tests/data/corpus/*.html`` (or ``$HTMLSTREAM_CORPUS``); htmlstream is fed in
+chunks of 64 KiB, the peers get each document whole (they cannot stream).  Each figure is the
+best of N runs over all the files.  htmlmin does not import on Python 3.13 and later (it uses
+the removed ``cgi`` module): it is then left out, with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from htmlstream import Element, Rewriter, recipes
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from oracles.minify_tree import canonical_tree  # noqa: E402
+
+
+def corpus() -> list[bytes]:
+    env = os.environ.get("HTMLSTREAM_CORPUS")
+    root = Path(env) if env else ROOT / "tests" / "data" / "corpus"
+    return [p.read_bytes() for p in sorted(root.glob("*.html"))]
+
+
+Minifier = Callable[[bytes], bytes]
+
+
+def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
+    rw = Rewriter().use(recipes.minify(**options))
+
+    def run(doc: bytes) -> bytes:
+        stream = rw.stream()
+        out = [stream.feed(doc[i:i + chunk_size]) for i in range(0, len(doc), chunk_size)]
+        out.append(stream.close())
+        return b"".join(out)
+    return run
+
+
+def floor_case(chunk_size: int) -> Minifier:
+    """What the recipe's handler registrations cost with handlers that do nothing: an element
+    handler on every element that asks for its end tag, and every text chunk and comment."""
+    def nothing(unit: object) -> None:
+        pass
+
+    def element(el: Element) -> None:
+        if el.can_have_content:
+            el.on_end_tag(nothing)
+
+    rw = Rewriter().on("*", element=element).on_document(text=nothing, comments=nothing)
+
+    def run(doc: bytes) -> bytes:
+        stream = rw.stream()
+        out = [stream.feed(doc[i:i + chunk_size]) for i in range(0, len(doc), chunk_size)]
+        out.append(stream.close())
+        return b"".join(out)
+    return run
+
+
+def peers() -> tuple[dict[str, Minifier], list[str]]:
+    cases: dict[str, Minifier] = {}
+    notes = []
+    try:
+        import minify_html
+
+        def mh(doc: bytes) -> bytes:
+            return minify_html.minify(doc.decode("utf-8", "replace")).encode("utf-8")
+
+        def mh_code(doc: bytes) -> bytes:
+            return minify_html.minify(doc.decode("utf-8", "replace"), minify_css=True,
+                                      minify_js=True).encode("utf-8")
+        cases["minify-html"] = mh
+        cases["minify-html css+js"] = mh_code
+    except ImportError as exc:
+        notes.append(f"minify-html left out: {exc}")
+    try:
+        import htmlmin
+
+        def hm(doc: bytes) -> bytes:
+            return htmlmin.minify(doc.decode("utf-8", "replace"), remove_comments=True,
+                                  remove_empty_space=True).encode("utf-8")
+        cases["htmlmin"] = hm
+    except Exception as exc:   # (ImportError, or its cgi import failing on 3.13+)
+        notes.append(f"htmlmin left out: {type(exc).__name__}: {exc}")
+    return cases, notes
+
+
+def broken(docs: list[bytes], outs: list[bytes]) -> int:
+    """How many outputs html5lib builds another tree from."""
+    n = 0
+    for doc, out in zip(docs, outs, strict=True):
+        a = doc.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+        b = out.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+        n += canonical_tree(a, code=True) != canonical_tree(b, code=True)
+    return n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--chunk-size", type=int, default=65536)
+    args = parser.parse_args()
+    docs = corpus()
+    total = sum(map(len, docs))
+    cases: dict[str, Minifier] = {
+        "htmlstream minify": htmlstream_case(args.chunk_size),
+        "htmlstream optional_tags": htmlstream_case(args.chunk_size, optional_tags=True),
+    }
+    try:
+        cases["htmlstream all (css+js)"] = htmlstream_case(args.chunk_size, optional_tags=True,
+                                                           css=True, js=True)
+    except ImportError as exc:
+        print(f"note: css/js left out: {exc}")
+    floor = floor_case(args.chunk_size)
+    more, notes = peers()
+    cases.update(more)
+    for note in notes:
+        print(f"note: {note}")
+    print(f"corpus: {len(docs)} pages, {total:,} bytes; best of {args.repeat}")
+    print(f"{'':26} {'size':>7} {'MB/s':>8} {'broken trees':>13}")
+    for name, run in cases.items():
+        best = float("inf")
+        outs: list[bytes] = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            outs = [run(d) for d in docs]
+            best = min(best, time.perf_counter() - started)
+        size = sum(map(len, outs)) / total
+        print(f"{name:26} {size:7.3f} {total / best / 1e6:8.1f} "
+              f"{broken(docs, outs):>7}/{len(docs)}")
+    best = float("inf")
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        for d in docs:
+            floor(d)
+        best = min(best, time.perf_counter() - started)
+    print(f"{'(handlers doing nothing)':26} {'':7} {total / best / 1e6:8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""``htmlstream minify [INPUT|-] [-o OUT] [options]``: minify a document as a stream.
+
+INPUT (a file, ``-`` for standard input, an ``http(s)://`` URL, or by default the bundled
+sample page) is read in chunks and each minified chunk is written as soon as the rewriter
+returns it (:func:`htmlstream.recipes.minify`).  ``--stats`` prints the sizes and the speed to
+standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import htmlstream
+from htmlstream.cli._common import (
+    DEFAULT_CHUNK_SIZE,
+    PROG,
+    content_type,
+    encoding_name,
+    open_output,
+    open_source,
+    peek_chunks,
+    positive_int,
+    read_chunks_eagerly,
+)
+from htmlstream.encoding import PRESCAN_BYTES, sniff
+
+if TYPE_CHECKING:
+    _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+__all__ = ["add_minify_parser", "cmd_minify"]
+
+
+def add_minify_parser(subparsers: _SubParsers) -> None:
+    """Register ``htmlstream minify``."""
+    parser = subparsers.add_parser(
+        "minify",
+        help="minify a document as a stream, keeping its tree",
+        description="Minify HTML as a stream: whitespace no browser shows, comments, and "
+        "longer-than-needed start tags go; the tree html5lib builds stays the same. "
+        "Output is written as it is known.",
+    )
+    parser.add_argument("input", nargs="?", metavar="INPUT",
+                        help="file, - for standard input, or an http(s):// URL "
+                        "(default: the bundled sample page)")
+    parser.add_argument("-o", "--output", metavar="OUT", help="output file (default: stdout)")
+    parser.add_argument("--encoding", type=encoding_name, default=None,
+                        help="the document's encoding (default: sniffed as a browser does; "
+                        "utf-8 for standard input)")
+    parser.add_argument("--chunk-size", type=positive_int, default=DEFAULT_CHUNK_SIZE,
+                        metavar="N", help=f"bytes per read (default: {DEFAULT_CHUNK_SIZE})")
+    parser.add_argument("--keep-comments", action="store_true", help="keep every comment")
+    parser.add_argument("--keep-whitespace", action="store_true",
+                        help="leave whitespace as it is")
+    parser.add_argument("--keep-attributes", action="store_true",
+                        help="leave start tags as they are")
+    parser.add_argument("--optional-tags", action="store_true",
+                        help="also leave out the end tags the HTML standard makes optional")
+    parser.add_argument("--css", action="store_true",
+                        help="minify <style> text (needs htmlstream[minify])")
+    parser.add_argument("--js", action="store_true",
+                        help="minify JavaScript <script> text (needs htmlstream[minify])")
+    parser.add_argument("--stats", action="store_true",
+                        help="print bytes in and out and MB/s to standard error")
+    parser.set_defaults(func=cmd_minify)
+
+
+def cmd_minify(args: argparse.Namespace) -> int:
+    """Run ``htmlstream minify``."""
+    from htmlstream.recipes.minify import minify
+
+    recipe = minify(comments=not args.keep_comments, whitespace=not args.keep_whitespace,
+                    attributes=not args.keep_attributes, optional_tags=args.optional_tags,
+                    css=args.css, js=args.js)
+    total_in = total_out = 0
+    elapsed = 0.0
+    with open_source(args.input) as (name, source, charset):
+        chunks = read_chunks_eagerly(source, args.chunk_size, name)
+        encoding = args.encoding
+        adjust = False
+        if encoding is None:
+            if args.input == "-":
+                encoding = "utf-8"
+            else:
+                prefix, chunks = peek_chunks(chunks, PRESCAN_BYTES)
+                found = sniff(prefix, content_type(charset))
+                encoding = found.encoding
+                adjust = not found.certain
+        rewriter = htmlstream.Rewriter(encoding=encoding, adjust_charset_on_meta_tag=adjust)
+        rewriter.use(recipe)
+        with open_output(args.output, args.input) as out:
+            stream = rewriter.stream()
+            for chunk in chunks:
+                total_in += len(chunk)
+                started = time.perf_counter()
+                data = stream.feed(chunk)
+                elapsed += time.perf_counter() - started
+                if data:
+                    out.write(data)
+                    out.flush()
+                    total_out += len(data)
+            started = time.perf_counter()
+            data = stream.close()
+            elapsed += time.perf_counter() - started
+            out.write(data)
+            out.flush()
+            total_out += len(data)
+    if args.stats:
+        rate = f"{total_in / elapsed / 1e6:.1f} MB/s" if elapsed > 0 else "n/a MB/s"
+        ratio = f"{total_out / total_in:.3f}" if total_in else "n/a"
+        print(f"{PROG}: minify {name}: {total_in:,} bytes in, {total_out:,} bytes out "
+              f"({ratio}), {rate}", file=sys.stderr)
+    return 0
