@@ -18,16 +18,16 @@ from htmlstream.recipes.csp import CspNonce, csp_nonce, nonce_of
 from htmlstream.recipes.emails import decode_emails, obfuscate_emails
 from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
 from htmlstream.recipes.inject import Inject, inject
-from htmlstream.recipes.sanitize import Policy, Sanitize, sanitize, sanitize_html
 from htmlstream.recipes.minify import Minify, minify
+from htmlstream.recipes.sanitize import Policy, Sanitize, sanitize, sanitize_html
 from htmlstream.rewriter import Recipe
 
 __all__ = [
     "CspNonce",
     "HttpsUpgrade",
     "Inject",
-    "Policy",
     "Minify",
+    "Policy",
     "Recipe",
     "Sanitize",
     "UpgradeReport",
