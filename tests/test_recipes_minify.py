@@ -178,6 +178,10 @@ def test_with_other_handlers_in_one_pass() -> None:
      "<html><head><title>x</title><body><p>a"),
     ("<head></head><noscript>n</noscript>", "<head></head><noscript>n</noscript>"),
     ("<p>a</p><!--[if IE]>x<![endif]-->", "<p>a</p><!--[if IE]>x<![endif]-->"),
+    # a stray </p> after an end tag left out makes an empty <p>: the end tag stays
+    ("<p></p></p>", "<p></p></p>"),
+    ("<p>a</p></p>b", "<p>a</p></p>b"),
+    ("<div><p>a</p> </p></div>", "<div><p>a</p></p></div>"),
 ])
 def test_optional_tags(html: str, want: str) -> None:
     assert mini(html, optional_tags=True) == want

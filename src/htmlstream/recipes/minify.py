@@ -135,8 +135,8 @@ class _State:
     """One document's state (in its context)."""
 
     __slots__ = ("after_pre", "code", "code_len", "formatting", "line_start", "mark",
-                 "misnested", "owed", "pending", "ref_tail", "space_out", "stack", "table_owed",
-                 "table_text")
+                 "misnested", "owed", "pending", "pending_to", "ref_tail", "space_out", "stack",
+                 "table_owed", "table_text")
 
     def __init__(self) -> None:
         self.owed = False        # a space left out, written before what comes next unless
@@ -160,6 +160,9 @@ class _State:
         self.code: list[str] | None = None
         self.code_len = 0
         self.pending: str | None = None   # an end tag left out, if what follows allows it
+        # where the input seen since that end tag ends: bytes no handler saw after it (a stray
+        # end tag, which a browser may turn into an element) keep the end tag
+        self.pending_to = 0
         self.table_owed = False  # whitespace held in a table's text (dropped if nothing follows)
         self.table_text = False  # the table's text node has more than whitespace
 
@@ -383,8 +386,11 @@ class Minify:
             # reading, written as text; U+FFFD where a browser reads one)
             s = chunk.text
             as_html = False
-        if st.pending is not None and s.strip(_WS):
-            self._resolve(st, chunk, False)
+        if st.pending is not None:
+            if s.strip(_WS):
+                self._resolve(st, chunk, False)
+            elif chunk.offset == st.pending_to:
+                st.pending_to = chunk.offset + len(raw)
         c = _WS_RUN.sub(" ", s)
         # Collapse only (never drop or trim): inside a formatting element, where text may be
         # foster-parented out of a table, and after misnested tags.
@@ -575,6 +581,7 @@ class Minify:
             return
         if self.optional_tags and top and not st.misnested and name in OPTIONAL_END_TAGS:
             st.pending = name
+            st.pending_to = end.offset + len(end.raw)
             if not rewritten:
                 end.remove()
         elif rewritten:
@@ -589,7 +596,7 @@ class Minify:
         ``unit``."""
         name = st.pending
         st.pending = None
-        if not omit:
+        if not omit or unit.offset != st.pending_to:
             unit.before(f"</{name}>", html=True)
 
     def _start_tag(self, el: Element, html: bool, name: str, changed: bool) -> str | None:
@@ -767,7 +774,11 @@ class Minify:
             st.owed = False
 
     def _end_document(self, end: DocumentEnd) -> None:
-        end.context.pop(KEY, None)
+        st = end.context.pop(KEY, None)
+        if st is not None and st.pending not in (None, "head", "body", "html"):
+            # (what came after the end tag left out is not known here: written at the end it
+            # closes the same element, and after a stray end tag the same as that tag did)
+            end.append(f"</{st.pending}>", html=True)
 
 
 def minify(
