@@ -217,3 +217,18 @@ def test_handler_objects_and_protocol_handlers_in_every_chunking() -> None:
         rw = hs.Rewriter().on("div, p", obj).on("p", element=element).on_document(end=end)
         assert feed_bytes(rw.stream, chunks) == expected
         assert obj.seen == ["div", "p"]
+
+
+def test_importing_htmlstream_loads_no_layer() -> None:
+    """The core imports no layer: `import htmlstream` loads no recipe, integration, scraping or
+    archive module (the one-call sanitize/minify and Policy import theirs when first used)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, htmlstream; print(sorted(m for m in sys.modules if m.startswith("
+            "('htmlstream.recipes', 'htmlstream.integrations', 'htmlstream.scrape', "
+            "'htmlstream.warc', 'htmlstream.dask', 'htmlstream.cli'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert out.strip() == "[]"
+    assert hs.Policy.__module__ == "htmlstream.recipes.sanitize"

@@ -12,7 +12,9 @@ reading as soon as they are known.  Sanitizing untrusted HTML: :func:`sanitize` 
 :class:`Policy` (the ``htmlstream.recipes.sanitize`` recipe in one call).
 """
 
-from typing import Any, overload
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, overload
 
 from htmlstream import handlers, tokens
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
@@ -47,13 +49,33 @@ from htmlstream.units import (
     UnitExpired,
 )
 
-# isort: split
-# (the one-call sanitizer and its policy, the recipe layer's, re-exported here: imported last,
-# since the recipes import the names above)
-from htmlstream.recipes.sanitize import Policy
-from htmlstream.recipes.sanitize import sanitize_html as sanitize
+if TYPE_CHECKING:
+    from htmlstream.recipes.sanitize import Policy
 
 __version__ = "0.1.0.dev0"
+
+
+def __getattr__(name: str) -> Any:
+    # The sanitizer's policy is the recipe layer's: imported when first asked for (the core
+    # imports no layer when it loads).
+    if name == "Policy":
+        from htmlstream.recipes.sanitize import Policy
+
+        return Policy
+    raise AttributeError(f"module 'htmlstream' has no attribute {name!r}")
+
+
+@overload
+def sanitize(html: str, policy: Policy | None = None) -> str: ...
+@overload
+def sanitize(html: bytes | bytearray | memoryview, policy: Policy | None = None) -> bytes: ...
+def sanitize(html: Any, policy: Policy | None = None) -> Any:
+    """``html`` sanitized in one call (str gives str, bytes give bytes): the
+    :func:`htmlstream.recipes.sanitize` recipe with ``policy`` (default: ammonia's defaults,
+    :class:`Policy`)."""
+    from htmlstream.recipes.sanitize import sanitize_html  # (a layer: imported when used)
+
+    return sanitize_html(html, policy)
 
 
 @overload
