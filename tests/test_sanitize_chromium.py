@@ -46,11 +46,15 @@ function check(html, policy) {
   const doc = new DOMParser().parseFromString(html, "text/html");
   for (const el of doc.querySelectorAll("*")) {
     const name = el.localName;
-    if (["html", "head", "body"].includes(name) && el.namespaceURI === "http://www.w3.org/1999/xhtml") {
+    const inHtml = el.namespaceURI === "http://www.w3.org/1999/xhtml";
+    if (["html", "head", "body"].includes(name) && inHtml) {
       if (el.attributes.length) problems.push("<" + name + "> with attributes");
       continue;
     }
-    if (!policy.tags.includes(name.toLowerCase())) { problems.push("element <" + name + ">"); continue; }
+    if (!policy.tags.includes(name.toLowerCase())) {
+      problems.push("element <" + name + ">");
+      continue;
+    }
     for (const a of el.attributes) {
       const an = a.name.toLowerCase();
       if (an.startsWith("on")) problems.push("<" + name + " " + an + ">");
@@ -59,8 +63,9 @@ function check(html, policy) {
         try { scheme = new URL(a.value, "https://base.test/").protocol.slice(0, -1); }
         catch (e) { scheme = null; }
         const relative = !/^\s*[a-zA-Z][a-zA-Z0-9+.-]*:/.test(a.value);
-        if (scheme !== null && !(relative && policy.relative_urls) && !policy.schemes.includes(scheme))
-          problems.push("<" + name + " " + an + "=" + JSON.stringify(a.value) + "> scheme " + scheme);
+        const allowed = (relative && policy.relative_urls) || policy.schemes.includes(scheme);
+        if (scheme !== null && !allowed)
+          problems.push("<" + name + " " + an + "=" + JSON.stringify(a.value) + "> " + scheme);
       }
     }
   }
