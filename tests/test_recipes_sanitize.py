@@ -1,8 +1,8 @@
 """recipes.sanitize, htmlstream.sanitize and htmlstream.Policy: the public XSS vector collections
 (tests/data/sanitize/: html5lib's sanitizer tests, bleach's regression data, DOMPurify's
-payloads, mutation-XSS constructions) give output that html5lib parses into nothing the policy
-does not allow, that closes what it opens, that sanitizes to itself, and that does not depend on
-how the input is cut into chunks."""
+payloads, the OWASP XSS Filter Evasion Cheat Sheet, mutation-XSS constructions) give output that
+html5lib parses into nothing the policy does not allow, that closes what it opens, that
+sanitizes to itself, and that does not depend on how the input is cut into chunks."""
 
 from __future__ import annotations
 
@@ -27,9 +27,11 @@ VECTORS_DIR = DATA / "sanitize"
 
 
 def _vectors() -> list[tuple[str, str]]:
-    data = json.loads((VECTORS_DIR / "vectors.json").read_text("utf-8"))
-    out = [(f"{group}-{i}", v) for group, entry in data.items()
-           for i, v in enumerate(entry["vectors"])]
+    out: list[tuple[str, str]] = []
+    for path in sorted(VECTORS_DIR.glob("*.json")):     # vectors.json, evasion.json
+        data = json.loads(path.read_text("utf-8"))
+        out += [(f"{group}-{i}", v) for group, entry in data.items()
+                for i, v in enumerate(entry["vectors"])]
     for path in sorted((VECTORS_DIR / "bleach").glob("*.test"), key=lambda p: int(p.stem)):
         source = path.read_text("utf-8").split("\n--\n")[0].strip()
         out.append((f"bleach-{path.stem}", source))
