@@ -44,6 +44,12 @@ POLICIES = {
     "comment": Policy.comment(),
     "rich_text": Policy.rich_text(),
     "text_only": Policy.text_only(),
+    # URL checks at their strictest: https only, no relative URL, URL lists allowed
+    "strict_urls": dataclasses.replace(
+        Policy.rich_text(), url_schemes=frozenset({"https"}), relative_urls=False,
+        attributes={**Policy.rich_text().attributes,
+                    "a": Policy.rich_text().attributes["a"] | {"ping"},
+                    "*": Policy.rich_text().attributes["*"] | {"background", "poster"}}),
     "svg_style": dataclasses.replace(
         Policy(), tags=Policy().tags | {"svg", "math", "mi", "mtext", "style", "rect", "text",
                                         "foreignObject", "textarea", "title", "iframe"},
