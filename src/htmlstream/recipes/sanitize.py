@@ -263,20 +263,25 @@ DEFAULT_POLICY = Policy()
 
 # --------------------------------------------------------------------------- escaping
 
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\0": None})
-_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;"})
+# (a CR, which only a character reference can put in text or a value, as one: written raw,
+# a browser's input stream makes it a LF)
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\0": None,
+                               "\r": "&#13;"})
+_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;",
+                               "\r": "&#13;"})
 #: Raw bytes after which a text chunk's raw form may differ from its text escaped again.
 _TEXT_SPECIAL = re.compile(rb"[&<>\x00\r]")
 
 
 def escape_text(text: str) -> str:
-    """``text`` as HTML text: ``&``, ``<`` and ``>`` as references; NUL, which a browser
+    """``text`` as HTML text: ``&``, ``<``, ``>`` and CR as references; NUL, which a browser
     drops from text, dropped."""
     return text.translate(_TEXT_ESCAPES)
 
 
 def escape_attribute(value: str) -> str:
-    """``value`` for a double-quoted attribute value."""
+    """``value`` for a double-quoted attribute value (``&``, ``"``, ``<``, ``>`` and CR as
+    references)."""
     return value.translate(_ATTR_ESCAPES)
 
 
