@@ -12,7 +12,7 @@ byte for byte what the recipe would write: plain text; and an allowed doctype, t
 of a CDATA section in allowed SVG):
 
 * an allowed element is written as a new start tag, ``<name a="v">``, with the allowed attributes
-  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``), and a new end tag ``</name>``
+  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``, CR), and a new end tag ``</name>``
   where a browser ends it (its end tag, or where the tree builder closes it implicitly: a ``<p>``
   closed by a ``<div>``, anything open at the end of input); a void element gets no end tag, a
   foreign (SVG, MathML) element that closed itself ``/>``;
@@ -21,7 +21,7 @@ of a CDATA section in allowed SVG):
   ``embed``, ``svg`` and ``math`` unless allowed, ...), which go with everything in them, and
   SVG and MathML elements (when ``svg`` or ``math`` is allowed): their content without them
   would be read in another namespace, so they go with it too;
-* text is decoded and escaped again (``&``, ``<``, ``>``), whatever it was in the input (the
+* text is decoded and escaped again (``&``, ``<``, ``>``, CR), whatever it was in the input (the
   raw text of a removed ``<title>``, ``<xmp>``, ``<noembed>`` is markup-looking text: it stays
   text); the content of an allowed ``<style>`` is kept as CSS with ``<`` written ``\\3c `` (no
   tag can start in it, however it is parsed); CDATA sections lose their text;
