@@ -11,12 +11,52 @@ from typing import Any
 import html5lib
 
 from htmlstream import Policy, sanitize
-from htmlstream.recipes.sanitize import URL_ATTRIBUTES, url_scheme
+from htmlstream.recipes.sanitize import URL_ATTRIBUTES
 
 HTML = "{http://www.w3.org/1999/xhtml}"
 #: What html5lib makes of a document whatever its content.
 STRUCTURE = {"html", "head", "body"}
 _TAIL = '<b id="htmlstream-tail">tail</b>'
+_C0_SPACE = "".join(chr(c) for c in range(0x21))
+_URL_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*(?=:)")
+
+
+def url_scheme(value: str) -> str | None:
+    """The scheme of the URL ``value`` as the URL Standard's parser reads it (written here again,
+    independently of the recipe's own reading): leading and trailing C0 controls and spaces
+    stripped, ASCII tabs and newlines removed, ASCII case folded; ``None`` if relative."""
+    value = re.sub(r"[\t\n\r]", "", value.strip(_C0_SPACE))
+    match = _URL_SCHEME.match(value)
+    return None if match is None else match.group(0).lower()
+
+
+def _url_allowed(policy: Policy, value: str) -> bool:
+    scheme = url_scheme(value)
+    return policy.relative_urls if scheme is None else scheme in policy.url_schemes
+
+
+def _candidate_urls(value: str) -> list[str]:
+    """The URLs of a ``srcset`` as the HTML Standard's algorithm for parsing a srcset attribute
+    reads them: each candidate's URL runs to white space (trailing commas removed), and its
+    descriptors to the next comma outside parentheses."""
+    urls, i, n, space = [], 0, len(value), " \t\n\r\f"
+    while True:
+        while i < n and value[i] in space + ",":
+            i += 1
+        if i >= n:
+            return urls
+        start = i
+        while i < n and value[i] not in space:
+            i += 1
+        url = value[start:i]
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            depth = 0
+            while i < n and not (value[i] == "," and depth == 0):
+                depth = depth + 1 if value[i] == "(" else max(0, depth - (value[i] == ")"))
+                i += 1
+        urls.append(url)
 
 
 def _local(tag: str) -> tuple[str, str]:
@@ -39,8 +79,11 @@ def _attribute_allowed(policy: Policy, tag: str, name: str, value: str) -> bool:
                                       for n in names):
         return False
     if lname in URL_ATTRIBUTES:
-        scheme = url_scheme(value)
-        return policy.relative_urls if scheme is None else scheme in policy.url_schemes
+        return _url_allowed(policy, value)
+    if lname == "ping":
+        return all(_url_allowed(policy, url) for url in value.split())
+    if lname in ("srcset", "imagesrcset"):
+        return all(_url_allowed(policy, url) for url in _candidate_urls(value))
     return True
 
 

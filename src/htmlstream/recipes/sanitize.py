@@ -12,7 +12,7 @@ byte for byte what the recipe would write: plain text; and an allowed doctype, t
 of a CDATA section in allowed SVG):
 
 * an allowed element is written as a new start tag, ``<name a="v">``, with the allowed attributes
-  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``), and a new end tag ``</name>``
+  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``, CR), and a new end tag ``</name>``
   where a browser ends it (its end tag, or where the tree builder closes it implicitly: a ``<p>``
   closed by a ``<div>``, anything open at the end of input); a void element gets no end tag, a
   foreign (SVG, MathML) element that closed itself ``/>``;
@@ -21,7 +21,7 @@ of a CDATA section in allowed SVG):
   ``embed``, ``svg`` and ``math`` unless allowed, ...), which go with everything in them, and
   SVG and MathML elements (when ``svg`` or ``math`` is allowed): their content without them
   would be read in another namespace, so they go with it too;
-* text is decoded and escaped again (``&``, ``<``, ``>``), whatever it was in the input (the
+* text is decoded and escaped again (``&``, ``<``, ``>``, CR), whatever it was in the input (the
   raw text of a removed ``<title>``, ``<xmp>``, ``<noembed>`` is markup-looking text: it stays
   text); the content of an allowed ``<style>`` is kept as CSS with ``<`` written ``\\3c `` (no
   tag can start in it, however it is parsed); CDATA sections lose their text;
@@ -263,20 +263,25 @@ DEFAULT_POLICY = Policy()
 
 # --------------------------------------------------------------------------- escaping
 
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\0": None})
-_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;"})
+# (a CR, which only a character reference can put in text or a value, as one: written raw,
+# a browser's input stream makes it a LF)
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\0": None,
+                               "\r": "&#13;"})
+_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;",
+                               "\r": "&#13;"})
 #: Raw bytes after which a text chunk's raw form may differ from its text escaped again.
 _TEXT_SPECIAL = re.compile(rb"[&<>\x00\r]")
 
 
 def escape_text(text: str) -> str:
-    """``text`` as HTML text: ``&``, ``<`` and ``>`` as references; NUL, which a browser
+    """``text`` as HTML text: ``&``, ``<``, ``>`` and CR as references; NUL, which a browser
     drops from text, dropped."""
     return text.translate(_TEXT_ESCAPES)
 
 
 def escape_attribute(value: str) -> str:
-    """``value`` for a double-quoted attribute value."""
+    """``value`` for a double-quoted attribute value (``&``, ``"``, ``<``, ``>`` and CR as
+    references)."""
     return value.translate(_ATTR_ESCAPES)
 
 
