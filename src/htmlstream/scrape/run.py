@@ -204,9 +204,9 @@ class _Runner:
             try:
                 try:
                     async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-                        start = await html_start(response, chunks, session.options)
+                        held = await html_start(response, chunks, session.options)
                         extractor = Extractor(self.fields, encoding=response.encoding)
-                        for chunk in start:
+                        for chunk in held:
                             extractor.feed(chunk)
                         if not extractor.done:
                             async for chunk in chunks:
