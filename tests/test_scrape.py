@@ -1,11 +1,10 @@
 """htmlstream.scrape against a misbehaving local server (tests/scrape_server.py): deadlines,
 stalls, resets, 503/429 with Retry-After, redirect loops, a gzip bomb, a wrong charset, a huge
 page, robots.txt, responses that are not pages (an image, JSON, a PDF, binary data; by their
-type or served wrongly as text/html), a br-encoded page; every connection closed (the server's count of open connections returns to
-zero after every test) and no file descriptor leaked.
+type or served wrongly as text/html), a br-encoded page; every connection closed (the server's
+count of open connections returns to zero after every test) and no file descriptor leaked.
 
-The extraction goes through the contract of ``htmlstream.extraction`` only (Extractor, Field).
-"""
+The extraction goes through the contract of ``htmlstream.extraction`` only (Extractor, Field)."""
 
 from __future__ import annotations
 
@@ -21,11 +20,6 @@ from typing import Any
 import pytest
 
 pytest.importorskip("httpx")
-brotli: Any
-try:
-    import brotli
-except ImportError:  # pragma: no cover - a dev dependency (htmlstream[brotli])
-    brotli = None
 pytest.importorskip("protego")
 
 from chunking import chunkings
@@ -59,6 +53,12 @@ from scrape_server import (
     send_chunked,
     until_closed,
 )
+
+brotli: Any
+try:
+    import brotli
+except ImportError:  # pragma: no cover - a dev dependency (htmlstream[brotli])
+    brotli = None
 
 FIELDS = {"title": "title::text", "links": "a::attr(href)*"}
 #: Short timings: every test runs in well under a second or two.

@@ -2,8 +2,8 @@
 delay between a host's requests, robots.txt's ``Crawl-delay``), extract fields from each page while
 it streams in, stop reading a page once every field is final, and give a :class:`Page` per URL as
 it completes (a response that is not HTML, by its type or its first bytes, fails at once as
-:class:`~htmlstream.scrape.NotHTML`); a page that fails is retried when that may help, then raises, is skipped (given with
-its error) or goes to a callback, as ``on_error`` says."""
+:class:`~htmlstream.scrape.NotHTML`); a page that fails is retried when that may help, then
+raises, is skipped (given with its error) or goes to a callback, as ``on_error`` says."""
 
 from __future__ import annotations
 
