@@ -59,6 +59,11 @@ try:
     import brotli
 except ImportError:  # pragma: no cover - a dev dependency (htmlstream[brotli])
     brotli = None
+zstd: Any
+try:
+    from backports import zstd
+except ImportError:  # pragma: no cover - a dev dependency (htmlstream[zstd]; 3.14 has its own)
+    zstd = None
 
 FIELDS = {"title": "title::text", "links": "a::attr(href)*"}
 #: Short timings: every test runs in well under a second or two.
@@ -728,6 +733,9 @@ def install_not_html_routes(s: FaultServer) -> None:
               [("Content-Type", "text/html"), ("Content-Encoding", "br")])
         route("/br-corrupt", b"\xff" * 64,
               [("Content-Type", "text/html"), ("Content-Encoding", "br")])
+    if zstd is not None:
+        route("/zstd", zstd.compress(page("Zstd", '<a href="/zs">z</a>')),
+              [("Content-Type", "text/html"), ("Content-Encoding", "zstd")])
     route("/compress", b"\x1f\x9d" + b"x" * 64,
           [("Content-Type", "text/html"), ("Content-Encoding", "compress")])
 
@@ -841,6 +849,12 @@ def test_br_truncated_and_corrupt(server: FaultServer) -> None:
     assert p.ok and p.fields["title"] == "Brotli"
     p = one(server, "/br-corrupt")
     assert isinstance(p.error, ContentDecodingFailed) and "corrupt br body" in str(p.error)
+
+
+@pytest.mark.skipif(zstd is None, reason="backports.zstd (htmlstream[zstd]) not installed")
+def test_zstd_page_decoded(server: FaultServer) -> None:
+    p = one(server, "/zstd")
+    assert p.ok and p.fields == {"title": "Zstd", "links": ["/zs"]}
 
 
 def test_unknown_coding_fails_clearly(server: FaultServer) -> None:
