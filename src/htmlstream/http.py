@@ -12,6 +12,8 @@ the rewriter's stream, and re-encoding with the same content coding::
     if t.decided: t.headers      # the headers to send, once decided
     out = t.close()              # the rest
 
+:func:`content_decoder` gives those bounded decoders alone, to a layer that reads bodies itself
+(``htmlstream.scrape``), and :func:`decide` the decision alone, to one that only reads them.
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
 the core never imports it.  docs/guide/http.md has the table of decisions.
 """
@@ -332,8 +334,9 @@ class ContentDecoder(Protocol):
     """A content coding undone incrementally, in bounded steps (from :func:`content_decoder`)."""
 
     def decode(self, data: bytes) -> Iterator[bytes]:
-        """The decoded pieces of the next compressed bytes, each at most 64 KiB (so memory is
-        bounded whatever the ratio); raises :class:`ContentDecodingError` on corrupt data."""
+        """The decoded pieces of the next compressed bytes, each of at most 64 KiB (brotli's
+        limit is looser: up to about 96 KiB), so memory is bounded whatever the ratio; raises
+        :class:`ContentDecodingError` on corrupt data."""
         ...
 
     def finish(self) -> Iterator[bytes]:
