@@ -716,6 +716,8 @@ def install_not_html_routes(s: FaultServer) -> None:
     route("/html-untyped", UNTYPED, [])
     route("/xhtml", UNTYPED, [("Content-Type", "application/xhtml+xml")])
     route("/empty", b"", [("Content-Type", "text/html")])
+    route("/text-first", b"Warning: x in y.php on line 3\n" + UNTYPED,
+          [("Content-Type", "text/html")])
 
     for name, (body, ctype) in SMALL.items():
         cuts = chunkings(body, random_splits=4, split_samples=6)[:N_CUTS]
@@ -794,6 +796,17 @@ def test_xhtml_is_scraped(server: FaultServer) -> None:
     assert p.ok and p.fields["title"] == "Untyped"
     p = one(server, "/xhtml", html_types=frozenset({"text/html"}))
     assert isinstance(p.error, NotHTML) and str(p.error) == "Content-Type application/xhtml+xml"
+
+
+def test_text_before_the_first_tag(server: FaultServer) -> None:
+    # The sniffing's rule: the first byte must be "<"; verify_html=False trusts text/html.
+    p = one(server, "/text-first")
+    assert isinstance(p.error, NotHTML) and "does not start with '<'" in str(p.error)
+    p = one(server, "/text-first", verify_html=False)
+    assert p.ok and p.fields == {"title": "Untyped", "links": ["/u"]}
+    # (what the check spares: the JSON's string read as markup gives a title)
+    p = one(server, "/json-as-html", verify_html=False)
+    assert p.ok and p.fields == {"title": "not a page", "links": []}
 
 
 def test_empty_page_is_not_html(server: FaultServer) -> None:

@@ -115,6 +115,9 @@ class FetchOptions:
             JSON, an image or binary data served as one of them is not a page); any other type
             fails the page with :class:`~htmlstream.scrape.NotHTML` before its body is read
             (:func:`fetch` does not check: it gives any response).
+        verify_html: sniff the first bytes of an ``html_types`` response (False: scrape it
+            whatever it holds; a page that starts with text before its first tag, as a PHP
+            warning printed before ``<!DOCTYPE html>``, is not HTML to the sniffing).
         sniff_types: further types scraped when their first bytes look like HTML (as a missing
             ``Content-Type`` is): e.g. ``{"text/plain"}`` for sites that mislabel pages.
     """
@@ -134,6 +137,7 @@ class FetchOptions:
     headers: Mapping[str, str] | None = None
     verify: bool = True
     html_types: frozenset[str] = frozenset({"text/html", "application/xhtml+xml"})
+    verify_html: bool = True
     sniff_types: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:

@@ -117,7 +117,8 @@ async def html_start(response: AsyncResponse, chunks: AsyncIterator[bytes],
     # Only the type is asked about: the body is decoded here, and what matters to a rewrite
     # (a 204, no-transform, an attachment) does not to an extraction.
     headers = [(k, v) for k, v in response.headers.multi_items() if k == "content-type"]
-    http_options = HttpOptions(html_types=options.html_types, sniff_types=options.sniff_types)
+    http_options = HttpOptions(html_types=options.html_types, verify_html=options.verify_html,
+                               sniff_types=options.sniff_types)
     decision = decide_headers("GET", 200, headers, options=http_options)
     held: list[bytes] = []
     if decision is None:
