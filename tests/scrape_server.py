@@ -201,8 +201,9 @@ async def send_chunked(writer: asyncio.StreamWriter, pieces: Any, delay: float =
         if piece:
             writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             await writer.drain()
-        if delay:
-            await asyncio.sleep(delay)
+        # (a yield per piece even without a delay: an endless page must not starve the loop's
+        # other connections)
+        await asyncio.sleep(delay)
     writer.write(b"0\r\n\r\n")
     await writer.drain()
     return True
