@@ -1,7 +1,7 @@
 """A misbehaving HTTP/1.1 server for the scraping tests: plain asyncio on 127.0.0.1 (an ephemeral
 port), in a thread of its own, speaking just enough HTTP (keep-alive, Content-Length and chunked
 bodies) to be slow, stall, reset, answer 503/429 with ``Retry-After``, redirect in circles, send a
-gzip bomb, a wrong charset or an endless page.
+gzip bomb, a wrong charset, an endless page, or what is not a page (an image, JSON, a PDF...).
 
 It counts its open connections (``open``; a test waits for zero: the client closed everything)
 and the requests in flight at once (``max_in_flight``), and logs every request (``requests``).
@@ -185,11 +185,13 @@ def head(status: int, headers: list[tuple[str, str]], reason: str = "X") -> byte
 
 
 async def send_chunked(writer: asyncio.StreamWriter, pieces: Any, delay: float = 0.0,
-                       headers: list[tuple[str, str]] | None = None) -> bool:
+                       headers: list[tuple[str, str]] | None = None,
+                       content_type: str | None = "text/html; charset=utf-8") -> bool:
     """A chunked response, one HTTP chunk per piece (an iterable of bytes), ``delay`` apart;
-    stops after MAX_WAIT seconds without ending the response (then closes)."""
-    hdrs = [("Content-Type", "text/html; charset=utf-8"), ("Transfer-Encoding", "chunked"),
-            *(headers or [])]
+    stops after MAX_WAIT seconds without ending the response (then closes).  ``content_type``
+    None sends no Content-Type."""
+    hdrs = [*([("Content-Type", content_type)] if content_type else []),
+            ("Transfer-Encoding", "chunked"), *(headers or [])]
     writer.write(head(200, hdrs))
     await writer.drain()
     end = time.monotonic() + MAX_WAIT
@@ -199,8 +201,9 @@ async def send_chunked(writer: asyncio.StreamWriter, pieces: Any, delay: float =
         if piece:
             writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             await writer.drain()
-        if delay:
-            await asyncio.sleep(delay)
+        # (a yield per piece even without a delay: an endless page must not starve the loop's
+        # other connections)
+        await asyncio.sleep(delay)
     writer.write(b"0\r\n\r\n")
     await writer.drain()
     return True

@@ -50,6 +50,11 @@ def server() -> Iterator[FaultServer]:
         async def down(req: Request, w: object) -> bool:
             return await send(w, 503, b"down")  # type: ignore[arg-type]
 
+        @s.route("/image")
+        async def image(req: Request, w: object) -> bool:
+            png = b"\x89PNG\r\n\x1a\n" + bytes(64 * 1024)
+            return await send(w, 200, png, [("Content-Type", "text/html")])  # type: ignore[arg-type]
+
         yield s
     assert s.open == 0
 
@@ -199,3 +204,17 @@ def test_url_failure_stops_the_run(server: FaultServer,
     assert [r["url"] for r in lines(captured.out)] == [server.url("/down")]
     assert "stopped at the first failure" in captured.err and "status: HTTP 503" in captured.err
     assert server.wait_closed()
+
+
+def test_not_html_url(server: FaultServer, capsys: pytest.CaptureFixture[str]) -> None:
+    # An image served as text/html: its record says so, and it counts as failed.
+    status = main(["extract", server.url("/image"), server.url("/a"), *FIELDS,
+                   "--on-error", "skip", "--no-robots", "--timeout", "2"])
+    assert status == 1
+    captured = capsys.readouterr()
+    records = {r["url"]: r for r in lines(captured.out)}
+    assert records[server.url("/image")]["error"] == \
+        "not_html: served as text/html but not HTML: PNG image"
+    assert records[server.url("/image")]["title"] is None
+    assert records[server.url("/a")]["title"] == "A"
+    assert captured.err.startswith("1 ok, 0 skipped, 1 failed")

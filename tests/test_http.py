@@ -34,6 +34,7 @@ from htmlstream.http import (
     DecodedSizeExceeded,
     HttpOptions,
     ResponseRewrite,
+    content_decoder,
     decide,
     decide_headers,
 )
@@ -791,6 +792,40 @@ def test_http_uses_only_public_names() -> None:
                 module = __import__(node.module or "", fromlist=["__all__"])
                 for alias in node.names:
                     assert alias.name in module.__all__, (layer, node.module, alias.name)
+    # The scraping layer decides what is a page, and decodes br/zstd, with htmlstream.http's
+    # public names (its own modules share private ones among themselves).
+    scrape = sorted((src / "scrape").glob("*.py"))
+    for layer in scrape:
+        for node in ast.walk(ast.parse(layer.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "htmlstream.http":
+                for alias in node.names:
+                    assert alias.name in htmlstream.http.__all__, (layer, alias.name)
     for path in src.rglob("*.py"):
-        if path not in layers:
+        if path not in layers and path not in scrape:
             assert "htmlstream.http" not in path.read_text(), path
+
+
+@pytest.mark.parametrize(("coding", "compress"), [
+    ("gzip", gzip.compress), ("x-gzip", gzip.compress), ("deflate", zlib.compress),
+    ("br", brotli.compress), ("zstd", zstd.compress),
+])
+def test_content_decoder(coding: str, compress: Any) -> None:
+    # The public decoder: bounded pieces, the same body in every chunking.
+    body = b"<p>" + b"a" * 300_000 + b"</p>"
+    data = compress(body)
+    for cut in chunkings(data, random_splits=4, split_samples=4, single_bytes=False):
+        decoder = content_decoder(coding.upper())
+        pieces = [p for chunk in cut for p in decoder.decode(chunk)] + list(decoder.finish())
+        # (brotli's output_buffer_limit is loose: its pieces reach 96 KiB, whatever the ratio)
+        bound = 128 * 1024 if coding == "br" else 64 * 1024
+        assert b"".join(pieces) == body and max(map(len, pieces)) <= bound
+    with pytest.raises(ContentDecodingError, match="truncated"):
+        decoder = content_decoder(coding)
+        list(decoder.decode(data[:-8]))
+        list(decoder.finish())
+
+
+@pytest.mark.parametrize("coding", ["compress", "gzip, br", ""])
+def test_content_decoder_unknown(coding: str) -> None:
+    with pytest.raises(ContentDecodingError, match="not supported"):
+        content_decoder(coding)

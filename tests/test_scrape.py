@@ -1,10 +1,10 @@
 """htmlstream.scrape against a misbehaving local server (tests/scrape_server.py): deadlines,
 stalls, resets, 503/429 with Retry-After, redirect loops, a gzip bomb, a wrong charset, a huge
-page, robots.txt; every connection closed (the server's count of open connections returns to
-zero after every test) and no file descriptor leaked.
+page, robots.txt, responses that are not pages (an image, JSON, a PDF, binary data; by their
+type or served wrongly as text/html), a br-encoded page; every connection closed (the server's
+count of open connections returns to zero after every test) and no file descriptor leaked.
 
-The extraction goes through the contract of ``htmlstream.extraction`` only (Extractor, Field).
-"""
+The extraction goes through the contract of ``htmlstream.extraction`` only (Extractor, Field)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import itertools
 import os
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -26,9 +27,11 @@ from htmlstream.extraction import extract
 from htmlstream.scrape import (
     BodyTooLarge,
     ConnectionFailed,
+    ContentDecodingFailed,
     FetchTimeout,
     HTTPStatusError,
     InvalidURL,
+    NotHTML,
     Page,
     RedirectLoop,
     RobotsDisallowed,
@@ -50,6 +53,17 @@ from scrape_server import (
     send_chunked,
     until_closed,
 )
+
+brotli: Any
+try:
+    import brotli
+except ImportError:  # pragma: no cover - a dev dependency (htmlstream[brotli])
+    brotli = None
+zstd: Any
+try:
+    from backports import zstd
+except ImportError:  # pragma: no cover - a dev dependency (htmlstream[zstd]; 3.14 has its own)
+    zstd = None
 
 FIELDS = {"title": "title::text", "links": "a::attr(href)*"}
 #: Short timings: every test runs in well under a second or two.
@@ -76,6 +90,7 @@ def leaked(before: dict[str, str]) -> dict[str, str]:
 def server() -> Iterator[FaultServer]:
     with FaultServer() as s:
         install_routes(s)
+        install_not_html_routes(s)
         yield s
 
 
@@ -663,3 +678,199 @@ def test_robots_crawl_delay() -> None:
         gaps = [b - a for a, b in itertools.pairwise(starts)]
         assert len(gaps) == 2 and min(gaps) > 0.2, gaps
         assert s.wait_closed()
+
+
+# ---------------------------------------------------------------------------- not HTML
+
+#: A PNG image (its signature and IHDR chunk, then 256 KiB of data).
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 1024
+JSON = b'{"title": "<title>not a page</title>", "items": [' + b'"x", ' * 200 + b'"y"]}'
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n" + b"0" * 4096
+#: Binary data (NUL bytes) with no signature.
+BINARY = bytes(range(256)) * 64
+UNTYPED = page("Untyped", '<a href="/u">u</a>' + "<p>text</p>" * 100)
+#: What the chunked routes send (each cut in every chunking of tests/chunking.py).
+SMALL = {"json-html": (JSON, "text/html"), "png-html": (PNG[:1500], "text/html"),
+         "binary-none": (BINARY[:1500], None), "html-none": (UNTYPED, None),
+         "html-plain": (UNTYPED, "text/plain")}
+N_CUTS = 12
+
+
+def install_not_html_routes(s: FaultServer) -> None:
+    def route(path: str, body: bytes, headers: list[tuple[str, str]]) -> None:
+        @s.route(path)
+        async def handler(req: Request, w: object) -> bool:
+            # (a raw response: send() would add a Content-Type when there is none)
+            w.write(b"HTTP/1.1 200 OK\r\n" + b"".join(  # type: ignore[attr-defined]
+                f"{k}: {v}\r\n".encode() for k, v in headers)
+                + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            await w.drain()  # type: ignore[attr-defined]
+            return True
+
+    route("/png", PNG, [("Content-Type", "image/png")])
+    route("/png-as-html", PNG, [("Content-Type", "text/html; charset=utf-8")])
+    route("/json-as-html", JSON, [("Content-Type", "text/html")])
+    route("/pdf", PDF, [("Content-Type", "application/pdf")])
+    route("/pdf-untyped", PDF, [])
+    route("/binary-untyped", BINARY * 16, [])
+    route("/html-untyped", UNTYPED, [])
+    route("/xhtml", UNTYPED, [("Content-Type", "application/xhtml+xml")])
+    route("/empty", b"", [("Content-Type", "text/html")])
+    route("/text-first", b"Warning: x in y.php on line 3\n" + UNTYPED,
+          [("Content-Type", "text/html")])
+
+    for name, (body, ctype) in SMALL.items():
+        cuts = chunkings(body, random_splits=4, split_samples=6)[:N_CUTS]
+
+        @s.route(f"/cut-{name}")
+        async def cut(req: Request, w: object, cuts: list[list[bytes]] = cuts,
+                      ctype: str | None = ctype) -> bool:
+            return await send_chunked(w, cuts[int(req.query) % len(cuts)],  # type: ignore[arg-type]
+                                      content_type=ctype)
+
+    if brotli is not None:
+        compressed = brotli.compress(page("Brotli", '<a href="/b">b</a>'))
+        route("/br", compressed, [("Content-Type", "text/html"), ("Content-Encoding", "br")])
+        route("/br-truncated", compressed[:-4],
+              [("Content-Type", "text/html"), ("Content-Encoding", "br")])
+        route("/br-corrupt", b"\xff" * 64,
+              [("Content-Type", "text/html"), ("Content-Encoding", "br")])
+    if zstd is not None:
+        route("/zstd", zstd.compress(page("Zstd", '<a href="/zs">z</a>')),
+              [("Content-Type", "text/html"), ("Content-Encoding", "zstd")])
+    route("/compress", b"\x1f\x9d" + b"x" * 64,
+          [("Content-Type", "text/html"), ("Content-Encoding", "compress")])
+
+
+@pytest.mark.parametrize(("path", "mime", "what"), [
+    ("/png", "image/png", "Content-Type image/png"),
+    ("/pdf", "application/pdf", "Content-Type application/pdf"),
+])
+def test_not_html_by_type_reads_no_body(server: FaultServer, path: str, mime: str,
+                                        what: str) -> None:
+    p = one(server, path)
+    assert isinstance(p.error, NotHTML) and p.error.mime_type == mime
+    assert str(p.error) == what and p.record["error"] == f"not_html: {what}"
+    assert p.record["status"] == 200 and p.fields == {"title": None, "links": None}
+    assert p.attempts == 1 and p.decoded_bytes == 0 and not p.complete
+
+
+@pytest.mark.parametrize(("path", "mime", "what"), [
+    ("/png-as-html", "text/html", "PNG image"),
+    ("/json-as-html", "text/html", "JSON"),
+    ("/pdf-untyped", None, "PDF document"),
+    ("/binary-untyped", None, "NUL bytes"),
+])
+def test_not_html_by_sniffing(server: FaultServer, path: str, mime: str | None,
+                              what: str) -> None:
+    p = one(server, path)
+    assert isinstance(p.error, NotHTML) and p.error.mime_type == mime, p.error
+    assert what in str(p.error) and p.record["error"].startswith("not_html: ")
+    assert p.attempts == 1 and not p.complete
+    # Only the sniffing bytes were read (of a 256 KiB image, 16 KiB of binary data...).
+    assert p.decoded_bytes < 70_000
+
+
+def test_not_html_messages(server: FaultServer) -> None:
+    p = one(server, "/json-as-html")
+    assert str(p.error) == "served as text/html but not HTML: JSON"
+    p = one(server, "/binary-untyped")
+    assert str(p.error) == "no Content-Type and the body is not HTML: NUL bytes"
+
+
+def test_not_html_not_retried_and_raises(server: FaultServer) -> None:
+    before = len(server.requests)
+    with pytest.raises(NotHTML) as info:
+        list(scrape([server.url("/png-as-html")], FIELDS, **{**FAST, "retries": 3}))
+    assert info.value.kind == "not_html" and info.value.attempts == 1
+    assert len(server.requests) == before + 1
+
+
+def test_html_without_content_type_is_scraped(server: FaultServer) -> None:
+    p = one(server, "/html-untyped")
+    assert p.ok and p.fields == {"title": "Untyped", "links": ["/u"]} and p.complete
+
+
+def test_xhtml_is_scraped(server: FaultServer) -> None:
+    p = one(server, "/xhtml")
+    assert p.ok and p.fields["title"] == "Untyped"
+    p = one(server, "/xhtml", html_types=frozenset({"text/html"}))
+    assert isinstance(p.error, NotHTML) and str(p.error) == "Content-Type application/xhtml+xml"
+
+
+def test_text_before_the_first_tag(server: FaultServer) -> None:
+    # The sniffing's rule: the first byte must be "<"; verify_html=False trusts text/html.
+    p = one(server, "/text-first")
+    assert isinstance(p.error, NotHTML) and "does not start with '<'" in str(p.error)
+    p = one(server, "/text-first", verify_html=False)
+    assert p.ok and p.fields == {"title": "Untyped", "links": ["/u"]}
+    # (what the check spares: the JSON's string read as markup gives a title)
+    p = one(server, "/json-as-html", verify_html=False)
+    assert p.ok and p.fields == {"title": "not a page", "links": []}
+
+
+def test_empty_page_is_not_html(server: FaultServer) -> None:
+    p = one(server, "/empty")
+    assert isinstance(p.error, NotHTML) and "no content" in str(p.error)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_not_html_same_in_every_chunking(server: FaultServer, name: str) -> None:
+    # The decision does not depend on how the body is cut into HTTP chunks.
+    urls = [server.url(f"/cut-{name}?{i}") for i in range(N_CUTS)]
+    pages = list(scrape(urls, FIELDS, on_error="skip", concurrency=4, per_host=4, **FAST))
+    outcomes = {p.record["error"] or str(p.fields) for p in pages}
+    assert len(pages) == N_CUTS and len(outcomes) == 1, outcomes
+    expected = {"json-html": "not_html: served as text/html but not HTML: JSON",
+                "png-html": "not_html: served as text/html but not HTML: PNG image",
+                "binary-none": "not_html: no Content-Type and the body is not HTML: NUL bytes",
+                "html-none": str({"title": "Untyped", "links": ["/u"]}),
+                "html-plain": "not_html: Content-Type text/plain"}
+    assert outcomes == {expected[name]}
+
+
+def test_sniff_types_scrape_mislabelled_pages(server: FaultServer) -> None:
+    urls = [server.url(f"/cut-html-plain?{i}") for i in range(N_CUTS)]
+    pages = list(scrape(urls, FIELDS, sniff_types=frozenset({"text/plain"}), **FAST))
+    assert all(p.fields == {"title": "Untyped", "links": ["/u"]} for p in pages)
+    p = one(server, "/cut-json-html?0", sniff_types=frozenset({"text/plain"}))
+    assert isinstance(p.error, NotHTML)
+
+
+def test_fetch_gives_any_type(server: FaultServer) -> None:
+    # fetch() gives the response whatever it is: the check is scrape()'s.
+    with fetch(server.url("/png"), **FAST) as response:
+        assert response.content_type == "image/png" and response.read() == PNG
+
+
+# ---------------------------------------------------------------------------- codings not asked
+
+
+@pytest.mark.skipif(brotli is None, reason="brotli (htmlstream[brotli]) not installed")
+def test_br_page_decoded(server: FaultServer) -> None:
+    p = one(server, "/br")
+    assert p.ok and p.fields == {"title": "Brotli", "links": ["/b"]}
+    assert p.bytes_read < p.decoded_bytes
+    with fetch(server.url("/br"), **FAST) as response:
+        assert response.read() == page("Brotli", '<a href="/b">b</a>')
+
+
+@pytest.mark.skipif(brotli is None, reason="brotli (htmlstream[brotli]) not installed")
+def test_br_truncated_and_corrupt(server: FaultServer) -> None:
+    # Truncated: what was decoded is extracted, as for gzip; corrupt: a clear error.
+    p = one(server, "/br-truncated")
+    assert p.ok and p.fields["title"] == "Brotli"
+    p = one(server, "/br-corrupt")
+    assert isinstance(p.error, ContentDecodingFailed) and "corrupt br body" in str(p.error)
+
+
+@pytest.mark.skipif(zstd is None, reason="backports.zstd (htmlstream[zstd]) not installed")
+def test_zstd_page_decoded(server: FaultServer) -> None:
+    p = one(server, "/zstd")
+    assert p.ok and p.fields == {"title": "Zstd", "links": ["/zs"]}
+
+
+def test_unknown_coding_fails_clearly(server: FaultServer) -> None:
+    p = one(server, "/compress")
+    assert isinstance(p.error, ContentDecodingFailed) and "'compress'" in str(p.error)
+    assert p.record["error"].startswith("decoding: ") and p.attempts == 1

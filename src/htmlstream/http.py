@@ -12,6 +12,8 @@ the rewriter's stream, and re-encoding with the same content coding::
     if t.decided: t.headers      # the headers to send, once decided
     out = t.close()              # the rest
 
+:func:`content_decoder` gives those bounded decoders alone, to a layer that reads bodies itself
+(``htmlstream.scrape``), and :func:`decide` the decision alone, to one that only reads them.
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
 the core never imports it.  docs/guide/http.md has the table of decisions.
 """
@@ -33,6 +35,7 @@ from htmlstream.errors import EncodingError, HtmlStreamError
 __all__ = [
     "DEFAULT_MAX_DECODED_SIZE",
     "HOLD_BYTES",
+    "ContentDecoder",
     "ContentDecodingError",
     "Decision",
     "DecodedSizeExceeded",
@@ -42,6 +45,7 @@ __all__ = [
     "ResponseHeaders",
     "ResponseRewrite",
     "add_csp_nonce",
+    "content_decoder",
     "csp_nonce_hook",
     "decide",
     "decide_headers",
@@ -71,7 +75,8 @@ RequestHeaders: TypeAlias = (Iterable[tuple[str | bytes, str | bytes]]
 class ContentDecodingError(HtmlStreamError):
     """A compressed body is corrupt or truncated, after the rewrite was decided and output sent
     (before that, the response passes through untouched instead).  An integration should abort
-    the response (close the connection), never end it cleanly: it is incomplete."""
+    the response (close the connection), never end it cleanly: it is incomplete.  (Also what
+    :func:`content_decoder` and its decoders raise.)"""
 
 
 class DecodedSizeExceeded(ContentDecodingError):
@@ -325,9 +330,22 @@ def _like(template: AnyStr, text: str) -> AnyStr:
 # --------------------------------------------------------------------------------------------
 
 
-class _Decoder(Protocol):
-    def decode(self, data: bytes) -> Iterator[bytes]: ...
-    def finish(self) -> Iterator[bytes]: ...
+class ContentDecoder(Protocol):
+    """A content coding undone incrementally, in bounded steps (from :func:`content_decoder`)."""
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of the next compressed bytes, each of at most 64 KiB (brotli's
+        limit is looser: up to about 96 KiB), so memory is bounded whatever the ratio; raises
+        :class:`ContentDecodingError` on corrupt data."""
+        ...
+
+    def finish(self) -> Iterator[bytes]:
+        """What is left at the end of the body; raises :class:`ContentDecodingError` when the
+        compressed data is truncated."""
+        ...
+
+
+_Decoder = ContentDecoder
 
 
 class _Encoder(Protocol):
@@ -541,6 +559,25 @@ def _make_decoder(coding: str) -> _Decoder:
     if coding == "br":
         return _BrotliDecoder(_codec_module("br"))
     return _ZstdDecoder(_codec_module("zstd"))
+
+
+def content_decoder(coding: str) -> ContentDecoder:
+    """A bounded incremental decoder for a content coding: ``gzip`` (``x-gzip``), ``deflate``
+    (zlib-wrapped or raw), ``br`` and ``zstd`` (with their optional libraries), the one
+    :class:`ResponseRewrite` uses; for a layer that reads bodies itself (``htmlstream.scrape``).
+
+    Raises:
+        ContentDecodingError: the coding is not one of these (a list of codings, too), or its
+            library is missing (the message says what to install).
+    """
+    name = coding.strip(_WS).lower()
+    name = "gzip" if name == "x-gzip" else name
+    if name not in _CODINGS:
+        raise ContentDecodingError(f"content coding {coding!r} is not supported "
+                                   f"(gzip, deflate, br and zstd are)")
+    if _CODINGS[name] and _codec_module(name) is None:
+        raise ContentDecodingError(f"content coding {name} needs a library: {_CODINGS[name]}")
+    return _make_decoder(name)
 
 
 def _make_encoder(coding: str, decoder: _Decoder, options: HttpOptions) -> _Encoder:

@@ -16,6 +16,7 @@ __all__ = [
     "FetchTimeout",
     "HTTPStatusError",
     "InvalidURL",
+    "NotHTML",
     "RedirectLoop",
     "RobotsDisallowed",
     "ScrapeError",
@@ -118,6 +119,27 @@ class ContentDecodingFailed(ScrapeError):
     """The compressed body is corrupt, truncated, or in a content coding not supported."""
 
     kind = "decoding"
+
+
+class NotHTML(ScrapeError):
+    """The response is not an HTML page (an image, a PDF, JSON, binary data...), by its
+    ``Content-Type`` or, when that is missing or says ``text/html`` wrongly, by sniffing its
+    first bytes, as :func:`htmlstream.http.decide` decides what to rewrite.  Not retried; the
+    body is not read beyond those first bytes.
+
+    Attributes:
+        mime_type: the ``Content-Type`` essence (None when there was none).
+        reason: why, as :attr:`htmlstream.http.Decision.reason` gives it (``"not HTML:
+            Content-Type image/png"``, ``"served as text/html but not HTML: JSON"``...).
+    """
+
+    kind = "not_html"
+
+    def __init__(self, message: str, url: str = "", mime_type: str | None = None,
+                 reason: str = "") -> None:
+        super().__init__(message, url)
+        self.mime_type = mime_type
+        self.reason = reason
 
 
 class RobotsDisallowed(ScrapeError):

@@ -4,8 +4,10 @@ Everything runs on httpx's asynchronous client: the page's deadline (``timeout``
 does not have: its timeouts bound each network operation, so a server trickling one byte a second
 never trips them) is an :func:`asyncio.timeout` around every step, connecting, each redirect and
 each body read.  The synchronous :func:`fetch` drives the same code on an event loop in a thread
-of its own.  Bodies are read raw and decompressed here in bounded steps (gzip and deflate), so a
-decompression bomb is stopped at ``max_bytes`` having produced at most 64 KiB more.
+of its own.  Bodies are read raw and decompressed here in bounded steps (gzip and deflate, as
+asked for; br and zstd sent unasked by htmlstream.http's decoders, when their libraries are
+installed), so a decompression bomb is stopped at ``max_bytes`` having produced at most 64 KiB
+more.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
 import htmlstream
 from htmlstream import lookup_encoding
 from htmlstream.errors import EncodingError
+from htmlstream.http import ContentDecoder, ContentDecodingError, content_decoder
 from htmlstream.scrape.errors import (
     BodyTooLarge,
     ConnectionFailed,
@@ -108,6 +111,15 @@ class FetchOptions:
         robots: honour robots.txt (fetched once per origin and cached for the run).
         headers: further request headers.
         verify: verify TLS certificates (httpx's ``verify``).
+        html_types: the ``Content-Type`` essences scraped as HTML (their first bytes sniffed:
+            JSON, an image or binary data served as one of them is not a page); any other type
+            fails the page with :class:`~htmlstream.scrape.NotHTML` before its body is read
+            (:func:`fetch` does not check: it gives any response).
+        verify_html: sniff the first bytes of an ``html_types`` response (False: scrape it
+            whatever it holds; a page that starts with text before its first tag, as a PHP
+            warning printed before ``<!DOCTYPE html>``, is not HTML to the sniffing).
+        sniff_types: further types scraped when their first bytes look like HTML (as a missing
+            ``Content-Type`` is): e.g. ``{"text/plain"}`` for sites that mislabel pages.
     """
 
     timeout: float | None = 60.0
@@ -124,6 +136,9 @@ class FetchOptions:
     robots: bool = True
     headers: Mapping[str, str] | None = None
     verify: bool = True
+    html_types: frozenset[str] = frozenset({"text/html", "application/xhtml+xml"})
+    verify_html: bool = True
+    sniff_types: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.timeout is not None and self.timeout <= 0:
@@ -228,17 +243,26 @@ async def with_retries(options: FetchOptions, url: str, deadline: float | None,
 # ---------------------------------------------------------------------------- decoding
 
 class _Decoder:
-    """A body's content coding undone in bounded steps (identity, gzip, deflate)."""
+    """A body's content coding undone in bounded steps: identity, gzip and deflate here (a
+    truncated stream gives what it has); br and zstd, which are not asked for but some servers
+    send anyway, by :func:`htmlstream.http.content_decoder` when their libraries are installed."""
 
     def __init__(self, header: str | None, url: str) -> None:
         codings = [c.strip().lower() for c in (header or "").split(",")]
         codings = [c for c in codings if c and c != "identity"]
-        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
-            raise ContentDecodingFailed(
-                f"content coding {header!r} not supported (gzip and deflate are asked for)", url)
         self.coding = codings[0] if codings else None
         self.url = url
         self._zlib: Any = None
+        self._other: ContentDecoder | None = None
+        if len(codings) == 1 and codings[0] in ("br", "zstd"):
+            try:
+                self._other = content_decoder(codings[0])
+            except ContentDecodingError as exc:
+                raise ContentDecodingFailed(f"{exc} (gzip and deflate are asked for)",
+                                            url) from None
+        elif len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise ContentDecodingFailed(
+                f"content coding {header!r} not supported (gzip and deflate are asked for)", url)
         if self.coding in ("gzip", "x-gzip"):
             self._zlib = zlib.decompressobj(31)
 
@@ -246,6 +270,12 @@ class _Decoder:
         if self.coding is None:
             if data:
                 yield data
+            return
+        if self._other is not None:
+            try:
+                yield from self._other.decode(data)
+            except ContentDecodingError as exc:
+                raise ContentDecodingFailed(str(exc), self.url) from None
             return
         if self._zlib is None:  # deflate: zlib-wrapped as specified, or raw as some servers send
             wrapped = len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
@@ -265,6 +295,10 @@ class _Decoder:
             raise ContentDecodingFailed(f"corrupt {self.coding} body: {exc}", self.url) from None
 
     def finish(self) -> Iterator[bytes]:
+        if self._other is not None:
+            # A truncated stream gives what it has (already given), as with gzip.
+            with contextlib.suppress(ContentDecodingError):
+                yield from self._other.finish()
         if self._zlib is not None:
             # A truncated stream gives what it has, as browsers show it.
             with contextlib.suppress(zlib.error):

@@ -1,8 +1,9 @@
 """Many pages: :func:`scrape` and :func:`ascrape` fetch URLs concurrently (a limit per host, a
 delay between a host's requests, robots.txt's ``Crawl-delay``), extract fields from each page while
 it streams in, stop reading a page once every field is final, and give a :class:`Page` per URL as
-it completes; a page that fails is retried when that may help, then raises, is skipped (given with
-its error) or goes to a callback, as ``on_error`` says."""
+it completes (a response that is not HTML, by its type or its first bytes, fails at once as
+:class:`~htmlstream.scrape.NotHTML`); a page that fails is retried when that may help, then
+raises, is skipped (given with its error) or goes to a callback, as ``on_error`` says."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from typing import Any, Final, Literal, TypeAlias
 import httpx
 
 from htmlstream.extraction import Extractor, Field
-from htmlstream.scrape.errors import ExtractionFailed, HTTPStatusError, ScrapeError
+from htmlstream.http import HOLD_BYTES, HttpOptions, decide, decide_headers
+from htmlstream.scrape.errors import ExtractionFailed, HTTPStatusError, NotHTML, ScrapeError
 from htmlstream.scrape.fetch import (
+    AsyncResponse,
     FetchOptions,
     LoopThread,
     Session,
@@ -105,6 +108,36 @@ def _check_on_error(on_error: OnError) -> None:
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, not {on_error!r}")
 
 
+async def html_start(response: AsyncResponse, chunks: AsyncIterator[bytes],
+                     options: FetchOptions) -> list[bytes]:
+    """The first chunks of the decoded body (:data:`~htmlstream.http.HOLD_BYTES` or more, or
+    the whole body when shorter), once the response is decided to be HTML as
+    :func:`htmlstream.http.decide` decides what to rewrite (the ``Content-Type`` alone, then
+    the first bytes sniffed); raises :class:`NotHTML` otherwise, the body read no further."""
+    # Only the type is asked about: the body is decoded here, and what matters to a rewrite
+    # (a 204, no-transform, an attachment) does not to an extraction.
+    headers = [(k, v) for k, v in response.headers.multi_items() if k == "content-type"]
+    http_options = HttpOptions(html_types=options.html_types, verify_html=options.verify_html,
+                               sniff_types=options.sniff_types)
+    decision = decide_headers("GET", 200, headers, options=http_options)
+    held: list[bytes] = []
+    if decision is None:
+        size = 0
+        async for chunk in chunks:
+            held.append(chunk)
+            size += len(chunk)
+            if size >= HOLD_BYTES:
+                break
+        # (transcode: the extraction reads UTF-16 too)
+        decision = decide("GET", 200, headers, b"".join(held), transcode=True,
+                          options=http_options)
+    if not decision.rewrite:
+        reason = decision.reason or "not HTML"
+        raise NotHTML(reason.removeprefix("not HTML: "), response.url, decision.mime_type,
+                      reason)
+    return held
+
+
 class _Host:
     def __init__(self, per_host: int) -> None:
         self.semaphore = asyncio.Semaphore(per_host)
@@ -171,12 +204,16 @@ class _Runner:
                         encoding=response.encoding)
             try:
                 try:
-                    extractor = Extractor(self.fields, encoding=response.encoding)
                     async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-                        async for chunk in chunks:
+                        held = await html_start(response, chunks, session.options)
+                        extractor = Extractor(self.fields, encoding=response.encoding)
+                        for chunk in held:
                             extractor.feed(chunk)
-                            if extractor.done:
-                                break   # every field is final: stop reading, close
+                        if not extractor.done:
+                            async for chunk in chunks:
+                                extractor.feed(chunk)
+                                if extractor.done:
+                                    break   # every field is final: stop reading, close
                     record = extractor.close()
                 except ScrapeError:
                     raise
