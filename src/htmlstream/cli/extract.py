@@ -5,9 +5,9 @@ Files (and ``-``, standard input) are read in chunks and extracted locally; URLs
 standard output (or ``-o``) as each source completes: the files first, in order, then the URLs
 as they complete.  On standard error: a progress bar (with rate and ETA, and by bytes for a big
 file) when it is a terminal and tqdm is installed (the extra ``htmlstream[progress]``), and a
-final summary: how many sources gave a record (ok), were skipped (robots.txt disallows them) or
-failed.  The exit status is 1 when one failed (with ``--on-error skip`` once every source is
-done; by default at the first), 2 on a usage error.
+final summary: how many sources gave a record (ok), were skipped (robots.txt disallows them, or
+they are not HTML pages) or failed.  The exit status is 1 when one failed (with ``--on-error
+skip`` once every source is done; by default at the first), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -213,8 +213,8 @@ def _urls(urls: list[str], fields: dict[str, str],
                                 per_host=args.per_host, host_delay=args.host_delay, **options):
         if page.ok:
             outcome = "ok"
-        elif isinstance(page.error, scraping.RobotsDisallowed):
-            outcome = "skipped"
+        elif isinstance(page.error, (scraping.RobotsDisallowed, scraping.NotHTML)):
+            outcome = "skipped"     # (not a page to extract, nor a failure to fetch one)
         else:
             outcome = "failed"
         yield page.record, outcome

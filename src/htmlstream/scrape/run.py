@@ -108,6 +108,10 @@ def _check_on_error(on_error: OnError) -> None:
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, not {on_error!r}")
 
 
+#: The sniffing's reason for a body that starts with text, not markup.
+_TEXT_FIRST = "text that does not start with '<'"
+
+
 async def html_start(response: AsyncResponse, chunks: AsyncIterator[bytes],
                      options: FetchOptions) -> list[bytes]:
     """The first chunks of the decoded body (:data:`~htmlstream.http.HOLD_BYTES` or more, or
@@ -131,6 +135,11 @@ async def html_start(response: AsyncResponse, chunks: AsyncIterator[bytes],
         # (transcode: the extraction reads UTF-16 too)
         decision = decide("GET", 200, headers, b"".join(held), transcode=True,
                           options=http_options)
+    if not decision.rewrite and decision.mime_type in options.html_types and (
+            decision.reason or "").endswith(_TEXT_FIRST):
+        # Served as HTML, and nothing says it is not (no signature, no JSON, no binary): a
+        # browser shows it as a page (a warning printed before <!DOCTYPE html>), so it is one.
+        return held
     if not decision.rewrite:
         reason = decision.reason or "not HTML"
         raise NotHTML(reason.removeprefix("not HTML: "), response.url, decision.mime_type,
