@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.resources
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import htmlstream
-from htmlstream.encoding import _resolve_encoding
-
-if TYPE_CHECKING:
-    pass
-
+from htmlstream.encoding import PRESCAN_BYTES, _resolve_encoding, sniff
 
 PROG = "htmlstream"
 
@@ -265,3 +263,49 @@ def open_output(path: str | None, input_path: str | None) -> Iterator[BinaryIO]:
             if stat.S_ISREG(os.stat(path).st_mode):
                 os.unlink(path)
         raise
+
+
+def document_encoding(chosen: str | None, input_path: str | None, chunks: Iterator[bytes],
+                      charset: str | None) -> tuple[str, bool, Iterator[bytes]]:
+    """The encoding to read INPUT with, whether a ``<meta charset>`` may still change it, and the
+    chunks (those read to decide included).  ``chosen`` (``--encoding``) wins; standard input is
+    UTF-8; otherwise what a browser would decode the document with, where a guess (no byte
+    order mark, no server ``charset``) gives way to the first ``<meta charset>``."""
+    if chosen is not None:
+        return chosen, False, chunks
+    if input_path == "-":
+        return "utf-8", False, chunks
+    prefix, chunks = peek_chunks(chunks, PRESCAN_BYTES)
+    found = sniff(prefix, content_type(charset))
+    return found.encoding, not found.certain, chunks
+
+
+@dataclasses.dataclass
+class Pumped:
+    """What :func:`pump` moved: bytes in and out, and the seconds spent in the stream's calls."""
+
+    bytes_in: int = 0
+    bytes_out: int = 0
+    seconds: float = 0.0
+
+
+def pump(stream: htmlstream.RewriterStream, chunks: Iterator[bytes], out: BinaryIO) -> Pumped:
+    """Feed every chunk to ``stream`` and close it, writing (and flushing) each piece of output
+    as soon as the stream returns it."""
+    moved = Pumped()
+    for chunk in chunks:
+        moved.bytes_in += len(chunk)
+        started = time.perf_counter()
+        data = stream.feed(chunk)
+        moved.seconds += time.perf_counter() - started
+        if data:
+            out.write(data)
+            out.flush()
+            moved.bytes_out += len(data)
+    started = time.perf_counter()
+    data = stream.close()
+    moved.seconds += time.perf_counter() - started
+    out.write(data)
+    out.flush()
+    moved.bytes_out += len(data)
+    return moved

@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import TYPE_CHECKING
 
 import htmlstream
 from htmlstream.cli._common import (
     DEFAULT_CHUNK_SIZE,
     PROG,
-    content_type,
+    document_encoding,
     encoding_name,
     open_output,
     open_source,
-    peek_chunks,
     positive_int,
+    pump,
     read_chunks_eagerly,
 )
-from htmlstream.encoding import PRESCAN_BYTES, sniff
 
 if TYPE_CHECKING:
     _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -74,42 +72,17 @@ def cmd_minify(args: argparse.Namespace) -> int:
     recipe = minify(comments=not args.keep_comments, whitespace=not args.keep_whitespace,
                     attributes=not args.keep_attributes, optional_tags=args.optional_tags,
                     css=args.css, js=args.js)
-    total_in = total_out = 0
-    elapsed = 0.0
     with open_source(args.input) as (name, source, charset):
         chunks = read_chunks_eagerly(source, args.chunk_size, name)
-        encoding = args.encoding
-        adjust = False
-        if encoding is None:
-            if args.input == "-":
-                encoding = "utf-8"
-            else:
-                prefix, chunks = peek_chunks(chunks, PRESCAN_BYTES)
-                found = sniff(prefix, content_type(charset))
-                encoding = found.encoding
-                adjust = not found.certain
+        encoding, adjust, chunks = document_encoding(args.encoding, args.input, chunks, charset)
         rewriter = htmlstream.Rewriter(encoding=encoding, adjust_charset_on_meta_tag=adjust)
         rewriter.use(recipe)
         with open_output(args.output, args.input) as out:
-            stream = rewriter.stream()
-            for chunk in chunks:
-                total_in += len(chunk)
-                started = time.perf_counter()
-                data = stream.feed(chunk)
-                elapsed += time.perf_counter() - started
-                if data:
-                    out.write(data)
-                    out.flush()
-                    total_out += len(data)
-            started = time.perf_counter()
-            data = stream.close()
-            elapsed += time.perf_counter() - started
-            out.write(data)
-            out.flush()
-            total_out += len(data)
+            moved = pump(rewriter.stream(), chunks, out)
     if args.stats:
-        rate = f"{total_in / elapsed / 1e6:.1f} MB/s" if elapsed > 0 else "n/a MB/s"
-        ratio = f"{total_out / total_in:.3f}" if total_in else "n/a"
-        print(f"{PROG}: minify {name}: {total_in:,} bytes in, {total_out:,} bytes out "
+        rate = (f"{moved.bytes_in / moved.seconds / 1e6:.1f} MB/s" if moved.seconds > 0
+                else "n/a MB/s")
+        ratio = f"{moved.bytes_out / moved.bytes_in:.3f}" if moved.bytes_in else "n/a"
+        print(f"{PROG}: minify {name}: {moved.bytes_in:,} bytes in, {moved.bytes_out:,} bytes out "
               f"({ratio}), {rate}", file=sys.stderr)
     return 0

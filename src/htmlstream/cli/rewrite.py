@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +15,11 @@ from htmlstream.cli._common import (
     PROG,
     URL_TIMEOUT,
     CliError,
-    content_type,
+    document_encoding,
     open_output,
     open_source,
-    peek_chunks,
     positive_int,
+    pump,
     read_chunks_eagerly,
     rewriter_encoding,
 )
@@ -31,7 +30,6 @@ from htmlstream.cli.recipe_options import (
     recipes_from_args,
     report_recipes,
 )
-from htmlstream.encoding import PRESCAN_BYTES, sniff
 
 if TYPE_CHECKING:
     from htmlstream.rewriter import Rewriter
@@ -393,51 +391,23 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
     demo = DemoStats() if not groups and not recipes else None
     context: dict[str, Any] = {}
 
-    total_in = total_out = 0
-    elapsed = 0.0
     with open_source(args.input) as (name, source, charset):
         chunks = read_chunks_eagerly(source, args.chunk_size, name)
-        encoding = args.encoding
-        adjust = False
-        if encoding is None:
-            if args.input == "-":
-                encoding = "utf-8"
-            else:
-                # What a browser would decode the document with; a guess (no byte order mark,
-                # no server charset) gives way to the first <meta charset>, as in a browser.
-                prefix, chunks = peek_chunks(chunks, PRESCAN_BYTES)
-                found = sniff(prefix, content_type(charset))
-                encoding = found.encoding
-                adjust = not found.certain
+        encoding, adjust, chunks = document_encoding(args.encoding, args.input, chunks, charset)
         rewriter = build_rewriter(groups, demo, encoding, adjust, recipes)
         with open_output(args.output, args.input) as out:
-            started = time.perf_counter()
             stream = rewriter.stream(context=context)
-            elapsed += time.perf_counter() - started
-            for chunk in chunks:
-                total_in += len(chunk)
-                started = time.perf_counter()
-                data = stream.feed(chunk)
-                elapsed += time.perf_counter() - started
-                if data:
-                    out.write(data)
-                    out.flush()
-                    total_out += len(data)
-            started = time.perf_counter()
-            data = stream.close()
-            elapsed += time.perf_counter() - started
-            out.write(data)
-            out.flush()
-            total_out += len(data)
+            moved = pump(stream, chunks, out)
         if stream.passthrough_reason is not None:
             print(f"{PROG}: note: {name}: {stream.passthrough_reason}", file=sys.stderr)
 
     if recipes:
         report_recipes(context, name)
     if demo is not None:
-        rate = f"{total_in / elapsed / 1e6:.1f} MB/s" if elapsed > 0 else "n/a MB/s"
+        rate = (f"{moved.bytes_in / moved.seconds / 1e6:.1f} MB/s" if moved.seconds > 0
+                else "n/a MB/s")
         print(
-            f"{PROG}: demo on {name}: {total_in:,} bytes in, {total_out:,} bytes out, "
+            f"{PROG}: demo on {name}: {moved.bytes_in:,} bytes in, {moved.bytes_out:,} bytes out, "
             f"{demo.elements:,} elements changed ({demo.upgraded:,} http:// URLs upgraded to "
             f"https://, {demo.lazy:,} <img> given loading=lazy), {rate}",
             file=sys.stderr,

@@ -15,6 +15,7 @@ from htmlstream.cli._common import (
     open_input,
     open_output,
     positive_int,
+    pump,
     read_chunks_eagerly,
     rewriter_encoding,
 )
@@ -72,12 +73,5 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
     with open_input(args.input) as (name, source):
         chunks = read_chunks_eagerly(source, args.chunk_size, name)
         with open_output(args.output, args.input) as out:
-            stream = rewriter.stream()
-            for chunk in chunks:
-                data = stream.feed(chunk)
-                if data:
-                    out.write(data)
-                    out.flush()
-            out.write(stream.close())
-            out.flush()
+            pump(rewriter.stream(), chunks, out)
     return 0
