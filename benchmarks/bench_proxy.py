@@ -107,7 +107,9 @@ def process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 @contextmanager
-def nginx(upstream: int, port: int) -> Iterator[bool]:
+def nginx_server(port: int, http: str) -> Iterator[bool]:
+    """Debian's nginx on 127.0.0.1:``port`` with ``http`` as the body of its ``http`` block (a
+    throwaway prefix: temp paths, pid and log in it); yields False when nginx is missing."""
     binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists()
                                        else None)
     if binary is None:
@@ -125,22 +127,29 @@ def nginx(upstream: int, port: int) -> Iterator[bool]:
                 access_log off;
                 client_body_temp_path {prefix}; proxy_temp_path {prefix};
                 fastcgi_temp_path {prefix}; uwsgi_temp_path {prefix}; scgi_temp_path {prefix};
-                upstream origin {{ server 127.0.0.1:{upstream}; keepalive 32; }}
-                server {{
-                    listen 127.0.0.1:{port};
-                    location / {{
-                        proxy_pass http://origin;
-                        proxy_http_version 1.1;
-                        proxy_set_header Connection "";
-                        proxy_set_header Accept-Encoding "";
-                        sub_filter 'http://' 'https://';
-                        sub_filter_once off;
-                    }}
-                }}
-            }}
-        """))
+        """) + textwrap.indent(textwrap.dedent(http), "    ") + "}\n")
         with process([binary, "-p", prefix, "-c", str(conf)], port):
             yield True
+
+
+@contextmanager
+def nginx(upstream: int, port: int) -> Iterator[bool]:
+    """nginx in front of ``upstream`` rewriting http:// to https:// with ``sub_filter``."""
+    with nginx_server(port, f"""
+        upstream origin {{ server 127.0.0.1:{upstream}; keepalive 32; }}
+        server {{
+            listen 127.0.0.1:{port};
+            location / {{
+                proxy_pass http://origin;
+                proxy_http_version 1.1;
+                proxy_set_header Connection "";
+                proxy_set_header Accept-Encoding "";
+                sub_filter 'http://' 'https://';
+                sub_filter_once off;
+            }}
+        }}
+    """) as started:
+        yield started
 
 
 async def ttfb(url: str) -> tuple[float, float, int]:

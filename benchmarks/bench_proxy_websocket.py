@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -31,7 +29,7 @@ from pathlib import Path
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_proxy import free_port, process
+from bench_proxy import free_port, nginx_server, process
 
 ORIGIN = textwrap.dedent("""
     import sys
@@ -55,36 +53,19 @@ ORIGIN = textwrap.dedent("""
 
 @contextmanager
 def nginx_ws(upstream: int, port: int) -> Iterator[bool]:
-    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists()
-                                       else None)
-    if binary is None:
-        yield False
-        return
-    with tempfile.TemporaryDirectory() as prefix:
-        conf = Path(prefix, "nginx.conf")
-        conf.write_text(textwrap.dedent(f"""
-            worker_processes 1;
-            daemon off;
-            pid {prefix}/nginx.pid;
-            error_log {prefix}/error.log;
-            events {{ worker_connections 1024; }}
-            http {{
-                access_log off;
-                client_body_temp_path {prefix}; proxy_temp_path {prefix};
-                fastcgi_temp_path {prefix}; uwsgi_temp_path {prefix}; scgi_temp_path {prefix};
-                server {{
-                    listen 127.0.0.1:{port};
-                    location / {{
-                        proxy_pass http://127.0.0.1:{upstream};
-                        proxy_http_version 1.1;
-                        proxy_set_header Upgrade $http_upgrade;
-                        proxy_set_header Connection "upgrade";
-                    }}
-                }}
+    """nginx relaying WebSockets to ``upstream``."""
+    with nginx_server(port, f"""
+        server {{
+            listen 127.0.0.1:{port};
+            location / {{
+                proxy_pass http://127.0.0.1:{upstream};
+                proxy_http_version 1.1;
+                proxy_set_header Upgrade $http_upgrade;
+                proxy_set_header Connection "upgrade";
             }}
-        """))
-        with process([binary, "-p", prefix, "-c", str(conf)], port):
-            yield True
+        }}
+    """) as started:
+        yield started
 
 
 async def round_trips(url: str, n: int) -> tuple[list[float], float]:
