@@ -693,7 +693,12 @@ cdef class RewriteSink(OpenElements):
             self.output.skipping = False
         state.removes_content = False
         if self.removing_depth >= 0:
-            return 0
+            if depth >= self.removing_depth:
+                return 0        # in the content being removed: none of it is written
+            # An element opened before the removed one ends inside it (the adoption agency, a
+            # <form> or <a> ended by a tag in the removed content): its end-tag work is done
+            # where that content is left out; its end tag, if any, goes with the content.
+            explicit = False
         self.output.copy_input(at)
         # where the content around it lands: before, in the element's text (at the end of
         # input, in whatever text the input ended in); after an end tag, in what follows it
