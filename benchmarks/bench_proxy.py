@@ -33,7 +33,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -104,6 +104,18 @@ def process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def print_table(head: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> None:
+    """The rows under ``head``, as Markdown or as aligned columns."""
+    if markdown:
+        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        print("  ".join(f"{h:>18}" for h in head))
+        for row in rows:
+            print("  ".join(f"{c:>18}" for c in row))
 
 
 @contextmanager
@@ -259,14 +271,7 @@ def main() -> None:
         asyncio.run(streams())
     head = ("page", "path", "req/s", "MB/s", "p50 ms", "p99 ms")
     print(f"\n{args.requests} GETs per page, {args.concurrency} at a time")
-    if args.markdown:
-        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        print("  ".join(f"{h:>18}" for h in head))
-        for row in rows:
-            print("  ".join(f"{c:>18}" for c in row))
+    print_table(head, rows, args.markdown)
     print(f"\nproxy RSS: {idle / 1e6:.1f} MB idle, {peak / 1e6:.1f} MB with {args.streams} open "
           f"streams: {(peak - idle) / args.streams / 1e3:.0f} kB per stream")
 

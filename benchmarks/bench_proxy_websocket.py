@@ -29,7 +29,7 @@ from pathlib import Path
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_proxy import free_port, nginx_server, process
+from bench_proxy import free_port, nginx_server, print_table, process
 
 ORIGIN = textwrap.dedent("""
     import sys
@@ -134,14 +134,7 @@ def main() -> None:
                          f"{args.echoes / elapsed:.0f}", f"{mbs:.0f}", f"{rate:.0f}"))
     head = ("path", "RTT p50 µs", "RTT p99 µs", "echoes/s", "256 KiB MB/s",
             f"{args.sockets} sockets msg/s")
-    if args.markdown:
-        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        print("  ".join(f"{h:>18}" for h in head))
-        for row in rows:
-            print("  ".join(f"{c:>18}" for c in row))
+    print_table(head, rows, args.markdown)
 
 
 if __name__ == "__main__":
