@@ -121,9 +121,10 @@ class LolHttps:
             chunk.replace(new)
 
 
-# (lol-html has no attribute namespaces: xlink:href is the raw name there.)
+# (lol-html has no namespaces: xlink:href is the raw name there, and SVG's href is named with
+# a combinator; the same prefilters on values otherwise.)
 SELECTOR = recipes.https_upgrade(HOSTS, hsts_preload=False).selector().replace(
-    "[xlink|href]", "[xlink\\:href]")
+    "[xlink|href", "[xlink\\:href").replace("svg|", "svg ")
 
 
 def _html() -> Any:

@@ -84,6 +84,10 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("[href]", element=_ends(seen, "href", append="!"))
         rw.on(".x", element=lambda el: el.set_attribute("class", "y"))
         rw.on(":root", element=_ends(seen, "root", append="R"))
+        # (indexed by id, by [a=v]'s name and first character, by a name with *=: the lazy
+        # mirror skips only tags with none of these attribute names, Matcher.may_match)
+        rw.on("#i", element=_ends(seen, "id", append="#"))
+        rw.on('[data-v="w"], [src*=":"]', element=_ends(seen, "value", after="v"))
         return rw
 
     def combinator(seen: Observed) -> Rewriter:
@@ -127,6 +131,7 @@ EDGE_CASES = [
     b"<div><span>1<div>2</span>3</div>4<span>5",
     b"<x-y>a<span>b</x-y>c<x-y/>d<X-Y>e",
     b"<image src=a><img src=b><svg><image/></svg>",
+    b"<div id=i><p data-v=w>1<p src=http:x>2</div><p ID=i class=x>3<img SRC='a:b'>",
     b"<svg><ul><li>x</svg><math><li>y</math><p>z",
     b"<template><li>a<p>b</template><li>c",
     b"<frameset><frame></frameset><noframes><p>x</noframes>",

@@ -309,6 +309,7 @@ cdef class Matcher:
     cdef object may_program             # the program may_name_lengths is for
     cdef uint64_t may_name_lengths      # bit min(len, 63) of every name in its by_name index
     cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept
+    cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept
 
     cdef inline bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
         """Whether some first compound can be tried on the element of the start tag ``tag``,

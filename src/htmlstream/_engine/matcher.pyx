@@ -566,8 +566,7 @@ cdef class Program:
                     ("attrv", test["lname"] + b"\0" + ch.encode("ascii")) for ch in sorted(firsts)]
         # The tag before an attribute name (a[href]): a tag hash is known without the tag's
         # attributes and costs one probe, while a name index makes every tag with attributes
-        # have its names hashed, and keeps the rewriter's lazy mirror from skipping any of them
-        # (may_match_indexed): the formatting tags the simulator lexes in full, say.
+        # have its names hashed (may_match_attributes, for the rewriter's lazy mirror).
         if spec["tag_hash"] != EMPTY_HASH:
             return [("hash", spec["tag_hash"])]
         for test in spec["attrs"]:
@@ -2189,7 +2188,9 @@ cdef class Matcher:
         # (self.program.x rather than a local: no reference counting on this path)
         cdef const unsigned char* nb
         cdef Py_ssize_t n
-        if self.program.n_any or (self.program.attr_index and tag.n_attrs):
+        if self.program.n_any:
+            return True
+        if self.program.attr_index and tag.n_attrs and self.may_match_attributes(lx, tag):
             return True
         if name_hash != INVALID_HASH:
             return table_find(&self.program.by_hash, name_hash, NULL, 0, False) != NULL
@@ -2205,6 +2206,35 @@ cdef class Matcher:
             return False
         nb = lx.data + (tag.name_start - lx.base)
         return table_find(&self.program.by_name, fnv1a_lower(nb, n), nb, n, True) != NULL
+
+    cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept:
+        """Whether some first compound indexed by an attribute (an id, a class, an attribute
+        name) may be tried on the tag: it has an attribute of a name some key has (by the
+        names' Bloom filters: a false positive only costs the exact match), or an id or class
+        attribute when ids or classes are keys.  The names alone, no value: cheap enough to
+        let the lazy mirror skip the tags whose attributes no selector names."""
+        cdef Program prog = self.program
+        cdef const unsigned char* d = lx.data - lx.base
+        cdef const unsigned char* nm
+        cdef Py_ssize_t i, n
+        cdef uint64_t bit, h
+        for i in range(tag.n_attrs):
+            n = tag.attrs[i].name_end - tag.attrs[i].name_start
+            bit = (<uint64_t>1) << (n if n < 63 else 63)
+            if not (prog.scan_len_mask & bit):
+                continue
+            nm = d + tag.attrs[i].name_start
+            if n == 2 and prog.by_id.n and (nm[0] | 0x20) == 0x69 and (nm[1] | 0x20) == 0x64:
+                return True
+            if n == 5 and prog.cls_hash_mask and (nm[0] | 0x20) == 0x63 and \
+                    (nm[1] | 0x20) == 0x6C and (nm[2] | 0x20) == 0x61 and \
+                    (nm[3] | 0x20) == 0x73 and (nm[4] | 0x20) == 0x73:
+                return True
+            if (prog.attr_len_mask | prog.attrv_len_mask) & bit:
+                h = fnv1a_lower(nm, n)
+                if bloom_has(prog.by_attr.bloom, h) or bloom_has(prog.by_attrv_all.bloom, h):
+                    return True
+        return False
 
     cdef void set_open_count(self, Py_ssize_t n) noexcept:
         """Without frames: ``n`` elements are open (all the matcher keeps of the stack then)."""

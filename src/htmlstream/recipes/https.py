@@ -403,13 +403,18 @@ def _load_preload(hosts_given: bool) -> HostPredicate | None:
 
 #: Attributes holding one URL, upgraded on any element that has them.
 #: The namespace prefixes of the recipe's selector.
-_NAMESPACES = {"xlink": XLINK_NAMESPACE}
+_NAMESPACES = {"xlink": XLINK_NAMESPACE, "svg": SVG_NAMESPACE}
 _URL_ATTRS = ("src", "poster", "data", "codebase", "action", "formaction", "background",
               "manifest", "longdesc")
 _SRCSET_ATTRS = ("srcset", "imagesrcset")
 _SVG = "http://www.w3.org/2000/svg"
 _HTML = "http://www.w3.org/1999/xhtml"
 _NAV_TAGS = ("a", "area")
+#: The SVG elements with an ``href`` other than ``<a>`` (a navigation: ``links``) (SVG 2 and the obsolete ones browsers still read; named,
+#: not ``svg *``: a name is looked up once per tag, a combinator follows every open element).
+_SVG_HREF_TAGS = ("image", "use", "feImage", "script", "pattern", "linearGradient",
+                  "radialGradient", "textPath", "mpath", "filter", "cursor", "tref", "animate",
+                  "animateMotion", "animateTransform", "animateColor", "set", "discard")
 
 
 class HttpsUpgrade:
@@ -422,12 +427,19 @@ class HttpsUpgrade:
         self.upgrade_insecure_requests = upgrade_insecure_requests
 
     def selector(self) -> str:
-        """The elements whose attributes the recipe reads."""
-        parts = [f"[{name}]" for name in (*_URL_ATTRS, *_SRCSET_ATTRS, "ping", "style")]
+        """The elements whose attributes the recipe reads: only those with an attribute value
+        it may change (a URL it can upgrade has a ``:``; CSS needs ``url``/``@import``), so
+        that the matcher, not a handler call, passes over the rest.  No combinator: SVG's
+        ``href`` is named by namespace (a combinator would make the engine follow every
+        open element)."""
+        parts = [f'[{name}*=":"]' for name in (*_URL_ATTRS, *_SRCSET_ATTRS, "ping")]
+        parts += ['[style*="url" i]', '[style*="@import" i]']
         # (xlink:href is in the XLink namespace on SVG elements, as the tree builder puts it)
-        parts += ["link[href]", "base[href]", "meta[http-equiv]", "[xlink|href]", "svg [href]"]
+        parts += ['link[href*=":"]', 'base[href*=":"]', 'meta[http-equiv][content*=":"]',
+                  '[xlink|href*=":"]']
+        parts += [f'svg|{name}[href*=":"]' for name in _SVG_HREF_TAGS]
         if self.links:
-            parts += ["a[href]", "area[href]"]
+            parts += ['a[href*=":"]', 'area[href*=":"]']
         return ", ".join(parts)
 
     def apply(self, rewriter: Any) -> None:
