@@ -176,6 +176,7 @@ cdef class Lexer:
     cdef int add_attr(self, Py_ssize_t name_start) except -1
     cdef bint needs_attrs(self, uint64_t h) noexcept
     cdef Py_ssize_t skip_attrs(self, Py_ssize_t p) except -1
+    cdef Py_ssize_t lex_attrs(self, Py_ssize_t p) except -1
     cdef void begin_tag(self, Py_ssize_t lt, bint is_end) noexcept
     cdef int flush_text(self, Py_ssize_t upto, bint last) except -1
     cdef int emit_tag(self, Py_ssize_t end) except -1
