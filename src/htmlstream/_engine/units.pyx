@@ -1090,6 +1090,9 @@ cdef class Element(Unit):
         cdef const unsigned char* r = <const unsigned char*><const char*>raw
         cdef Py_ssize_t i, p, q
         cdef bytes lname, v
+        if self.start_tag_markup is not None:
+            v = self.start_tag_markup
+            return write(sink, <const unsigned char*><const char*>v, len(v))
         if self.tag_modified and self.new_name is None and self.overrides is not None and \
                 PyList_GET_SIZE(self.overrides) == 3:
             lname = <bytes>PyList_GET_ITEM(self.overrides, 0)
@@ -1255,6 +1258,25 @@ cdef class Element(Unit):
         self.replacement = None
         self.whole = False
 
+    def set_start_tag(self, markup):
+        """Write ``markup`` (markup, not text: a ``str`` is encoded in the document's encoding,
+        ``bytes`` are written as they are) in place of the start tag, and nothing else: the
+        element, its content and its end tag stay as they are (``remove_and_keep_content()``
+        with ``before(markup, html=True)`` would also take the end tag).  For a handler that
+        writes the tag itself (a minifier): the markup is written as given, so the handler
+        answers for it being this element's start tag (the stream is parsed from the input,
+        not from what is written).  Name and attribute changes, before or after, are not
+        written into it (a new ``tag_name`` still renames the end tag); ``remove`` and the
+        like still apply.  A merged tag (``merged``): the tag alone is replaced."""
+        self.check()
+        if isinstance(markup, str):
+            markup = encode_content(markup, True, 0, self.encoding)
+        elif isinstance(markup, (bytearray, memoryview)):
+            markup = bytes(markup)
+        elif not isinstance(markup, bytes):
+            raise TypeError(f"the start tag must be str or bytes, not {type(markup).__name__}")
+        self.start_tag_markup = markup
+
     def on_end_tag(self, handler):
         """Call ``handler(end_tag)`` where the element ends (also when closed implicitly)."""
         self.check()
@@ -1306,7 +1328,7 @@ cdef class Element(Unit):
     cdef bint is_modified(self):
         return (Unit.is_modified(self) or self.tag_modified or self.prepend_parts is not None
                 or self.append_parts is not None or self.remove_content
-                or self.end_handlers is not None)
+                or self.end_handlers is not None or self.start_tag_markup is not None)
 
     def __repr__(self):
         return f"<Element {self.tag_name!r} at {self.offset_}>"
@@ -1380,6 +1402,8 @@ cdef void release_element(Element el):
         el.inner = None
     if el.end_handlers is not None:
         el.end_handlers = None
+    if el.start_tag_markup is not None:
+        el.start_tag_markup = None
     el.removed_ = False
     el.merged_ = False
     el.tag_modified = False

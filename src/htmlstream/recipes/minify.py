@@ -116,6 +116,8 @@ _TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
 # '<' it cannot see the end of; the space after them is kept so that every chunking agrees)
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
+_REF_TAIL_B = re.compile(rb"(?:&#?[0-9A-Za-z]*|<)\Z")
+_WS_B = re.compile(rb"[\t\n\x0c\r ]")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
@@ -361,7 +363,10 @@ class Minify:
         return s
 
     def _text(self, chunk: TextChunk) -> None:
-        st = _state(chunk.context)
+        ctx = chunk.context
+        st = ctx.get(KEY)
+        if st is None:
+            st = ctx[KEY] = _State()
         mark = st.mark
         st.mark = 0
         raw = chunk.raw
@@ -379,7 +384,20 @@ class Minify:
                 chunk.before(" ")
             st.owed = st.space_out = st.line_start = False
             return
-        s = self._decode(raw, chunk.text)
+        if _WS_B.search(raw) is None and raw.isascii() and not st.owed and \
+                not st.table_owed and st.pending is None:
+            # The common case, text with no whitespace: written as it is (what the general
+            # path below does with it, in short).
+            stack = st.stack
+            table = bool(stack) and stack[-1] in _TABLE_CONTEXT
+            last = chunk.last_in_text_node
+            if (table and not st.misnested) or mark & _HEAD:
+                st.table_text = not last
+            elif not last and not (st.formatting or st.misnested or table):
+                st.ref_tail = _REF_TAIL_B.search(raw, max(0, len(raw) - 40)) is not None
+            st.space_out = st.line_start = False
+            return
+        s = raw.decode("ascii") if raw.isascii() else self._decode(raw, chunk.text)
         as_html = True
         if s is None:
             # (bytes the encoding does not read, or not the rewriter's encoding: the engine's
@@ -495,7 +513,10 @@ class Minify:
     # ------------------------------------------------------------------ elements
 
     def _element(self, el: Element) -> None:
-        st = _state(el.context)
+        ctx = el.context
+        st = ctx.get(KEY)
+        if st is None:
+            st = ctx[KEY] = _State()
         html = el.namespace_uri == HTML_NS
         name = el.tag_name
         changed = el.modified      # (by other handlers: the tag is written again anyway)
@@ -524,13 +545,14 @@ class Minify:
                 st.code = [] if is_javascript(el.get_attribute("type"),
                                               el.get_attribute("language")) else None
             st.code_len = 0
-        rewritten = False
+        end = self._end_plain
         if self.attributes and not el.removed and not el.merged:
-            tag = self._start_tag(el, html, name, changed)
-            if tag is not None:
-                el.remove_and_keep_content()
-                el.before(tag, html=True)
-                rewritten = True
+            raw = el.raw
+            if changed or len(raw) != len(name) + 2:    # (not "<name>": nothing to take out)
+                tag = self._start_tag(el, raw, html, name, changed)
+                if tag is not None:
+                    el.set_start_tag(tag)
+                    end = self._end_written
         if el.can_have_content:
             if name in _FORMATTING_NAMES:
                 if html:
@@ -538,10 +560,13 @@ class Minify:
                 else:
                     name = "\x00" + name   # (SVG's <a>: no formatting element)
             st.stack.append(name)
-            el.on_end_tag(self._end_written if rewritten else self._end_plain)
+            el.on_end_tag(end)
 
-    def _end(self, end: EndTag, rewritten: bool = False) -> None:
-        st = _state(end.context)
+    def _end(self, end: EndTag) -> None:
+        ctx = end.context
+        st = ctx.get(KEY)
+        if st is None:
+            st = ctx[KEY] = _State()
         name = end.name
         stack = st.stack
         top = bool(stack) and stack[-1] == name
@@ -582,13 +607,16 @@ class Minify:
         if self.optional_tags and top and not st.misnested and name in OPTIONAL_END_TAGS:
             st.pending = name
             st.pending_to = end.offset + len(end.raw)
-            if not rewritten:
-                end.remove()
-        elif rewritten:
-            end.before(f"</{name}>", html=True)
+            end.remove()
 
     def _end_rewritten(self, end: EndTag) -> None:
-        self._end(end, True)
+        """The end of an element whose start tag was written again: its end tag too, as
+        ``</name>``."""
+        self._end(end)
+        if not end.implicit and not end.removed:
+            name = end.name
+            if len(end.raw) != len(name) + 3 or not end.raw[2:-1].islower():
+                end.name = name
 
     @staticmethod
     def _resolve(st: _State, unit: Element | EndTag | TextChunk | Comment, omit: bool) -> None:
@@ -599,9 +627,10 @@ class Minify:
         if not omit or unit.offset != st.pending_to:
             unit.before(f"</{name}>", html=True)
 
-    def _start_tag(self, el: Element, html: bool, name: str, changed: bool) -> str | None:
-        """The start tag written shorter, or None when it cannot be."""
-        raw = el.raw
+    def _start_tag(self, el: Element, raw: bytes, html: bool, name: str, changed: bool
+                   ) -> str | bytes | None:
+        """The start tag written shorter (bytes: ASCII, from the raw tag), or None when it
+        cannot be."""
         if not changed and raw.isascii():
             return self._raw_start_tag(raw, html, name, el.is_self_closing)
         details = el.attribute_details()
@@ -671,12 +700,12 @@ class Minify:
         return tag
 
     def _raw_start_tag(self, raw: bytes, html: bool, name: str, self_closing: bool
-                       ) -> str | None:
+                       ) -> bytes | None:
         """:meth:`_start_tag` for a tag no other handler changed: read from its bytes (the
         tokenizer's attribute states as one expression), values as written."""
         if _SIMPLE_TAG.fullmatch(raw) is not None and (not html or name not in _TYPED):
             # (the common case: single spaces, every value double-quoted and unquotable)
-            return raw.replace(b'"', b"").decode("ascii")
+            return raw.replace(b'"', b"")
         if raw[-1:] != b">":
             return None         # (the end of the input)
         m = _TAG_NAME_END.search(raw, 1)
@@ -747,7 +776,7 @@ class Minify:
         tag = b"".join(out)
         if len(tag) >= len(raw):
             return None
-        return tag.decode("ascii")
+        return tag
 
     # ------------------------------------------------------------------ comments, end
 
