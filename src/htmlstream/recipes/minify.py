@@ -111,6 +111,13 @@ _UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
 _SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*(?: (?!(?i:"
                          + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() +
                          rb")=)[^\t\n\x0c\r /=>\"'<]+=\"[^\t\n\x0c\r \"'=<>`]+\")+>")
+#: A start tag already as short as the minifier writes it, but for boolean attributes with a
+#: value, ``type`` attributes and duplicates (checked apart): attributes each one space and a
+#: name, with an unquoted value that needs no quotes or none.
+_MINIMAL_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />\"'=<>`]*"
+                          rb"(?: [^\t\n\x0c\r />=\"'<>`]+(?:=[^\t\n\x0c\r \"'=<>`]+)?)*>")
+_BOOLEAN_VALUE = re.compile(rb" (?i:" + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() + rb")=")
+_MINIMAL_NAME = re.compile(rb" ([^=>]+)")
 #: Elements whose type attribute the minifier may drop (not by the simple path).
 _TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
@@ -703,6 +710,15 @@ class Minify:
                        ) -> bytes | None:
         """:meth:`_start_tag` for a tag no other handler changed: read from its bytes (the
         tokenizer's attribute states as one expression), values as written."""
+        if _MINIMAL_TAG.fullmatch(raw) is not None and (not html or (
+                name not in _TYPED and _BOOLEAN_VALUE.search(raw) is None)):
+            # (the common case on pages already minified: nothing to take out, unless an
+            # attribute comes twice)
+            if raw.count(b" ") < 2:
+                return None
+            names = _MINIMAL_NAME.findall(raw.lower())
+            if len(set(names)) == len(names):
+                return None
         if _SIMPLE_TAG.fullmatch(raw) is not None and (not html or name not in _TYPED):
             # (the common case: single spaces, every value double-quoted and unquotable)
             return raw.replace(b'"', b"")
