@@ -411,6 +411,7 @@ class Minify:
             # reading, written as text; U+FFFD where a browser reads one)
             s = chunk.text
             as_html = False
+        last = chunk.last_in_text_node
         if st.pending is not None:
             if s.strip(_WS):
                 self._resolve(st, chunk, False)
@@ -419,20 +420,22 @@ class Minify:
         c = _WS_RUN.sub(" ", s)
         # Collapse only (never drop or trim): inside a formatting element, where text may be
         # foster-parented out of a table, and after misnested tags.
-        table = bool(st.stack) and st.stack[-1] in _TABLE_CONTEXT
+        stack = st.stack
+        table = bool(stack) and stack[-1] in _TABLE_CONTEXT
         head = mark & _HEAD
-        keep = st.formatting or st.misnested or table or head
-        if (table and not st.misnested) or head:
+        misnested = st.misnested
+        keep = st.formatting or misnested or table or head
+        if (table and not misnested) or head:
             # Whitespace-only text goes (in a table it stays in the table, in <head> it is not
             # shown); text with more keeps its spaces (in a table it is foster-parented out of
             # it; in <head> it is a <template>'s): held until the text node says which.
             if c == " " and not st.table_text:
                 chunk.remove()
-                st.table_owed = not chunk.last_in_text_node
-                if chunk.last_in_text_node:
+                st.table_owed = not last
+                if last:
                     st.space_out = False
                 return
-            st.table_text = not chunk.last_in_text_node
+            st.table_text = not last
         if st.table_owed:
             st.table_owed = False
             if c[0] != " ":
@@ -444,18 +447,18 @@ class Minify:
                     chunk.replace(" ")
                 else:
                     chunk.remove()
-                st.space_out = not chunk.last_in_text_node
+                st.space_out = not last
                 st.owed = False
                 return
             if ref_tail and not (st.line_start or st.space_out):
                 # (as the space after a '&...' or '<' in the same chunk would be: kept)
                 chunk.replace(" ")
-                st.space_out = not chunk.last_in_text_node
+                st.space_out = not last
                 return
             chunk.remove()
             if not (st.line_start or st.space_out):
                 st.owed = True
-            if chunk.last_in_text_node:
+            if last:
                 st.space_out = False
             return
         if keep:
@@ -465,7 +468,7 @@ class Minify:
             out = lead + c
             st.owed = False
             # (collapsed with the next chunk of the same text only: an unseen tag may follow)
-            st.space_out = out[-1] == " " and not chunk.last_in_text_node
+            st.space_out = out[-1] == " " and not last
         else:
             lead = " " if st.owed or (c[0] == " " and not st.line_start and not st.space_out) \
                 else ""
@@ -475,11 +478,11 @@ class Minify:
             if trail and _REF_TAIL.search(core, max(0, len(core) - 40)) is not None:
                 core += " "
                 trail = False
-                space_out = not chunk.last_in_text_node
+                space_out = not last
             out = lead + core
             st.owed = trail
             st.space_out = space_out
-            if not trail and not space_out and not chunk.last_in_text_node:
+            if not trail and not space_out and not last:
                 st.ref_tail = _REF_TAIL.search(core, max(0, len(core) - 40)) is not None
         st.line_start = False
         if out != s:
