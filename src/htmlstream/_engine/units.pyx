@@ -318,6 +318,18 @@ cdef object text_part(content, bint html, int text_type, str encoding):
     return (b, content, text_type)
 
 
+cdef bytes _markup_bytes(markup, str encoding):
+    """Markup a handler writes as a tag: ``str`` encoded as ``html=True`` content is, bytes as
+    they are."""
+    if type(markup) is bytes:
+        return <bytes>markup
+    if isinstance(markup, str):
+        return (<str>markup).encode(encoding, "xmlcharrefreplace")
+    if isinstance(markup, (bytes, bytearray, memoryview)):
+        return bytes(markup)
+    raise TypeError(f"a tag must be str or bytes, not {type(markup).__name__}")
+
+
 cdef bytes _encode_name(str name, str encoding, str what):
     try:
         return name.encode(encoding)
@@ -1258,6 +1270,29 @@ cdef class Element(Unit):
         self.replacement = None
         self.whole = False
 
+    def replace_tags(self, start_tag, end_tag=None):
+        """Write ``start_tag`` in place of the start tag and ``end_tag`` (if given) where the
+        element ends, in place of its end tag or where a browser closes it: the content stays.
+        The same as ``remove_and_keep_content()``, ``before(start_tag, html=True)`` and
+        ``append(end_tag, html=True)``, in one call, for a handler that writes every tag itself
+        (a sanitizer).  Both are markup: a ``str`` is encoded in the document's encoding,
+        ``bytes`` are written as they are.  A void element: ``end_tag`` is not written."""
+        self.check()
+        start = _markup_bytes(start_tag, self.encoding)
+        self.removed_ = True
+        self.replacement = None
+        self.whole = False
+        if self.before_parts is None:
+            self.before_parts = [start]
+        else:
+            self.before_parts.append(start)
+        if end_tag is not None and self.can_have_content_:
+            end = _markup_bytes(end_tag, self.encoding)
+            if self.append_parts is None:
+                self.append_parts = [end]
+            else:
+                self.append_parts.append(end)
+
     def set_start_tag(self, markup):
         """Write ``markup`` (markup, not text: a ``str`` is encoded in the document's encoding,
         ``bytes`` are written as they are) in place of the start tag, and nothing else: the
@@ -1269,13 +1304,7 @@ cdef class Element(Unit):
         written into it (a new ``tag_name`` still renames the end tag); ``remove`` and the
         like still apply.  A merged tag (``merged``): the tag alone is replaced."""
         self.check()
-        if isinstance(markup, str):
-            markup = encode_content(markup, True, 0, self.encoding)
-        elif isinstance(markup, (bytearray, memoryview)):
-            markup = bytes(markup)
-        elif not isinstance(markup, bytes):
-            raise TypeError(f"the start tag must be str or bytes, not {type(markup).__name__}")
-        self.start_tag_markup = markup
+        self.start_tag_markup = _markup_bytes(markup, self.encoding)
 
     def on_end_tag(self, handler):
         """Call ``handler(end_tag)`` where the element ends (also when closed implicitly)."""

@@ -374,11 +374,17 @@ class Sanitize:
         # per allowed HTML tag that gets no attribute of the policy's own: its start tag with
         # no attribute, as text and bytes
         self._plain = {
-            key: f"<{key}>" for key in policy.tags
+            key: f"<{key}>".encode("ascii") for key in policy.tags
             if key.isascii() and key not in policy.set_attributes
             and not (key == "a" and policy.link_rel is not None)}
         # per tag: (exact names, prefixes), generic included; filled on first use
         self._allowed: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
+        # per tag: an expression finding the name of an attribute (or prefix) it may keep in
+        # its lower-cased start tag (None: none can be kept); filled on first use
+        self._needles: dict[str, re.Pattern[bytes] | None] = {}
+        # per DOM name of the common elements (allowed, HTML, not raw text): their plain start
+        # tag (or None), their end tag and their _needles; filled on first use
+        self._plans: dict[str, tuple[bytes | None, str | bytes, re.Pattern[bytes] | None]] = {}
         self._set = policy.set_attributes
         self._link_rel = policy.link_rel
         self._comments = policy.allow_comments
@@ -410,6 +416,16 @@ class Sanitize:
 
     def _element(self, el: Element) -> None:
         name = el.tag_name
+        plan = self._plans.get(name)
+        if plan is not None and el.can_have_content:
+            # an allowed HTML element (the general path below, in short)
+            plain, end, needles = plan
+            if plain is not None and (needles is None or len(el.raw) == len(plain)
+                                      or needles.search(el.raw.lower()) is None):
+                el.replace_tags(plain, end)
+            else:
+                el.replace_tags(self._start_tag(el, name, name, True, True), end)
+            return
         key = name if name.islower() else name.lower()
         # (without foreign content allowed, <svg> and <math> go with their content: every
         # element a handler sees is HTML)
@@ -436,19 +452,37 @@ class Sanitize:
             el.remove_and_keep_content()
             return
         plain = self._plain.get(key) if html else None
-        if plain is not None and len(el.raw) == len(plain):
-            tag = plain                     # (no room for an attribute in the tag)
+        tag: str | bytes
+        needles = self._needles_for(key)
+        if plain is not None and (needles is None or len(el.raw) == len(plain)
+                                  or needles.search(el.raw.lower()) is None):
+            tag = plain                     # (no attribute in the tag it could keep)
         else:
             tag = self._start_tag(el, name, key, html, content)
-        el.remove_and_keep_content()
-        el.before(tag, html=True)
         if content:
             if html and key in self._raw_tags:
+                el.replace_tags(tag)
                 el.context[_RAW_KEY] = key
                 el.on_end_tag(_write_end_tag)
             else:
                 # (written where the element ends, its end tag or not: no call there)
-                el.append(_end_tag(name), html=True)
+                end = _end_tag(name)
+                el.replace_tags(tag, end)
+                if html and key == name and not self._foreign and key != "image":
+                    self._plans[name] = (plain, end, needles)
+        else:
+            el.replace_tags(tag)
+
+    def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
+        """An expression that finds, in a lower-cased start tag of ``key``, the name of an
+        attribute (or prefix) the policy lets it keep; None when it keeps none: a tag where it
+        finds nothing has no attribute to keep."""
+        if key not in self._needles:
+            exact, prefixes = self._attributes_for(key)
+            names = sorted({*exact, *prefixes})
+            self._needles[key] = re.compile(b"|".join(
+                re.escape(n.lower().encode("utf-8")) for n in names)) if names else None
+        return self._needles[key]
 
     def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
         exact, prefixes = self._attributes_for(key)
@@ -542,14 +576,16 @@ def _escape_chunk(chunk: TextChunk) -> None:
         chunk.replace(escape_text(text), html=True)
 
 
-_END_TAGS: dict[str, str] = {}
+_END_TAGS: dict[str, str | bytes] = {}
 
 
-def _end_tag(name: str) -> str:
-    """The end tag of an element of the DOM name ``name``."""
+def _end_tag(name: str) -> str | bytes:
+    """The end tag of an element of the DOM name ``name`` (as bytes when ASCII: the same in
+    every encoding the rewriter writes)."""
     end = _END_TAGS.get(name)
     if end is None:
-        end = _END_TAGS[name] = f"</{name}>"
+        end = f"</{name}>"
+        end = _END_TAGS[name] = end.encode("ascii") if end.isascii() else end
     return end
 
 
@@ -561,7 +597,7 @@ def _remove_end_tag(end: EndTag) -> None:
 def _write_end_tag(end: EndTag) -> None:
     """An allowed raw-text element (``<style>``) ends: write its end tag (the source's, if any,
     goes with the start tag), and its text is over."""
-    end.before(_end_tag(end.name), html=True)
+    end.before(f"</{end.name}>", html=True)
     if end.context.get(_RAW_KEY) is not None:
         end.context[_RAW_KEY] = None
 
