@@ -1276,12 +1276,19 @@ cdef class Element(Unit):
         The same as ``remove_and_keep_content()``, ``before(start_tag, html=True)`` and
         ``append(end_tag, html=True)``, in one call, for a handler that writes every tag itself
         (a sanitizer).  Both are markup: a ``str`` is encoded in the document's encoding,
-        ``bytes`` are written as they are.  A void element: ``end_tag`` is not written."""
+        ``bytes`` are written as they are.  With no ``end_tag`` (a void element) the start tag
+        alone is written.  The pair never comes out unbalanced: given an ``end_tag`` for an
+        element whose end is not followed (``can_have_content`` false: a void element, or
+        one deeper than the tree builder is followed), neither is written (the tags are
+        removed, the content kept).  A handler given as
+        ``operator.methodcaller("replace_tags", start, end)`` runs with no Python frame."""
         self.check()
         start = _markup_bytes(start_tag, self.encoding)
         self.removed_ = True
         self.replacement = None
         self.whole = False
+        if end_tag is not None and not self.can_have_content_:
+            return
         if self.before_parts is None:
             self.before_parts = [start]
         else:

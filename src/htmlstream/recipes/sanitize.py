@@ -49,10 +49,11 @@ A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import methodcaller
 from typing import Any, overload
 
 from htmlstream.rewriter import Rewriter
@@ -154,6 +155,8 @@ _VOID = frozenset({
 })
 
 _ATTRIBUTE_NAME = re.compile(r"[a-zA-Z_:][-a-zA-Z0-9_:.]*\Z")
+#: A tag or attribute name a selector can hold as it is.
+_SIMPLE_NAME = re.compile(r"[a-z][-a-z0-9_]*\Z")
 
 
 def _names(values: Iterable[str], what: str) -> frozenset[str]:
@@ -400,10 +403,37 @@ class Sanitize:
                              "HTML would pass through unsanitized")
         rewriter.ignored_tags = "remove"
         rewriter.transcode = True
-        rewriter.on("*", element=self._element)
+        fast = self._fast_rules()
+        for selector, handler in fast:
+            rewriter.on(selector, element=handler)
+        rewriter.on(f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
+                    element=self._element)
         rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_)
 
     # ------------------------------------------------------------------ elements
+
+    def _fast_rules(self) -> list[tuple[str, Callable[[Element], object]]]:
+        """The elements written plain, without a Python call: per allowed HTML tag that gets
+        no attribute of the policy's own and is not raw text, a rule for its elements with
+        none of the attributes it may keep (``p:not([lang], [title])``), whose handler writes
+        ``<p>``...``</p>`` in place of its tags (``Element.replace_tags``, as
+        :meth:`_element` would).  Not with SVG or MathML allowed (a type selector matches in
+        every namespace), nor for tags allowing attribute prefixes."""
+        if self._foreign:
+            return []
+        rules = []
+        for key, plain in sorted(self._plain.items()):
+            exact, prefixes = self._attributes_for(key)
+            if prefixes or key in self._raw_tags or not _SIMPLE_NAME.match(key) or \
+                    not all(_SIMPLE_NAME.match(n) for n in exact):
+                continue
+            selector = f"{key}:not({', '.join(f'[{n}]' for n in sorted(exact))})" if exact \
+                else key
+            end = _end_tag(key)
+            handler = methodcaller("replace_tags", plain) if key in _VOID else \
+                methodcaller("replace_tags", plain, end)
+            rules.append((selector, handler))
+        return rules
 
     def _attributes_for(self, key: str) -> tuple[frozenset[str], tuple[str, ...]]:
         allowed = self._allowed.get(key)
