@@ -136,6 +136,19 @@ _PRESERVE = 1      # <pre>, <listing>, SVG, MathML: text as it is
 _HEAD = 4          # inside <head>: whitespace-only text goes
 
 
+# What the element handlers ask of an HTML element's name, in one lookup.
+_BLOCK = 1
+_FORMATTING = 2
+_PRE_LIKE = 4      # <pre>, <listing>, <textarea>: a comment right after the tag stays
+_KINDS: dict[str, int] = {}
+for _name in BLOCK_ELEMENTS:
+    _KINDS[_name] = _KINDS.get(_name, 0) | _BLOCK
+for _name in _FORMATTING_NAMES:
+    _KINDS[_name] = _KINDS.get(_name, 0) | _FORMATTING
+for _name in ("pre", "listing", "textarea"):
+    _KINDS[_name] = _KINDS.get(_name, 0) | _PRE_LIKE
+del _name
+
 _JS_TYPES_B = frozenset(t.encode() for t in JS_TYPES)
 _BOOLEAN_B = frozenset(t.encode() for t in BOOLEAN_ATTRIBUTES)
 
@@ -308,6 +321,7 @@ class Minify:
         self._codec = "utf-8"
         self._css_min: Callable[[str], str] | None = None
         self._js_min: Callable[[str], str] | None = None
+        self._code = False      # either is set
         # (bound once: one is given to every element)
         self._end_plain: Callable[[EndTag], None] = self._end
         self._end_written: Callable[[EndTag], None] = self._end_rewritten
@@ -323,6 +337,7 @@ class Minify:
         # document's text handler reads it)
         if run.css or run.js:
             run._css_min, run._js_min = _code_minifiers(run.css, run.js)
+            run._code = run._css_min is not None or run._js_min is not None
             rewriter.on("script, style", text=run._code_text)
         if run.whitespace:
             rewriter.on("pre, listing, svg, math", text=run._mark_preserve)
@@ -529,14 +544,18 @@ class Minify:
             st = ctx[KEY] = _State()
         html = el.namespace_uri == HTML_NS
         name = el.tag_name
-        changed = el.modified      # (by other handlers: the tag is written again anyway)
+        kind = _KINDS.get(name, 0) if html else 0
+        merged = el.merged
+        # (changed by other handlers: the tag is written again anyway)
+        changed = self.attributes and el.modified
         if st.pending is not None:
             self._resolve(st, el, html and _may_follow(st.pending, name))
-        if self.whitespace and not el.merged:    # (a merged <body>, <html>: no boundary)
-            if html and name in BLOCK_ELEMENTS:
-                if st.owed and name == "table":
-                    el.before(" ")      # (text foster-parented out of it joins that space)
-                st.owed = False
+        if self.whitespace and not merged:    # (a merged <body>, <html>: no boundary)
+            if kind & _BLOCK:
+                if st.owed:
+                    if name == "table":
+                        el.before(" ")  # (text foster-parented out of it joins that space)
+                    st.owed = False
                 st.line_start = True
             else:
                 if st.owed:
@@ -544,8 +563,8 @@ class Minify:
                     st.owed = False
                 st.line_start = False
             st.space_out = False
-            st.after_pre = html and name in ("pre", "listing", "textarea")
-        if (self._css_min is not None or self._js_min is not None) and html:
+            st.after_pre = bool(kind & _PRE_LIKE)
+        if self._code and html:
             lname = name.lower()
             if lname == "style" and self._css_min is not None:
                 media = el.get_attribute("type")
@@ -556,7 +575,7 @@ class Minify:
                                               el.get_attribute("language")) else None
             st.code_len = 0
         end = self._end_plain
-        if self.attributes and not el.removed and not el.merged:
+        if self.attributes and not merged and not el.removed:
             raw = el.raw
             if changed or len(raw) != len(name) + 2:    # (not "<name>": nothing to take out)
                 tag = self._start_tag(el, raw, html, name, changed)
@@ -564,11 +583,10 @@ class Minify:
                     el.set_start_tag(tag)
                     end = self._end_written
         if el.can_have_content:
-            if name in _FORMATTING_NAMES:
-                if html:
-                    st.formatting += 1
-                else:
-                    name = "\x00" + name   # (SVG's <a>: no formatting element)
+            if kind & _FORMATTING:
+                st.formatting += 1
+            elif not html and name in _FORMATTING_NAMES:
+                name = "\x00" + name   # (SVG's <a>: no formatting element)
             st.stack.append(name)
             el.on_end_tag(end)
 
@@ -578,9 +596,10 @@ class Minify:
         if st is None:
             st = ctx[KEY] = _State()
         name = end.name
+        kind = _KINDS.get(name, 0)
         stack = st.stack
         top = bool(stack) and stack[-1] == name
-        formatting = name in _FORMATTING_NAMES
+        formatting = kind & _FORMATTING
         if top:
             stack.pop()
             if formatting and st.formatting:
@@ -588,7 +607,7 @@ class Minify:
         elif formatting and stack and stack[-1] == "\x00" + name:
             stack.pop()
             top = True
-            formatting = False
+            formatting = 0
         else:
             st.misnested = True
             for i in range(len(stack) - 1, -1, -1):
@@ -602,7 +621,7 @@ class Minify:
             # an explicit end tag of the parent that closes what is open in it
             self._resolve(st, end, top and not implicit and name in _CLOSING_END_TAGS)
         if self.whitespace:
-            if name in BLOCK_ELEMENTS:
+            if kind & _BLOCK:
                 st.owed = False
                 st.line_start = True
             else:
