@@ -61,6 +61,7 @@ from htmlstream.tokens import TextType
 from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
 
 __all__ = [
+    "CSS_FUNCTIONS",
     "DEFAULT_ATTRIBUTES",
     "DEFAULT_DROP_CONTENT",
     "DEFAULT_TAGS",
@@ -68,6 +69,7 @@ __all__ = [
     "URL_ATTRIBUTES",
     "Policy",
     "Sanitize",
+    "safe_style",
     "sanitize",
     "sanitize_html",
 ]
@@ -155,6 +157,7 @@ _VOID = frozenset({
 })
 
 _ATTRIBUTE_NAME = re.compile(r"[a-zA-Z_:][-a-zA-Z0-9_:.]*\Z")
+_CSS_PROPERTY = re.compile(r"-?-?[a-z][a-z0-9-]*\Z")
 #: A tag or attribute name a selector can hold as it is.
 _SIMPLE_NAME = re.compile(r"[a-z][-a-z0-9_]*\Z")
 
@@ -190,6 +193,10 @@ class Policy:
         link_rel: the ``rel`` every allowed ``<a>`` gets (replacing its own), or ``None``.
         set_attributes: per tag, attributes set on every allowed element of that tag
             (``{"a": {"target": "_blank"}}``), replacing its own.
+        style_properties: the CSS properties a ``style`` attribute may keep (``{"color",
+            "text-align"}``); given, ``style`` is allowed on every allowed element.  Whether
+            allowed so or by ``attributes``, a ``style`` attribute is never kept as written:
+            only its declarations that :func:`safe_style` keeps (``None``: of any property).
     """
 
     tags: AbstractSet[str] = DEFAULT_TAGS
@@ -202,8 +209,15 @@ class Policy:
     allow_doctype: bool = False
     link_rel: str | None = "noopener noreferrer"
     set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False)
+    style_properties: AbstractSet[str] | None = None
 
     def __post_init__(self) -> None:
+        if self.style_properties is not None:
+            props = _names(self.style_properties, "style_properties")
+            for prop in props:
+                if not _CSS_PROPERTY.match(prop):
+                    raise ValueError(f"not a CSS property name: {prop!r}")
+            object.__setattr__(self, "style_properties", props)
         tags = _names(self.tags, "tags")
         bad = sorted(tags & FORBIDDEN_TAGS)
         if bad:
@@ -295,6 +309,52 @@ def safe_comment(text: str) -> str:
     while "--" in text:
         text = text.replace("--", "-")
     return text.lstrip(">-").rstrip("-")
+
+
+# --------------------------------------------------------------------------- style
+
+#: The CSS functions a ``style`` value may call (colours and arithmetic): no ``url()``,
+#: ``image()``, ``image-set()``, ``element()``, ``attr()``, ``expression()``...
+CSS_FUNCTIONS: frozenset[str] = frozenset({
+    "rgb", "rgba", "hsl", "hsla", "hwb", "lab", "lch", "oklab", "oklch", "color", "color-mix",
+    "calc", "min", "max", "clamp", "var",
+})
+# (a value: ASCII letters, digits, white space, quotes and #%.,+-!/*() only: no escape, no
+# ':', ';', '<', '&', '@', braces or control characters)
+_CSS_VALUE = re.compile(r"[A-Za-z0-9 \t\n\x0c\r#%.,+\-!/*()'\"]+\Z")
+_CSS_CALL = re.compile(r"([A-Za-z0-9_-]*)[ \t\n\x0c\r]*\(")
+_CSS_DANGER = re.compile(r"\b(?:javascript|vbscript|expression|behavior|binding|url)\b|/\*|\*/",
+                         re.IGNORECASE)
+_CSS_SPACE = re.compile(r"[ \t\n\x0c\r]+")
+_WHITESPACE = " \t\n\x0c\r"
+
+
+def safe_style(value: str, properties: AbstractSet[str] | None = None) -> str:
+    """The declarations of a ``style`` attribute's (decoded) value that are kept, written
+    ``name: value; name: value`` (empty: none).  A declaration is kept when its property (ASCII
+    case-insensitive) is in ``properties`` (``None``: any) and its value is plain: ASCII
+    letters, digits, spaces, quotes (balanced) and ``#%.,+-!/*()``, calling only the functions
+    of :data:`CSS_FUNCTIONS`, with no word ``url``, ``expression``, ``javascript``,
+    ``vbscript``, ``behavior`` or ``binding`` and no comment in it.  So no escape, ``url()``,
+    ``expression()``, ``javascript:`` or ``@import`` gets through, however it is written; a
+    value that needs one of them goes.  ``safe_style(safe_style(v)) == safe_style(v)``."""
+    kept = []
+    for declaration in value.split(";"):
+        name, colon, val = declaration.partition(":")
+        if not colon:
+            continue
+        name = name.strip(_WHITESPACE).lower()
+        val = _CSS_SPACE.sub(" ", val).strip(" ")
+        if not val or not _CSS_PROPERTY.match(name) or \
+                (properties is not None and name not in properties):
+            continue
+        if not _CSS_VALUE.match(val) or _CSS_DANGER.search(val) or \
+                val.count('"') % 2 or val.count("'") % 2:
+            continue
+        if any(f.lower() not in CSS_FUNCTIONS for f in _CSS_CALL.findall(val) if f):
+            continue
+        kept.append(f"{name}: {val}")
+    return "; ".join(kept)
 
 
 # --------------------------------------------------------------------------- URLs
@@ -392,6 +452,7 @@ class Sanitize:
         self._link_rel = policy.link_rel
         self._comments = policy.allow_comments
         self._doctype = policy.allow_doctype
+        self._style_props = policy.style_properties
 
     def apply(self, rewriter: Rewriter, /) -> None:
         """Register the sanitizer on ``rewriter`` (and set the settings it needs)."""
@@ -439,6 +500,8 @@ class Sanitize:
         allowed = self._allowed.get(key)
         if allowed is None:
             names = self._generic | self.policy.attributes.get(key, frozenset())
+            if self._style_props is not None:
+                names = names | {"style"}
             exact = frozenset(n for n in names if not n.endswith("*"))
             prefixes = tuple(sorted(n[:-1] for n in names if n.endswith("*")))
             allowed = self._allowed[key] = (exact, prefixes)
@@ -530,6 +593,10 @@ class Sanitize:
                 continue
             if not self._url_ok(lname, value):
                 continue
+            if lname == "style":
+                value = safe_style(value, self._style_props)
+                if not value:
+                    continue
             parts.append(f' {attr}="{escape_attribute(value)}"')
         if sets is not None:
             for attr, value in sets.items():
