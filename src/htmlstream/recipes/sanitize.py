@@ -482,7 +482,7 @@ class Sanitize:
         every namespace), nor for tags allowing attribute prefixes."""
         if self._foreign:
             return []
-        rules = []
+        rules: list[tuple[str, Callable[[Element], object]]] = []
         for key, plain in sorted(self._plain.items()):
             exact, prefixes = self._attributes_for(key)
             if prefixes or key in self._raw_tags or not _SIMPLE_NAME.match(key) or \
