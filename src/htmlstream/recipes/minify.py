@@ -578,7 +578,9 @@ class Minify:
         if self.attributes and not merged and not el.removed:
             raw = el.raw
             if changed or len(raw) != len(name) + 2:    # (not "<name>": nothing to take out)
-                tag = self._start_tag(el, raw, html, name, changed)
+                tag = self._raw_start_tag(raw, html, name, el.is_self_closing) \
+                    if not changed and raw.isascii() else \
+                    self._start_tag(el, raw, html, name, changed)
                 if tag is not None:
                     el.set_start_tag(tag)
                     end = self._end_written
