@@ -12,7 +12,8 @@ byte for byte what the recipe would write: plain text; and an allowed doctype, t
 of a CDATA section in allowed SVG):
 
 * an allowed element is written as a new start tag, ``<name a="v">``, with the allowed attributes
-  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``, CR), and a new end tag ``</name>``
+  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``, CR; a ``style`` attribute's
+  CSS filtered by :func:`safe_style`), and a new end tag ``</name>``
   where a browser ends it (its end tag, or where the tree builder closes it implicitly: a ``<p>``
   closed by a ``<div>``, anything open at the end of input); a void element gets no end tag, a
   foreign (SVG, MathML) element that closed itself ``/>``;
