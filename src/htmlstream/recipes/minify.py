@@ -124,7 +124,8 @@ _TYPED = frozenset(("script", "style", "link"))
 # '<' it cannot see the end of; the space after them is kept so that every chunking agrees)
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
 _REF_TAIL_B = re.compile(rb"(?:&#?[0-9A-Za-z]*|<)\Z")
-_WS_B = re.compile(rb"[\t\n\x0c\r ]")
+#: Whitespace the minifier changes: all but single spaces between other characters.
+_WS_WORK_B = re.compile(rb"[\t\n\x0c\r]|  |\A | \Z")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
@@ -406,10 +407,10 @@ class Minify:
                 chunk.before(" ")
             st.owed = st.space_out = st.line_start = False
             return
-        if _WS_B.search(raw) is None and raw.isascii() and not st.owed and \
+        if _WS_WORK_B.search(raw) is None and raw.isascii() and not st.owed and \
                 not st.table_owed and st.pending is None:
-            # The common case, text with no whitespace: written as it is (what the general
-            # path below does with it, in short).
+            # The common case, text with no whitespace but single spaces between words:
+            # written as it is (what the general path below does with it, in short).
             stack = st.stack
             table = bool(stack) and stack[-1] in _TABLE_CONTEXT
             last = chunk.last_in_text_node
