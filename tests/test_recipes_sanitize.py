@@ -190,6 +190,17 @@ def test_style_properties() -> None:
             assert "url" not in out and "expression" not in out and "\\" not in out
 
 
+def test_style_properties_validation() -> None:
+    with pytest.raises(TypeError):
+        Policy(style_properties="color")
+    with pytest.raises(ValueError, match="CSS property"):
+        Policy(style_properties={"col or"})
+    assert Policy(style_properties={"Color", "--Brand"}).style_properties == {"color", "--brand"}
+    assert Policy(style_properties=set()).style_properties == frozenset()
+    # no property allowed: a style attribute has nothing to keep
+    assert check('<p style="color: red">x</p>', Policy(style_properties=())) == "<p>x</p>"
+
+
 @pytest.mark.parametrize("source", STYLE_VECTORS)
 def test_style_chunkings(source: str) -> None:
     rw = Rewriter().use(recipes.sanitize(STYLE_POLICY))
