@@ -190,6 +190,13 @@ def test_style_properties() -> None:
             assert "url" not in out and "expression" not in out and "\\" not in out
 
 
+def test_image_is_an_img() -> None:
+    # the tree builder makes <image> an <img>: allowing "image" does not allow it (the
+    # selector rules for plain tags leave it to the handler that knows)
+    assert check("<image><p>a", Policy(tags={"image", "p"}, attributes={})) == "<p>a</p>"
+    assert check("<image title=t>", Policy(tags={"img"})) == '<img title="t">'
+
+
 def test_style_properties_validation() -> None:
     with pytest.raises(TypeError):
         Policy(style_properties="color")

@@ -486,9 +486,9 @@ class Sanitize:
         rules: list[tuple[str, Callable[[Element], object]]] = []
         for key, plain in sorted(self._plain.items()):
             exact, prefixes = self._attributes_for(key)
-            if prefixes or key in self._raw_tags or not _SIMPLE_NAME.match(key) or \
-                    not all(_SIMPLE_NAME.match(n) for n in exact):
-                continue
+            if prefixes or key in self._raw_tags or key == "image" or \
+                    not _SIMPLE_NAME.match(key) or not all(_SIMPLE_NAME.match(n) for n in exact):
+                continue        # (<image>: the tree builder makes it an <img>)
             selector = f"{key}:not({', '.join(f'[{n}]' for n in sorted(exact))})" if exact \
                 else key
             end = _end_tag(key)
