@@ -461,6 +461,9 @@ class Sanitize:
         # per tag: an expression finding the name of an attribute (or prefix) it may keep in
         # its lower-cased start tag (None: none can be kept); filled on first use
         self._needles: dict[str, re.Pattern[bytes] | None] = {}
+        # per tag: _start_tag's reading of the policy (exact names, prefixes, the names the
+        # policy sets itself, its own attributes as written); filled on first use
+        self._specs: dict[str, tuple[frozenset[str], tuple[str, ...], frozenset[str], str]] = {}
         # per DOM name of the common elements (allowed, HTML, not raw text): their plain start
         # tag (or None), their end tag and their _needles; filled on first use
         self._plans: dict[str, tuple[bytes | None, str | bytes, re.Pattern[bytes] | None]] = {}
@@ -596,18 +599,23 @@ class Sanitize:
         return self._needles[key]
 
     def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
-        exact, prefixes = self._attributes_for(key)
+        spec = self._specs.get(key)
+        if spec is None:
+            exact, prefixes = self._attributes_for(key)
+            sets = self._set.get(key, {})
+            rel = key == "a" and self._link_rel is not None
+            # the policy's own attributes (set_attributes, rel), written after the kept ones
+            own = "".join(f' {attr}="{escape_attribute(value)}"' for attr, value in sets.items())
+            spec = self._specs[key] = (exact, prefixes, frozenset(sets) | (
+                {"rel"} if rel else set()), own + (self._rel_part if rel else ""))
+        exact, prefixes, replaced, own = spec
         parts = ["<", name]
-        sets = self._set.get(key)
-        rel = self._link_rel if key == "a" else None
         for attr, value in el.attributes:
             lname = attr if attr.islower() else attr.lower()
-            if lname.startswith("on"):
-                continue
             if lname not in exact and not (prefixes and lname.startswith(prefixes)
                                            and _ATTRIBUTE_NAME.match(lname)):
                 continue
-            if (rel is not None and lname == "rel") or (sets is not None and lname in sets):
+            if lname.startswith("on") or lname in replaced:
                 continue
             if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
                 scheme = url_scheme(value)
@@ -619,12 +627,10 @@ class Sanitize:
                 value = safe_style(value, self._style_props)
                 if not value:
                     continue
-            parts.append(f' {attr}="{escape_attribute(value)}"')
-        if sets is not None:
-            for attr, value in sets.items():
-                parts.append(f' {attr}="{escape_attribute(value)}"')
-        if rel is not None:
-            parts.append(self._rel_part)
+            # (escape_attribute, inline)
+            parts.append(f' {attr}="' + value.replace("&", "&amp;").replace('"', "&quot;")
+                         .replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;") + '"')
+        parts.append(own)
         parts.append(">" if content or html else "/>")
         return "".join(parts)
 
