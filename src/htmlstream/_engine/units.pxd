@@ -103,6 +103,7 @@ cdef class Element(Unit):
     cdef bint remove_content        # the content is dropped (remove, replace, set_inner_content)
     cdef bint whole                 # the whole element goes (remove, replace)
     cdef list end_handlers
+    cdef bytes start_tag_markup     # set_start_tag: written in place of the start tag
     cdef list captures              # capture requests (see capture.pyx), taken by the sink
     cdef bint merged_               # a start tag merged into the open element of its name
                                     # (<html>, <body>): its changes apply to the tag only, and

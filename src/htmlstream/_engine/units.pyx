@@ -318,6 +318,18 @@ cdef object text_part(content, bint html, int text_type, str encoding):
     return (b, content, text_type)
 
 
+cdef bytes _markup_bytes(markup, str encoding):
+    """Markup a handler writes as a tag: ``str`` encoded as ``html=True`` content is, bytes as
+    they are."""
+    if type(markup) is bytes:
+        return <bytes>markup
+    if isinstance(markup, str):
+        return (<str>markup).encode(encoding, "xmlcharrefreplace")
+    if isinstance(markup, (bytes, bytearray, memoryview)):
+        return bytes(markup)
+    raise TypeError(f"a tag must be str or bytes, not {type(markup).__name__}")
+
+
 cdef bytes _encode_name(str name, str encoding, str what):
     try:
         return name.encode(encoding)
@@ -1090,6 +1102,9 @@ cdef class Element(Unit):
         cdef const unsigned char* r = <const unsigned char*><const char*>raw
         cdef Py_ssize_t i, p, q
         cdef bytes lname, v
+        if self.start_tag_markup is not None:
+            v = self.start_tag_markup
+            return write(sink, <const unsigned char*><const char*>v, len(v))
         if self.tag_modified and self.new_name is None and self.overrides is not None and \
                 PyList_GET_SIZE(self.overrides) == 3:
             lname = <bytes>PyList_GET_ITEM(self.overrides, 0)
@@ -1255,6 +1270,49 @@ cdef class Element(Unit):
         self.replacement = None
         self.whole = False
 
+    def replace_tags(self, start_tag, end_tag=None):
+        """Write ``start_tag`` in place of the start tag and ``end_tag`` (if given) where the
+        element ends, in place of its end tag or where a browser closes it: the content stays.
+        The same as ``remove_and_keep_content()``, ``before(start_tag, html=True)`` and
+        ``append(end_tag, html=True)``, in one call, for a handler that writes every tag itself
+        (a sanitizer).  Both are markup: a ``str`` is encoded in the document's encoding,
+        ``bytes`` are written as they are.  With no ``end_tag`` (a void element) the start tag
+        alone is written.  The pair never comes out unbalanced: given an ``end_tag`` for an
+        element whose end is not followed (``can_have_content`` false: a void element, or
+        one deeper than the tree builder is followed), neither is written (the tags are
+        removed, the content kept).  A handler given as
+        ``operator.methodcaller("replace_tags", start, end)`` runs with no Python frame."""
+        self.check()
+        start = _markup_bytes(start_tag, self.encoding)
+        self.removed_ = True
+        self.replacement = None
+        self.whole = False
+        if end_tag is not None and not self.can_have_content_:
+            return
+        if self.before_parts is None:
+            self.before_parts = [start]
+        else:
+            self.before_parts.append(start)
+        if end_tag is not None and self.can_have_content_:
+            end = _markup_bytes(end_tag, self.encoding)
+            if self.append_parts is None:
+                self.append_parts = [end]
+            else:
+                self.append_parts.append(end)
+
+    def set_start_tag(self, markup):
+        """Write ``markup`` (markup, not text: a ``str`` is encoded in the document's encoding,
+        ``bytes`` are written as they are) in place of the start tag, and nothing else: the
+        element, its content and its end tag stay as they are (``remove_and_keep_content()``
+        with ``before(markup, html=True)`` would also take the end tag).  For a handler that
+        writes the tag itself (a minifier): the markup is written as given, so the handler
+        answers for it being this element's start tag (the stream is parsed from the input,
+        not from what is written).  Name and attribute changes, before or after, are not
+        written into it (a new ``tag_name`` still renames the end tag); ``remove`` and the
+        like still apply.  A merged tag (``merged``): the tag alone is replaced."""
+        self.check()
+        self.start_tag_markup = _markup_bytes(markup, self.encoding)
+
     def on_end_tag(self, handler):
         """Call ``handler(end_tag)`` where the element ends (also when closed implicitly)."""
         self.check()
@@ -1306,7 +1364,7 @@ cdef class Element(Unit):
     cdef bint is_modified(self):
         return (Unit.is_modified(self) or self.tag_modified or self.prepend_parts is not None
                 or self.append_parts is not None or self.remove_content
-                or self.end_handlers is not None)
+                or self.end_handlers is not None or self.start_tag_markup is not None)
 
     def __repr__(self):
         return f"<Element {self.tag_name!r} at {self.offset_}>"
@@ -1380,6 +1438,8 @@ cdef void release_element(Element el):
         el.inner = None
     if el.end_handlers is not None:
         el.end_handlers = None
+    if el.start_tag_markup is not None:
+        el.start_tag_markup = None
     el.removed_ = False
     el.merged_ = False
     el.tag_modified = False

@@ -111,11 +111,21 @@ _UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
 _SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*(?: (?!(?i:"
                          + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() +
                          rb")=)[^\t\n\x0c\r /=>\"'<]+=\"[^\t\n\x0c\r \"'=<>`]+\")+>")
+#: A start tag already as short as the minifier writes it, but for boolean attributes with a
+#: value, ``type`` attributes and duplicates (checked apart): attributes each one space and a
+#: name, with an unquoted value that needs no quotes or none.
+_MINIMAL_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />\"'=<>`]*"
+                          rb"(?: [^\t\n\x0c\r />=\"'<>`]+(?:=[^\t\n\x0c\r \"'=<>`]+)?)*>")
+_BOOLEAN_VALUE = re.compile(rb" (?i:" + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() + rb")=")
+_MINIMAL_NAME = re.compile(rb" ([^=>]+)")
 #: Elements whose type attribute the minifier may drop (not by the simple path).
 _TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
 # '<' it cannot see the end of; the space after them is kept so that every chunking agrees)
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
+_REF_TAIL_B = re.compile(rb"(?:&#?[0-9A-Za-z]*|<)\Z")
+#: Whitespace the minifier changes: all but single spaces between other characters.
+_WS_WORK_B = re.compile(rb"[\t\n\x0c\r]|  |\A | \Z")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
@@ -126,6 +136,19 @@ _FORMATTING_NAMES = frozenset(FORMATTING_ELEMENTS.split(", "))
 _PRESERVE = 1      # <pre>, <listing>, SVG, MathML: text as it is
 _HEAD = 4          # inside <head>: whitespace-only text goes
 
+
+# What the element handlers ask of an HTML element's name, in one lookup.
+_BLOCK = 1
+_FORMATTING = 2
+_PRE_LIKE = 4      # <pre>, <listing>, <textarea>: a comment right after the tag stays
+_KINDS: dict[str, int] = {}
+for _name in BLOCK_ELEMENTS:
+    _KINDS[_name] = _KINDS.get(_name, 0) | _BLOCK
+for _name in _FORMATTING_NAMES:
+    _KINDS[_name] = _KINDS.get(_name, 0) | _FORMATTING
+for _name in ("pre", "listing", "textarea"):
+    _KINDS[_name] = _KINDS.get(_name, 0) | _PRE_LIKE
+del _name
 
 _JS_TYPES_B = frozenset(t.encode() for t in JS_TYPES)
 _BOOLEAN_B = frozenset(t.encode() for t in BOOLEAN_ATTRIBUTES)
@@ -299,6 +322,7 @@ class Minify:
         self._codec = "utf-8"
         self._css_min: Callable[[str], str] | None = None
         self._js_min: Callable[[str], str] | None = None
+        self._code = False      # either is set
         # (bound once: one is given to every element)
         self._end_plain: Callable[[EndTag], None] = self._end
         self._end_written: Callable[[EndTag], None] = self._end_rewritten
@@ -314,6 +338,7 @@ class Minify:
         # document's text handler reads it)
         if run.css or run.js:
             run._css_min, run._js_min = _code_minifiers(run.css, run.js)
+            run._code = run._css_min is not None or run._js_min is not None
             rewriter.on("script, style", text=run._code_text)
         if run.whitespace:
             rewriter.on("pre, listing, svg, math", text=run._mark_preserve)
@@ -361,7 +386,10 @@ class Minify:
         return s
 
     def _text(self, chunk: TextChunk) -> None:
-        st = _state(chunk.context)
+        ctx = chunk.context
+        st = ctx.get(KEY)
+        if st is None:
+            st = ctx[KEY] = _State()
         mark = st.mark
         st.mark = 0
         raw = chunk.raw
@@ -379,13 +407,27 @@ class Minify:
                 chunk.before(" ")
             st.owed = st.space_out = st.line_start = False
             return
-        s = self._decode(raw, chunk.text)
+        if _WS_WORK_B.search(raw) is None and raw.isascii() and not st.owed and \
+                not st.table_owed and st.pending is None:
+            # The common case, text with no whitespace but single spaces between words:
+            # written as it is (what the general path below does with it, in short).
+            stack = st.stack
+            table = bool(stack) and stack[-1] in _TABLE_CONTEXT
+            last = chunk.last_in_text_node
+            if (table and not st.misnested) or mark & _HEAD:
+                st.table_text = not last
+            elif not last and not (st.formatting or st.misnested or table):
+                st.ref_tail = _REF_TAIL_B.search(raw, max(0, len(raw) - 40)) is not None
+            st.space_out = st.line_start = False
+            return
+        s = raw.decode("ascii") if raw.isascii() else self._decode(raw, chunk.text)
         as_html = True
         if s is None:
             # (bytes the encoding does not read, or not the rewriter's encoding: the engine's
             # reading, written as text; U+FFFD where a browser reads one)
             s = chunk.text
             as_html = False
+        last = chunk.last_in_text_node
         if st.pending is not None:
             if s.strip(_WS):
                 self._resolve(st, chunk, False)
@@ -394,20 +436,22 @@ class Minify:
         c = _WS_RUN.sub(" ", s)
         # Collapse only (never drop or trim): inside a formatting element, where text may be
         # foster-parented out of a table, and after misnested tags.
-        table = bool(st.stack) and st.stack[-1] in _TABLE_CONTEXT
+        stack = st.stack
+        table = bool(stack) and stack[-1] in _TABLE_CONTEXT
         head = mark & _HEAD
-        keep = st.formatting or st.misnested or table or head
-        if (table and not st.misnested) or head:
+        misnested = st.misnested
+        keep = st.formatting or misnested or table or head
+        if (table and not misnested) or head:
             # Whitespace-only text goes (in a table it stays in the table, in <head> it is not
             # shown); text with more keeps its spaces (in a table it is foster-parented out of
             # it; in <head> it is a <template>'s): held until the text node says which.
             if c == " " and not st.table_text:
                 chunk.remove()
-                st.table_owed = not chunk.last_in_text_node
-                if chunk.last_in_text_node:
+                st.table_owed = not last
+                if last:
                     st.space_out = False
                 return
-            st.table_text = not chunk.last_in_text_node
+            st.table_text = not last
         if st.table_owed:
             st.table_owed = False
             if c[0] != " ":
@@ -419,18 +463,18 @@ class Minify:
                     chunk.replace(" ")
                 else:
                     chunk.remove()
-                st.space_out = not chunk.last_in_text_node
+                st.space_out = not last
                 st.owed = False
                 return
             if ref_tail and not (st.line_start or st.space_out):
                 # (as the space after a '&...' or '<' in the same chunk would be: kept)
                 chunk.replace(" ")
-                st.space_out = not chunk.last_in_text_node
+                st.space_out = not last
                 return
             chunk.remove()
             if not (st.line_start or st.space_out):
                 st.owed = True
-            if chunk.last_in_text_node:
+            if last:
                 st.space_out = False
             return
         if keep:
@@ -440,7 +484,7 @@ class Minify:
             out = lead + c
             st.owed = False
             # (collapsed with the next chunk of the same text only: an unseen tag may follow)
-            st.space_out = out[-1] == " " and not chunk.last_in_text_node
+            st.space_out = out[-1] == " " and not last
         else:
             lead = " " if st.owed or (c[0] == " " and not st.line_start and not st.space_out) \
                 else ""
@@ -450,11 +494,11 @@ class Minify:
             if trail and _REF_TAIL.search(core, max(0, len(core) - 40)) is not None:
                 core += " "
                 trail = False
-                space_out = not chunk.last_in_text_node
+                space_out = not last
             out = lead + core
             st.owed = trail
             st.space_out = space_out
-            if not trail and not space_out and not chunk.last_in_text_node:
+            if not trail and not space_out and not last:
                 st.ref_tail = _REF_TAIL.search(core, max(0, len(core) - 40)) is not None
         st.line_start = False
         if out != s:
@@ -495,17 +539,24 @@ class Minify:
     # ------------------------------------------------------------------ elements
 
     def _element(self, el: Element) -> None:
-        st = _state(el.context)
+        ctx = el.context
+        st = ctx.get(KEY)
+        if st is None:
+            st = ctx[KEY] = _State()
         html = el.namespace_uri == HTML_NS
         name = el.tag_name
-        changed = el.modified      # (by other handlers: the tag is written again anyway)
+        kind = _KINDS.get(name, 0) if html else 0
+        merged = el.merged
+        # (changed by other handlers: the tag is written again anyway)
+        changed = self.attributes and el.modified
         if st.pending is not None:
             self._resolve(st, el, html and _may_follow(st.pending, name))
-        if self.whitespace and not el.merged:    # (a merged <body>, <html>: no boundary)
-            if html and name in BLOCK_ELEMENTS:
-                if st.owed and name == "table":
-                    el.before(" ")      # (text foster-parented out of it joins that space)
-                st.owed = False
+        if self.whitespace and not merged:    # (a merged <body>, <html>: no boundary)
+            if kind & _BLOCK:
+                if st.owed:
+                    if name == "table":
+                        el.before(" ")  # (text foster-parented out of it joins that space)
+                    st.owed = False
                 st.line_start = True
             else:
                 if st.owed:
@@ -513,8 +564,8 @@ class Minify:
                     st.owed = False
                 st.line_start = False
             st.space_out = False
-            st.after_pre = html and name in ("pre", "listing", "textarea")
-        if (self._css_min is not None or self._js_min is not None) and html:
+            st.after_pre = bool(kind & _PRE_LIKE)
+        if self._code and html:
             lname = name.lower()
             if lname == "style" and self._css_min is not None:
                 media = el.get_attribute("type")
@@ -524,28 +575,34 @@ class Minify:
                 st.code = [] if is_javascript(el.get_attribute("type"),
                                               el.get_attribute("language")) else None
             st.code_len = 0
-        rewritten = False
-        if self.attributes and not el.removed and not el.merged:
-            tag = self._start_tag(el, html, name, changed)
-            if tag is not None:
-                el.remove_and_keep_content()
-                el.before(tag, html=True)
-                rewritten = True
+        end = self._end_plain
+        if self.attributes and not merged and not el.removed:
+            raw = el.raw
+            if changed or len(raw) != len(name) + 2:    # (not "<name>": nothing to take out)
+                tag = self._raw_start_tag(raw, html, name, el.is_self_closing) \
+                    if not changed and raw.isascii() else \
+                    self._start_tag(el, raw, html, name, changed)
+                if tag is not None:
+                    el.set_start_tag(tag)
+                    end = self._end_written
         if el.can_have_content:
-            if name in _FORMATTING_NAMES:
-                if html:
-                    st.formatting += 1
-                else:
-                    name = "\x00" + name   # (SVG's <a>: no formatting element)
+            if kind & _FORMATTING:
+                st.formatting += 1
+            elif not html and name in _FORMATTING_NAMES:
+                name = "\x00" + name   # (SVG's <a>: no formatting element)
             st.stack.append(name)
-            el.on_end_tag(self._end_written if rewritten else self._end_plain)
+            el.on_end_tag(end)
 
-    def _end(self, end: EndTag, rewritten: bool = False) -> None:
-        st = _state(end.context)
+    def _end(self, end: EndTag) -> None:
+        ctx = end.context
+        st = ctx.get(KEY)
+        if st is None:
+            st = ctx[KEY] = _State()
         name = end.name
+        kind = _KINDS.get(name, 0)
         stack = st.stack
         top = bool(stack) and stack[-1] == name
-        formatting = name in _FORMATTING_NAMES
+        formatting = kind & _FORMATTING
         if top:
             stack.pop()
             if formatting and st.formatting:
@@ -553,7 +610,7 @@ class Minify:
         elif formatting and stack and stack[-1] == "\x00" + name:
             stack.pop()
             top = True
-            formatting = False
+            formatting = 0
         else:
             st.misnested = True
             for i in range(len(stack) - 1, -1, -1):
@@ -567,7 +624,7 @@ class Minify:
             # an explicit end tag of the parent that closes what is open in it
             self._resolve(st, end, top and not implicit and name in _CLOSING_END_TAGS)
         if self.whitespace:
-            if name in BLOCK_ELEMENTS:
+            if kind & _BLOCK:
                 st.owed = False
                 st.line_start = True
             else:
@@ -582,13 +639,16 @@ class Minify:
         if self.optional_tags and top and not st.misnested and name in OPTIONAL_END_TAGS:
             st.pending = name
             st.pending_to = end.offset + len(end.raw)
-            if not rewritten:
-                end.remove()
-        elif rewritten:
-            end.before(f"</{name}>", html=True)
+            end.remove()
 
     def _end_rewritten(self, end: EndTag) -> None:
-        self._end(end, True)
+        """The end of an element whose start tag was written again: its end tag too, as
+        ``</name>``."""
+        self._end(end)
+        if not end.implicit and not end.removed:
+            name = end.name
+            if len(end.raw) != len(name) + 3 or not end.raw[2:-1].islower():
+                end.name = name
 
     @staticmethod
     def _resolve(st: _State, unit: Element | EndTag | TextChunk | Comment, omit: bool) -> None:
@@ -599,9 +659,10 @@ class Minify:
         if not omit or unit.offset != st.pending_to:
             unit.before(f"</{name}>", html=True)
 
-    def _start_tag(self, el: Element, html: bool, name: str, changed: bool) -> str | None:
-        """The start tag written shorter, or None when it cannot be."""
-        raw = el.raw
+    def _start_tag(self, el: Element, raw: bytes, html: bool, name: str, changed: bool
+                   ) -> str | bytes | None:
+        """The start tag written shorter (bytes: ASCII, from the raw tag), or None when it
+        cannot be."""
         if not changed and raw.isascii():
             return self._raw_start_tag(raw, html, name, el.is_self_closing)
         details = el.attribute_details()
@@ -671,12 +732,21 @@ class Minify:
         return tag
 
     def _raw_start_tag(self, raw: bytes, html: bool, name: str, self_closing: bool
-                       ) -> str | None:
+                       ) -> bytes | None:
         """:meth:`_start_tag` for a tag no other handler changed: read from its bytes (the
         tokenizer's attribute states as one expression), values as written."""
+        if _MINIMAL_TAG.fullmatch(raw) is not None and (not html or (
+                name not in _TYPED and _BOOLEAN_VALUE.search(raw) is None)):
+            # (the common case on pages already minified: nothing to take out, unless an
+            # attribute comes twice)
+            if raw.count(b" ") < 2:
+                return None
+            names = _MINIMAL_NAME.findall(raw.lower())
+            if len(set(names)) == len(names):
+                return None
         if _SIMPLE_TAG.fullmatch(raw) is not None and (not html or name not in _TYPED):
             # (the common case: single spaces, every value double-quoted and unquotable)
-            return raw.replace(b'"', b"").decode("ascii")
+            return raw.replace(b'"', b"")
         if raw[-1:] != b">":
             return None         # (the end of the input)
         m = _TAG_NAME_END.search(raw, 1)
@@ -747,7 +817,7 @@ class Minify:
         tag = b"".join(out)
         if len(tag) >= len(raw):
             return None
-        return tag.decode("ascii")
+        return tag
 
     # ------------------------------------------------------------------ comments, end
 

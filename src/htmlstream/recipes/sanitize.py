@@ -12,7 +12,8 @@ byte for byte what the recipe would write: plain text; and an allowed doctype, t
 of a CDATA section in allowed SVG):
 
 * an allowed element is written as a new start tag, ``<name a="v">``, with the allowed attributes
-  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``, CR), and a new end tag ``</name>``
+  only (values decoded, then escaped: ``&``, ``"``, ``<``, ``>``, CR; a ``style`` attribute's
+  CSS filtered by :func:`safe_style`), and a new end tag ``</name>``
   where a browser ends it (its end tag, or where the tree builder closes it implicitly: a ``<p>``
   closed by a ``<div>``, anything open at the end of input); a void element gets no end tag, a
   foreign (SVG, MathML) element that closed itself ``/>``;
@@ -49,10 +50,11 @@ A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import methodcaller
 from typing import Any, overload
 
 from htmlstream.rewriter import Rewriter
@@ -60,6 +62,7 @@ from htmlstream.tokens import TextType
 from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
 
 __all__ = [
+    "CSS_FUNCTIONS",
     "DEFAULT_ATTRIBUTES",
     "DEFAULT_DROP_CONTENT",
     "DEFAULT_TAGS",
@@ -67,6 +70,7 @@ __all__ = [
     "URL_ATTRIBUTES",
     "Policy",
     "Sanitize",
+    "safe_style",
     "sanitize",
     "sanitize_html",
 ]
@@ -154,6 +158,9 @@ _VOID = frozenset({
 })
 
 _ATTRIBUTE_NAME = re.compile(r"[a-zA-Z_:][-a-zA-Z0-9_:.]*\Z")
+_CSS_PROPERTY = re.compile(r"-?-?[a-z][a-z0-9-]*\Z")
+#: A tag or attribute name a selector can hold as it is.
+_SIMPLE_NAME = re.compile(r"[a-z][-a-z0-9_]*\Z")
 
 
 def _names(values: Iterable[str], what: str) -> frozenset[str]:
@@ -187,6 +194,10 @@ class Policy:
         link_rel: the ``rel`` every allowed ``<a>`` gets (replacing its own), or ``None``.
         set_attributes: per tag, attributes set on every allowed element of that tag
             (``{"a": {"target": "_blank"}}``), replacing its own.
+        style_properties: the CSS properties a ``style`` attribute may keep (``{"color",
+            "text-align"}``); given, ``style`` is allowed on every allowed element.  Whether
+            allowed so or by ``attributes``, a ``style`` attribute is never kept as written:
+            only its declarations that :func:`safe_style` keeps (``None``: of any property).
     """
 
     tags: AbstractSet[str] = DEFAULT_TAGS
@@ -199,8 +210,15 @@ class Policy:
     allow_doctype: bool = False
     link_rel: str | None = "noopener noreferrer"
     set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False)
+    style_properties: AbstractSet[str] | None = None
 
     def __post_init__(self) -> None:
+        if self.style_properties is not None:
+            props = _names(self.style_properties, "style_properties")
+            for prop in props:
+                if not _CSS_PROPERTY.match(prop):
+                    raise ValueError(f"not a CSS property name: {prop!r}")
+            object.__setattr__(self, "style_properties", props)
         tags = _names(self.tags, "tags")
         bad = sorted(tags & FORBIDDEN_TAGS)
         if bad:
@@ -263,12 +281,8 @@ DEFAULT_POLICY = Policy()
 
 # --------------------------------------------------------------------------- escaping
 
-# (a CR, which only a character reference can put in text or a value, as one: written raw,
-# a browser's input stream makes it a LF)
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\0": None,
-                               "\r": "&#13;"})
-_ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;",
-                               "\r": "&#13;"})
+# (escape_text, escape_attribute: a CR, which only a character reference can put in text or a
+# value, as one: written raw, a browser's input stream makes it a LF)
 #: Raw bytes after which a text chunk's raw form may differ from its text escaped again.
 _TEXT_SPECIAL = re.compile(rb"[&<>\x00\r]")
 
@@ -276,13 +290,17 @@ _TEXT_SPECIAL = re.compile(rb"[&<>\x00\r]")
 def escape_text(text: str) -> str:
     """``text`` as HTML text: ``&``, ``<``, ``>`` and CR as references; NUL, which a browser
     drops from text, dropped."""
-    return text.translate(_TEXT_ESCAPES)
+    # (str.replace, one pass per character, '&' first: str.translate with a mapping looks up
+    # every character in Python, 20 times slower on a page's text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+        .replace("\0", "").replace("\r", "&#13;")
 
 
 def escape_attribute(value: str) -> str:
     """``value`` for a double-quoted attribute value (``&``, ``"``, ``<``, ``>`` and CR as
     references)."""
-    return value.translate(_ATTR_ESCAPES)
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;") \
+        .replace(">", "&gt;").replace("\r", "&#13;")
 
 
 def safe_comment(text: str) -> str:
@@ -294,6 +312,52 @@ def safe_comment(text: str) -> str:
     return text.lstrip(">-").rstrip("-")
 
 
+# --------------------------------------------------------------------------- style
+
+#: The CSS functions a ``style`` value may call (colours and arithmetic): no ``url()``,
+#: ``image()``, ``image-set()``, ``element()``, ``attr()``, ``expression()``...
+CSS_FUNCTIONS: frozenset[str] = frozenset({
+    "rgb", "rgba", "hsl", "hsla", "hwb", "lab", "lch", "oklab", "oklch", "color", "color-mix",
+    "calc", "min", "max", "clamp", "var",
+})
+# (a value: ASCII letters, digits, white space, quotes and #%.,+-!/*() only: no escape, no
+# ':', ';', '<', '&', '@', braces or control characters)
+_CSS_VALUE = re.compile(r"[A-Za-z0-9 \t\n\x0c\r#%.,+\-!/*()'\"]+\Z")
+_CSS_CALL = re.compile(r"([A-Za-z0-9_-]*)[ \t\n\x0c\r]*\(")
+_CSS_DANGER = re.compile(r"\b(?:javascript|vbscript|expression|behavior|binding|url)\b|/\*|\*/",
+                         re.IGNORECASE)
+_CSS_SPACE = re.compile(r"[ \t\n\x0c\r]+")
+_WHITESPACE = " \t\n\x0c\r"
+
+
+def safe_style(value: str, properties: AbstractSet[str] | None = None) -> str:
+    """The declarations of a ``style`` attribute's (decoded) value that are kept, written
+    ``name: value; name: value`` (empty: none).  A declaration is kept when its property (ASCII
+    case-insensitive) is in ``properties`` (``None``: any) and its value is plain: ASCII
+    letters, digits, spaces, quotes (balanced) and ``#%.,+-!/*()``, calling only the functions
+    of :data:`CSS_FUNCTIONS`, with no word ``url``, ``expression``, ``javascript``,
+    ``vbscript``, ``behavior`` or ``binding`` and no comment in it.  So no escape, ``url()``,
+    ``expression()``, ``javascript:`` or ``@import`` gets through, however it is written; a
+    value that needs one of them goes.  ``safe_style(safe_style(v)) == safe_style(v)``."""
+    kept = []
+    for declaration in value.split(";"):
+        name, colon, val = declaration.partition(":")
+        if not colon:
+            continue
+        name = name.strip(_WHITESPACE).lower()
+        val = _CSS_SPACE.sub(" ", val).strip(" ")
+        if not val or not _CSS_PROPERTY.match(name) or \
+                (properties is not None and name not in properties):
+            continue
+        if not _CSS_VALUE.match(val) or _CSS_DANGER.search(val) or \
+                val.count('"') % 2 or val.count("'") % 2:
+            continue
+        if any(f.lower() not in CSS_FUNCTIONS for f in _CSS_CALL.findall(val) if f):
+            continue
+        kept.append(f"{name}: {val}")
+    return "; ".join(kept)
+
+
 # --------------------------------------------------------------------------- URLs
 
 _STRIP = "".join(chr(c) for c in range(0x21))
@@ -301,11 +365,26 @@ _TAB_NL = re.compile(r"[\t\n\r]")
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
 
 
-@lru_cache(maxsize=1024)
 def url_scheme(value: str) -> str | None:
     """The scheme of the URL ``value`` (ASCII lower-cased) as a browser reads it: leading and
     trailing C0 controls and spaces stripped, ASCII tabs and newlines removed; ``None`` for a
     URL with no scheme (relative)."""
+    first = value[:1]
+    if first > " " and not (first.isascii() and first.isalpha()):
+        return None     # (no scheme starts with it, and it is not stripped: "#x", "/x")
+    colon = value.find(":")
+    if colon < 0:
+        return None     # (no scheme without a colon)
+    if first > " ":
+        name = value[:colon]
+        if name.isascii() and name.isalnum():
+            # (letters and digits from the very start: what the full reading gives too)
+            return name.lower()
+    return _url_scheme(value)
+
+
+@lru_cache(maxsize=1024)
+def _url_scheme(value: str) -> str | None:
     value = _TAB_NL.sub("", value.strip(_STRIP))
     match = _SCHEME.match(value)
     return None if match is None else match.group(1).lower()
@@ -374,15 +453,27 @@ class Sanitize:
         # per allowed HTML tag that gets no attribute of the policy's own: its start tag with
         # no attribute, as text and bytes
         self._plain = {
-            key: f"<{key}>" for key in policy.tags
+            key: f"<{key}>".encode("ascii") for key in policy.tags
             if key.isascii() and key not in policy.set_attributes
             and not (key == "a" and policy.link_rel is not None)}
         # per tag: (exact names, prefixes), generic included; filled on first use
         self._allowed: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
+        # per tag: an expression finding the name of an attribute (or prefix) it may keep in
+        # its lower-cased start tag (None: none can be kept); filled on first use
+        self._needles: dict[str, re.Pattern[bytes] | None] = {}
+        # per tag: _start_tag's reading of the policy (exact names, prefixes, the names the
+        # policy sets itself, its own attributes as written); filled on first use
+        self._specs: dict[str, tuple[frozenset[str], tuple[str, ...], frozenset[str], str]] = {}
+        # per DOM name of the common elements (allowed, HTML, not raw text): their plain start
+        # tag (or None), their end tag and their _needles; filled on first use
+        self._plans: dict[str, tuple[bytes | None, str | bytes, re.Pattern[bytes] | None]] = {}
         self._set = policy.set_attributes
         self._link_rel = policy.link_rel
+        self._rel_part = "" if policy.link_rel is None else \
+            f' rel="{escape_attribute(policy.link_rel)}"'
         self._comments = policy.allow_comments
         self._doctype = policy.allow_doctype
+        self._style_props = policy.style_properties
 
     def apply(self, rewriter: Rewriter, /) -> None:
         """Register the sanitizer on ``rewriter`` (and set the settings it needs)."""
@@ -394,15 +485,44 @@ class Sanitize:
                              "HTML would pass through unsanitized")
         rewriter.ignored_tags = "remove"
         rewriter.transcode = True
-        rewriter.on("*", element=self._element)
+        fast = self._fast_rules()
+        for selector, handler in fast:
+            rewriter.on(selector, element=handler)
+        rewriter.on(f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
+                    element=self._element)
         rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_)
 
     # ------------------------------------------------------------------ elements
+
+    def _fast_rules(self) -> list[tuple[str, Callable[[Element], object]]]:
+        """The elements written plain, without a Python call: per allowed HTML tag that gets
+        no attribute of the policy's own and is not raw text, a rule for its elements with
+        none of the attributes it may keep (``p:not([lang], [title])``), whose handler writes
+        ``<p>``...``</p>`` in place of its tags (``Element.replace_tags``, as
+        :meth:`_element` would).  Not with SVG or MathML allowed (a type selector matches in
+        every namespace), nor for tags allowing attribute prefixes."""
+        if self._foreign:
+            return []
+        rules: list[tuple[str, Callable[[Element], object]]] = []
+        for key, plain in sorted(self._plain.items()):
+            exact, prefixes = self._attributes_for(key)
+            if prefixes or key in self._raw_tags or key == "image" or \
+                    not _SIMPLE_NAME.match(key) or not all(_SIMPLE_NAME.match(n) for n in exact):
+                continue        # (<image>: the tree builder makes it an <img>)
+            selector = f"{key}:not({', '.join(f'[{n}]' for n in sorted(exact))})" if exact \
+                else key
+            end = _end_tag(key)
+            handler = methodcaller("replace_tags", plain) if key in _VOID else \
+                methodcaller("replace_tags", plain, end)
+            rules.append((selector, handler))
+        return rules
 
     def _attributes_for(self, key: str) -> tuple[frozenset[str], tuple[str, ...]]:
         allowed = self._allowed.get(key)
         if allowed is None:
             names = self._generic | self.policy.attributes.get(key, frozenset())
+            if self._style_props is not None:
+                names = names | {"style"}
             exact = frozenset(n for n in names if not n.endswith("*"))
             prefixes = tuple(sorted(n[:-1] for n in names if n.endswith("*")))
             allowed = self._allowed[key] = (exact, prefixes)
@@ -410,6 +530,16 @@ class Sanitize:
 
     def _element(self, el: Element) -> None:
         name = el.tag_name
+        plan = self._plans.get(name)
+        if plan is not None and el.can_have_content:
+            # an allowed HTML element (the general path below, in short)
+            plain, end, needles = plan
+            if plain is not None and (needles is None or len(el.raw) == len(plain)
+                                      or needles.search(el.raw.lower()) is None):
+                el.replace_tags(plain, end)
+            else:
+                el.replace_tags(self._start_tag(el, name, name, True, True), end)
+            return
         key = name if name.islower() else name.lower()
         # (without foreign content allowed, <svg> and <math> go with their content: every
         # element a handler sees is HTML)
@@ -436,42 +566,71 @@ class Sanitize:
             el.remove_and_keep_content()
             return
         plain = self._plain.get(key) if html else None
-        if plain is not None and len(el.raw) == len(plain):
-            tag = plain                     # (no room for an attribute in the tag)
+        tag: str | bytes
+        needles = self._needles_for(key)
+        if plain is not None and (needles is None or len(el.raw) == len(plain)
+                                  or needles.search(el.raw.lower()) is None):
+            tag = plain                     # (no attribute in the tag it could keep)
         else:
             tag = self._start_tag(el, name, key, html, content)
-        el.remove_and_keep_content()
-        el.before(tag, html=True)
         if content:
             if html and key in self._raw_tags:
+                el.replace_tags(tag)
                 el.context[_RAW_KEY] = key
                 el.on_end_tag(_write_end_tag)
             else:
                 # (written where the element ends, its end tag or not: no call there)
-                el.append(_end_tag(name), html=True)
+                end = _end_tag(name)
+                el.replace_tags(tag, end)
+                if html and key == name and not self._foreign and key != "image":
+                    self._plans[name] = (plain, end, needles)
+        else:
+            el.replace_tags(tag)
+
+    def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
+        """An expression that finds, in a lower-cased start tag of ``key``, the name of an
+        attribute (or prefix) the policy lets it keep; None when it keeps none: a tag where it
+        finds nothing has no attribute to keep."""
+        if key not in self._needles:
+            exact, prefixes = self._attributes_for(key)
+            names = sorted({*exact, *prefixes})
+            self._needles[key] = re.compile(b"|".join(
+                re.escape(n.lower().encode("utf-8")) for n in names)) if names else None
+        return self._needles[key]
 
     def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
-        exact, prefixes = self._attributes_for(key)
+        spec = self._specs.get(key)
+        if spec is None:
+            exact, prefixes = self._attributes_for(key)
+            sets = self._set.get(key, {})
+            rel = key == "a" and self._link_rel is not None
+            # the policy's own attributes (set_attributes, rel), written after the kept ones
+            own = "".join(f' {attr}="{escape_attribute(value)}"' for attr, value in sets.items())
+            spec = self._specs[key] = (exact, prefixes, frozenset(sets) | (
+                {"rel"} if rel else set()), own + (self._rel_part if rel else ""))
+        exact, prefixes, replaced, own = spec
         parts = ["<", name]
-        sets = self._set.get(key)
-        rel = self._link_rel if key == "a" else None
         for attr, value in el.attributes:
             lname = attr if attr.islower() else attr.lower()
-            if lname.startswith("on"):
-                continue
             if lname not in exact and not (prefixes and lname.startswith(prefixes)
                                            and _ATTRIBUTE_NAME.match(lname)):
                 continue
-            if (rel is not None and lname == "rel") or (sets is not None and lname in sets):
+            if lname.startswith("on") or lname in replaced:
                 continue
-            if not self._url_ok(lname, value):
+            if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
+                scheme = url_scheme(value)
+                if not (self._relative if scheme is None else scheme in self._schemes):
+                    continue
+            elif not self._url_ok(lname, value):
                 continue
-            parts.append(f' {attr}="{escape_attribute(value)}"')
-        if sets is not None:
-            for attr, value in sets.items():
-                parts.append(f' {attr}="{escape_attribute(value)}"')
-        if rel is not None:
-            parts.append(f' rel="{escape_attribute(rel)}"')
+            if lname == "style":
+                value = safe_style(value, self._style_props)
+                if not value:
+                    continue
+            # (escape_attribute, inline)
+            parts.append(f' {attr}="' + value.replace("&", "&amp;").replace('"', "&quot;")
+                         .replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;") + '"')
+        parts.append(own)
         parts.append(">" if content or html else "/>")
         return "".join(parts)
 
@@ -542,14 +701,16 @@ def _escape_chunk(chunk: TextChunk) -> None:
         chunk.replace(escape_text(text), html=True)
 
 
-_END_TAGS: dict[str, str] = {}
+_END_TAGS: dict[str, str | bytes] = {}
 
 
-def _end_tag(name: str) -> str:
-    """The end tag of an element of the DOM name ``name``."""
+def _end_tag(name: str) -> str | bytes:
+    """The end tag of an element of the DOM name ``name`` (as bytes when ASCII: the same in
+    every encoding the rewriter writes)."""
     end = _END_TAGS.get(name)
     if end is None:
-        end = _END_TAGS[name] = f"</{name}>"
+        end = f"</{name}>"
+        end = _END_TAGS[name] = end.encode("ascii") if end.isascii() else end
     return end
 
 
@@ -561,7 +722,7 @@ def _remove_end_tag(end: EndTag) -> None:
 def _write_end_tag(end: EndTag) -> None:
     """An allowed raw-text element (``<style>``) ends: write its end tag (the source's, if any,
     goes with the start tag), and its text is over."""
-    end.before(_end_tag(end.name), html=True)
+    end.before(f"</{end.name}>", html=True)
     if end.context.get(_RAW_KEY) is not None:
         end.context[_RAW_KEY] = None
 
