@@ -372,3 +372,13 @@ def test_lazy_and_exact_mirror_agree(data: bytes) -> None:
     exact = marker_rewriter()
     exact._lazy_mirror = False      # type: ignore[attr-defined]
     assert lazy.rewrite(data) == exact.rewrite(data)
+
+
+def test_element_decorator() -> None:
+    rw = Rewriter()
+
+    @rw.element("body", implied=True)
+    def start(el: Element) -> None:
+        el.prepend("<!--b-->", html=True)
+
+    assert every_chunking(rw, b"<title>t</title>hi") == b"<title>t</title><!--b-->hi"

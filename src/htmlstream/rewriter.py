@@ -358,10 +358,12 @@ class Rewriter:
         return self
 
     def element(
-        self, selector: str, *, namespaces: Mapping[str, str] | None = None
+        self, selector: str, *, namespaces: Mapping[str, str] | None = None,
+        implied: bool = False,
     ) -> Callable[[_E], _E]:
-        """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``."""
-        return self._decorator(selector, "element", namespaces)
+        """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``
+        (``implied``: as for :meth:`on`)."""
+        return self._decorator(selector, "element", namespaces, implied)
 
     def text(
         self, selector: str, *, namespaces: Mapping[str, str] | None = None
@@ -376,11 +378,13 @@ class Rewriter:
         return self._decorator(selector, "comments", namespaces)
 
     def _decorator(
-        self, selector: str, kind: str, namespaces: Mapping[str, str] | None
+        self, selector: str, kind: str, namespaces: Mapping[str, str] | None,
+        implied: bool = False,
     ) -> Callable[[_F], _F]:
         def register(fn: _F) -> _F:
             # (the public decorators bind _F to the handler type of ``kind``)
-            self.on(selector, namespaces=namespaces, **{kind: fn})  # type: ignore[arg-type]
+            self.on(selector, namespaces=namespaces, implied=implied,
+                    **{kind: fn})  # type: ignore[arg-type]
             return fn
         return register
 
