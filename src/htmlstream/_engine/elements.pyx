@@ -11,13 +11,21 @@ keeps the ones that stay open above a changed one (``sync_middle``: ``</form>``,
 agency), with their matcher frames (``ghosts``) and states.
 
 It knows when elements start and end, not what to do then: for that it calls its subclass's
-hooks (``start_element``, ``start_in_head``, ``start_implied``, ``finish_element``, ``end_work``;
-the rewriter's handler dispatch, rewriter.pyx, implements them).  One element is one entry
-whether its start tag was in the source, implied, merged into it (a second ``<body>``) or put
-back into ``<head>`` (``head_frame``, ``head_rules``).
+hooks (``start_element``, ``start_in_head``, ``start_implied``, ``head_transient``,
+``finish_element``, ``end_work``; the rewriter's handler dispatch, rewriter.pyx, implements them).
+One element is one entry whether its start tag was in the source, implied, merged into it (a
+second ``<body>``) or put back into ``<head>`` (``head_frame``, ``head_rules``).
+
+Implied elements with element handlers (``implied_rules``: ``Rewriter.on(..., implied=True)``):
+an implied ``<html>``, ``<head>`` or ``<body>`` begins at ``implied_at`` (the tag or the text
+whose replay made it), a ``<head>`` made and closed at once is a transient of the simulator
+(``head_transient``), and what the tree builder implies at the end of the input, which the
+simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
-kept exact below ``valid``, under which every element with work left is (see sync_stack).
+kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
+``implied_rules``, tags that change the stack below index 2 or make transients are never
+skipped, and text is followed while no ``<body>`` is open (it may imply one).
 """
 
 # (uint64_t, TagRec, the simulator and its OpenElement_ entries: cimported in elements.pxd)

@@ -10,7 +10,9 @@ three units, each readable alone:
 * the open elements (elements.pyx, ``OpenElements``, the sink's base class): the mirror of the
   tree-builder simulator's stack, replayed after each tag, which says where elements start and
   end (implied, merged and re-opened ones too) through hooks this module implements
-  (``start_element``, ``start_in_head``, ``start_implied``, ``finish_element``, ``end_work``);
+  (``start_element``, ``start_in_head``, ``start_implied``, ``head_transient``,
+  ``finish_element``, ``end_work``; the element handlers of ``implied=True`` rules run on an
+  implied ``<html>``/``<head>``/``<body>`` in ``run_implied``);
 * handler dispatch (this module): which handlers are in force (``active_text``,
   ``active_comments``, the per-rule ``active_counts`` the elements' ``OpenElement`` states hold),
   the units the handlers get, and writing a changed unit from its recorded mutations.  Every
@@ -79,11 +81,11 @@ from htmlstream._engine.units cimport (
 )
 
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
-#: The names of the elements implied elements' handlers see (run_implied).
-cdef dict _IMPLIED_NAMES = {HTML_HASH: "html", HEAD_HASH: "head", BODY_HASH: "body"}
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t TEMPLATE_HASH = hash_bytes(<const unsigned char*>b"template", 8)
+#: The tag names of the implied elements element handlers see (run_implied).
+cdef dict _IMPLIED_NAMES = {HTML_HASH: "html", HEAD_HASH: "head", BODY_HASH: "body"}
 
 
 cdef str _end_name(Element el):
