@@ -389,6 +389,15 @@ def test_script_runs_when_the_input_ends_in_raw_text(doc: bytes, closers: bytes)
     assert scripts(out) == scripts(doc) + 1
 
 
+@pytest.mark.parametrize("doc", [b"<body><p>a@b.co</p><style>p{}",
+                                 b"<html><body><p>a@b.co</p><textarea>t"])
+def test_script_closes_raw_text_with_a_body_tag_too(doc: bytes) -> None:
+    # (a <body> whose end is the end of the input: the script went into the open <style>)
+    out = run_every_chunking(obfuscator(), doc)
+    i = out.index(b"<script data-cfasync")
+    assert out[:i].endswith(b"</style>" if b"<style>" in doc else b"</textarea>")
+
+
 def test_noscript_without_scripting_is_not_closed_at_the_end() -> None:
     rw = hs.Rewriter(scripting=False).use(recipes.obfuscate_emails(random=SEED))
     out = run_every_chunking(rw, b"<p>a@b.co</p><div><noscript><p>x</div>y<script>z")
