@@ -48,9 +48,14 @@ def injected(doc: str, **points: str) -> str:
     # no element at all: everything at the end, in order
     ("", f"{HS}{HE}{BS}{BE}"),
     ("<!doctype html>", f"<!doctype html>{HS}{HE}{BS}{BE}"),
-    # text begins the body: the first element after it (no handler sees every text chunk)
+    # text begins the body: at its first character that is not white space (the implied
+    # <body>; before the engine's implied=True, the first element after the text)
     ("<head><title>t</title>hello <b>x</b>",
-     f"<head>{HS}<title>t</title>{HE}hello {BS}<b>x</b>{BE}"),
+     f"<head>{HS}<title>t</title>{HE}{BS}hello <b>x</b>{BE}"),
+    ("<head><title>t</title>\n  hello <b>x</b>",
+     f"<head>{HS}<title>t</title>\n  {HE}{BS}hello <b>x</b>{BE}"),
+    # a frameset document has no body: body_start and body_end at the end
+    ("<frameset><frame></frameset>", f"{HS}{HE}<frameset><frame></frameset>{BS}{BE}"),
     # <html>/<body>/<head> tags in a <template> are ignored by the tree builder: no point there
     ("<template><body>", f"{HS}<template><body>{HE}{BS}{BE}"),
     ("<template><html>", f"{HS}<template><html>{HE}{BS}{BE}"),

@@ -127,11 +127,12 @@ class _RulesSetting(_Setting[T]):
 
 
 class _Rule:
-    __slots__ = ("comments", "element", "selector", "source", "text")
+    __slots__ = ("comments", "element", "implied", "selector", "source", "text")
 
-    def __init__(self, source: str, selector: SelectorList) -> None:
+    def __init__(self, source: str, selector: SelectorList, implied: bool = False) -> None:
         self.source = source
         self.selector = selector
+        self.implied = implied
         self.element: list[tuple[int, Callable[..., Any]]] = []
         self.text: list[tuple[int, Callable[..., Any]]] = []
         self.comments: list[tuple[int, Callable[..., Any]]] = []
@@ -277,6 +278,7 @@ class Rewriter:
         text: TextHandler | None = None,
         comments: CommentHandler | None = None,
         namespaces: Mapping[str, str] | None = None,
+        implied: bool = False,
     ) -> Rewriter:
         """Run handlers on the elements ``selector`` matches (and on the text and comments
         inside them, descendants included).
@@ -286,6 +288,18 @@ class Rewriter:
         ``namespaces`` maps the selector's namespace prefixes to URIs (``svg|rect`` with
         ``{"svg": "http://www.w3.org/2000/svg"}``; ``""`` is the default namespace), as
         :func:`~htmlstream.parse_selector` takes them.  Returns the rewriter, so calls chain.
+
+        ``implied=True``: the element handler also runs for the matching ``<html>``,
+        ``<head>`` and ``<body>`` elements the tree builder makes without a start tag of their
+        own (implied by other content; a ``<head>`` made and closed at once by, e.g., a ``<p>``
+        at the start), in document order with the other elements.  Its Element has
+        ``implied`` true, no attributes (setting or removing one, renaming, ``remove``,
+        ``replace``, ``remove_and_keep_content``, ``set_inner_content`` and ``capture`` raise
+        ``ValueError``); ``before`` and ``prepend`` insert where the element begins (before the
+        tag or the text that implied it), ``append``, ``on_end_tag`` and ``after`` where it
+        ends (its end tag if the source has one, else a zero-width implicit EndTag).  Other
+        implied elements (``tbody``, ``tr``, ``colgroup``, re-opened formatting elements) are
+        not included.  Rules without ``implied=True`` never see implied elements.
         """
         if handler is not None:
             element = element or _method(handler, "element")
@@ -293,7 +307,7 @@ class Rewriter:
             comments = comments or _method(handler, "comments")
             if element is None and text is None and comments is None:
                 raise TypeError("the handler object has no element, text or comments method")
-        rule = _Rule(selector, parse_selector(selector, namespaces))
+        rule = _Rule(selector, parse_selector(selector, namespaces), bool(implied))
         with self._lock:
             self._add_handlers(((element, rule.element), (text, rule.text),
                                 (comments, rule.comments)))
@@ -344,10 +358,12 @@ class Rewriter:
         return self
 
     def element(
-        self, selector: str, *, namespaces: Mapping[str, str] | None = None
+        self, selector: str, *, namespaces: Mapping[str, str] | None = None,
+        implied: bool = False,
     ) -> Callable[[_E], _E]:
-        """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``."""
-        return self._decorator(selector, "element", namespaces)
+        """Decorator: ``@rw.element("a[href]")`` is ``rw.on("a[href]", element=fn)``
+        (``implied``: as for :meth:`on`)."""
+        return self._decorator(selector, "element", namespaces, implied)
 
     def text(
         self, selector: str, *, namespaces: Mapping[str, str] | None = None
@@ -362,11 +378,13 @@ class Rewriter:
         return self._decorator(selector, "comments", namespaces)
 
     def _decorator(
-        self, selector: str, kind: str, namespaces: Mapping[str, str] | None
+        self, selector: str, kind: str, namespaces: Mapping[str, str] | None,
+        implied: bool = False,
     ) -> Callable[[_F], _F]:
         def register(fn: _F) -> _F:
             # (the public decorators bind _F to the handler type of ``kind``)
-            self.on(selector, namespaces=namespaces, **{kind: fn})  # type: ignore[arg-type]
+            self.on(selector, namespaces=namespaces, implied=implied,
+                    **{kind: fn})  # type: ignore[arg-type]
             return fn
         return register
 
@@ -393,6 +411,7 @@ class Rewriter:
                                                                        for r in rules]
                 text = [list(r.text) for r in rules]
                 comments = [list(r.comments) for r in rules]
+                implied = [list(r.element) if r.implied else [] for r in rules]
                 meta = bool(self.adjust_charset_on_meta_tag)
                 if meta:
                     # First of all: it runs before the user's handlers on the same <meta>.
@@ -400,12 +419,13 @@ class Rewriter:
                     element.insert(0, [(0, _META_RULE)])
                     text.insert(0, [])
                     comments.insert(0, [])
+                    implied.insert(0, [])
                 declared = self._check_encoding(self.encoding)
                 codec = declared.codec if declared.ascii_compatible else "utf-8"
                 first = Rules(
                     Program(selectors, codec), element, text, comments,
                     list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
-                    list(self._doc_end),
+                    list(self._doc_end), implied,
                 )
                 first.attribute_tags = attribute_tags(selectors)
                 self._compiled = CompiledRules(self._settings, first, codec, selectors, meta)

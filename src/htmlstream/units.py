@@ -1,6 +1,9 @@
 """Rewritable units: what handlers receive, read and change while the document streams past.
 
-- :class:`Element`: an element, seen at its start tag (its content is still to come).
+- :class:`Element`: an element, seen at its start tag (its content is still to come); for
+  rules registered with ``Rewriter.on(..., implied=True)``, also an ``<html>``, ``<head>`` or
+  ``<body>`` the tree builder implied (``Element.implied``: no tag, no attributes; content
+  inserted where it begins and ends).
 - :class:`EndTag`: an element's end, given to the handlers of :meth:`Element.on_end_tag`.
 - :class:`TextChunk`: a piece of a text node.
 - :class:`Comment`, :class:`Doctype`, :class:`DocumentEnd`.

@@ -56,10 +56,16 @@ cdef class OpenElements(DocumentSink):
     cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
                                         # element with work left is below this index
     cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
+    # --- implied elements (Rewriter.on(..., implied=True)) ---
+    cdef bint implied_rules             # some rule's element handlers run for implied
+                                        # <html>, <head>, <body> (Rules.any_implied)
+    cdef Py_ssize_t implied_at          # where the elements the current replay implies begin
 
     cdef int init_elements(self, bint lazy) except -1
     @cython.final
     cdef int close_all(self) except -1
+    @cython.final
+    cdef int implied_at_end(self) except -1
     @cython.final
     cdef int mirror_reserve(self, Py_ssize_t n) except -1
     @cython.final
@@ -110,6 +116,7 @@ cdef class OpenElements(DocumentSink):
                            bint merged) except -1
     cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1
+    cdef int head_transient(self, list matched, int ns) except -1
     cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                             bint explicit) except -1
     cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,

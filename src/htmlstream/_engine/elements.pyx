@@ -11,13 +11,21 @@ keeps the ones that stay open above a changed one (``sync_middle``: ``</form>``,
 agency), with their matcher frames (``ghosts``) and states.
 
 It knows when elements start and end, not what to do then: for that it calls its subclass's
-hooks (``start_element``, ``start_in_head``, ``start_implied``, ``finish_element``, ``end_work``;
-the rewriter's handler dispatch, rewriter.pyx, implements them).  One element is one entry
-whether its start tag was in the source, implied, merged into it (a second ``<body>``) or put
-back into ``<head>`` (``head_frame``, ``head_rules``).
+hooks (``start_element``, ``start_in_head``, ``start_implied``, ``head_transient``,
+``finish_element``, ``end_work``; the rewriter's handler dispatch, rewriter.pyx, implements them).
+One element is one entry whether its start tag was in the source, implied, merged into it (a
+second ``<body>``) or put back into ``<head>`` (``head_frame``, ``head_rules``).
+
+Implied elements with element handlers (``implied_rules``: ``Rewriter.on(..., implied=True)``):
+an implied ``<html>``, ``<head>`` or ``<body>`` begins at ``implied_at`` (the tag or the text
+whose replay made it), a ``<head>`` made and closed at once is a transient of the simulator
+(``head_transient``), and what the tree builder implies at the end of the input, which the
+simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
-kept exact below ``valid``, under which every element with work left is (see sync_stack).
+kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
+``implied_rules``, tags that change the stack below index 2 or make transients are never
+skipped, and text is followed while no ``<body>`` is open (it may imply one).
 """
 
 # (uint64_t, TagRec, the simulator and its OpenElement_ entries: cimported in elements.pxd)
@@ -25,7 +33,17 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memmove
 
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
-from htmlstream._engine.treebuilder cimport E_CLONE
+from htmlstream._engine.treebuilder cimport (
+    E_CLONE,
+    E_IMPLIED,
+    M_AFTER_AFTER_FRAMESET,
+    M_AFTER_FRAMESET,
+)
+
+
+cdef inline bint _before_body(TreeBuilderSimulator sim) noexcept:
+    """Whether text may still imply <html>, <head> or <body> (no <body> or <frameset> yet)."""
+    return sim.depth < 2 or sim.stack[1].name == HEAD_HASH
 
 
 cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
@@ -36,6 +54,8 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
     # (self.sim.x rather than a local: no reference counting on this path)
     if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open:
         return False
+    if self.implied_rules and (self.sim.changed_from < 2 or self.sim.n_transients > 0):
+        return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
@@ -44,7 +64,8 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     self.stale = True
     self.window_depth = self.sim.depth
-    self.lx.want_text = self.valid > 0 and (self.sim.wants_text or self.keep_text)
+    self.lx.want_text = (self.valid > 0 or (self.implied_rules and _before_body(self.sim))) and (
+        self.sim.wants_text or self.keep_text)
     return True
 
 
@@ -81,14 +102,51 @@ cdef class OpenElements(DocumentSink):
         self.valid = 0
         self.window_depth = 0
         self.keep_text = False
+        self.implied_at = 0
         return 0
 
     cdef int close_all(self) except -1:
         """The end of input: replay the last changes, then close every open element there."""
         self.close_at = self.lx.stream_len
         self.sync_stack(NULL)
+        if self.implied_rules:
+            self.implied_at_end()
         while self.depth:
             self.close_element(NULL, False)
+        return 0
+
+    cdef int implied_at_end(self) except -1:
+        """What the tree builder implies at the end of the input (the simulator does not
+        simulate it): with no <body> or <frameset> yet, an <html>, a <head> made and closed at
+        once, and a <body>, as needed, after the elements open in the head (a <template>)
+        end."""
+        cdef TreeBuilderSimulator sim = self.sim
+        cdef OpenElement_ e
+        cdef list matched
+        if sim.depth >= 2 and sim.stack[1].name != HEAD_HASH:
+            return 0                # (a <body> or <frameset>)
+        if sim.mode == M_AFTER_FRAMESET or sim.mode == M_AFTER_AFTER_FRAMESET or \
+                sim.overflow > 0 or self.overflow_open:
+            return 0
+        self.implied_at = self.close_at
+        e.id = 0
+        e.offset = -1
+        e.tid = 0
+        e.ns = 0
+        e.flags = E_IMPLIED
+        if self.depth == 0:
+            e.name = e.xname = HTML_HASH
+            self.mirror_push(0, HTML_HASH)
+            self.start_implied(&e, 0)
+        if not sim.head_seen:
+            matched = self.matcher.match(self.lx, NULL, HEAD_HASH, None, 0)
+            if matched is not None:
+                self.head_transient(matched, 0)
+        while self.depth > 1:
+            self.close_element(NULL, False)
+        e.name = e.xname = BODY_HASH
+        self.mirror_push(0, BODY_HASH)
+        self.start_implied(&e, 1)
         return 0
 
     def __dealloc__(self):
@@ -141,7 +199,7 @@ cdef class OpenElements(DocumentSink):
         <head> or <body>, <head> closed, formatting elements re-opened)."""
         cdef TreeBuilderSimulator sim = self.sim
         if self.stale:
-            return sim.changed_from < self.valid
+            return sim.changed_from < self.valid or (self.implied_rules and sim.changed_from < 2)
         return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
 
     cdef bint implied_head(self) noexcept:
@@ -212,6 +270,7 @@ cdef class OpenElements(DocumentSink):
         cdef bint handled = tag == NULL or tag.is_end
         cdef bint middle = False, slow
         cdef uint64_t mark = self.id_mark
+        self.implied_at = tag.start if tag != NULL else self.close_at
         if self.overflow_open:
             if sim.overflow > 0 and tag != NULL:
                 return self.sync_overflow(tag)
@@ -269,7 +328,7 @@ cdef class OpenElements(DocumentSink):
             else:
                 self.mirror_push(e.id, e.name)
                 if self.matcher is not None:
-                    if self.rules.any_scoped:
+                    if self.rules.any_scoped or self.implied_rules:
                         self.start_implied(e, j)
                     else:
                         self.matcher.match(self.lx, NULL, e.name, None, e.ns)
@@ -358,6 +417,8 @@ cdef class OpenElements(DocumentSink):
                     # kept for what the "after head" rule puts into it later
                     self.matcher.push()
                     self.head_frame = self.matcher.detach_frame(self.frame_index(0) + 1)
+                    if matched is not None and self.implied_rules:
+                        self.head_transient(matched, sim.transients[t].ns)
             t += 1
         return t
 
@@ -591,6 +652,11 @@ cdef class OpenElements(DocumentSink):
 
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
         """An element the tree builder made with no start tag of its own starts at ``depth``."""
+        return 0
+
+    cdef int head_transient(self, list matched, int ns) except -1:
+        """A <head> the tree builder made and closed at once (implied by a <p> or text at the
+        start) begins and ends at ``implied_at``; it matched the rules ``matched``."""
         return 0
 
     cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,

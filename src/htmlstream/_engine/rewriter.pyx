@@ -10,7 +10,9 @@ three units, each readable alone:
 * the open elements (elements.pyx, ``OpenElements``, the sink's base class): the mirror of the
   tree-builder simulator's stack, replayed after each tag, which says where elements start and
   end (implied, merged and re-opened ones too) through hooks this module implements
-  (``start_element``, ``start_in_head``, ``start_implied``, ``finish_element``, ``end_work``);
+  (``start_element``, ``start_in_head``, ``start_implied``, ``head_transient``,
+  ``finish_element``, ``end_work``; the element handlers of ``implied=True`` rules run on an
+  implied ``<html>``/``<head>``/``<body>`` in ``run_implied``);
 * handler dispatch (this module): which handlers are in force (``active_text``,
   ``active_comments``, the per-rule ``active_counts`` the elements' ``OpenElement`` states hold),
   the units the handlers get, and writing a changed unit from its recorded mutations.  Every
@@ -23,8 +25,9 @@ three units, each readable alone:
 cimport cython
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
+from libc.string cimport memset
 
-from htmlstream._engine.constants cimport BODY_HASH, IMAGE_HASH, IMG_HASH
+from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
 from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
 from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport (
@@ -49,6 +52,7 @@ from htmlstream._engine.rules cimport MetaCharsetRule, Rules
 from htmlstream._engine.sink cimport context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport (
+    E_IMPLIED,
     M_AFTER_AFTER_BODY,
     M_AFTER_AFTER_FRAMESET,
     M_AFTER_BODY,
@@ -70,6 +74,7 @@ from htmlstream._engine.units cimport (
     make_comment,
     make_element,
     make_end_tag,
+    make_implied_element,
     make_text_chunk,
     process_text,
     release_element,
@@ -79,6 +84,8 @@ cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
 cdef uint64_t LISTING_HASH = hash_bytes(<const unsigned char*>b"listing", 7)
 cdef uint64_t TEXTAREA_HASH = hash_bytes(<const unsigned char*>b"textarea", 8)
 cdef uint64_t TEMPLATE_HASH = hash_bytes(<const unsigned char*>b"template", 8)
+#: The tag names of the implied elements element handlers see (run_implied).
+cdef dict _IMPLIED_NAMES = {HTML_HASH: "html", HEAD_HASH: "head", BODY_HASH: "body"}
 
 
 cdef str _end_name(Element el):
@@ -144,6 +151,7 @@ cdef class RewriteSink(OpenElements):
         self.text_caps = None
         self.html_caps = None
         self.pending_caps = None
+        self.implied_rules = rules.any_implied
         # Element handlers leave work for elements' ends, which text can close (<head>): the
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
@@ -441,24 +449,79 @@ cdef class RewriteSink(OpenElements):
 
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
         """Match an element the tree builder made with no start tag of its own (an implied
-        <html>, <head>, <body>, a re-opened formatting element...), at index ``depth``: no
-        element handler runs (there is no tag to show), but the rules it matches put their
-        text and comment handlers in force for its content, as for any element."""
+        <html>, <head>, <body>, a re-opened formatting element...), at index ``depth``: the
+        rules it matches put their text and comment handlers in force for its content, as for
+        any element; element handlers run only for an implied <html>, <head> or <body>, and
+        only those of rules registered with ``implied=True`` (run_implied)."""
         cdef list matched = self.matcher.match(self.lx, NULL, e.name, None, e.ns)
         cdef list scoped = None
+        cdef OpenElement state = None
         self.matcher.push()
         if matched is None or self.removing_depth >= 0:
             return 0
-        for r in matched:
-            if self.rules.text_handlers[r] or self.rules.comment_handlers[r]:
-                if scoped is None:
-                    scoped = []
-                scoped.append(r)
+        if self.implied_rules and e.ns == 0 and (e.flags & E_IMPLIED) and (
+                (depth == 0 and e.name == HTML_HASH)
+                or (depth == 1 and (e.name == HEAD_HASH or e.name == BODY_HASH))):
+            state = self.run_implied(matched, e.name, e.ns)
+        if self.rules.any_scoped:
+            for r in matched:
+                if self.rules.text_handlers[r] or self.rules.comment_handlers[r]:
+                    if scoped is None:
+                        scoped = []
+                    scoped.append(r)
         if scoped is not None:
-            state = OpenElement()
+            if state is None:
+                state = OpenElement()
             self.activate(state, scoped)
+        if state is not None:
             self.keep_state(depth, state)
         return 0
+
+    cdef int head_transient(self, list matched, int ns) except -1:
+        """A <head> made and closed at once (implied at the start by a <p>, text...): its
+        element handlers run, then its end-tag work is done, at the same point."""
+        cdef OpenElement state
+        cdef TagRec at                  # (a zero-width point: only start is read, not explicit)
+        if self.removing_depth >= 0:
+            return 0
+        state = self.run_implied(matched, HEAD_HASH, ns)
+        if state is not None:
+            memset(&at, 0, sizeof(TagRec))
+            at.start = self.implied_at
+            at.end = self.implied_at
+            self.end_work(state, 1, &at, False)
+        return 0
+
+    cdef OpenElement run_implied(self, list matched, uint64_t name_hash, int ns):
+        """Run the ``implied=True`` element handlers of the rules ``matched`` on the implied
+        element ``name_hash`` beginning at ``implied_at``: write what they insert before it
+        and at its start there; the state it keeps for its end, or None."""
+        cdef list handlers = None
+        cdef Element el
+        cdef OpenElement state
+        cdef Py_ssize_t at = self.implied_at
+        for r in matched:
+            if self.rules.implied_handlers[r]:
+                if handlers is None:
+                    handlers = []
+                handlers.extend(self.rules.implied_handlers[r])
+        if handlers is None:
+            return None
+        handlers.sort(key=_seq)
+        el = make_implied_element(name_hash, _IMPLIED_NAMES[name_hash], ns, at, T_DATA,
+                                  self.encoding)
+        self.call_all(handlers, el)
+        el.live = False
+        if el.before_parts is not None or el.prepend_parts is not None:
+            self.output.copy_input(at)
+            self.output.divert(T_DATA)
+            self.output.write_all(el.before_parts, T_DATA)
+            self.output.write_all(el.prepend_parts, T_DATA)
+        if el.after_parts is None and el.append_parts is None and el.end_handlers is None:
+            return None
+        state = OpenElement()
+        state.element = el
+        return state
 
     cdef int activate(self, OpenElement state, list scoped) except -1:
         """Put the text and comment handlers of the rules ``scoped`` in force, for the element

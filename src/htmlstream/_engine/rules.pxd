@@ -29,6 +29,10 @@ cdef class Rules:
     cdef public bint any_text
     cdef public bint any_element
     cdef public bint any_scoped         # some rule has text or comment handlers
+    # per rule: its element handlers if they also run for implied elements (implied=True),
+    # else []; any_implied: some rule's do
+    cdef public list implied_handlers
+    cdef public bint any_implied
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags

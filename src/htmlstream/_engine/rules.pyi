@@ -42,6 +42,9 @@ class Rules:
     any_text: bool
     any_element: bool
     any_scoped: bool
+    # Per rule: its element handlers if they also run for implied elements, else [].
+    implied_handlers: list[_Handlers]
+    any_implied: bool
     # Names of the start tags whose attributes a rule may read, or None for every start tag.
     attribute_tags: tuple[str, ...] | None
     def __init__(
@@ -54,6 +57,7 @@ class Rules:
         doc_comments: _Handlers,
         doc_doctype: _Handlers,
         doc_end: list[Callable[..., Any]],
+        implied_handlers: list[_Handlers] | None = None,
     ) -> None: ...
 
 # What a stream needs from its Rewriter: the rules for any codec, and the settings.

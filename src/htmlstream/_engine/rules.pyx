@@ -30,7 +30,7 @@ cdef class Rules:
 
     def __init__(self, Program program, list element_handlers, list text_handlers,
                  list comment_handlers, list doc_text, list doc_comments, list doc_doctype,
-                 list doc_end):
+                 list doc_end, list implied_handlers=None):
         self.program = program
         self.element_handlers = element_handlers
         self.text_handlers = text_handlers
@@ -42,6 +42,10 @@ cdef class Rules:
         self.any_text = bool(doc_text) or any(text_handlers)
         self.any_element = program.n_rules > 0
         self.any_scoped = any(text_handlers) or any(comment_handlers)
+        # (per rule: its element handlers if it was registered with implied=True, else [])
+        self.implied_handlers = (implied_handlers if implied_handlers is not None
+                                 else [[] for _ in element_handlers])
+        self.any_implied = any(self.implied_handlers)
         self.attribute_tags = None
         self.attribute_policy = None
 
@@ -81,7 +85,8 @@ cdef class CompiledRules:
             if rules is None:
                 rules = Rules(Program(self.selectors, codec), first.element_handlers,
                               first.text_handlers, first.comment_handlers, first.doc_text,
-                              first.doc_comments, first.doc_doctype, first.doc_end)
+                              first.doc_comments, first.doc_doctype, first.doc_end,
+                              first.implied_handlers)
                 rules.attribute_tags = first.attribute_tags
                 self.by_codec[codec] = rules
         return rules

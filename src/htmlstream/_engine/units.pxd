@@ -108,6 +108,9 @@ cdef class Element(Unit):
     cdef bint merged_               # a start tag merged into the open element of its name
                                     # (<html>, <body>): its changes apply to the tag only, and
                                     # its content is the element's from the tag on
+    cdef bint implied_              # an element the tree builder made with no start tag of
+                                    # its own (Rewriter.on(..., implied=True)): no tag to change
+    cdef int check_tag(self, str what) except -1
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
     cdef Py_ssize_t span_index(self, bytes lname)
     cdef Py_ssize_t ascii_span(self, str name)
@@ -133,4 +136,6 @@ cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, 
                          int ctx_before, int ctx_after)
 cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding, Element reuse)
+cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize_t offset,
+                                  int content_text_type, str encoding)
 cdef void release_element(Element el)

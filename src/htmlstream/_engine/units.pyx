@@ -682,6 +682,16 @@ cdef class Element(Unit):
     ``can_have_content`` is true.  What came before the tag is the element's too, and is already
     written: ``remove``, ``replace`` and ``remove_and_keep_content`` act on the tag alone (the
     element, its content and its end tag stay), and a new ``tag_name`` renames the tag alone.
+
+    An *implied* element (``implied`` is true; only for rules registered with
+    ``Rewriter.on(..., implied=True)``) is an ``<html>``, ``<head>`` or ``<body>`` the tree
+    builder made with no start tag of its own.  It has no tag: ``raw`` is empty, it has no
+    attributes, and what would change its tag (attributes, ``tag_name``) or drop it
+    (``remove``, ``replace``, ``remove_and_keep_content``, ``set_inner_content``), and
+    ``capture``, raise ``ValueError``.  ``before`` and ``prepend`` insert where it begins
+    (before the tag or the text that made the tree builder create it), ``append``, ``after``
+    and ``on_end_tag`` where it ends (at its end tag if the source has one, else an implicit
+    EndTag there).
     """
 
     def __dealloc__(self):
@@ -709,6 +719,21 @@ cdef class Element(Unit):
     def is_self_closing(self):
         """Whether the start tag ended with ``/>`` (meaningful only in SVG and MathML)."""
         return self.self_closing
+
+    @property
+    def implied(self):
+        """Whether the element has no start tag of its own: an ``<html>``, ``<head>`` or
+        ``<body>`` the tree builder implied (handlers registered with ``implied=True`` only);
+        see the class docstring."""
+        return self.implied_
+
+    cdef int check_tag(self, str what) except -1:
+        """ValueError for what an implied element, which has no tag, cannot do."""
+        self.check()
+        if self.implied_:
+            raise ValueError(f"the <{self.tag_name}> element is implied (it has no tag in the "
+                             f"source): it cannot {what}")
+        return 0
 
     @property
     def merged(self):
@@ -752,7 +777,7 @@ cdef class Element(Unit):
 
     @tag_name.setter
     def tag_name(self, value):
-        self.check()
+        self.check_tag("be renamed")
         validate_tag_name(value)
         self.new_name = _encode_name(value, self.encoding, "tag name")
         self.name_ = value
@@ -1037,7 +1062,7 @@ cdef class Element(Unit):
         global _last_name, _last_name_encoding, _last_lname
         cdef bytes lname
         cdef Py_ssize_t k
-        self.check()
+        self.check_tag("have attributes set")
         if not isinstance(value, str):
             raise TypeError("an attribute value must be str")
         if not FREE_THREADED and name is _last_name and self.encoding is _last_name_encoding:
@@ -1070,7 +1095,7 @@ cdef class Element(Unit):
     def remove_attribute(self, str name):
         """Remove attribute ``name`` if present (ASCII case-insensitive, as for
         :meth:`set_attribute`)."""
-        self.check()
+        self.check_tag("have attributes removed")
         cdef Py_ssize_t k
         lname = self.lname(name)
         if lname is None:
@@ -1231,7 +1256,7 @@ cdef class Element(Unit):
 
     def set_inner_content(self, content, *, bint html=False):
         """Replace the element's content (no-op on void elements)."""
-        self.check()
+        self.check_tag("have its content replaced")
         if self.can_have_content_:
             self.inner = text_part(content, html, self.content_text_type, self.encoding)
             self.prepend_parts = None
@@ -1243,6 +1268,7 @@ cdef class Element(Unit):
         into it afterwards (prepend, append, set_inner_content) is still written, as in
         lol-html; what was inserted before is dropped.  A merged tag: the tag alone is
         replaced (the element and its content stay)."""
+        self.check_tag("be replaced")
         Unit.replace(self, content, html=html)
         if not self.merged_:
             self.drop_everything()
@@ -1251,6 +1277,7 @@ cdef class Element(Unit):
         """Remove the whole element (tags and content).  Content inserted into it afterwards
         is still written, as in lol-html; what was inserted before is dropped.  A merged tag:
         the tag alone is removed (the element, its content and its end tag stay)."""
+        self.check_tag("be removed")
         Unit.remove(self)
         if not self.merged_:
             self.drop_everything()
@@ -1265,7 +1292,7 @@ cdef class Element(Unit):
     def remove_and_keep_content(self):
         """Remove the start and end tags, keeping the content (or what set_inner_content
         put in its place).  A merged tag: the tag alone is removed."""
-        self.check()
+        self.check_tag("have its tags removed")
         self.removed_ = True
         self.replacement = None
         self.whole = False
@@ -1341,7 +1368,7 @@ cdef class Element(Unit):
         element's end-tag handlers (:meth:`on_end_tag`), as a handler does: an exception stops
         the stream."""
         cdef int k
-        self.check()
+        self.check_tag("be captured")
         if not callable(callback):
             raise TypeError("the capture callback must be callable")
         if kind == "text":
@@ -1391,6 +1418,7 @@ cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
     el.can_have_content_ = can_have_content
     el.ns = ns
     el.content_text_type = content_text_type
+    el.implied_ = False
     el.n_spans = tag.n_attrs
     if tag.n_attrs > el.spans_cap:
         spans = <AttrSpan*>realloc(el.spans, tag.n_attrs * sizeof(AttrSpan))
@@ -1409,6 +1437,28 @@ cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
             el.spans[i].value_start = tag.attrs[i].value_start - s
             el.spans[i].value_end = tag.attrs[i].value_end - s
         el.spans[i].end = tag.attrs[i].end - s
+    return el
+
+
+cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize_t offset,
+                                  int content_text_type, str encoding):
+    """A live Element for an element the tree builder implied (no tag), beginning at
+    ``offset``."""
+    cdef Element el = Element.__new__(Element)
+    el.encoding = encoding
+    el.live = True
+    el.raw_ = b""
+    el.offset_ = offset
+    el.name_start = 0
+    el.name_end = 0
+    el.name_hash = name_hash
+    el.name_ = name
+    el.self_closing = False
+    el.can_have_content_ = True
+    el.ns = ns
+    el.content_text_type = content_text_type
+    el.n_spans = 0
+    el.implied_ = True
     return el
 
 

@@ -13,8 +13,8 @@ The document's nonce lives in its context, ``context["csp_nonce"]``.  Where it c
 
 Other recipes that insert scripts or styles (``inject``, the e-mail decoder) read the nonce with
 :func:`nonce_of` and add it with :func:`with_nonce`; for the nonce to exist when they insert,
-``use`` ``csp_nonce()`` before them or prepare the context (its handlers on ``head``, ``body``
-and their children then run first at every point where they insert).
+``use`` ``csp_nonce()`` before them or prepare the context (its handlers on ``head`` and
+``body``, implied ones included, then run first at every point where they insert).
 
 An existing ``<meta http-equiv="Content-Security-Policy">`` gets the nonce merged into its
 ``script-src`` and ``style-src`` (or ``default-src`` when those are absent) directives, by
@@ -163,7 +163,9 @@ class CspNonce:
 
     def apply(self, rewriter: Any) -> None:
         """Register the handlers (``Rewriter.use`` calls this)."""
-        rewriter.on("head, body, head > :first-child, body > :first-child", element=self.touch)
+        # (the implied <head> and <body> too: where other recipes insert; tag names alone,
+        # no combinator, which would make the engine follow every open element)
+        rewriter.on("head, body", element=self.touch, implied=True)
         rewriter.on(self.select, element=self.element)
         rewriter.on("meta[http-equiv]", element=self.meta)
         rewriter.on_document(end=self.end)

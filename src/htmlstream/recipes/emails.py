@@ -265,7 +265,9 @@ class ObfuscateEmails:
             rewriter.on('a[href*="mailto:" i], area[href*="mailto:" i]',
                         element=self._mailto(state_of))
         if self.script:
-            rewriter.on("body", element=self._body(state_of))
+            # (an implied <body> too: the script goes before </body> when the body has no
+            # start tag)
+            rewriter.on("body", element=self._body(state_of), implied=True)
             # (<noscript> is raw text only with scripting on; off, it is an ordinary element
             # that other tags may close)
             eof = _EOF_SELECTOR if rewriter.scripting else _EOF_SELECTOR.replace("noscript, ", "")
@@ -302,7 +304,9 @@ class ObfuscateEmails:
             st = state_of(el.context)
 
             def end(tag: EndTag) -> None:
-                if st.count and not st.inserted:
+                # (the input ended in raw text or a template left open: _end closes them
+                # first)
+                if st.count and not st.inserted and not st.eof_open:
                     st.inserted = True
                     tag.before(decoder_script(self.path, tag.context.get("csp_nonce")),
                                html=True)

@@ -1,18 +1,19 @@
 """``inject``: HTML inserted once per document at the start or end of ``<head>`` and ``<body>``.
 
-The points are where a browser's tree builder puts them, tags or no tags:
+The points are where a browser's tree builder puts them, tags or no tags (the recipe's rules
+see the ``<head>`` and ``<body>`` a browser implies: ``Rewriter.on(..., implied=True)``):
 
-* ``head_start``: after the ``<head>`` tag; without one, before the head's first element
-  (``<title>``...), or where the body begins when the head is empty;
+* ``head_start``: after the ``<head>`` tag; without one, where the tree builder makes the head:
+  before the first thing that implies it (``<title>``, ``<meta>``..., or a body element or text
+  when the head is empty);
 * ``head_end``: before ``</head>``, or where the tree builder ends the head (before the first
   body element or text, or before ``<body>``);
-* ``body_start``: after the ``<body>`` tag; without one, where the body begins: before its first
-  element (the insertion point of a body implied by text is the first element after that text,
-  or the end: no handler sees every text chunk, which would cost 3.5 times a pass-through);
-* ``body_end``: before ``</body>``; for a body with no ``<body>`` tag, before ``</html>``, or
-  at the end of the input.
+* ``body_start``: after the ``<body>`` tag; without one, where the body begins: before the
+  first element or the first non-white-space text that implies it;
+* ``body_end``: before ``</body>``; for a body with no ``</body>``, before ``</html>``, or at
+  the end of the input.
 
-What was not placed by the end of the document (a document with no element at all) is
+What was not placed by the end of the document (a frameset document, which has no body) is
 appended at its end, in the order above.  Each snippet is inserted at most once per document;
 the state is in the document's context (``context["inject"]``).  Scripts and styles inserted
 get the document's CSP nonce when it has one (:func:`htmlstream.recipes.csp.nonce_of`).
@@ -20,7 +21,6 @@ get the document's CSP nonce when it has one (:func:`htmlstream.recipes.csp.nonc
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -57,14 +57,9 @@ class Inject:
         """Register the handlers (``Rewriter.use`` calls this)."""
         if not self.snippets:
             return
-        rewriter.on("head", element=self.head)
-        rewriter.on("body", element=self.body)
-        if "body_end" in self.snippets:
-            rewriter.on("html", element=self.html)
-        if "head_start" in self.snippets:
-            rewriter.on("head > :first-child", element=self.head_child)
-        if self.snippets.keys() - {"body_end"}:
-            rewriter.on("body > :first-child", element=self.body_child)
+        # (tag names alone, no combinator: the rules keep the engine's lazy mirror)
+        rewriter.on("head", element=self.head, implied=True)
+        rewriter.on("body", element=self.body, implied=True)
         rewriter.on_document(end=self.end)
 
     # helpers
@@ -91,7 +86,8 @@ class Inject:
     # handlers
 
     def head(self, el: Element) -> None:
-        """``<head>``: head_start after the tag; head_end where the head ends."""
+        """``<head>`` (its tag, or where the tree builder implies it): head_start at its
+        start; head_end where it ends."""
         if not el.can_have_content:
             return      # a <head> tag the tree builder ignores (in <template>...)
         context = el.context
@@ -103,9 +99,7 @@ class Inject:
         if content:
             el.prepend(content, html=True)
         if "head_end" in self.snippets and "head_end" not in state:
-            # (ValueError: no end tag to wait for; the end of the document places it)
-            with contextlib.suppress(ValueError):
-                el.on_end_tag(self._head_end)
+            el.on_end_tag(self._head_end)
 
     def _head_end(self, end: EndTag) -> None:
         context = end.context
@@ -113,24 +107,15 @@ class Inject:
         if content:
             end.before(content, html=True)
 
-    def head_child(self, el: Element) -> None:
-        """The first element of a head with no ``<head>`` tag: head_start before it."""
-        context = el.context
-        state = self._state(context)
-        if "head_start" not in state:
-            content = self._take(context, state, "head_start")
-            if content:
-                el.before(content, html=True)
-
     def body(self, el: Element) -> None:
-        """``<body>``: what belongs to the head before the tag, body_start after it,
-        body_end where the body ends."""
+        """``<body>`` (its tag, or where the tree builder implies it): what belongs to the
+        head before it, body_start at its start, body_end where the body ends."""
         if not el.can_have_content:
             return      # a <body> tag the tree builder ignores (in <template>...)
         context = el.context
         state = self._state(context)
         if "body_seen" in state:
-            return      # a second <body> tag: merged into the first
+            return      # a <body> tag merged into the body already made
         state.add("body_seen")
         before = self._take(context, state, "head_start", "head_end")
         if before:
@@ -139,17 +124,7 @@ class Inject:
         if content:
             el.prepend(content, html=True)
         if "body_end" in self.snippets and "body_end" not in state:
-            # (a <body> tag merged into an implied body ends where that body ends, too)
-            el.on_end_tag(self._body_end)
-
-    def html(self, el: Element) -> None:
-        """``<html>``: body_end before ``</html>`` when the body has no end tag of its own
-        (a body with no ``<body>`` tag)."""
-        if not el.can_have_content:
-            return      # an <html> tag the tree builder ignores (in <template>)
-        state = self._state(el.context)
-        if "html_seen" not in state:
-            state.add("html_seen")
+            # (before </body>, or </html>, or at the end of the input)
             el.on_end_tag(self._body_end)
 
     def _body_end(self, end: EndTag) -> None:
@@ -158,16 +133,6 @@ class Inject:
         content = self._take(context, self._state(context), *_POINTS)
         if content:
             end.before(content, html=True)
-
-    def body_child(self, el: Element) -> None:
-        """The first element of the body: where a body with no ``<body>`` tag begins."""
-        context = el.context
-        state = self._state(context)
-        if "body_start" in state:
-            return
-        content = self._take(context, state, "head_start", "head_end", "body_start")
-        if content:
-            el.before(content, html=True)
 
     def end(self, end: DocumentEnd) -> None:
         """The end of the document: whatever was not placed yet."""
