@@ -45,7 +45,7 @@ from htmlstream._engine.constants cimport DATA as T_DATA
 from htmlstream._engine.elements cimport OpenElement, OpenElements
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.output cimport Output, input_slice, write_to
-from htmlstream._engine.rules cimport MetaCharsetRule, Rules
+from htmlstream._engine.rules cimport MetaCharsetRule, Rules, TextFilter
 from htmlstream._engine.sink cimport context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport (
@@ -111,6 +111,8 @@ cdef class RewriteSink(OpenElements):
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
     cdef bint in_text_sync
+    cdef bint text_open                 # the text node of the last piece goes on (it was not
+                                        # its last piece): the next piece is not its first
     # captures in progress (capture.pyx; None while there are none): of text, fed at each
     # text piece; of HTML, fed at each chunk end; and those of the element whose handlers just
     # ran, for start_element to keep in its state
@@ -141,6 +143,7 @@ cdef class RewriteSink(OpenElements):
         self.in_handler = False
         self.ignored_text = False
         self.in_text_sync = False
+        self.text_open = False
         self.text_caps = None
         self.html_caps = None
         self.pending_caps = None
@@ -227,6 +230,7 @@ cdef class RewriteSink(OpenElements):
                      bint last) except -1:
         cdef list handlers
         cdef TextChunk chunk
+        cdef bint one_piece
         cdef int escape_before = 0
         cdef int escape_after = 0
         if text_type == T_CDATA:
@@ -234,10 +238,14 @@ cdef class RewriteSink(OpenElements):
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
+        one_piece = not self.text_open  # (and last: the node comes in one piece)
+        self.text_open = not last
         handlers = self.active_text
         if self.depth == 1 and handlers is not self.rules.doc_text and (
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
+        if one_piece and last and handlers and self.rules.any_text_filter:
+            handlers = self.text_passing(handlers, lx, content_start, content_end)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
             escape_after = self.output.script_now
@@ -284,6 +292,31 @@ cdef class RewriteSink(OpenElements):
         if text_type == T_SCRIPT and last:
             self.output.script_copied(escape_after, escape_after, content_end, content_end, True)
         return 0
+
+    cdef list text_passing(self, list handlers, Lexer lx, Py_ssize_t start, Py_ssize_t end):
+        """The handlers that get a text node that comes whole in one piece (``start`` to
+        ``end``): those without a filter, and those whose filter finds one of its characters
+        in it.  (A piece of a node in several pieces goes to every handler: one that carries
+        state from piece to piece sees them all.)"""
+        cdef list passing = None
+        cdef TextFilter f, seen = None
+        cdef bint hit = False
+        cdef const unsigned char* p = lx.data + (start - lx.base)
+        cdef Py_ssize_t i
+        for i in range(len(handlers)):
+            entry = <tuple>handlers[i]
+            if len(entry) == 3:
+                f = <TextFilter>entry[2]
+                if f is not seen:
+                    seen = f
+                    hit = f.found(p, end - start)
+                if not hit:
+                    if passing is None:
+                        passing = handlers[:i]
+                    continue
+            if passing is not None:
+                passing.append(entry)
+        return handlers if passing is None else passing
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                         Py_ssize_t content_start, Py_ssize_t content_end) except -1:
