@@ -91,6 +91,8 @@ cdef str _end_name(Element el):
 
 #: The active_counts of a sink with no rules (never changed: it has no index to change).
 cdef list _NO_RULES = []
+#: No text handler gets the text (text_passing; never changed).
+cdef list _NO_HANDLERS = []
 
 
 @cython.final
@@ -302,8 +304,9 @@ cdef class RewriteSink(OpenElements):
         cdef TextFilter f, seen = None
         cdef bint hit = False
         cdef const unsigned char* p = lx.data + (start - lx.base)
-        cdef Py_ssize_t i
-        for i in range(len(handlers)):
+        cdef Py_ssize_t i, n = len(handlers)
+        cdef tuple entry
+        for i in range(n):
             entry = <tuple>handlers[i]
             if len(entry) == 3:
                 f = <TextFilter>entry[2]
@@ -312,9 +315,11 @@ cdef class RewriteSink(OpenElements):
                     hit = f.found(p, end - start)
                 if not hit:
                     if passing is None:
-                        passing = handlers[:i]
+                        passing = _NO_HANDLERS if i == 0 else handlers[:i]
                     continue
             if passing is not None:
+                if passing is _NO_HANDLERS:
+                    passing = []
                 passing.append(entry)
         return handlers if passing is None else passing
 
@@ -903,16 +908,41 @@ cdef class RewriteSink(OpenElements):
         return comments
 
     cdef int refresh_active(self) except -1:
-        text = list(self.rules.doc_text)
-        comments = list(self.rules.doc_comments)
-        for r, count in enumerate(self.active_counts):
-            if count:
-                text.extend(self.rules.text_handlers[r])
-                comments.extend(self.rules.comment_handlers[r])
-        text.sort(key=_seq)
-        comments.sort(key=_seq)
-        self.active_text = text
-        self.active_comments = comments
+        """Put in force the text and comment handlers of the document and of the rules that
+        some open element activated (``active_counts``).  The lists for each set of active
+        rules are made once per Rules and shared (they are never changed in place): an
+        element that comes and goes (a scoped rule on ``a``) costs a look-up, not a sort."""
+        cdef Rules rules = self.rules
+        cdef list counts = self.active_counts
+        cdef Py_ssize_t r, n = len(counts)
+        cdef uint64_t mask = 0
+        cdef tuple lists
+        if n <= 64:
+            for r in range(n):
+                if counts[r]:
+                    mask |= (<uint64_t>1) << r
+            if mask == 0:
+                self.active_text = rules.doc_text
+                self.active_comments = rules.doc_comments
+                return 0
+            key = mask
+        else:
+            key = tuple([r for r in range(n) if counts[r]])
+        lists = rules.active_cache.get(key)
+        if lists is None:
+            text = list(rules.doc_text)
+            comments = list(rules.doc_comments)
+            for r in range(n):
+                if counts[r]:
+                    text.extend(rules.text_handlers[r])
+                    comments.extend(rules.comment_handlers[r])
+            text.sort(key=_seq)
+            comments.sort(key=_seq)
+            lists = (text, comments)
+            if len(rules.active_cache) < 1024:      # (a bound for selectors by the thousand)
+                rules.active_cache[key] = lists
+        self.active_text = <list>lists[0]
+        self.active_comments = <list>lists[1]
         return 0
 
     # ------------------------------------------------------------------ the end

@@ -30,6 +30,8 @@ cdef class Rules:
     cdef public bint any_element
     cdef public bint any_scoped         # some rule has text or comment handlers
     cdef public bint any_text_filter    # some text handler has a TextFilter (see on_text)
+    cdef public dict active_cache       # active rules (a mask) -> (text, comment handlers)
+                                        # in force (see RewriteSink.refresh_active)
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags

@@ -48,6 +48,7 @@ cdef class Rules:
             len(e) == 3 for handlers in text_handlers for e in handlers)
         self.attribute_tags = None
         self.attribute_policy = None
+        self.active_cache = {}
 
 
 cdef class CompiledRules:
