@@ -241,7 +241,10 @@ cdef class RewriteSink(OpenElements):
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
         one_piece = not self.text_open  # (and last: the node comes in one piece)
-        self.text_open = not last
+        if last:
+            self.text_open = False
+        elif content_end > content_start:   # (an empty piece that is not last is dropped)
+            self.text_open = True
         handlers = self.active_text
         if self.depth == 1 and handlers is not self.rules.doc_text and (
                 self.ignored_text or not self.sim.head_seen):
