@@ -413,7 +413,7 @@ class Rewriter:
         return register
 
     def _add_handlers(
-        self, triples: tuple[tuple[object, _Entries, TextFilter | None], ...]
+        self, triples: tuple[tuple[Callable[..., Any] | None, _Entries, TextFilter | None], ...]
     ) -> None:
         """Append each handler to its list with the next sequence number (and its text filter,
         if any) (lock held); all are checked first, so a bad one adds none."""

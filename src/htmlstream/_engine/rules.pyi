@@ -45,6 +45,8 @@ class Rules:
     any_element: bool
     any_scoped: bool
     any_text_filter: bool
+    # active rules (a bit mask, or a tuple of indices) -> the text and comment handlers in force
+    active_cache: dict[int | tuple[int, ...], tuple[_Handlers, _Handlers]]
     # Names of the start tags whose attributes a rule may read, or None for every start tag.
     attribute_tags: tuple[str, ...] | None
     def __init__(
