@@ -122,8 +122,16 @@ def find_addresses(text: str) -> list[tuple[int, int]]:
 
 def encode_hex(address: str, key: int) -> str:
     """``address`` in Cloudflare's format: ``key`` (0-255), then each UTF-8 byte XOR ``key``."""
-    data = address.encode("utf-8")
-    return bytes([key, *(b ^ key for b in data)]).hex()
+    if not 0 <= key <= 255:
+        raise ValueError(f"key {key!r} is not in range(256)")
+    table = _XOR_TABLES[key]
+    if table is None:
+        table = _XOR_TABLES[key] = bytes(b ^ key for b in range(256))
+    return f"{key:02x}{address.encode('utf-8').translate(table).hex()}"
+
+
+#: Per key, the byte translation table that XORs with it (made at first use).
+_XOR_TABLES: list[bytes | None] = [None] * 256
 
 
 def decode_hex(encoded: str) -> str | None:
