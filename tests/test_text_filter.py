@@ -235,3 +235,15 @@ def test_filter_must_be_str() -> None:
     with pytest.raises(TypeError, match="str"):
         hs.Rewriter().on_document(text=lambda c: None,
                                   text_filter=b"@")  # type: ignore[arg-type]
+
+
+def test_the_engine_filter_object() -> None:
+    # (what Rewriter keeps per filtered handler: each character once; equal by its characters;
+    # picklable)
+    import pickle
+
+    from htmlstream._engine.rules import TextFilter
+
+    f = TextFilter("@x@")
+    assert f.chars == b"@x" and f == TextFilter("x@") and hash(f) == hash(TextFilter("x@"))
+    assert pickle.loads(pickle.dumps(f)) == f

@@ -125,6 +125,9 @@ cdef class TextFilter:
                 return True
         return False
 
+    def __reduce__(self):
+        return (TextFilter, (self.chars.decode("ascii"),))
+
     def __eq__(self, other):
         return type(other) is TextFilter and (<TextFilter>other).chars == self.chars
 
