@@ -249,7 +249,7 @@ cdef class RewriteSink(OpenElements):
         if self.depth == 1 and handlers is not self.rules.doc_text and (
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
-        if one_piece and last and handlers and self.rules.any_text_filter:
+        if self.rules.any_text_filter and one_piece and last and handlers:
             handlers = self.text_passing(handlers, lx, content_start, content_end)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
