@@ -90,85 +90,92 @@ class _LolState:
         self.rng = random.Random(SEED)
 
 
-def lolhtml_runner() -> Runner:
+def add_lolhtml_emails(rw: Any) -> None:
+    """Register the e-mail recipe's lolhtml port on the python-lolhtml rewriter ``rw`` (one
+    document: its state is made here)."""
     import lolhtml
 
     html = lolhtml.ContentType.HTML
     path = "/cdn-cgi/l/email-protection"
+    st = _LolState()
+
+    class Skip:
+        def text(self, t: Any) -> None:
+            st.skip = True
+
+    class Link:
+        def text(self, t: Any) -> None:
+            st.in_link = True
+
+    class Mailto:
+        def element(self, el: Any) -> None:
+            href = (el.get_attribute("href") or "").strip()
+            if href[:7].lower() == "mailto:" and "@" in href:
+                el.set_attribute("href",
+                                 f"{path}#{encode_hex(href[7:], st.rng.randrange(256))}")
+                st.count += 1
+
+    class Document:
+        def comments(self, c: Any) -> None:
+            text = c.text.strip()
+            if text == "email_off":
+                st.off = True
+            elif text == "/email_off":
+                st.off = False
+
+        def text(self, chunk: Any) -> None:
+            skip, in_link = st.skip, st.in_link
+            st.skip = st.in_link = False
+            if skip or st.off:
+                return
+            s = chunk.text
+            last = chunk.last_in_text_node
+            if not st.carry and "@" not in s and (last or not s or not (
+                    s[-1].isalnum() or s[-1] in "_.%+-@<&#\r")):
+                return
+            s = st.carry + s
+            hold = len(s)
+            if not last:
+                hold = _RUN_END.search(s).start()
+                if len(s) - hold > MAX_RUN:
+                    hold = len(s)
+                while hold and s[hold - 1] in "<&#\r":
+                    hold -= 1
+            spans = find_addresses(s[:hold])
+            if not spans and not st.carry and hold == len(s):
+                return
+            pieces, pos = [], 0
+            for a, b in spans:
+                code = encode_hex(s[a:b], st.rng.randrange(256))
+                pieces.append(s[pos:a])
+                pieces.append(
+                    f'<span class="__cf_email__" data-cfemail="{code}">'
+                    "[email&#160;protected]</span>" if in_link else
+                    f'<a href="{path}" class="__cf_email__" data-cfemail="{code}">'
+                    "[email&#160;protected]</a>")
+                pos = b
+            pieces.append(s[pos:hold])
+            st.count += len(spans)
+            st.carry = s[hold:]
+            chunk.replace("".join(pieces), html)
+
+        def end(self, end: Any) -> None:
+            if st.count:
+                end.append(recipes.emails.decoder_script(path), html)
+
+    rw.on(LOL_SKIP, Skip())
+    rw.on("a", Link())
+    rw.on('a[href*="mailto:" i], area[href*="mailto:" i]', Mailto())
+    rw.on_document(Document())
+
+
+def lolhtml_runner() -> Runner:
+    import lolhtml
 
     def run(chunks: Sequence[bytes]) -> bytes:
         out: list[bytes] = []
-        st = _LolState()
         rw = lolhtml.HTMLRewriter(out.append)
-
-        class Skip:
-            def text(self, t: Any) -> None:
-                st.skip = True
-
-        class Link:
-            def text(self, t: Any) -> None:
-                st.in_link = True
-
-        class Mailto:
-            def element(self, el: Any) -> None:
-                href = (el.get_attribute("href") or "").strip()
-                if href[:7].lower() == "mailto:" and "@" in href:
-                    el.set_attribute("href",
-                                     f"{path}#{encode_hex(href[7:], st.rng.randrange(256))}")
-                    st.count += 1
-
-        class Document:
-            def comments(self, c: Any) -> None:
-                text = c.text.strip()
-                if text == "email_off":
-                    st.off = True
-                elif text == "/email_off":
-                    st.off = False
-
-            def text(self, chunk: Any) -> None:
-                skip, in_link = st.skip, st.in_link
-                st.skip = st.in_link = False
-                if skip or st.off:
-                    return
-                s = chunk.text
-                last = chunk.last_in_text_node
-                if not st.carry and "@" not in s and (last or not s or not (
-                        s[-1].isalnum() or s[-1] in "_.%+-@<&#\r")):
-                    return
-                s = st.carry + s
-                hold = len(s)
-                if not last:
-                    hold = _RUN_END.search(s).start()
-                    if len(s) - hold > MAX_RUN:
-                        hold = len(s)
-                    while hold and s[hold - 1] in "<&#\r":
-                        hold -= 1
-                spans = find_addresses(s[:hold])
-                if not spans and not st.carry and hold == len(s):
-                    return
-                pieces, pos = [], 0
-                for a, b in spans:
-                    code = encode_hex(s[a:b], st.rng.randrange(256))
-                    pieces.append(s[pos:a])
-                    pieces.append(
-                        f'<span class="__cf_email__" data-cfemail="{code}">'
-                        "[email&#160;protected]</span>" if in_link else
-                        f'<a href="{path}" class="__cf_email__" data-cfemail="{code}">'
-                        "[email&#160;protected]</a>")
-                    pos = b
-                pieces.append(s[pos:hold])
-                st.count += len(spans)
-                st.carry = s[hold:]
-                chunk.replace("".join(pieces), html)
-
-            def end(self, end: Any) -> None:
-                if st.count:
-                    end.append(recipes.emails.decoder_script(path), html)
-
-        rw.on(LOL_SKIP, Skip())
-        rw.on("a", Link())
-        rw.on('a[href*="mailto:" i], area[href*="mailto:" i]', Mailto())
-        rw.on_document(Document())
+        add_lolhtml_emails(rw)
         for c in chunks:
             rw.write(c)
         rw.end()

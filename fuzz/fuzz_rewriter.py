@@ -205,7 +205,8 @@ def _make_recipes() -> dict[Any, object]:
         recipes.inject(head_start="<!--hs-->", head_end="<script>h()</script>",
                        body_start="<!--bs-->", body_end="<!--be-->"),
         recipes.https_upgrade(["*"], hsts_preload=False, links=True,
-                              upgrade_insecure_requests=True))
+                              upgrade_insecure_requests=True),
+        recipes.obfuscate_emails(random=1))     # (filtered text handlers: text_filter="@")
     none = Rewriter().use(recipes.https_upgrade(lambda host: False, hsts_preload=False,
                                                 links=True))
     return {True: every, False: none, "sanitize": Rewriter().use(recipes.sanitize())}

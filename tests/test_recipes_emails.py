@@ -164,6 +164,19 @@ def test_mailto_and_text_inside_a_link() -> None:
         + encode_hex("m@n.io", k[4]).encode() + b'"><SCRIPT></body>')
 
 
+@pytest.mark.parametrize(("doc", "before", "after"), [
+    # the link the tree builder re-opens (its formatting element reconstructed) for the text
+    (b"<p><a href=x>go</p>mail a@b.co", b"<p><a href=x>go</p>mail ", b""),
+    (b"<b><a href=x>x</b>y a@b.co</a>", b"<b><a href=x>x</b>y ", b"</a>"),
+    # a link around a block
+    (b"<a href=x><div>in a@b.co</div></a>", b"<a href=x><div>in ", b"</div></a>"),
+])
+def test_text_in_an_implied_link_gets_a_span(doc: bytes, before: bytes, after: bytes) -> None:
+    # (the text is in an <a> in the DOM: an <a> written there would be a nested link)
+    out = run_every_chunking(obfuscator(script=False), doc)
+    assert out == before + TEXT_SPAN.format(encode_hex("a@b.co", keys(1)[0])).encode() + after
+
+
 def test_a_new_key_per_occurrence() -> None:
     out = obfuscator(random=random.Random(1)).rewrite(b"<p>a@b.co a@b.co a@b.co a@b.co</p>")
     codes = re.findall(rb'data-cfemail="([0-9a-f]+)"', out)

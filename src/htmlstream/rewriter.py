@@ -40,7 +40,13 @@ from typing import IO, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, over
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
-from htmlstream._engine.rules import CompiledRules, MetaCharsetRule, RewriterSettings, Rules
+from htmlstream._engine.rules import (
+    CompiledRules,
+    MetaCharsetRule,
+    RewriterSettings,
+    Rules,
+    TextFilter,
+)
 from htmlstream._engine.stream import RewriterStream, check_encoding
 from htmlstream.encoding import Encoding
 from htmlstream.errors import ParseErrorCallback
@@ -96,6 +102,14 @@ def _method(obj: object, name: str) -> Callable[..., Any] | None:
     return fn if callable(fn) else None
 
 
+def _text_filter(chars: str | None) -> TextFilter | None:
+    if chars is None:
+        return None
+    if not isinstance(chars, str):
+        raise TypeError(f"text_filter must be a str, not {type(chars).__name__}")
+    return TextFilter(chars)
+
+
 class _Setting(Generic[T]):
     """A Rewriter attribute kept in the rewriter's RewriterSettings, whose C fields every
     stream reads when it opens (no attribute look-up on the rewriter per setting)."""
@@ -126,6 +140,12 @@ class _RulesSetting(_Setting[T]):
         rewriter._compiled = None
 
 
+#: A handler list's entries: ``(seq, fn)``, or ``(seq, fn, filter)`` for a text handler
+#: registered with ``text_filter=``.
+_Entries: TypeAlias = list[
+    tuple[int, Callable[..., Any]] | tuple[int, Callable[..., Any], TextFilter]]
+
+
 class _Rule:
     __slots__ = ("comments", "element", "implied", "selector", "source", "text")
 
@@ -133,9 +153,9 @@ class _Rule:
         self.source = source
         self.selector = selector
         self.implied = implied
-        self.element: list[tuple[int, Callable[..., Any]]] = []
-        self.text: list[tuple[int, Callable[..., Any]]] = []
-        self.comments: list[tuple[int, Callable[..., Any]]] = []
+        self.element: _Entries = []
+        self.text: _Entries = []
+        self.comments: _Entries = []
 
 
 class Rewriter:
@@ -252,9 +272,9 @@ class Rewriter:
         self.max_buffer_size = max_buffer_size
         self.on_error = on_error
         self._rules: list[_Rule] = []
-        self._doc_text: list[tuple[int, Callable[..., Any]]] = []
-        self._doc_comments: list[tuple[int, Callable[..., Any]]] = []
-        self._doc_doctype: list[tuple[int, Callable[..., Any]]] = []
+        self._doc_text: _Entries = []
+        self._doc_comments: _Entries = []
+        self._doc_doctype: _Entries = []
         self._doc_end: list[Callable[..., Any]] = []
         self._seq = 0
         self._lock = threading.Lock()
@@ -279,6 +299,7 @@ class Rewriter:
         comments: CommentHandler | None = None,
         namespaces: Mapping[str, str] | None = None,
         implied: bool = False,
+        text_filter: str | None = None,
     ) -> Rewriter:
         """Run handlers on the elements ``selector`` matches (and on the text and comments
         inside them, descendants included).
@@ -300,6 +321,16 @@ class Rewriter:
         ends (its end tag if the source has one, else a zero-width implicit EndTag).  Other
         implied elements (``tbody``, ``tr``, ``colgroup``, re-opened formatting elements) are
         not included.  Rules without ``implied=True`` never see implied elements.
+
+        ``text_filter`` (a few ASCII characters, e.g. ``"@"``) spares the text handler the text
+        that cannot concern it, without a Python call: a text node that comes in one piece
+        (one :class:`~htmlstream.TextChunk`, its ``last_in_text_node`` true) goes to the handler
+        only if its raw bytes hold one of the characters.  Every piece of a text node that
+        comes in several pieces (cut where a chunk of input ends, or where the open elements
+        change) goes to it whatever the pieces hold, so a handler that carries the end of one
+        piece over to the next sees the node to its last piece.  The test is on the raw bytes,
+        before other handlers change the chunk: a character written as a character reference
+        (``&#64;``) is not found (add ``"&"`` to the filter to be handed such text too).
         """
         if handler is not None:
             element = element or _method(handler, "element")
@@ -307,10 +338,11 @@ class Rewriter:
             comments = comments or _method(handler, "comments")
             if element is None and text is None and comments is None:
                 raise TypeError("the handler object has no element, text or comments method")
+        filter_ = _text_filter(text_filter)
         rule = _Rule(selector, parse_selector(selector, namespaces), bool(implied))
         with self._lock:
-            self._add_handlers(((element, rule.element), (text, rule.text),
-                                (comments, rule.comments)))
+            self._add_handlers(((element, rule.element, None), (text, rule.text, filter_),
+                                (comments, rule.comments, None)))
             self._rules.append(rule)
             self._compiled = None
         return self
@@ -323,18 +355,23 @@ class Rewriter:
         comments: CommentHandler | None = None,
         text: TextHandler | None = None,
         end: EndHandler | None = None,
+        text_filter: str | None = None,
     ) -> Rewriter:
         """Run handlers on the whole document: its doctype, every comment, every text chunk,
-        and its end (``end`` handlers run in registration order)."""
+        and its end (``end`` handlers run in registration order).  ``text_filter``: as in
+        :meth:`on`, the text handler gets a text node that comes in one piece only if it holds
+        one of these characters."""
         if handler is not None:
             doctype = doctype or _method(handler, "doctype")
             comments = comments or _method(handler, "comments")
             text = text or _method(handler, "text")
             end = end or _method(handler, "end")
         _check_callable(end)
+        filter_ = _text_filter(text_filter)
         with self._lock:
-            self._add_handlers(((doctype, self._doc_doctype), (comments, self._doc_comments),
-                                (text, self._doc_text)))
+            self._add_handlers(((doctype, self._doc_doctype, None),
+                                (comments, self._doc_comments, None),
+                                (text, self._doc_text, filter_)))
             if end is not None:
                 self._doc_end.append(end)
             self._compiled = None
@@ -366,10 +403,15 @@ class Rewriter:
         return self._decorator(selector, "element", namespaces, implied)
 
     def text(
-        self, selector: str, *, namespaces: Mapping[str, str] | None = None
+        self, selector: str, *, namespaces: Mapping[str, str] | None = None,
+        text_filter: str | None = None,
     ) -> Callable[[_T], _T]:
-        """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)``."""
-        return self._decorator(selector, "text", namespaces)
+        """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)`` (``text_filter``: see
+        :meth:`on`)."""
+        def register(fn: _T) -> _T:
+            self.on(selector, namespaces=namespaces, text=fn, text_filter=text_filter)
+            return fn
+        return register
 
     def comments(
         self, selector: str, *, namespaces: Mapping[str, str] | None = None
@@ -388,14 +430,17 @@ class Rewriter:
             return fn
         return register
 
-    def _add_handlers(self, pairs: tuple[tuple[object, list[tuple[int, Any]]], ...]) -> None:
-        """Append each handler to its list with the next sequence number (lock held); all are
-        checked first, so a bad one adds none."""
-        for fn, _ in pairs:
+    def _add_handlers(
+        self, triples: tuple[tuple[Callable[..., Any] | None, _Entries, TextFilter | None], ...]
+    ) -> None:
+        """Append each handler to its list with the next sequence number (and its text filter,
+        if any) (lock held); all are checked first, so a bad one adds none."""
+        for fn, _, _ in triples:
             _check_callable(fn)
-        for fn, where in pairs:
+        for fn, where, filter_ in triples:
             if fn is not None:
-                where.append((self._next(), fn))
+                where.append((self._next(), fn) if filter_ is None
+                             else (self._next(), fn, filter_))
 
     def _compiled_rules(self) -> CompiledRules:
         """What a stream needs from the rewriter: the rules as they are now, compiled, and the
@@ -407,8 +452,7 @@ class Rewriter:
             if self._compiled is None:
                 rules = list(self._rules)
                 selectors = [r.selector for r in rules]
-                element: list[list[tuple[int, Callable[..., Any]]]] = [list(r.element)
-                                                                       for r in rules]
+                element: list[_Entries] = [list(r.element) for r in rules]
                 text = [list(r.text) for r in rules]
                 comments = [list(r.comments) for r in rules]
                 implied = [list(r.element) if r.implied else [] for r in rules]

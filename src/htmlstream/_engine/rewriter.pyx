@@ -48,7 +48,7 @@ from htmlstream._engine.constants cimport DATA as T_DATA
 from htmlstream._engine.elements cimport OpenElement, OpenElements
 from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.output cimport Output, input_slice, write_to
-from htmlstream._engine.rules cimport MetaCharsetRule, Rules
+from htmlstream._engine.rules cimport MetaCharsetRule, Rules, TextFilter
 from htmlstream._engine.sink cimport context_of
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport (
@@ -98,6 +98,8 @@ cdef str _end_name(Element el):
 
 #: The active_counts of a sink with no rules (never changed: it has no index to change).
 cdef list _NO_RULES = []
+#: No text handler gets the text (text_passing; never changed).
+cdef list _NO_HANDLERS = []
 
 
 @cython.final
@@ -118,6 +120,8 @@ cdef class RewriteSink(OpenElements):
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
     cdef bint in_text_sync
+    cdef bint text_open                 # the text node of the last piece goes on (it was not
+                                        # its last piece): the next piece is not its first
     # captures in progress (capture.pyx; None while there are none): of text, fed at each
     # text piece; of HTML, fed at each chunk end; and those of the element whose handlers just
     # ran, for start_element to keep in its state
@@ -148,6 +152,7 @@ cdef class RewriteSink(OpenElements):
         self.in_handler = False
         self.ignored_text = False
         self.in_text_sync = False
+        self.text_open = False
         self.text_caps = None
         self.html_caps = None
         self.pending_caps = None
@@ -235,6 +240,7 @@ cdef class RewriteSink(OpenElements):
                      bint last) except -1:
         cdef list handlers
         cdef TextChunk chunk
+        cdef bint one_piece
         cdef int escape_before = 0
         cdef int escape_after = 0
         if text_type == T_CDATA:
@@ -242,10 +248,17 @@ cdef class RewriteSink(OpenElements):
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
             return self.text_with_stack_change(lx, start, end, content_start, content_end,
                                                text_type, last)
+        one_piece = not self.text_open  # (and last: the node comes in one piece)
+        if last:
+            self.text_open = False
+        elif content_end > content_start:   # (an empty piece that is not last is dropped)
+            self.text_open = True
         handlers = self.active_text
         if self.depth == 1 and handlers is not self.rules.doc_text and (
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
+        if self.rules.any_text_filter and one_piece and last and handlers:
+            handlers = self.text_passing(handlers, lx, content_start, content_end)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
             escape_after = self.output.script_now
@@ -292,6 +305,34 @@ cdef class RewriteSink(OpenElements):
         if text_type == T_SCRIPT and last:
             self.output.script_copied(escape_after, escape_after, content_end, content_end, True)
         return 0
+
+    cdef list text_passing(self, list handlers, Lexer lx, Py_ssize_t start, Py_ssize_t end):
+        """The handlers that get a text node that comes whole in one piece (``start`` to
+        ``end``): those without a filter, and those whose filter finds one of its characters
+        in it.  (A piece of a node in several pieces goes to every handler: one that carries
+        state from piece to piece sees them all.)"""
+        cdef list passing = None
+        cdef TextFilter f, seen = None
+        cdef bint hit = False
+        cdef const unsigned char* p = lx.data + (start - lx.base)
+        cdef Py_ssize_t i, n = len(handlers)
+        cdef tuple entry
+        for i in range(n):
+            entry = <tuple>handlers[i]
+            if len(entry) == 3:
+                f = <TextFilter>entry[2]
+                if f is not seen:
+                    seen = f
+                    hit = f.found(p, end - start)
+                if not hit:
+                    if passing is None:
+                        passing = _NO_HANDLERS if i == 0 else handlers[:i]
+                    continue
+            if passing is not None:
+                if passing is _NO_HANDLERS:
+                    passing = []
+                passing.append(entry)
+        return handlers if passing is None else passing
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                         Py_ssize_t content_start, Py_ssize_t content_end) except -1:
@@ -933,16 +974,41 @@ cdef class RewriteSink(OpenElements):
         return comments
 
     cdef int refresh_active(self) except -1:
-        text = list(self.rules.doc_text)
-        comments = list(self.rules.doc_comments)
-        for r, count in enumerate(self.active_counts):
-            if count:
-                text.extend(self.rules.text_handlers[r])
-                comments.extend(self.rules.comment_handlers[r])
-        text.sort(key=_seq)
-        comments.sort(key=_seq)
-        self.active_text = text
-        self.active_comments = comments
+        """Put in force the text and comment handlers of the document and of the rules that
+        some open element activated (``active_counts``).  The lists for each set of active
+        rules are made once per Rules and shared (they are never changed in place): an
+        element that comes and goes (a scoped rule on ``a``) costs a look-up, not a sort."""
+        cdef Rules rules = self.rules
+        cdef list counts = self.active_counts
+        cdef Py_ssize_t r, n = len(counts)
+        cdef uint64_t mask = 0
+        cdef tuple lists
+        if n <= 64:
+            for r in range(n):
+                if counts[r]:
+                    mask |= (<uint64_t>1) << r
+            if mask == 0:
+                self.active_text = rules.doc_text
+                self.active_comments = rules.doc_comments
+                return 0
+            key = mask
+        else:
+            key = tuple([r for r in range(n) if counts[r]])
+        lists = rules.active_cache.get(key)
+        if lists is None:
+            text = list(rules.doc_text)
+            comments = list(rules.doc_comments)
+            for r in range(n):
+                if counts[r]:
+                    text.extend(rules.text_handlers[r])
+                    comments.extend(rules.comment_handlers[r])
+            text.sort(key=_seq)
+            comments.sort(key=_seq)
+            lists = (text, comments)
+            if len(rules.active_cache) < 1024:      # (a bound for selectors by the thousand)
+                rules.active_cache[key] = lists
+        self.active_text = <list>lists[0]
+        self.active_comments = <list>lists[1]
         return 0
 
     # ------------------------------------------------------------------ the end

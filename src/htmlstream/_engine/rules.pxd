@@ -33,6 +33,9 @@ cdef class Rules:
     # else []; any_implied: some rule's do
     cdef public list implied_handlers
     cdef public bint any_implied
+    cdef public bint any_text_filter    # some text handler has a TextFilter (see on_text)
+    cdef public dict active_cache       # active rules (a mask) -> (text, comment handlers)
+                                        # in force (see RewriteSink.refresh_active)
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags
@@ -47,6 +50,13 @@ cdef class CompiledRules:
     cdef dict by_codec                  # codec -> Rules (first, and the others at first use)
     cdef object lock
     cpdef Rules for_codec(self, str codec)
+
+
+# What a filtered text handler waits for: its entry in a handler list is (seq, fn, TextFilter).
+cdef class TextFilter:
+    cdef readonly bytes chars           # the filter's bytes (ASCII), each once
+    cdef unsigned char table[256]       # 1 for each of them
+    cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept
 
 
 # The handler of the <meta charset> rule (Rewriter(adjust_charset_on_meta_tag=True)): not

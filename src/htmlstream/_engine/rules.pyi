@@ -8,7 +8,9 @@ from typing_extensions import disjoint_base
 from htmlstream._engine.matcher import Program
 from htmlstream.selectors import SelectorList
 
-_Handlers: TypeAlias = list[tuple[int, Callable[..., Any]]]
+# (seq, fn), or (seq, fn, filter) for a text handler registered with text_filter=
+_Handlers: TypeAlias = list[
+    tuple[int, Callable[..., Any]] | tuple[int, Callable[..., Any], TextFilter]]
 
 # A Rewriter's settings (its attributes of these names are kept here), read by every stream.
 @disjoint_base
@@ -45,6 +47,9 @@ class Rules:
     # Per rule: its element handlers if they also run for implied elements, else [].
     implied_handlers: list[_Handlers]
     any_implied: bool
+    any_text_filter: bool
+    # active rules (a bit mask, or a tuple of indices) -> the text and comment handlers in force
+    active_cache: dict[int | tuple[int, ...], tuple[_Handlers, _Handlers]]
     # Names of the start tags whose attributes a rule may read, or None for every start tag.
     attribute_tags: tuple[str, ...] | None
     def __init__(
@@ -78,6 +83,13 @@ class CompiledRules:
         meta_rule: bool,
     ) -> None: ...
     def for_codec(self, codec: str) -> Rules: ...
+
+# The characters a filtered text handler waits for (Rewriter.on(text_filter=...)).
+@disjoint_base
+class TextFilter:
+    @property
+    def chars(self) -> bytes: ...
+    def __init__(self, chars: str) -> None: ...
 
 # The handler of the internal <meta charset> rule (the sink hands the element to its stream).
 class MetaCharsetRule:

@@ -10,6 +10,8 @@ one when a ``<meta charset>`` switches the encoding mid-document (:meth:`Compile
 
 import threading
 
+from libc.string cimport memchr, memset
+
 from htmlstream._engine.matcher cimport Program
 
 
@@ -46,8 +48,11 @@ cdef class Rules:
         self.implied_handlers = (implied_handlers if implied_handlers is not None
                                  else [[] for _ in element_handlers])
         self.any_implied = any(self.implied_handlers)
+        self.any_text_filter = any(len(e) == 3 for e in doc_text) or any(
+            len(e) == 3 for handlers in text_handlers for e in handlers)
         self.attribute_tags = None
         self.attribute_policy = None
+        self.active_cache = {}
 
 
 cdef class CompiledRules:
@@ -90,6 +95,52 @@ cdef class CompiledRules:
                 rules.attribute_tags = first.attribute_tags
                 self.by_codec[codec] = rules
         return rules
+
+
+cdef class TextFilter:
+    """The characters a text handler registered with ``text_filter=`` waits for
+    (:meth:`htmlstream.Rewriter.on`): the sink hands it a text node that comes in one piece only
+    when the piece's bytes hold one of them.
+
+    Args:
+        chars: ASCII characters (the raw bytes of text in any encoding a handler can read hold
+            an ASCII character as that one byte).
+    """
+
+    def __init__(self, str chars):
+        if not chars or not chars.isascii():
+            raise ValueError(f"text_filter must be a non-empty string of ASCII characters, "
+                             f"not {chars!r}")
+        self.chars = bytes(sorted(set(chars.encode("ascii"))))
+        memset(self.table, 0, sizeof(self.table))
+        for c in self.chars:
+            self.table[c] = 1
+
+    cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept:
+        """Whether the ``n`` bytes at ``p`` hold one of the characters."""
+        cdef Py_ssize_t i, k = len(self.chars)
+        cdef const unsigned char* c = self.chars
+        if k <= 3:          # (memchr's vector scan, once per character)
+            for i in range(k):
+                if memchr(p, c[i], n) != NULL:
+                    return True
+            return False
+        for i in range(n):
+            if self.table[p[i]]:
+                return True
+        return False
+
+    def __reduce__(self):
+        return (TextFilter, (self.chars.decode("ascii"),))
+
+    def __eq__(self, other):
+        return type(other) is TextFilter and (<TextFilter>other).chars == self.chars
+
+    def __hash__(self):
+        return hash(self.chars)
+
+    def __repr__(self):
+        return f"TextFilter({self.chars.decode('ascii')!r})"
 
 
 cdef class MetaCharsetRule:

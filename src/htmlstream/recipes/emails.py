@@ -122,8 +122,16 @@ def find_addresses(text: str) -> list[tuple[int, int]]:
 
 def encode_hex(address: str, key: int) -> str:
     """``address`` in Cloudflare's format: ``key`` (0-255), then each UTF-8 byte XOR ``key``."""
-    data = address.encode("utf-8")
-    return bytes([key, *(b ^ key for b in data)]).hex()
+    if not 0 <= key <= 255:
+        raise ValueError(f"key {key!r} is not in range(256)")
+    table = _XOR_TABLES[key]
+    if table is None:
+        table = _XOR_TABLES[key] = bytes(b ^ key for b in range(256))
+    return f"{key:02x}{address.encode('utf-8').translate(table).hex()}"
+
+
+#: Per key, the byte translation table that XORs with it (made at first use).
+_XOR_TABLES: list[bytes | None] = [None] * 256
 
 
 def decode_hex(encoded: str) -> str | None:
@@ -186,7 +194,7 @@ class _State:
         self.pending = b""       # the bytes of a character the last chunk ended in the middle of
         self.long_run = False    # inside a run longer than MAX_RUN: passed on, not searched
         self.skip = 0            # depth of elements whose content is not touched
-        self.link = 0            # depth of <a> elements
+        self.link = False        # the chunk being handled is in a link (set by the "a" rule)
         self.off = False         # inside <!--email_off--> ... <!--/email_off-->
         self.count = 0           # addresses and links obfuscated
         self.inserted = False    # the decoder script is in the output
@@ -249,18 +257,20 @@ class ObfuscateEmails:
         def leave_skip(end: EndTag) -> None:
             end.context[_CONTEXT_KEY].skip -= 1
 
-        def enter_link(el: Element) -> None:
-            state_of(el.context).link += 1
-            el.on_end_tag(leave_link)
-
-        def leave_link(end: EndTag) -> None:
-            end.context[_CONTEXT_KEY].link -= 1
+        # Text in a link: the rule on "a" puts this handler in force for the content of every
+        # <a> (implied and re-opened ones too); it runs before the document's text handler, on
+        # the same chunks (the same filter), and marks the chunk for it.
+        def in_link(chunk: TextChunk) -> None:
+            state_of(chunk.context).link = True
 
         rewriter.on(_SKIP_SELECTOR, element=enter_skip)
         rewriter.on_document(comments=self._comment(state_of))
         if self.text:
-            rewriter.on("a", element=enter_link)
-            rewriter.on_document(text=self._text(state_of))
+            # (the engine hands the text handlers only text that may hold an address: a text
+            # node in one piece with an "@"; a node in several pieces, piece by piece, so that
+            # the carry goes on to its end)
+            rewriter.on("a", text=in_link, text_filter="@")
+            rewriter.on_document(text=self._text(state_of), text_filter="@")
         if self.links:
             rewriter.on('a[href*="mailto:" i], area[href*="mailto:" i]',
                         element=self._mailto(state_of))
@@ -358,6 +368,10 @@ class ObfuscateEmails:
             raw = chunk.raw
             ctx = chunk.context
             st = ctx.get(_CONTEXT_KEY)
+            in_link = False
+            if st is not None and st.link:
+                in_link = True
+                st.link = False
             # The common case first: no "@", nothing held back before, nothing to hold back.
             if b"@" not in raw and (st is None or not (st.carry or st.pending or st.long_run)) \
                     and (not raw or raw[-1] in _BOUNDARY_BYTES or chunk.last_in_text_node):
@@ -400,7 +414,6 @@ class ObfuscateEmails:
                 return
             out = [s[:begin]] if begin else []
             pos = begin
-            in_link = st.link > 0
             for start, end in spans:
                 start += begin
                 end += begin
