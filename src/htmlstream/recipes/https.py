@@ -410,8 +410,9 @@ _SRCSET_ATTRS = ("srcset", "imagesrcset")
 _SVG = "http://www.w3.org/2000/svg"
 _HTML = "http://www.w3.org/1999/xhtml"
 _NAV_TAGS = ("a", "area")
-#: The SVG elements with an ``href`` other than ``<a>`` (a navigation: ``links``) (SVG 2 and the obsolete ones browsers still read; named,
-#: not ``svg *``: a name is looked up once per tag, a combinator follows every open element).
+#: The SVG elements with an ``href`` (SVG 2's and the obsolete ones browsers still read),
+#: ``<a>`` aside (a navigation: ``links``); named, not ``svg *``: a name is looked up once per
+#: tag, a combinator follows every open element.
 _SVG_HREF_TAGS = ("image", "use", "feImage", "script", "pattern", "linearGradient",
                   "radialGradient", "textPath", "mpath", "filter", "cursor", "tref", "animate",
                   "animateMotion", "animateTransform", "animateColor", "set", "discard")
