@@ -59,6 +59,7 @@ cdef class Output:
     cdef int flush(self, Py_ssize_t upto, bytes whole) except -1
     cdef bytes take(self)
     cdef Py_ssize_t hazard(self, int ctx) noexcept
+    cdef bint is_whole(self, Lexer lx, Py_ssize_t m, bytes whole) noexcept
     cdef int divert(self, int ctx) except -1
     cdef int start_guard(self, int ctx) except -1
     cdef int check_guard(self) except -1

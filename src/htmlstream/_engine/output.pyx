@@ -84,6 +84,56 @@ cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
     return True
 
 
+cdef Py_ssize_t hazard_in(const unsigned char* o, Py_ssize_t n, int ctx, bint utf8) noexcept:
+    """How many bytes at the end of ``o[:n]`` more bytes could read differently, for text read
+    as ``ctx`` (0: none)."""
+    cdef Py_ssize_t i, k, a
+    cdef unsigned char c
+    if n == 0:
+        return 0
+    c = o[n - 1]
+    if c == 0x0D:                               # CR: CR LF is one newline
+        return 1
+    if c >= 0x80 and utf8:                      # an incomplete UTF-8 sequence
+        i = n - 1
+        k = 0
+        while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
+            i -= 1
+            k += 1
+        return n - i if _utf8_prefix(o + i, k + 1) else 0
+    if ctx <= T_RCDATA:
+        if c == 0x3C:                           # '<'
+            return 1
+        if c == 0x3E or c == 0x20 or c == 0x0A:  # '>', space, LF (the usual ends): none
+            return 0
+        # one scan back over the alphanumeric end: where its letters begin (a) and where
+        # it begins (i)
+        i = n
+        a = -1
+        while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
+            if a < 0 and not is_alpha(o[i - 1]):
+                a = i
+            i -= 1
+        if a < 0:
+            a = i
+        if n - a <= 40 and a >= 2 and o[a - 1] == 0x2F and o[a - 2] == 0x3C:   # '</name'
+            # (a name of at most 40 letters)
+            return n - a + 2
+        if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
+            return n - i + 1
+        if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
+            return n - i + 2
+        return 0
+    if ctx == T_PLAINTEXT:
+        return 0
+    # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
+    k = n - CLOSER_REACH if n > CLOSER_REACH else 0
+    for i in range(k, n):
+        if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
+            return n - i
+    return 0
+
+
 cdef int write_to(object output, const unsigned char* p, Py_ssize_t n) except -1:
     """A WriteFn (units.pxd) for Output.write."""
     return (<Output>output).write(p, n)
@@ -198,26 +248,41 @@ cdef class Output:
         cdef Lexer lx = self.lx
         cdef Py_ssize_t m, k
         cdef bytes b
-        if not self.may_change and self.out_len == 0 and upto > self.out_pos:
-            # Nothing can change the output, which is the input: make the bytes take() returns
-            # straight from the window (one copy, not two through the output buffer).
+        if self.out_len == 0 and upto > self.out_pos:
             m = upto - self.out_pos
-            if self.ready is None:
-                if whole is not None and self.out_pos == lx.base \
-                        and m == lx.data_len and m == PyBytes_GET_SIZE(whole) \
-                        and lx.data == <const unsigned char*>PyBytes_AS_STRING(whole):
-                    self.ready = whole          # the chunk read in place, all of it: no copy
-                else:
-                    self.ready = input_slice(lx, self.out_pos, upto)
-            else:       # (a second flush before take(): one bytes object for both)
-                k = len(self.ready)
-                b = PyBytes_FromStringAndSize(NULL, k + m)
-                memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
-                memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
-                self.ready = b
-            self.out_pos = upto
-            return 0
+            if not self.may_change:
+                # Nothing can change the output, which is the input: make the bytes take()
+                # returns straight from the window (one copy, not two through the output
+                # buffer).
+                if self.ready is None:
+                    if self.is_whole(lx, m, whole):
+                        self.ready = whole          # the chunk read in place, all of it: no copy
+                    else:
+                        self.ready = input_slice(lx, self.out_pos, upto)
+                else:       # (a second flush before take(): one bytes object for both)
+                    k = len(self.ready)
+                    b = PyBytes_FromStringAndSize(NULL, k + m)
+                    memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
+                    memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
+                    self.ready = b
+                self.out_pos = upto
+                return 0
+            if (self.ready is None and not self.skipping and self.guard_ctx < 0
+                    and self.is_whole(lx, m, whole)
+                    and hazard_in(lx.data, m, lx.text_type, self.utf8) == 0):
+                # The whole chunk, read in place, goes out unchanged and no seam can have to
+                # rewrite its end (what take() would keep): it is the output, with no copy.
+                self.ready = whole
+                self.out_pos = upto
+                self.verb_end_out = -1      # (no longer in the buffer)
+                return 0
         return self.copy_input(upto)
+
+    cdef bint is_whole(self, Lexer lx, Py_ssize_t m, bytes whole) noexcept:
+        """Whether the next ``m`` bytes to write are all of ``whole``, read in place."""
+        return (whole is not None and self.out_pos == lx.base and m == lx.data_len
+                and m == PyBytes_GET_SIZE(whole)
+                and lx.data == <const unsigned char*>PyBytes_AS_STRING(whole))
 
     cdef bytes take(self):
         """The output assembled so far (and forget it).  While the stream runs, an end that
@@ -253,46 +318,7 @@ cdef class Output:
     cdef Py_ssize_t hazard(self, int ctx) noexcept:
         """How many bytes at the end of the output more bytes could read differently, for text
         read as ``ctx`` (0: none)."""
-        cdef const unsigned char* o = self.out
-        cdef Py_ssize_t n = self.out_len
-        cdef Py_ssize_t i, k
-        cdef unsigned char c
-        if n == 0:
-            return 0
-        c = o[n - 1]
-        if c == 0x0D:                               # CR: CR LF is one newline
-            return 1
-        if c >= 0x80 and self.utf8:                 # an incomplete UTF-8 sequence
-            i = n - 1
-            k = 0
-            while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
-                i -= 1
-                k += 1
-            return n - i if _utf8_prefix(o + i, k + 1) else 0
-        if ctx <= T_RCDATA:
-            if c == 0x3C:                           # '<'
-                return 1
-            i = n
-            while i > 0 and n - i < 40 and is_alpha(o[i - 1]):
-                i -= 1
-            if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
-                return n - i + 2
-            i = n
-            while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
-                i -= 1
-            if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
-                return n - i + 1
-            if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
-                return n - i + 2
-            return 0
-        if ctx == T_PLAINTEXT:
-            return 0
-        # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
-        k = n - CLOSER_REACH if n > CLOSER_REACH else 0
-        for i in range(k, n):
-            if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
-                return n - i
-        return 0
+        return hazard_in(self.out, self.out_len, ctx, self.utf8)
 
     cdef int divert(self, int ctx) except -1:
         """The output is about to go on with something else than the input that followed it
