@@ -157,6 +157,8 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
 # time (doubling) until the token is finished, then read in place (Lexer.finish_carried).
 cdef enum:
     CARRY_STEP = 1024
+    CARRY_FIRST = 128
+    CARRY_SMALL = 256
 
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
@@ -437,7 +439,7 @@ cdef class Lexer:
             self.data_len = n
             self.base = self.stream_len
             self.stream_len += n
-        elif n <= 2 * CARRY_STEP:
+        elif n <= CARRY_SMALL:
             self.append(chunk, n)
             self.stream_len += n
         else:
@@ -465,7 +467,7 @@ cdef class Lexer:
         (else, all of it copied, the window is the whole).  The shorter windows are not chunk
         ends: no text is handed over at their ends."""
         cdef Py_ssize_t chunk_base = self.stream_len
-        cdef Py_ssize_t taken = 0, step = CARRY_STEP, m
+        cdef Py_ssize_t taken = 0, step = CARRY_STEP if n > 2 * CARRY_STEP else CARRY_FIRST, m
         self.stream_len += n
         while True:
             m = n - taken if n - taken < step else step
@@ -1020,6 +1022,10 @@ cdef class Lexer:
         # A trailing CR may be the first half of CRLF.
         if d[q - 1] == 0x0D:
             q -= 1
+        if q > lo:
+            c = d[q - 1]
+            if c < 0x80 and not is_alnum(c) and c != 0x26 and c != 0x23:
+                return q        # (the usual ends: '>', white space...: nothing to hold)
         # A partial character reference (only text types that have them).
         if self.text_type == DATA or self.text_type == RCDATA:
             i = q

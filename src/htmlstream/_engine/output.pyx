@@ -104,8 +104,8 @@ cdef Py_ssize_t hazard_in(const unsigned char* o, Py_ssize_t n, int ctx, bint ut
     if ctx <= T_RCDATA:
         if c == 0x3C:                           # '<'
             return 1
-        if c == 0x3E or c == 0x20 or c == 0x0A:  # '>', space, LF (the usual ends): none
-            return 0
+        if not is_alnum(c) and c != 0x26 and c != 0x23 and c != 0x2F:
+            return 0                            # (the usual ends: '>', white space...)
         # one scan back over the alphanumeric end: where its letters begin (a) and where
         # it begins (i)
         i = n
