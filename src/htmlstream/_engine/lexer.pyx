@@ -157,8 +157,6 @@ cdef inline int match_ci(const unsigned char* p, Py_ssize_t avail, const char* w
 # time (doubling) until the token is finished, then read in place (Lexer.finish_carried).
 cdef enum:
     CARRY_STEP = 1024
-    CARRY_FIRST = 128
-    CARRY_SMALL = 256
 
 cdef uint64_t SCRIPT_HASH = hash_bytes(<const unsigned char*>b"script", 6)
 
@@ -439,7 +437,7 @@ cdef class Lexer:
             self.data_len = n
             self.base = self.stream_len
             self.stream_len += n
-        elif n <= CARRY_SMALL:
+        elif n <= 2 * CARRY_STEP:
             self.append(chunk, n)
             self.stream_len += n
         else:
@@ -467,7 +465,7 @@ cdef class Lexer:
         (else, all of it copied, the window is the whole).  The shorter windows are not chunk
         ends: no text is handed over at their ends."""
         cdef Py_ssize_t chunk_base = self.stream_len
-        cdef Py_ssize_t taken = 0, step = CARRY_STEP if n > 2 * CARRY_STEP else CARRY_FIRST, m
+        cdef Py_ssize_t taken = 0, step = CARRY_STEP, m
         self.stream_len += n
         while True:
             m = n - taken if n - taken < step else step

@@ -49,7 +49,8 @@ cdef class Output:
     # output made by flush while no handler can change anything, ahead of out[:out_len]
     cdef bytes ready
     # with handlers that may change it, the output's end still in the chunk read in place:
-    # pend[pend_off:pend_off + pend_len] (written by take(); see flush)
+    # pend[pend_off:pend_off + pend_len] (written by take(); see flush).  Set by the flush at
+    # a chunk's end, the lexer's last step: nothing is written between it and take()
     cdef bytes pend
     cdef Py_ssize_t pend_off
     cdef Py_ssize_t pend_len
