@@ -1105,6 +1105,10 @@ cdef class Lexer:
         # A trailing CR may be the first half of CRLF.
         if d[q - 1] == 0x0D:
             q -= 1
+        if q > lo:
+            c = d[q - 1]
+            if c < 0x80 and not is_alnum(c) and c != 0x26 and c != 0x23:
+                return q        # (the usual ends: '>', white space...: nothing to hold)
         # A partial character reference (only text types that have them).
         if self.text_type == DATA or self.text_type == RCDATA:
             i = q

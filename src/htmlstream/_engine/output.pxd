@@ -48,6 +48,12 @@ cdef class Output:
     cdef Py_ssize_t script_end
     # output made by flush while no handler can change anything, ahead of out[:out_len]
     cdef bytes ready
+    # with handlers that may change it, the output's end still in the chunk read in place:
+    # pend[pend_off:pend_off + pend_len] (written by take(); see flush).  Set by the flush at
+    # a chunk's end, the lexer's last step: nothing is written between it and take()
+    cdef bytes pend
+    cdef Py_ssize_t pend_off
+    cdef Py_ssize_t pend_len
 
     cdef int init(self, str encoding, bint may_change) except -1
     cdef int set_encoding(self, str encoding) except -1
@@ -58,7 +64,9 @@ cdef class Output:
     cdef int copy_input(self, Py_ssize_t upto) except -1
     cdef int flush(self, Py_ssize_t upto, bytes whole) except -1
     cdef bytes take(self)
+    cdef bytes take_pending(self)
     cdef Py_ssize_t hazard(self, int ctx) noexcept
+    cdef bint is_whole(self, Lexer lx, Py_ssize_t m, bytes whole) noexcept
     cdef int divert(self, int ctx) except -1
     cdef int start_guard(self, int ctx) except -1
     cdef int check_guard(self) except -1

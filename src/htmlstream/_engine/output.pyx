@@ -84,6 +84,64 @@ cdef bint _utf8_prefix(const unsigned char* p, Py_ssize_t n) noexcept:
     return True
 
 
+cdef Py_ssize_t hazard_in(const unsigned char* o, Py_ssize_t n, int ctx, bint utf8,
+                          bint partial) noexcept:
+    """How many bytes at the end of ``o[:n]`` more bytes could read differently, for text read
+    as ``ctx`` (0: none).  ``partial``: ``o`` is the end of the output, not all of it: -1 if
+    the answer depends on the bytes before it."""
+    cdef Py_ssize_t i, k, a
+    cdef unsigned char c
+    if n == 0:
+        return -1 if partial else 0
+    c = o[n - 1]
+    if c == 0x0D:                               # CR: CR LF is one newline
+        return 1
+    if c >= 0x80 and utf8:                      # an incomplete UTF-8 sequence
+        i = n - 1
+        k = 0
+        while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
+            i -= 1
+            k += 1
+        if partial and i == 0 and k < 3 and (o[0] & 0xC0) == 0x80:
+            return -1
+        return n - i if _utf8_prefix(o + i, k + 1) else 0
+    if ctx <= T_RCDATA:
+        if c == 0x3C:                           # '<'
+            return 1
+        if not is_alnum(c) and c != 0x26 and c != 0x23 and c != 0x2F:
+            return 0                            # (the usual ends: '>', white space...)
+        # one scan back over the alphanumeric end: where its letters begin (a) and where
+        # it begins (i)
+        i = n
+        a = -1
+        while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
+            if a < 0 and not is_alpha(o[i - 1]):
+                a = i
+            i -= 1
+        if partial and i < 2:
+            return -1                           # (the scan or its checks go on before o)
+        if a < 0:
+            a = i
+        if n - a <= 40 and a >= 2 and o[a - 1] == 0x2F and o[a - 2] == 0x3C:   # '</name'
+            # (a name of at most 40 letters)
+            return n - a + 2
+        if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
+            return n - i + 1
+        if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
+            return n - i + 2
+        return 0
+    if ctx == T_PLAINTEXT:
+        return 0
+    # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
+    if partial and n < CLOSER_REACH:
+        return -1
+    k = n - CLOSER_REACH if n > CLOSER_REACH else 0
+    for i in range(k, n):
+        if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
+            return n - i
+    return 0
+
+
 cdef int write_to(object output, const unsigned char* p, Py_ssize_t n) except -1:
     """A WriteFn (units.pxd) for Output.write."""
     return (<Output>output).write(p, n)
@@ -114,6 +172,7 @@ cdef class Output:
         self.verb_end_out = -1
         self.guard_ctx = -1
         self.ready = None
+        self.pend = None
         return self.set_encoding(encoding)
 
     cdef int set_encoding(self, str encoding) except -1:
@@ -198,26 +257,49 @@ cdef class Output:
         cdef Lexer lx = self.lx
         cdef Py_ssize_t m, k
         cdef bytes b
-        if not self.may_change and self.out_len == 0 and upto > self.out_pos:
-            # Nothing can change the output, which is the input: make the bytes take() returns
-            # straight from the window (one copy, not two through the output buffer).
+        if self.out_len == 0 and upto > self.out_pos:
             m = upto - self.out_pos
-            if self.ready is None:
-                if whole is not None and self.out_pos == lx.base \
-                        and m == lx.data_len and m == PyBytes_GET_SIZE(whole) \
-                        and lx.data == <const unsigned char*>PyBytes_AS_STRING(whole):
-                    self.ready = whole          # the chunk read in place, all of it: no copy
-                else:
-                    self.ready = input_slice(lx, self.out_pos, upto)
-            else:       # (a second flush before take(): one bytes object for both)
-                k = len(self.ready)
-                b = PyBytes_FromStringAndSize(NULL, k + m)
-                memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
-                memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
-                self.ready = b
+            if not self.may_change:
+                # Nothing can change the output, which is the input: make the bytes take()
+                # returns straight from the window (one copy, not two through the output
+                # buffer).
+                if self.ready is None:
+                    if self.is_whole(lx, m, whole):
+                        self.ready = whole          # the chunk read in place, all of it: no copy
+                    else:
+                        self.ready = input_slice(lx, self.out_pos, upto)
+                else:       # (a second flush before take(): one bytes object for both)
+                    k = len(self.ready)
+                    b = PyBytes_FromStringAndSize(NULL, k + m)
+                    memcpy(PyBytes_AS_STRING(b), <const char*>self.ready, k)
+                    memcpy(PyBytes_AS_STRING(b) + k, lx.data + (self.out_pos - lx.base), m)
+                    self.ready = b
+                self.out_pos = upto
+                return 0
+        if (self.may_change and whole is not None and upto > self.out_pos
+                and self.pend is None and self.ready is None and not self.skipping
+                and self.guard_ctx < 0 and self.out_pos >= lx.base
+                and lx.data == <const unsigned char*>PyBytes_AS_STRING(whole)):
+            # The chunk read in place: its input up to ``upto`` is written by take(), straight
+            # from the chunk into the bytes it returns (one copy, not two through the buffer;
+            # none when that is all of the chunk).  The bookkeeping is copy_input's.
+            m = upto - self.out_pos
+            if self.out_len != self.verb_end_out or self.out_pos != self.verb_end_pos:
+                self.verb_start_pos = self.out_pos
+            self.verb_end_out = self.out_len + m
+            self.verb_end_pos = upto
+            self.pend = whole
+            self.pend_off = self.out_pos - lx.base
+            self.pend_len = m
             self.out_pos = upto
             return 0
         return self.copy_input(upto)
+
+    cdef bint is_whole(self, Lexer lx, Py_ssize_t m, bytes whole) noexcept:
+        """Whether the next ``m`` bytes to write are all of ``whole``, read in place."""
+        return (whole is not None and self.out_pos == lx.base and m == lx.data_len
+                and m == PyBytes_GET_SIZE(whole)
+                and lx.data == <const unsigned char*>PyBytes_AS_STRING(whole))
 
     cdef bytes take(self):
         """The output assembled so far (and forget it).  While the stream runs, an end that
@@ -231,6 +313,8 @@ cdef class Output:
             if self.out_len == 0:
                 return ready
             return ready + self.take()
+        if self.pend is not None:
+            return self.take_pending()
         if self.may_change and lx is not None and not lx.failed and not lx.closed:
             keep = self.hazard(lx.text_type)
             if self.guard_ctx >= 0:
@@ -248,51 +332,45 @@ cdef class Output:
             self.guard_hi -= n
         return out
 
+    cdef bytes take_pending(self):
+        """take() with the end of the output still in the chunk (``pend``, see flush)."""
+        cdef bytes src = self.pend
+        cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(src) + self.pend_off
+        cdef Py_ssize_t m = self.pend_len
+        cdef Py_ssize_t keep = 0
+        cdef Py_ssize_t n
+        cdef Lexer lx = self.lx
+        cdef bytes out
+        self.pend = None
+        if lx is not None and not lx.failed and not lx.closed:
+            keep = hazard_in(p, m, lx.text_type, self.utf8, True)
+            if keep < 0:
+                # (the end's verdict depends on the output before the chunk: as copy_input)
+                self.write(p, m)
+                return self.take()
+        n = self.out_len + m - keep
+        if self.out_len == 0 and keep == 0 and self.pend_off == 0 \
+                and m == PyBytes_GET_SIZE(src):
+            out = src           # all of the chunk, unchanged: no copy
+        else:
+            out = PyBytes_FromStringAndSize(NULL, n)
+            memcpy(PyBytes_AS_STRING(out), self.out, self.out_len)
+            memcpy(PyBytes_AS_STRING(out) + self.out_len, p, m - keep)
+        self.out_len = 0
+        if keep:        # (what a seam could still have to rewrite stays, as take() keeps it)
+            self.write(p + m - keep, keep)
+        self.verb_end_out -= n
+        self.guard_lo -= n
+        if self.guard_hi >= 0:
+            self.guard_hi -= n
+        return out
+
     # ------------------------------------------------------------------ seams
 
     cdef Py_ssize_t hazard(self, int ctx) noexcept:
         """How many bytes at the end of the output more bytes could read differently, for text
         read as ``ctx`` (0: none)."""
-        cdef const unsigned char* o = self.out
-        cdef Py_ssize_t n = self.out_len
-        cdef Py_ssize_t i, k
-        cdef unsigned char c
-        if n == 0:
-            return 0
-        c = o[n - 1]
-        if c == 0x0D:                               # CR: CR LF is one newline
-            return 1
-        if c >= 0x80 and self.utf8:                 # an incomplete UTF-8 sequence
-            i = n - 1
-            k = 0
-            while i > 0 and k < 3 and (o[i] & 0xC0) == 0x80:
-                i -= 1
-                k += 1
-            return n - i if _utf8_prefix(o + i, k + 1) else 0
-        if ctx <= T_RCDATA:
-            if c == 0x3C:                           # '<'
-                return 1
-            i = n
-            while i > 0 and n - i < 40 and is_alpha(o[i - 1]):
-                i -= 1
-            if i >= 2 and o[i - 1] == 0x2F and o[i - 2] == 0x3C:    # '</name'
-                return n - i + 2
-            i = n
-            while i > 0 and n - i <= 1026 and is_alnum(o[i - 1]):
-                i -= 1
-            if i > 0 and o[i - 1] == 0x26 and n - i <= 33:          # '&name', '&'
-                return n - i + 1
-            if i >= 2 and o[i - 1] == 0x23 and o[i - 2] == 0x26:    # '&#digits', '&#x..'
-                return n - i + 2
-            return 0
-        if ctx == T_PLAINTEXT:
-            return 0
-        # raw text: a closer can start at a '<' (']' in CDATA) among the last bytes
-        k = n - CLOSER_REACH if n > CLOSER_REACH else 0
-        for i in range(k, n):
-            if o[i] == (0x5D if ctx == T_CDATA else 0x3C):
-                return n - i
-        return 0
+        return hazard_in(self.out, self.out_len, ctx, self.utf8, False)
 
     cdef int divert(self, int ctx) except -1:
         """The output is about to go on with something else than the input that followed it
