@@ -1,13 +1,16 @@
 """The lazy open-element mirror (RewriteSink.sync_stack): with selectors that need no matcher
-frames (no combinator, no structural or logical pseudo-class) and no text handlers, the sink
-skips the tags that change the stack only above the elements with work left and whose element
-matches no rule.  Everything a handler sees and everything written must be the same as with
+frames (no combinator, no structural or logical pseudo-class), the sink skips the tags that
+change the stack only above the elements with work left and whose element matches no rule
+(with text or comment handlers, also not a tag that makes elements of no tag of their own, nor
+one before a ``<body>`` exists).  Everything a handler sees and everything written must be the same as with
 the mirror kept exact at every tag (``rewriter._lazy_mirror = False``), for any chunking.
 
 The rule sets put work at elements' ends where the tree builder closes elements in unusual ways
 (implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
-closing ``<head>``, ``</body>``/``</html>`` that close nothing, the end of input), with one set
-that has a combinator (the lazy mirror is off there) as a control.
+closing ``<head>``, ``</body>``/``</html>`` that close nothing, the end of input), or content
+handlers on elements the tree builder makes with no tag (re-opened formatting elements,
+implied ``html``/``head``/``body``/``tbody``/``tr``), with one set that has a combinator (the
+lazy mirror is off there) as a control.
 """
 
 from __future__ import annotations
@@ -102,8 +105,30 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("p", element=_ends(seen, "p"))
         return rw
 
+    def _text(seen: Observed, what: str) -> Callable[[Any], None]:
+        return lambda t: seen.append((what, t.text, t.last_in_text_node))
+
+    def document_text(seen: Observed) -> Rewriter:
+        # (content handlers with a lazy mirror: text split where the simulator changes the
+        # stack, RewriteSink.text_changed_stack)
+        rw = Rewriter()
+        rw.on_document(text=_text(seen, "doc"))
+        rw.on("p", element=_ends(seen, "p", append="+"))
+        rw.on("x-y", element=lambda el: el.remove())
+        return rw
+
+    def scoped_text(seen: Observed) -> Rewriter:
+        # (formatting elements re-opened, implied html/head/body/tbody/tr: made with no tag,
+        # matched all the same, _content_skip_unsafe)
+        rw = Rewriter()
+        for name in ("a", "b", "i", "html", "head", "body", "tbody", "tr", "li", "template"):
+            rw.on(name, text=_text(seen, name), comments=lambda c: seen.append(c.text))
+        rw.on("span", element=_ends(seen, "span", after="~"))
+        rw.on("[href]", text=_text(seen, "@"), text_filter="@")
+        return rw
+
     return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
-                                    combinator, comments)}
+                                    combinator, comments, document_text, scoped_text)}
 
 
 RULE_SETS = _rule_sets()
@@ -136,6 +161,12 @@ EDGE_CASES = [
     b"<template><li>a<p>b</template><li>c",
     b"<frameset><frame></frameset><noframes><p>x</noframes>",
     b"<p><!--c--><b>x<!--d--></b></p>",
+    b"<p><a href=x>1</p>2<img>3<b>4<p>5</b>6<i>7<div>8</i>9</div>a@b",
+    b"  <!--c-->  x<table><td>1<td>2</table><a>3<a>4 a@b</a>",
+    b"<html> <head> </head> t <body> b </body> </html> after",
+    b"<b><p>1</b>2<span>3</span><x-y>4<b>5</x-y>6",
+    b"<head></head><title>X</title><!--c--><p>y",
+    b"</head><title>X</title><style>s</style>",
     b"<nonexistent-xyz>a</nonexistent-xyz><NONEXISTENT-XYZ>",
     b"<html><body><ul><li>x</ul></body></html>tail<ul>open",
     b"text first<ul><li>x",
@@ -208,9 +239,9 @@ def test_lazy_mirror_max_depth() -> None:
     b"<!DOCTYPE html><html><head><title>t</title></head><body><p>a</p>b<div>c</div></body>",
 ])
 def test_document_text_handlers_with_element_rules(doc: bytes) -> None:
-    """A document text handler sees all the text whatever element rules there are (no lazy
-    mirror then: a regression of the merge of implied elements with the lazy mirror lost the
-    text after an <html> or <body> tag), in every chunking."""
+    """A document text handler sees all the text whatever element rules there are (a
+    regression of the merge of implied elements with the lazy mirror lost the text after an
+    <html> or <body> tag), in every chunking."""
     from chunking import chunkings, feed_bytes
 
     def texts(rw: Rewriter, chunks: Sequence[bytes]) -> str:

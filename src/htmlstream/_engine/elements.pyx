@@ -25,7 +25,11 @@ simulator does not simulate, is made there (``implied_at_end``).
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
 kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
 ``implied_rules``, tags that change the stack below index 2 or make transients are never
-skipped, and text is followed while no ``<body>`` is open (it may imply one).
+skipped, and text is followed while no ``<body>`` is open (it may imply one).  With content
+handlers (``lazy_content``: text and comment handlers see the elements they are in), a tag
+before a ``<body>`` exists or one that made elements of no tag of their own (implied, re-opened,
+cloned: counted by the simulator's ids) is never skipped, and text splits where the simulator
+says it changed the stack (``text_changed``), not where a stale mirror differs.
 """
 
 # (uint64_t, TagRec, the simulator and its OpenElement_ entries: cimported in elements.pxd)
@@ -56,6 +60,8 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     if self.implied_rules and (self.sim.changed_from < 2 or self.sim.n_transients > 0):
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
+    if self.lazy_content and _content_skip_unsafe(self, tag):
+        return False
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
@@ -64,9 +70,25 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     self.stale = True
     self.window_depth = self.sim.depth
-    self.lx.want_text = (self.valid > 0 or (self.implied_rules and _before_body(self.sim))) and (
-        self.sim.wants_text or self.keep_text)
+    if not self.lazy_content:       # (content handlers read all text)
+        self.lx.want_text = (self.valid > 0 or (
+            self.implied_rules and _before_body(self.sim))) and (
+            self.sim.wants_text or self.keep_text)
     return True
+
+
+cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
+    """With content handlers (``lazy_content``), whether the tag must be replayed although it
+    matches no rule: before a <body> exists (text there is split and dispatched by the
+    mirror's depth), for an element the "after head" rule puts back into <head> (the head's
+    content handlers are in force there), or when the simulator made elements this tag did not open (implied ones,
+    re-opened formatting elements, clones of the adoption agency: they have no tag to be
+    matched by, and a content handler may be in force for them)."""
+    cdef uint64_t created = self.sim.next_id - self.ids_seen
+    self.ids_seen = self.sim.next_id
+    if _before_body(self.sim) or self.sim.last_in_head:
+        return True                     # (or put back into <head>: start_in_head)
+    return created > (1 if (not tag.is_end and self.sim.last_pushed) else 0)
 
 
 cdef class OpenElement:
@@ -98,6 +120,7 @@ cdef class OpenElements(DocumentSink):
         self.overflow_open = False
         self.close_at = 0
         self.lazy = lazy
+        self.ids_seen = 0
         self.stale = False
         self.valid = 0
         self.window_depth = 0
@@ -199,7 +222,11 @@ cdef class OpenElements(DocumentSink):
         <head> or <body>, <head> closed, formatting elements re-opened)."""
         cdef TreeBuilderSimulator sim = self.sim
         if self.stale:
-            return sim.changed_from < self.valid or (self.implied_rules and sim.changed_from < 2)
+            # (lazy_content: the simulator says whether this text changed the stack; the
+            # stale mirror cannot)
+            return sim.changed_from < self.valid or (
+                self.implied_rules and sim.changed_from < 2) or (
+                self.lazy_content and sim.text_changed)
         return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
 
     cdef bint implied_head(self) noexcept:

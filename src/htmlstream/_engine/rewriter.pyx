@@ -161,10 +161,11 @@ cdef class RewriteSink(OpenElements):
         # sink then follows the text too, as long as the simulator reacts to it.
         self.follow_text = rules.any_element and not rules.any_text
         # Selectors without combinators or structural pseudo-classes leave the matcher nothing
-        # to keep per open element; text handlers see text split where the stack changes.
-        # (Content handlers need every element matched, implied ones too: not lazy.)
-        return self.init_elements(self.matcher is not None and not rules.program.needs_frames
-                                  and not rules.any_text and not rules.any_scoped)
+        # to keep per open element.  With content handlers the mirror stays lazy too
+        # (lazy_content): text is split where the simulator says the stack changed, and every
+        # element made without a tag of its own is replayed and matched (_content_skip_unsafe).
+        self.lazy_content = rules.any_text or rules.any_scoped
+        return self.init_elements(self.matcher is not None and not rules.program.needs_frames)
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);

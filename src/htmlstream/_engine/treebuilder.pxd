@@ -128,6 +128,8 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef readonly bint overflow_parent_known
     # Stream offset of the character at which the last text changed the stack.
     cdef readonly Py_ssize_t text_change_at
+    # Whether the last text (on_text) changed the stack (then at text_change_at).
+    cdef readonly bint text_changed
 
     # --- the list of active formatting elements ---
     cdef FormattingEntry* afe

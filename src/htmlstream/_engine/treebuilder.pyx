@@ -2683,6 +2683,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.overflow_last_ns = NS_HTML
         self.overflow_parent_known = False
         self.text_change_at = 0
+        self.text_changed = False
         self.last_in_head = False
         self.afe_len = 0
         self.afe_pending = False
@@ -2798,6 +2799,7 @@ cdef class TreeBuilderSimulator(Feedback):
         cdef OpenElement* e
         cdef Py_ssize_t first_char = -1, first_non_ws = -1, depth, changed, n_transients
         cdef Py_ssize_t first_nul = -1
+        self.text_changed = False
         if text_type != DATA and text_type != CDATA_SECTION:
             return 0
         if self.overflow > 0 or content_end <= content_start:
@@ -2923,6 +2925,7 @@ cdef class TreeBuilderSimulator(Feedback):
             if i < 0:
                 i = first_char
             self.text_change_at = content_end - n + i
+            self.text_changed = True
         e = top(self)
         if e != NULL:
             lx.cdata_allowed = e.ns != NS_HTML
