@@ -3,7 +3,8 @@ frames (no combinator, no structural or logical pseudo-class), the sink skips th
 change the stack only above the elements with work left and whose element matches no rule
 (with text or comment handlers, also not a tag that makes elements of no tag of their own,
 nor one before a ``<body>`` exists).  Everything a handler sees and everything written must be
-the same as with the mirror kept exact at every tag (``rewriter._lazy_mirror = False``), for any chunking.
+the same as with the mirror kept exact at every tag (``rewriter._lazy_mirror = False``), for
+any chunking.
 
 The rule sets put work at elements' ends where the tree builder closes elements in unusual ways
 (implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
