@@ -83,6 +83,9 @@ class TreeBuilderSimulator(Feedback):
     # Stream offset of the character at which the last text changed the stack.
     @property
     def text_change_at(self) -> int: ...
+    # Whether the last text changed the stack (then at text_change_at).
+    @property
+    def text_changed(self) -> bool: ...
     # Beyond max_depth: whether the last start tag's element is certainly a child of the
     # element the previous start tag opened there.
     @property
