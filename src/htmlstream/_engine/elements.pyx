@@ -81,13 +81,17 @@ cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
     """With content handlers (``lazy_content``), whether the tag must be replayed although it
     matches no rule: before a <body> exists (text there is split and dispatched by the
     mirror's depth), for an element the "after head" rule puts back into <head> (the head's
-    content handlers are in force there), or when the simulator made elements this tag did not open (implied ones,
+    content handlers are in force there), while formatting elements are active (the adoption
+    agency and their re-opening replay the middle of the stack: exact only from an exact
+    mirror), or when the simulator made elements this tag did not open (implied ones,
     re-opened formatting elements, clones of the adoption agency: they have no tag to be
     matched by, and a content handler may be in force for them)."""
     cdef uint64_t created = self.sim.next_id - self.ids_seen
     self.ids_seen = self.sim.next_id
-    if _before_body(self.sim) or self.sim.last_in_head:
-        return True                     # (or put back into <head>: start_in_head)
+    if _before_body(self.sim) or self.sim.last_in_head or self.sim.afe_len > 0:
+        # (or put back into <head>: start_in_head; or with formatting elements active, which
+        # the adoption agency may clone around elements a stale mirror has not seen)
+        return True
     return created > (1 if (not tag.is_end and self.sim.last_pushed) else 0)
 
 
