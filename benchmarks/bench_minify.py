@@ -38,8 +38,8 @@ def corpus() -> list[bytes]:
 Minifier = Callable[[bytes], bytes]
 
 
-def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
-    rw = Rewriter().use(recipes.minify(**options))
+def _streamed(rw: Rewriter, chunk_size: int) -> Minifier:
+    """One stream of ``rw`` per document, fed in chunks of ``chunk_size``."""
 
     def run(doc: bytes) -> bytes:
         stream = rw.stream()
@@ -47,6 +47,10 @@ def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
         out.append(stream.close())
         return b"".join(out)
     return run
+
+
+def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
+    return _streamed(Rewriter().use(recipes.minify(**options)), chunk_size)
 
 
 def floor_case(chunk_size: int) -> Minifier:
@@ -59,14 +63,9 @@ def floor_case(chunk_size: int) -> Minifier:
         if el.can_have_content:
             el.on_end_tag(nothing)
 
-    rw = Rewriter().on("*", element=element).on_document(text=nothing, comments=nothing)
-
-    def run(doc: bytes) -> bytes:
-        stream = rw.stream()
-        out = [stream.feed(doc[i:i + chunk_size]) for i in range(0, len(doc), chunk_size)]
-        out.append(stream.close())
-        return b"".join(out)
-    return run
+    return _streamed(Rewriter().on("*", element=element).on_document(text=nothing,
+                                                                     comments=nothing),
+                     chunk_size)
 
 
 def peers() -> tuple[dict[str, Minifier], list[str]]:
