@@ -181,6 +181,19 @@ cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept:
         ((bloom[((h >> 8) & 255) >> 6] >> ((h >> 8) & 63)) & 1)
 
 
+cdef inline bint is_id_name(const unsigned char* nm) noexcept:
+    """Whether the two-byte attribute name at ``nm`` is "id" in any case."""
+    return (nm[0] | 0x20) == 0x69 and (nm[1] | 0x20) == 0x64
+
+
+cdef inline bint is_class_name(const unsigned char* nm) noexcept:
+    """Whether the five-byte attribute name at ``nm`` is "class" in any case (OR 0x20
+    lower-cases a letter and maps no other byte to a lower-case letter; byte by byte, so that
+    "style", "title"... stop at once)."""
+    return (nm[0] | 0x20) == 0x63 and (nm[1] | 0x20) == 0x6C and (nm[2] | 0x20) == 0x61 and \
+        (nm[3] | 0x20) == 0x73 and (nm[4] | 0x20) == 0x73
+
+
 cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t n,
                       bint insensitive) noexcept:
     """p[:n] == q[:n]; with ``insensitive`` p is ASCII-lower-cased first (q is lower-case)."""
@@ -1485,8 +1498,7 @@ cdef class Matcher:
             v = d + a.value_start
             vn = a.value_end - a.value_start
             if n == 2:
-                if not prog.by_id.n or (nm[0] | 0x20) != 0x69 or (nm[1] | 0x20) != 0x64 or \
-                        vn == 0:
+                if not prog.by_id.n or not is_id_name(nm) or vn == 0:
                     continue
                 if prog.raw_values:
                     if not (prog.id_first[v[0] >> 6] >> (v[0] & 63)) & 1:
@@ -1504,11 +1516,7 @@ cdef class Matcher:
                         continue
                 self._decoded_entries(i, True)
             elif n == 5:
-                # ("class" in any case: OR 0x20 lower-cases a letter and maps no other byte to
-                # a lower-case letter; byte by byte, so that "style", "title"... stop at once)
-                if not prog.cls_hash_mask or (nm[0] | 0x20) != 0x63 or \
-                        (nm[1] | 0x20) != 0x6C or (nm[2] | 0x20) != 0x61 or \
-                        (nm[3] | 0x20) != 0x73 or (nm[4] | 0x20) != 0x73:
+                if not prog.cls_hash_mask or not is_class_name(nm):
                     continue
                 if prog.raw_values:
                     # the element's class Bloom filter for .c tests is made on the way (from
@@ -2224,11 +2232,9 @@ cdef class Matcher:
             if not (prog.scan_len_mask & bit):
                 continue
             nm = d + tag.attrs[i].name_start
-            if n == 2 and prog.by_id.n and (nm[0] | 0x20) == 0x69 and (nm[1] | 0x20) == 0x64:
+            if n == 2 and prog.by_id.n and is_id_name(nm):
                 return True
-            if n == 5 and prog.cls_hash_mask and (nm[0] | 0x20) == 0x63 and \
-                    (nm[1] | 0x20) == 0x6C and (nm[2] | 0x20) == 0x61 and \
-                    (nm[3] | 0x20) == 0x73 and (nm[4] | 0x20) == 0x73:
+            if n == 5 and prog.cls_hash_mask and is_class_name(nm):
                 return True
             if (prog.attr_len_mask | prog.attrv_len_mask) & bit:
                 h = fnv1a_lower(nm, n)
