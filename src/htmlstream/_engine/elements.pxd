@@ -59,7 +59,7 @@ cdef class OpenElements(DocumentSink):
     # --- implied elements (Rewriter.on(..., implied=True)) ---
     cdef bint lazy_content              # lazy with content handlers: text splits from the
                                         # simulator, created elements never skipped
-    cdef uint64_t ids_seen              # the simulator's next_id at the last tag (lazy_content)
+    cdef uint64_t ids_seen              # the simulator's next_id as last replayed or skipped
     cdef bint implied_rules             # some rule's element handlers run for implied
                                         # <html>, <head>, <body> (Rules.any_implied)
     cdef Py_ssize_t implied_at          # where the elements the current replay implies begin

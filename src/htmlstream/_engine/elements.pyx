@@ -256,6 +256,7 @@ cdef class OpenElements(DocumentSink):
         if self.stale:
             self.resync()
         self.replay_stack(tag)
+        self.ids_seen = self.sim.next_id    # (lazy_content: what was made, replayed)
         if self.lazy:
             self.valid = 0
             if self.states:
