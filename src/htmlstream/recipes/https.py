@@ -89,11 +89,18 @@ def report_of(context: MutableMapping[str, Any]) -> UpgradeReport:
 
 _TAB_NL = re.compile(r"[\t\n\r]")
 #: ``http:`` and its slashes at the start of a value, after C0 controls and spaces; ASCII tab
-#: and newline may sit anywhere in it (the URL parser removes them first).
+#: and newline may sit anywhere in it (the URL parser removes them first).  Two slashes (``/``
+#: or ``\``) at least: ``http:/host/x`` (one) is an absolute URL on an HTTPS page but a path on
+#: the page's own host on an HTTP page, and ``https:/host/x`` is a path on an HTTPS page, so
+#: such a value is left as it is.
 _HTTP_START = re.compile(
     r"[\x00-\x20]*(?P<scheme>[hH][\t\n\r]*[tT][\t\n\r]*[tT][\t\n\r]*[pP])[\t\n\r]*:"
-    r"(?=[\t\n\r]*[/\\])"
+    r"(?=[\t\n\r]*[/\\][\t\n\r]*[/\\])"
 )
+#: After the scheme's colon: the slashes, and the authority (tabs and newlines in it too).
+_AUTHORITY = re.compile(r"[\t\n\r/\\]*([^/\\?#]*)")
+#: An authority whose port is written out: what comes before the port, and the port.
+_PORT = re.compile(r"((?:[^@]*@)?(?:\[[^\]]*\]|[^:]*)):([0-9]+)")
 _AUTHORITY_END = re.compile(r"[/\\?#]")
 
 
@@ -163,11 +170,28 @@ def upgrade_url(value: str, known: HostPredicate, report: UpgradeReport | None =
         if report is not None:
             report.upgraded[host] = report.upgraded.get(host, 0) + 1
         colon = value.index(":", start)
-        return value[:start] + "https" + value[colon:]
+        return value[:start] + "https:" + _without_port_80(value, colon + 1)
     if report is not None:
         key = host or ""
         report.left[key] = report.left.get(key, 0) + 1
     return value
+
+
+def _without_port_80(value: str, start: int) -> str:
+    """``value[start:]`` (what follows ``http:``) with the port left out when it is 80: HTTP's
+    default port is not HTTPS's, and a browser upgrading a URL by HSTS makes port 80 the
+    default 443 (RFC 6797, 8.3); any other port stays as it is."""
+    authority = _AUTHORITY.match(value, start)
+    assert authority is not None  # (the pattern matches the empty string)
+    raw = authority.group(1)
+    end = authority.end(1)
+    if end == len(value):   # (the URL parser strips C0 controls and spaces at the end)
+        raw = raw.rstrip("".join(map(chr, range(0x21))))
+        end = authority.start(1) + len(raw)
+    port = _PORT.fullmatch(_TAB_NL.sub("", raw))
+    if port is None or int(port.group(2)) != 80:
+        return value[start:]
+    return value[start:authority.start(1)] + port.group(1) + value[end:]
 
 
 _SRCSET_URL = re.compile(r"[\t\n\x0c\r ,]*([^\t\n\x0c\r ,][^\t\n\x0c\r ]*)")
