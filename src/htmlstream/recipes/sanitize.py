@@ -57,7 +57,7 @@ from functools import lru_cache
 from operator import methodcaller
 from typing import Any, overload
 
-from htmlstream.rewriter import Rewriter
+from htmlstream.rewriter import Rewriter, TextFilter
 from htmlstream.tokens import TextType
 from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
 
@@ -490,7 +490,8 @@ class Sanitize:
             rewriter.on(selector, element=handler)
         rewriter.on(f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
                     element=self._element)
-        rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_)
+        rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_,
+                             text_filter=self._text_filter())
 
     # ------------------------------------------------------------------ elements
 
@@ -586,6 +587,16 @@ class Sanitize:
                     self._plans[name] = (plain, end, needles)
         else:
             el.replace_tags(tag)
+
+    def _text_filter(self) -> TextFilter:
+        """The text :meth:`_text` can change, for the engine to spare it the rest: text with
+        ``&``, ``<``, ``>``, NUL, CR or bytes its encoding cannot read (what
+        :func:`_escape_chunk` looks for), and all the text of CDATA sections (removed) and,
+        with raw-text elements allowed, raw text (whose fate depends on its element)."""
+        types = set(TextType) - {TextType.CDATA_SECTION}
+        if self._raw_tags:
+            types.discard(TextType.RAWTEXT)
+        return TextFilter("&<>\0\r", undecodable=True, text_types=types)
 
     def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
         """An expression that finds, in a lower-cased start tag of ``key``, the name of an
