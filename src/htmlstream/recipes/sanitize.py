@@ -485,15 +485,53 @@ class Sanitize:
                              "HTML would pass through unsanitized")
         rewriter.ignored_tags = "remove"
         rewriter.transcode = True
-        fast = self._fast_rules()
-        for selector, handler in fast:
+        for selector, handler in self._element_rules():
             rewriter.on(selector, element=handler)
-        rewriter.on(f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
-                    element=self._element)
         rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_,
                              text_filter=self._text_filter())
 
     # ------------------------------------------------------------------ elements
+
+    def _element_rules(self) -> list[tuple[str, Callable[[Element], object]]]:
+        """The element rules: :meth:`_fast_rules`, and :meth:`_element` for the others (or,
+        when every name of the policy can be written in a selector and no foreign element
+        reaches a handler, :meth:`_removal_rules` and :meth:`_element` for what is left)."""
+        fast = self._fast_rules()
+        removal = self._removal_rules(fast)
+        if removal is None:
+            return [*fast, (f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
+                            self._element)]
+        return [*fast, *removal]
+
+    def _removal_rules(self, fast: list[tuple[str, Callable[[Element], object]]]
+                       ) -> list[tuple[str, Callable[[Element], object]]] | None:
+        """The elements removed without a Python call: those of ``drop_content`` (a rule
+        whose handler is ``methodcaller("remove")``) and those neither allowed nor dropped
+        (``methodcaller("remove_and_keep_content")``), as :meth:`_element` would remove them;
+        and the rule of :meth:`_element` for the rest (allowed elements the fast rules leave,
+        ``<html>`` and ``<body>``, which may be merged tags, and ``<image>``, an ``<img>``).
+        ``None`` unless SVG and MathML are dropped (a type selector matches a foreign element
+        only in its own case: ``clippath`` is no ``<clipPath>``) and every name is simple."""
+        special = {"html", "body", "image"}
+        if self._foreign or not {"svg", "math"} <= self._drop or not all(
+                _SIMPLE_NAME.match(n) for n in self._tags | self._drop):
+            return None
+        element: list[str] = sorted(special)
+        fast_keys = {sel.split(":", 1)[0] for sel, _ in fast}
+        for key in sorted(self._tags - special):
+            if key in fast_keys:
+                # (the complement of its fast rule: the attributes it may keep)
+                element.extend(f"{key}[{n}]" for n in sorted(self._attributes_for(key)[0]))
+            else:
+                element.append(key)
+        rules: list[tuple[str, Callable[[Element], object]]] = []
+        drop = sorted(self._drop - special)
+        if drop:
+            rules.append((", ".join(drop), methodcaller("remove")))
+        rules.append((f"*:not({', '.join(sorted(self._tags | self._drop | special))})",
+                      methodcaller("remove_and_keep_content")))
+        rules.append((", ".join(element), self._element))
+        return rules
 
     def _fast_rules(self) -> list[tuple[str, Callable[[Element], object]]]:
         """The elements written plain, without a Python call: per allowed HTML tag that gets
