@@ -461,8 +461,9 @@ class Sanitize:
         # per tag: an expression finding the name of an attribute (or prefix) it may keep in
         # its lower-cased start tag (None: none can be kept); filled on first use
         self._needles: dict[str, re.Pattern[bytes] | None] = {}
-        # per tag: _start_tag's reading of the policy (exact names, prefixes, the names the
-        # policy sets itself, its own attributes as written); filled on first use
+        # per tag: _start_tag's reading of the policy (the exact names it may keep as they
+        # are, not on* nor set by the policy; prefixes; the names the policy sets itself; its
+        # own attributes as written); filled on first use
         self._specs: dict[str, tuple[frozenset[str], tuple[str, ...], frozenset[str], str]] = {}
         # per DOM name of the common elements (allowed, HTML, not raw text): their plain start
         # tag (or None), their end tag and their _needles; filled on first use
@@ -655,20 +656,24 @@ class Sanitize:
             rel = key == "a" and self._link_rel is not None
             # the policy's own attributes (set_attributes, rel), written after the kept ones
             own = "".join(f' {attr}="{escape_attribute(value)}"' for attr, value in sets.items())
-            spec = self._specs[key] = (exact, prefixes, frozenset(sets) | (
-                {"rel"} if rel else set()), own + (self._rel_part if rel else ""))
-        exact, prefixes, replaced, own = spec
+            replaced = frozenset(sets) | ({"rel"} if rel else set())
+            spec = self._specs[key] = (
+                frozenset(n for n in exact if not n.startswith("on")) - replaced, prefixes,
+                replaced, own + (self._rel_part if rel else ""))
+        keep, prefixes, replaced, own = spec
         parts = ["<", name]
         for attr, value in el.attributes:
             lname = attr if attr.islower() else attr.lower()
-            if lname not in exact and not (prefixes and lname.startswith(prefixes)
-                                           and _ATTRIBUTE_NAME.match(lname)):
-                continue
-            if lname.startswith("on") or lname in replaced:
+            if lname not in keep and not (
+                    prefixes and lname.startswith(prefixes) and _ATTRIBUTE_NAME.match(lname)
+                    and not lname.startswith("on") and lname not in replaced):
                 continue
             if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
-                scheme = url_scheme(value)
-                if not (self._relative if scheme is None else scheme in self._schemes):
+                if ":" in value:
+                    scheme = url_scheme(value)
+                    if not (self._relative if scheme is None else scheme in self._schemes):
+                        continue
+                elif not self._relative:    # (no colon: no scheme, relative)
                     continue
             elif not self._url_ok(lname, value):
                 continue
