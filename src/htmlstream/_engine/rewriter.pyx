@@ -817,6 +817,20 @@ cdef class RewriteSink(OpenElements):
         ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
         if ctx == T_SCRIPT:
             self.output.script_escape(explicit)
+        if len(els) == 1 and el.end_handlers is None and el.after_parts is None \
+                and el.new_name is None and not el.merged_:
+            # (the common case, what the loop below does for it without an EndTag: content
+            # appended, the end tag kept or, the element's tags removed, removed)
+            if el.append_parts is not None:
+                self.output.divert(ctx)
+                self.output.write_all(el.append_parts, ctx)
+            if explicit:
+                if el.removed_:
+                    self.output.divert(ctx)
+                else:
+                    self.output.copy_input(tag.end)
+                self.output.out_pos = tag.end
+            return 0
         ctx_after = self.lx.text_type if explicit else ctx
         raw = input_slice(self.lx, tag.start, tag.end) if explicit else b""
         for item in els:

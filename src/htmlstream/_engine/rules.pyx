@@ -12,7 +12,7 @@ import threading
 
 from libc.string cimport memchr, memset
 
-from htmlstream._engine.portable cimport load_le64
+from htmlstream._engine.portable cimport find_any, load_le64
 
 from htmlstream._engine.matcher cimport Program
 
@@ -215,11 +215,14 @@ cdef class TextFilter:
         """Whether the ``n`` bytes at ``p`` hold one of the characters."""
         cdef Py_ssize_t i, k = len(self.chars)
         cdef const unsigned char* c = self.chars
+        cdef int high
         if k <= 3:          # (memchr's vector scan, once per character)
             for i in range(k):
                 if memchr(p, c[i], n) != NULL:
                     return True
             return False
+        if k <= 8:          # (one pass for all of them)
+            return find_any(p, n, c, <int>k, self.table, &high)
         for i in range(n):
             if self.table[p[i]]:
                 return True
@@ -229,13 +232,22 @@ cdef class TextFilter:
                      bint utf8) noexcept:
         """Whether a text node of type ``text_type`` whose ``n`` raw bytes are at ``p`` goes
         to the handler (``utf8``: the document's encoding is UTF-8)."""
+        cdef Py_ssize_t k = len(self.chars)
+        cdef int high = 1
         if not (self.types >> text_type) & 1:
             return True
-        if self.found(p, n):
+        if not self.undecodable:
+            return self.found(p, n)
+        if k == 0:
+            high = any_non_ascii(p, n)
+        elif k <= 8:        # (the characters and the bytes outside ASCII in one pass)
+            if find_any(p, n, self.chars, <int>k, self.table, &high):
+                return True
+        elif self.found(p, n):
             return True
-        if self.undecodable:
-            return not utf8_valid(p, n) if utf8 else any_non_ascii(p, n)
-        return False
+        if not high:
+            return False
+        return not utf8_valid(p, n) if utf8 else True
 
     def __reduce__(self):
         return (_text_filter, (self.chars.decode("ascii"), self.undecodable,
