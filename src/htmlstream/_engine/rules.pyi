@@ -89,8 +89,6 @@ class CompiledRules:
 # htmlstream.TextFilter.
 @disjoint_base
 class TextFilter:
-    """What a text handler waits for (``text_filter=`` of ``Rewriter.on``)."""
-
     @property
     def chars(self) -> bytes: ...
     @property

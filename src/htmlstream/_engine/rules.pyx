@@ -171,16 +171,17 @@ cdef class TextFilter:
     comes in several pieces goes to the handler (see :meth:`~htmlstream.Rewriter.on`).
     ``text_filter="@"`` is ``text_filter=TextFilter("@")``.
 
-    Args:
-        chars: ASCII characters: a piece whose raw bytes hold one of them passes (the raw
-            bytes of text in any encoding a handler can read hold an ASCII character as that
-            one byte).  May be empty when ``undecodable`` is true.
-        undecodable: a piece with bytes the document's encoding cannot decode (that the
-            handler would read as U+FFFD) passes too: in UTF-8, exactly those; in any other
-            encoding, every piece with a byte outside ASCII.
-        text_types: the :class:`~htmlstream.TextType` values of the text the filter applies
-            to; a piece of another type goes to the handler whatever it holds (``None``: the
-            filter applies to text of every type).
+    ``chars``: ASCII characters; a piece whose raw bytes hold one of them passes (the raw bytes
+    of text in any encoding a handler can read hold an ASCII character as that one byte).  It
+    may be empty when ``undecodable`` is true.
+
+    ``undecodable``: a piece with bytes the document's encoding cannot decode (that the handler
+    would read as U+FFFD) passes too: in UTF-8, exactly those; in any other encoding, every
+    piece with a byte outside ASCII.
+
+    ``text_types``: the :class:`~htmlstream.TextType` values of the text the filter applies
+    to; a piece of another type goes to the handler whatever it holds (``None``: the filter
+    applies to text of every type).
     """
 
     def __init__(self, str chars, *, bint undecodable=False, text_types=None):
