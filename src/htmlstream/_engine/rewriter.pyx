@@ -314,8 +314,8 @@ cdef class RewriteSink(OpenElements):
                            int text_type):
         """The handlers that get a text node of type ``text_type`` that comes whole in one
         piece (``start`` to ``end``): those without a filter, and those whose filter it passes
-        (TextFilter.passes).  (A piece of a node in several pieces goes to every handler: one that carries
-        state from piece to piece sees them all.)"""
+        (TextFilter.passes).  (A piece of a node in several pieces goes to every handler: one
+        that carries state from piece to piece sees them all.)"""
         cdef list passing = None
         cdef TextFilter f, seen = None
         cdef bint hit = False
