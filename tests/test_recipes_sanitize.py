@@ -10,6 +10,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,7 @@ from datapaths import DATA
 from html_strategies import chunked, html_documents
 from htmlstream import Policy, Rewriter, recipes
 from htmlstream.cli import main
+from htmlstream.recipes.sanitize import Sanitize
 from htmlstream.recipes.sanitize import safe_style as _safe_style
 from recipe_checks import corpus, rewrite_all
 from sanitize_checks import check, tree
@@ -502,3 +504,33 @@ def test_end_inside_removed_foreign_content_engine() -> None:
     for cut in chunkings(b"<a href=x>1<math><mtext><a>y</a></mtext></math>z"):
         ends.clear()
         assert feed_bytes(rw.stream, cut) == b"<a href=x>1[end]z" and ends == [True]
+
+
+# ----------------------------------------------------------------------------- shortcuts
+
+class _EveryCall(Sanitize):
+    """The recipe with a Python call for every text piece and every element it does not write
+    plain (no TextFilter, no removal rules): what the shortcuts in C must give."""
+
+    def _removal_rules(self, fast: Any) -> None:
+        return None
+
+    def _text_filter(self) -> None:  # type: ignore[override]
+        return None
+
+
+@pytest.mark.parametrize("policy", list(POLICIES), ids=list(POLICIES))
+def test_shortcuts_change_nothing(policy: str) -> None:
+    fast = Rewriter().use(recipes.sanitize(POLICIES[policy]))
+    slow = Rewriter().use(_EveryCall(POLICIES[policy]))
+    sources = [s.encode("utf-8") for _, s in VECTORS] + [
+        b"<p>bad \xff \xe2\x82 \xed\xa0\x80</p><x-y>a<b>\xc3\xa9</b></x-y><style>s</style>",
+        b"<svg><![CDATA[c]]></svg><xmp><b></xmp><noscript><i></noscript><textarea>\r&</textarea>",
+        *(path.read_bytes()[:30000] for path in corpus()),
+    ]
+    for i, source in enumerate(sources):
+        expected = slow.rewrite(source)
+        assert fast.rewrite(source) == expected, i
+        if i % 7 == 0 or i >= len(VECTORS):
+            for cut in chunkings(source, single_bytes=False, random_splits=2):
+                assert feed_bytes(fast.stream, cut) == expected, (i, [len(c) for c in cut])

@@ -247,3 +247,160 @@ def test_the_engine_filter_object() -> None:
     f = TextFilter("@x@")
     assert f.chars == b"@x" and f == TextFilter("x@") and hash(f) == hash(TextFilter("x@"))
     assert pickle.loads(pickle.dumps(f)) == f
+
+
+# ----------------------------------------------------------------------------- TextFilter options
+
+TypedPiece = tuple[bytes, bool, hs.TextType]    # (raw, last_in_text_node, text_type)
+
+TYPED_DOCS = [
+    "<p>café &amp; crème</p><p>plain</p>".encode(),
+    b"<p>bad \xff byte</p><p>cut \xe2\x82</p><p>ok \xe2\x82\xac</p>",
+    b"<p>overlong \xc0\xaf</p><p>surrogate \xed\xa0\x80</p><p>too high \xf4\x90\x80\x80</p>",
+    b"<p>four \xf0\x9f\x98\x80</p><p>lone \x80</p><p>\xf0\x90\x80</p>",
+    b"<textarea>t \xff</textarea><title>no</title><style>css \xfe</style><style>x</style>",
+    b"<svg><![CDATA[c]]><![CDATA[\xff]]></svg><xmp>raw</xmp><script>s</script>",
+    b"<p>" + b"a" * 17 + b"\xff" + b"b" * 9 + b"</p><p>" + b"a" * 16 + b"</p>",
+    b"<p>x\x00y</p><p>cr\rlf</p><p>&lt;</p>",
+]
+
+
+def record_typed(make: Callable[[Callable[[hs.TextChunk], None],
+                                 Callable[[hs.TextChunk], None]], hs.Rewriter],
+                 chunks: list[bytes]) -> tuple[list[TypedPiece], list[TypedPiece], bytes]:
+    plain: list[TypedPiece] = []
+    filtered: list[TypedPiece] = []
+    rw = make(lambda c: plain.append((c.raw, c.last_in_text_node, c.text_type)),
+              lambda c: filtered.append((c.raw, c.last_in_text_node, c.text_type)))
+    return plain, filtered, feed_bytes(rw.stream, chunks)
+
+
+def expected_typed(plain: list[TypedPiece], passes: Callable[[bytes, hs.TextType], bool]
+                   ) -> list[TypedPiece]:
+    """The pieces a filter lets through of ``plain``: all those of a node in several pieces,
+    a node in one piece if it ``passes``."""
+    out: list[TypedPiece] = []
+    node: list[TypedPiece] = []
+    for piece in plain:
+        node.append(piece)
+        if piece[1]:
+            if len(node) > 1 or passes(node[0][0], node[0][2]):
+                out.extend(node)
+            node = []
+    out.extend(node)
+    return out
+
+
+def _undecodable_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+FILTERS = [
+    (hs.TextFilter("&", undecodable=True), None),
+    (hs.TextFilter("", undecodable=True), None),
+    (hs.TextFilter("&<>\0\r", undecodable=True,
+                   text_types={hs.TextType.DATA, hs.TextType.RCDATA}), None),
+    (hs.TextFilter("x", text_types=[hs.TextType.RAWTEXT]), None),
+    (hs.TextFilter("q", text_types=()), None),
+]
+
+
+@pytest.mark.parametrize("data", TYPED_DOCS)
+@pytest.mark.parametrize("index", range(len(FILTERS)))
+def test_filter_options_see_what_the_rule_says(data: bytes, index: int) -> None:
+    f = FILTERS[index][0]
+
+    def passes(raw: bytes, text_type: hs.TextType) -> bool:
+        if text_type not in f.text_types:
+            return True
+        return any(c in raw for c in f.chars) or (f.undecodable and _undecodable_utf8(raw))
+
+    def make(plain: Callable[[hs.TextChunk], None],
+             filtered: Callable[[hs.TextChunk], None]) -> hs.Rewriter:
+        return hs.Rewriter().on_document(text=plain).on_document(text=filtered, text_filter=f)
+
+    for cut in chunkings(data):
+        plain, filtered, out = record_typed(make, cut)
+        assert out == data
+        assert filtered == expected_typed(plain, passes), [len(c) for c in cut]
+
+
+def test_undecodable_bytes_at_every_position() -> None:
+    # (the UTF-8 check reads eight bytes at once: every offset of a bad byte, a good character)
+    seen: list[bytes] = []
+    rw = hs.Rewriter().on_document(text=lambda c: seen.append(c.raw),
+                                   text_filter=hs.TextFilter("", undecodable=True))
+    for n in range(20):
+        for tail in range(10):
+            for bad, expect in ((b"\xff", True), (b"\xc3\xa9", False), (b"\xe2\x82", True),
+                                (b"\xf0\x9f\x98\x80", False)):
+                seen.clear()
+                text = b"a" * n + bad + b"b" * tail
+                rw.rewrite(b"<p>" + text + b"</p>")
+                assert seen == ([text] if expect else []), (n, bad, tail)
+
+
+def test_undecodable_in_legacy_encodings() -> None:
+    # (outside UTF-8, any byte outside ASCII is handed over)
+    data = "<p>caf\xe9</p><p>plain</p><p>\x81</p>".encode("windows-1252", "ignore") + \
+        b"<p>\x81</p>"
+    seen: list[str] = []
+    rw = hs.Rewriter(encoding="windows-1252").on_document(
+        text=lambda c: seen.append(c.text), text_filter=hs.TextFilter("", undecodable=True))
+    for cut in chunkings(data):
+        seen.clear()
+        assert feed_bytes(rw.stream, cut) == data
+        assert "caf\xe9" in "".join(seen)
+    seen.clear()
+    rw.rewrite(data)
+    assert seen == ["caf\xe9", "\x81"]
+
+
+def test_a_filter_after_a_meta_charset_switch() -> None:
+    # (the encoding a piece is read in decides what "undecodable" means)
+    data = b'<meta charset="windows-1252"><p>caf\xe9</p><p>ok</p>'
+    seen: list[bytes] = []
+    rw = hs.Rewriter(adjust_charset_on_meta_tag=True).on_document(
+        text=lambda c: seen.append(c.raw), text_filter=hs.TextFilter("", undecodable=True))
+    for cut in chunkings(data):
+        seen.clear()
+        assert feed_bytes(rw.stream, cut) == data
+        assert b"caf\xe9" in b"".join(seen)
+    seen.clear()
+    rw.rewrite(data)
+    assert seen == [b"caf\xe9"]
+
+
+def test_text_filter_object_api() -> None:
+    import pickle
+
+    from htmlstream._engine.rules import TextFilter
+
+    assert hs.TextFilter is TextFilter
+    f = hs.TextFilter("<&<", undecodable=True, text_types=[hs.TextType.DATA])
+    assert f.chars == b"&<" and f.undecodable and f.text_types == {hs.TextType.DATA}
+    assert f == hs.TextFilter("&<", undecodable=True, text_types={hs.TextType.DATA})
+    assert f != hs.TextFilter("&<", text_types={hs.TextType.DATA})
+    assert f != hs.TextFilter("&<", undecodable=True)
+    assert hash(f) == hash(hs.TextFilter("<&", undecodable=True, text_types=(0,)))
+    assert pickle.loads(pickle.dumps(f)) == f
+    assert repr(f) == "TextFilter('&<', undecodable=True, text_types={TextType.DATA})"
+    assert repr(hs.TextFilter("@")) == "TextFilter('@')"
+    assert hs.TextFilter("@").text_types == set(hs.TextType)
+    assert not hs.TextFilter("@").undecodable
+    assert pickle.loads(pickle.dumps(hs.TextFilter("@"))) == hs.TextFilter("@")
+    with pytest.raises(ValueError, match="ASCII"):
+        hs.TextFilter("")
+    with pytest.raises(ValueError, match="TextType"):
+        hs.TextFilter("@", text_types=[6])
+    with pytest.raises(TypeError, match="collection"):
+        hs.TextFilter("@", text_types=hs.TextType.DATA)
+    # (a str and the filter it makes are the same to the Rewriter)
+    seen: list[str] = []
+    rw = hs.Rewriter().on("p", text=lambda c: seen.append(c.text), text_filter=f)
+    assert rw.rewrite("<p>a<p>b&amp;<p>c</p>") == "<p>a<p>b&amp;<p>c</p>"
+    assert seen == ["b&"]

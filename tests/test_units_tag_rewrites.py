@@ -115,3 +115,38 @@ def test_errors(method: str) -> None:
 def test_end_tag_type_unchanged() -> None:
     # (an EndTag still has no such methods: the element's tags are the element's)
     assert not hasattr(EndTag, "set_start_tag") and not hasattr(EndTag, "replace_tags")
+
+
+END_WORK_DOCS = [
+    "<div><p>a<b>b</p>c</div><ul><li>1<li>2</ul>tail",
+    "<table><tr><td>x<td>y</table><p>open at the end",
+    "<textarea>t</textarea><title>x</title><style>s</style><script>1</script><pre>\npre</pre>",
+    "<svg><g>x</g><rect/></svg><math><mi>y</mi></math><p>z",
+    "<a href=1><p>adopted</a>b</p><form><div></form>d</div>",
+    "<html><body><p>x</body></html><body class=x>y",
+]
+
+END_WORK_CHANGES: list[Callable[[Element], None]] = [
+    lambda el: el.replace_tags(b"<x>", b"</x>"),
+    lambda el: el.replace_tags(f"<{el.tag_name}>", f"</{el.tag_name}>"),
+    lambda el: el.remove_and_keep_content(),
+    lambda el: el.append("!"),
+    lambda el: (el.append("<i>", html=True), el.append("</i>", html=True), None)[-1],
+    lambda el: el.remove(),
+]
+
+
+@pytest.mark.parametrize("doc", END_WORK_DOCS)
+@pytest.mark.parametrize("index", range(len(END_WORK_CHANGES)))
+def test_end_work_without_an_end_tag_unit(doc: str, index: int) -> None:
+    # (an element whose end no handler sees is ended without an EndTag: the same output as
+    # with an end-tag handler that changes nothing, which takes the general way)
+    change = END_WORK_CHANGES[index]
+
+    def watched(el: Element) -> None:
+        change(el)
+        if el.can_have_content:
+            el.on_end_tag(lambda end: None)
+
+    for selector in ("*", "p, b, td, li, g, mi, textarea, style, a, div", "body"):
+        assert rewrite(doc, (selector, change)) == rewrite(doc, (selector, watched)), selector

@@ -29,7 +29,7 @@ from htmlstream.errors import (
     SelectorError,
 )
 from htmlstream.extraction import Extractor, Field, extract
-from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream
+from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream, TextFilter
 from htmlstream.selectors import SelectorList, parse_selector
 from htmlstream.tokenizer import (
     DEFAULT_MAX_ATTRIBUTES,
@@ -114,6 +114,7 @@ __all__ = [
     "SelectorError",
     "SelectorList",
     "TextChunk",
+    "TextFilter",
     "TextType",
     "Tokenizer",
     "UnitExpired",

@@ -61,7 +61,7 @@ from htmlstream.handlers import (
 )
 from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
 
-__all__ = ["IgnoredTags", "OnLimit", "Rewriter", "RewriterStream"]
+__all__ = ["IgnoredTags", "OnLimit", "Rewriter", "RewriterStream", "TextFilter"]
 
 #: What a stream does when a limit is exceeded (``Rewriter(on_limit=...)``).
 OnLimit: TypeAlias = Literal["raise", "passthrough"]
@@ -102,11 +102,12 @@ def _method(obj: object, name: str) -> Callable[..., Any] | None:
     return fn if callable(fn) else None
 
 
-def _text_filter(chars: str | None) -> TextFilter | None:
-    if chars is None:
-        return None
+def _text_filter(chars: str | TextFilter | None) -> TextFilter | None:
+    if chars is None or isinstance(chars, TextFilter):
+        return chars
     if not isinstance(chars, str):
-        raise TypeError(f"text_filter must be a str, not {type(chars).__name__}")
+        raise TypeError(f"text_filter must be a str or a TextFilter, not "
+                        f"{type(chars).__name__}")
     return TextFilter(chars)
 
 
@@ -299,7 +300,7 @@ class Rewriter:
         comments: CommentHandler | None = None,
         namespaces: Mapping[str, str] | None = None,
         implied: bool = False,
-        text_filter: str | None = None,
+        text_filter: str | TextFilter | None = None,
     ) -> Rewriter:
         """Run handlers on the elements ``selector`` matches (and on the text and comments
         inside them, descendants included).
@@ -331,6 +332,10 @@ class Rewriter:
         piece over to the next sees the node to its last piece.  The test is on the raw bytes,
         before other handlers change the chunk: a character written as a character reference
         (``&#64;``) is not found (add ``"&"`` to the filter to be handed such text too).
+        A :class:`TextFilter` says more: ``TextFilter("&<>", undecodable=True,
+        text_types={TextType.DATA})`` also hands over text with bytes the document's encoding
+        cannot decode, and only filters text of the types named (the others all go to the
+        handler).
         """
         if handler is not None:
             element = element or _method(handler, "element")
@@ -355,12 +360,12 @@ class Rewriter:
         comments: CommentHandler | None = None,
         text: TextHandler | None = None,
         end: EndHandler | None = None,
-        text_filter: str | None = None,
+        text_filter: str | TextFilter | None = None,
     ) -> Rewriter:
         """Run handlers on the whole document: its doctype, every comment, every text chunk,
         and its end (``end`` handlers run in registration order).  ``text_filter``: as in
         :meth:`on`, the text handler gets a text node that comes in one piece only if it holds
-        one of these characters."""
+        one of these characters (or passes the :class:`TextFilter`)."""
         if handler is not None:
             doctype = doctype or _method(handler, "doctype")
             comments = comments or _method(handler, "comments")
@@ -404,7 +409,7 @@ class Rewriter:
 
     def text(
         self, selector: str, *, namespaces: Mapping[str, str] | None = None,
-        text_filter: str | None = None,
+        text_filter: str | TextFilter | None = None,
     ) -> Callable[[_T], _T]:
         """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)`` (``text_filter``: see
         :meth:`on`)."""

@@ -94,6 +94,25 @@ int main(void) {
             CHECK(hs_find_text_markup(text + start, text + start + len, first, bang) == want,
                   "hs_find_text_markup start %d len %d first %02x bang %d", start, len, first, bang);
         }
+        /* hs_find_any: one of up to eight bytes in p[0..n), and whether a byte is 0x80 or
+           above when none is, every start and length. */
+        {
+            unsigned char chars[8], table[256] = {0}, text[64];
+            int nchars = 1 + round % 8, start = round % 16, len = (round / 16) % 48, want = 0;
+            int want_high = 0, high = -1, found;
+            for (k = 0; k < nchars; k++) {
+                chars[k] = alphabet[next_byte() % sizeof(alphabet)];
+                table[chars[k]] = 1;
+            }
+            for (k = 0; k < 64; k++) text[k] = (round & 32) ? buf[k] & 0x7F : buf[k];
+            for (k = start; k < start + len; k++) {
+                if (table[text[k]]) want = 1;
+                if (text[k] >= 0x80) want_high = 1;
+            }
+            found = hs_find_any(text + start, len, chars, nchars, table, &high);
+            CHECK(found == want && (found || high == want_high),
+                  "hs_find_any start %d len %d chars %d", start, len, nchars);
+        }
     }
     printf("ok\n");
     return 0;

@@ -227,4 +227,43 @@ HS_INLINE const unsigned char* hs_find_text_markup(const unsigned char* p, const
     return NULL;
 }
 
+/* Whether one of the k (1 to 8) bytes ``chars`` is among p[0..n); when none is, *high says
+   whether a byte of p[0..n) is 0x80 or above (else it is left as it may be).  ``table``: 256
+   flags, 1 for each of ``chars`` (the byte-by-byte form).  Sixteen bytes at a time: the last
+   sixteen are read again where n is no multiple of sixteen. */
+HS_INLINE int hs_find_any(const unsigned char* p, ptrdiff_t n, const unsigned char* chars, int k,
+                          const unsigned char* table, int* high) {
+    ptrdiff_t i = 0;
+    int h = 0;
+#if HS_HAVE_SSE2
+    if (n >= 16) {
+        __m128i pats[8], hi = _mm_setzero_si128();
+        int j;
+        for (j = 0; j < k; j++) pats[j] = _mm_set1_epi8((char)chars[j]);
+        for (;;) {
+            __m128i x, m;
+            if (i + 16 > n) i = n - 16;         /* (the tail: the last sixteen bytes again) */
+            x = _mm_loadu_si128((const __m128i*)(p + i));
+            m = _mm_cmpeq_epi8(x, pats[0]);
+            for (j = 1; j < k; j++) m = _mm_or_si128(m, _mm_cmpeq_epi8(x, pats[j]));
+            if (_mm_movemask_epi8(m)) return 1;
+            hi = _mm_or_si128(hi, x);
+            i += 16;
+            if (i >= n) break;
+        }
+        *high = _mm_movemask_epi8(hi) != 0;
+        return 0;
+    }
+#else
+    (void)chars;
+    (void)k;
+#endif
+    for (; i < n; i++) {
+        if (table[p[i]]) return 1;
+        h |= p[i] >= 0x80;
+    }
+    *high = h;
+    return 0;
+}
+
 #endif /* HS_PORTABLE_H */

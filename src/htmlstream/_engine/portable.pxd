@@ -21,3 +21,5 @@ cdef extern from "hs_portable.h" nogil:
                                                                 const unsigned char* end,
                                                                 unsigned char first,
                                                                 bint bang) noexcept
+    bint find_any "hs_find_any"(const unsigned char* p, Py_ssize_t n, const unsigned char* chars,
+                                int k, const unsigned char* table, int* high) noexcept

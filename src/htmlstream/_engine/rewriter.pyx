@@ -108,6 +108,7 @@ cdef class RewriteSink(OpenElements):
     elements start and end; writes the output through an ``Output``."""
 
     cdef str encoding
+    cdef bint utf8                      # the encoding is UTF-8 (for TextFilter.passes)
     cdef Output output                  # the output buffer and its seams (output.pyx)
     cdef list active_counts             # per rule: open elements matching it (no rules:
                                         # _NO_RULES, shared)
@@ -136,6 +137,7 @@ cdef class RewriteSink(OpenElements):
         """What ``__init__`` does, callable from C on ``RewriteSink.__new__(RewriteSink)``."""
         self.rules = rules
         self.encoding = encoding
+        self.utf8 = encoding == "utf-8"
         if rules.any_element:
             self.matcher = Matcher.__new__(Matcher)
             self.matcher.init(rules.program)
@@ -172,6 +174,7 @@ cdef class RewriteSink(OpenElements):
         ``program`` is the same selectors compiled for it.  ``decoder``: an incremental decoder
         for text, needed for multi-byte encodings other than UTF-8."""
         self.encoding = encoding
+        self.utf8 = encoding == "utf-8"
         self.output.set_encoding(encoding)
         self.decoder = decoder
         if self.matcher is not None:
@@ -259,7 +262,7 @@ cdef class RewriteSink(OpenElements):
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if self.rules.any_text_filter and one_piece and last and handlers:
-            handlers = self.text_passing(handlers, lx, content_start, content_end)
+            handlers = self.text_passing(handlers, lx, content_start, content_end, text_type)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
             escape_after = self.output.script_now
@@ -307,11 +310,12 @@ cdef class RewriteSink(OpenElements):
             self.output.script_copied(escape_after, escape_after, content_end, content_end, True)
         return 0
 
-    cdef list text_passing(self, list handlers, Lexer lx, Py_ssize_t start, Py_ssize_t end):
-        """The handlers that get a text node that comes whole in one piece (``start`` to
-        ``end``): those without a filter, and those whose filter finds one of its characters
-        in it.  (A piece of a node in several pieces goes to every handler: one that carries
-        state from piece to piece sees them all.)"""
+    cdef list text_passing(self, list handlers, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                           int text_type):
+        """The handlers that get a text node of type ``text_type`` that comes whole in one
+        piece (``start`` to ``end``): those without a filter, and those whose filter it passes
+        (TextFilter.passes).  (A piece of a node in several pieces goes to every handler: one
+        that carries state from piece to piece sees them all.)"""
         cdef list passing = None
         cdef TextFilter f, seen = None
         cdef bint hit = False
@@ -324,7 +328,7 @@ cdef class RewriteSink(OpenElements):
                 f = <TextFilter>entry[2]
                 if f is not seen:
                     seen = f
-                    hit = f.found(p, end - start)
+                    hit = f.passes(p, end - start, text_type, self.utf8)
                 if not hit:
                     if passing is None:
                         passing = _NO_HANDLERS if i == 0 else handlers[:i]
@@ -813,6 +817,20 @@ cdef class RewriteSink(OpenElements):
         ctx = (el.content_text_type if explicit else 0) if tag != NULL else self.lx.text_type
         if ctx == T_SCRIPT:
             self.output.script_escape(explicit)
+        if len(els) == 1 and el.end_handlers is None and el.after_parts is None \
+                and el.new_name is None and not el.merged_:
+            # (the common case, what the loop below does for it without an EndTag: content
+            # appended, the end tag kept or, the element's tags removed, removed)
+            if el.append_parts is not None:
+                self.output.divert(ctx)
+                self.output.write_all(el.append_parts, ctx)
+            if explicit:
+                if el.removed_:
+                    self.output.divert(ctx)
+                else:
+                    self.output.copy_input(tag.end)
+                self.output.out_pos = tag.end
+            return 0
         ctx_after = self.lx.text_type if explicit else ctx
         raw = input_slice(self.lx, tag.start, tag.end) if explicit else b""
         for item in els:

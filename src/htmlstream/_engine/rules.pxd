@@ -55,8 +55,12 @@ cdef class CompiledRules:
 # What a filtered text handler waits for: its entry in a handler list is (seq, fn, TextFilter).
 cdef class TextFilter:
     cdef readonly bytes chars           # the filter's bytes (ASCII), each once
+    cdef readonly bint undecodable      # text with bytes the encoding cannot decode passes too
+    cdef unsigned types                 # bit t: the filter applies to text of type t
     cdef unsigned char table[256]       # 1 for each of them
     cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept
+    cdef bint passes(self, const unsigned char* p, Py_ssize_t n, int text_type,
+                     bint utf8) noexcept
 
 
 # The handler of the <meta charset> rule (Rewriter(adjust_charset_on_meta_tag=True)): not

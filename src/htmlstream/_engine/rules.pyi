@@ -1,12 +1,13 @@
 # Type stub for what a Rewriter hands to its streams (rules.pyx).
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
 from typing_extensions import disjoint_base
 
 from htmlstream._engine.matcher import Program
 from htmlstream.selectors import SelectorList
+from htmlstream.tokens import TextType
 
 # (seq, fn), or (seq, fn, filter) for a text handler registered with text_filter=
 _Handlers: TypeAlias = list[
@@ -84,12 +85,20 @@ class CompiledRules:
     ) -> None: ...
     def for_codec(self, codec: str) -> Rules: ...
 
-# The characters a filtered text handler waits for (Rewriter.on(text_filter=...)).
+# What a filtered text handler waits for (Rewriter.on(text_filter=...)); public as
+# htmlstream.TextFilter.
 @disjoint_base
 class TextFilter:
     @property
     def chars(self) -> bytes: ...
-    def __init__(self, chars: str) -> None: ...
+    @property
+    def undecodable(self) -> bool: ...
+    @property
+    def text_types(self) -> frozenset[TextType]: ...
+    def __init__(
+        self, chars: str, *, undecodable: bool = False,
+        text_types: Iterable[TextType] | None = None,
+    ) -> None: ...
 
 # The handler of the internal <meta charset> rule (the sink hands the element to its stream).
 class MetaCharsetRule:

@@ -12,6 +12,8 @@ import threading
 
 from libc.string cimport memchr, memset
 
+from htmlstream._engine.portable cimport find_any, load_le64
+
 from htmlstream._engine.matcher cimport Program
 
 
@@ -97,50 +99,178 @@ cdef class CompiledRules:
         return rules
 
 
-cdef class TextFilter:
-    """The characters a text handler registered with ``text_filter=`` waits for
-    (:meth:`htmlstream.Rewriter.on`): the sink hands it a text node that comes in one piece only
-    when the piece's bytes hold one of them.
+#: The text types (htmlstream.TextType: DATA 0 ... CDATA_SECTION 5) a TextFilter may name.
+cdef int N_TEXT_TYPES = 6
+cdef unsigned ALL_TEXT_TYPES = (1u << N_TEXT_TYPES) - 1
 
-    Args:
-        chars: ASCII characters (the raw bytes of text in any encoding a handler can read hold
-            an ASCII character as that one byte).
+
+cdef bint utf8_valid(const unsigned char* p, Py_ssize_t n) noexcept:
+    """Whether the ``n`` bytes at ``p`` are UTF-8 as Python's codec decodes it without an
+    error (no overlong form, no surrogate, nothing above U+10FFFF, nothing cut short)."""
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c, c1
+    while i < n:
+        if i + 8 <= n and (load_le64(p + i) & 0x8080808080808080ULL) == 0:
+            i += 8      # (eight ASCII bytes at once)
+            continue
+        c = p[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xC2:
+            return False
+        elif c < 0xE0:
+            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+        elif c < 0xF0:
+            if i + 2 >= n:
+                return False
+            c1 = p[i + 1]
+            if (c1 & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80 \
+                    or (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+                return False
+            i += 3
+        elif c < 0xF5:
+            if i + 3 >= n:
+                return False
+            c1 = p[i + 1]
+            if (c1 & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80 \
+                    or (p[i + 3] & 0xC0) != 0x80 \
+                    or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return False
+            i += 4
+        else:
+            return False
+    return True
+
+
+cdef bint any_non_ascii(const unsigned char* p, Py_ssize_t n) noexcept:
+    """Whether one of the ``n`` bytes at ``p`` is outside ASCII."""
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        if load_le64(p + i) & 0x8080808080808080ULL:
+            return True
+        i += 8
+    while i < n:
+        if p[i] >= 0x80:
+            return True
+        i += 1
+    return False
+
+
+def _text_filter(chars, undecodable, text_types):
+    """A TextFilter from its fields (unpickling: the constructor's options are keywords)."""
+    return TextFilter(chars, undecodable=undecodable, text_types=text_types)
+
+
+cdef class TextFilter:
+    """What a text handler waits for (``text_filter=`` of :meth:`htmlstream.Rewriter.on`,
+    :meth:`~htmlstream.Rewriter.on_document` and :meth:`~htmlstream.Rewriter.text`): a text
+    node that comes in one piece goes to the handler only when it passes the filter; the engine
+    spares the handler the others in C, without a Python call.  Every piece of a text node that
+    comes in several pieces goes to the handler (see :meth:`~htmlstream.Rewriter.on`).
+    ``text_filter="@"`` is ``text_filter=TextFilter("@")``.
+
+    ``chars``: ASCII characters; a piece whose raw bytes hold one of them passes (the raw bytes
+    of text in any encoding a handler can read hold an ASCII character as that one byte).  It
+    may be empty when ``undecodable`` is true.
+
+    ``undecodable``: a piece with bytes the document's encoding cannot decode (that the handler
+    would read as U+FFFD) passes too: in UTF-8, exactly those; in any other encoding, every
+    piece with a byte outside ASCII.
+
+    ``text_types``: the :class:`~htmlstream.TextType` values of the text the filter applies
+    to; a piece of another type goes to the handler whatever it holds (``None``: the filter
+    applies to text of every type).
     """
 
-    def __init__(self, str chars):
-        if not chars or not chars.isascii():
+    def __init__(self, str chars, *, bint undecodable=False, text_types=None):
+        cdef unsigned types = 0
+        if not chars.isascii() or not (chars or undecodable):
             raise ValueError(f"text_filter must be a non-empty string of ASCII characters, "
                              f"not {chars!r}")
+        if text_types is None:
+            types = ALL_TEXT_TYPES
+        else:
+            if isinstance(text_types, (str, bytes, int)):
+                raise TypeError("text_types must be a collection of TextType values")
+            for t in text_types:
+                if not isinstance(t, int) or not 0 <= t < N_TEXT_TYPES:
+                    raise ValueError(f"not a TextType: {t!r}")
+                types |= 1u << <int>t
         self.chars = bytes(sorted(set(chars.encode("ascii"))))
+        self.undecodable = undecodable
+        self.types = types
         memset(self.table, 0, sizeof(self.table))
         for c in self.chars:
             self.table[c] = 1
+
+    @property
+    def text_types(self):
+        """The text types the filter applies to (a frozenset of
+        :class:`~htmlstream.TextType`)."""
+        from htmlstream.tokens import TextType
+        return frozenset(TextType(t) for t in range(N_TEXT_TYPES) if self.types >> t & 1)
 
     cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept:
         """Whether the ``n`` bytes at ``p`` hold one of the characters."""
         cdef Py_ssize_t i, k = len(self.chars)
         cdef const unsigned char* c = self.chars
+        cdef int high
         if k <= 3:          # (memchr's vector scan, once per character)
             for i in range(k):
                 if memchr(p, c[i], n) != NULL:
                     return True
             return False
+        if k <= 8:          # (one pass for all of them)
+            return find_any(p, n, c, <int>k, self.table, &high)
         for i in range(n):
             if self.table[p[i]]:
                 return True
         return False
 
+    cdef bint passes(self, const unsigned char* p, Py_ssize_t n, int text_type,
+                     bint utf8) noexcept:
+        """Whether a text node of type ``text_type`` whose ``n`` raw bytes are at ``p`` goes
+        to the handler (``utf8``: the document's encoding is UTF-8)."""
+        cdef Py_ssize_t k = len(self.chars)
+        cdef int high = 1
+        if not (self.types >> text_type) & 1:
+            return True
+        if not self.undecodable:
+            return self.found(p, n)
+        if k == 0:
+            high = any_non_ascii(p, n)
+        elif k <= 8:        # (the characters and the bytes outside ASCII in one pass)
+            if find_any(p, n, self.chars, <int>k, self.table, &high):
+                return True
+        elif self.found(p, n):
+            return True
+        if not high:
+            return False
+        return not utf8_valid(p, n) if utf8 else True
+
     def __reduce__(self):
-        return (TextFilter, (self.chars.decode("ascii"),))
+        return (_text_filter, (self.chars.decode("ascii"), self.undecodable,
+                               None if self.types == ALL_TEXT_TYPES else
+                               tuple(t for t in range(N_TEXT_TYPES) if self.types >> t & 1)))
 
     def __eq__(self, other):
-        return type(other) is TextFilter and (<TextFilter>other).chars == self.chars
+        return type(other) is TextFilter and (<TextFilter>other).chars == self.chars and \
+            (<TextFilter>other).undecodable == self.undecodable and \
+            (<TextFilter>other).types == self.types
 
     def __hash__(self):
-        return hash(self.chars)
+        return hash((self.chars, self.undecodable, self.types))
 
     def __repr__(self):
-        return f"TextFilter({self.chars.decode('ascii')!r})"
+        options = ""
+        if self.undecodable:
+            options += ", undecodable=True"
+        if self.types != ALL_TEXT_TYPES:
+            names = ", ".join(f"TextType.{t.name}" for t in sorted(self.text_types))
+            options += f", text_types={{{names}}}"
+        return f"TextFilter({self.chars.decode('ascii')!r}{options})"
 
 
 cdef class MetaCharsetRule:

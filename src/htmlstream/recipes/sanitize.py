@@ -57,7 +57,7 @@ from functools import lru_cache
 from operator import methodcaller
 from typing import Any, overload
 
-from htmlstream.rewriter import Rewriter
+from htmlstream.rewriter import Rewriter, TextFilter
 from htmlstream.tokens import TextType
 from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
 
@@ -461,8 +461,9 @@ class Sanitize:
         # per tag: an expression finding the name of an attribute (or prefix) it may keep in
         # its lower-cased start tag (None: none can be kept); filled on first use
         self._needles: dict[str, re.Pattern[bytes] | None] = {}
-        # per tag: _start_tag's reading of the policy (exact names, prefixes, the names the
-        # policy sets itself, its own attributes as written); filled on first use
+        # per tag: _start_tag's reading of the policy (the exact names it may keep as they
+        # are, not on* nor set by the policy; prefixes; the names the policy sets itself; its
+        # own attributes as written); filled on first use
         self._specs: dict[str, tuple[frozenset[str], tuple[str, ...], frozenset[str], str]] = {}
         # per DOM name of the common elements (allowed, HTML, not raw text): their plain start
         # tag (or None), their end tag and their _needles; filled on first use
@@ -485,14 +486,53 @@ class Sanitize:
                              "HTML would pass through unsanitized")
         rewriter.ignored_tags = "remove"
         rewriter.transcode = True
-        fast = self._fast_rules()
-        for selector, handler in fast:
+        for selector, handler in self._element_rules():
             rewriter.on(selector, element=handler)
-        rewriter.on(f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
-                    element=self._element)
-        rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_)
+        rewriter.on_document(text=self._text, comments=self._comment, doctype=self._doctype_,
+                             text_filter=self._text_filter())
 
     # ------------------------------------------------------------------ elements
+
+    def _element_rules(self) -> list[tuple[str, Callable[[Element], object]]]:
+        """The element rules: :meth:`_fast_rules`, and :meth:`_element` for the others (or,
+        when every name of the policy can be written in a selector and no foreign element
+        reaches a handler, :meth:`_removal_rules` and :meth:`_element` for what is left)."""
+        fast = self._fast_rules()
+        removal = self._removal_rules(fast)
+        if removal is None:
+            return [*fast, (f"*:not({', '.join(sel for sel, _ in fast)})" if fast else "*",
+                            self._element)]
+        return [*fast, *removal]
+
+    def _removal_rules(self, fast: list[tuple[str, Callable[[Element], object]]]
+                       ) -> list[tuple[str, Callable[[Element], object]]] | None:
+        """The elements removed without a Python call: those of ``drop_content`` (a rule
+        whose handler is ``methodcaller("remove")``) and those neither allowed nor dropped
+        (``methodcaller("remove_and_keep_content")``), as :meth:`_element` would remove them;
+        and the rule of :meth:`_element` for the rest (allowed elements the fast rules leave,
+        ``<html>`` and ``<body>``, which may be merged tags, and ``<image>``, an ``<img>``).
+        ``None`` unless SVG and MathML are dropped (a type selector matches a foreign element
+        only in its own case: ``clippath`` is no ``<clipPath>``) and every name is simple."""
+        special = {"html", "body", "image"}
+        if self._foreign or not {"svg", "math"} <= self._drop or not all(
+                _SIMPLE_NAME.match(n) for n in self._tags | self._drop):
+            return None
+        element: list[str] = sorted(special)
+        fast_keys = {sel.split(":", 1)[0] for sel, _ in fast}
+        for key in sorted(self._tags - special):
+            if key in fast_keys:
+                # (the complement of its fast rule: the attributes it may keep)
+                element.extend(f"{key}[{n}]" for n in sorted(self._attributes_for(key)[0]))
+            else:
+                element.append(key)
+        rules: list[tuple[str, Callable[[Element], object]]] = []
+        drop = sorted(self._drop - special)
+        if drop:
+            rules.append((", ".join(drop), methodcaller("remove")))
+        rules.append((f"*:not({', '.join(sorted(self._tags | self._drop | special))})",
+                      methodcaller("remove_and_keep_content")))
+        rules.append((", ".join(element), self._element))
+        return rules
 
     def _fast_rules(self) -> list[tuple[str, Callable[[Element], object]]]:
         """The elements written plain, without a Python call: per allowed HTML tag that gets
@@ -587,6 +627,16 @@ class Sanitize:
         else:
             el.replace_tags(tag)
 
+    def _text_filter(self) -> TextFilter:
+        """The text :meth:`_text` can change, for the engine to spare it the rest: text with
+        ``&``, ``<``, ``>``, NUL, CR or bytes its encoding cannot read (what
+        :func:`_escape_chunk` looks for), and all the text of CDATA sections (removed) and,
+        with raw-text elements allowed, raw text (whose fate depends on its element)."""
+        types = set(TextType) - {TextType.CDATA_SECTION}
+        if self._raw_tags:
+            types.discard(TextType.RAWTEXT)
+        return TextFilter("&<>\0\r", undecodable=True, text_types=types)
+
     def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
         """An expression that finds, in a lower-cased start tag of ``key``, the name of an
         attribute (or prefix) the policy lets it keep; None when it keeps none: a tag where it
@@ -606,20 +656,24 @@ class Sanitize:
             rel = key == "a" and self._link_rel is not None
             # the policy's own attributes (set_attributes, rel), written after the kept ones
             own = "".join(f' {attr}="{escape_attribute(value)}"' for attr, value in sets.items())
-            spec = self._specs[key] = (exact, prefixes, frozenset(sets) | (
-                {"rel"} if rel else set()), own + (self._rel_part if rel else ""))
-        exact, prefixes, replaced, own = spec
+            replaced = frozenset(sets) | ({"rel"} if rel else set())
+            spec = self._specs[key] = (
+                frozenset(n for n in exact if not n.startswith("on")) - replaced, prefixes,
+                replaced, own + (self._rel_part if rel else ""))
+        keep, prefixes, replaced, own = spec
         parts = ["<", name]
         for attr, value in el.attributes:
             lname = attr if attr.islower() else attr.lower()
-            if lname not in exact and not (prefixes and lname.startswith(prefixes)
-                                           and _ATTRIBUTE_NAME.match(lname)):
-                continue
-            if lname.startswith("on") or lname in replaced:
+            if lname not in keep and not (
+                    prefixes and lname.startswith(prefixes) and _ATTRIBUTE_NAME.match(lname)
+                    and not lname.startswith("on") and lname not in replaced):
                 continue
             if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
-                scheme = url_scheme(value)
-                if not (self._relative if scheme is None else scheme in self._schemes):
+                if ":" in value:
+                    scheme = url_scheme(value)
+                    if not (self._relative if scheme is None else scheme in self._schemes):
+                        continue
+                elif not self._relative:    # (no colon: no scheme, relative)
                     continue
             elif not self._url_ok(lname, value):
                 continue
