@@ -133,7 +133,6 @@ cdef inline bint _bool_hash(uint64_t h) noexcept:
     return False
 
 
-_LONG_BOOLEANS = frozenset(n.encode() for n in _BOOLEAN_NAMES if len(n) > 12)
 
 for _n in _BLOCK_NAMES:
     _add_kind(_n, K_BLOCK)
@@ -165,8 +164,14 @@ cdef inline unsigned char _lower(unsigned char c) noexcept:
     return c + 32 if 0x41 <= c <= 0x5A else c
 
 
+# 1: a byte an unquoted attribute value may not have (white space, quotes, '=', '<', '>', '`')
+cdef unsigned char _BAD[256]
+for _c in (9, 10, 12, 13, 32, 34, 39, 60, 61, 62, 96):
+    _BAD[_c] = 1
+
+
 cdef inline bint _unquoted_bad(unsigned char c) noexcept:
-    return _ws(c) or c == 0x22 or c == 0x27 or c == 0x3D or c == 0x3C or c == 0x3E or c == 0x60
+    return _BAD[c] != 0
 
 
 cdef inline bint _alnum(unsigned char c) noexcept:
@@ -244,6 +249,10 @@ cdef class Minifier(OpenElements):
     cdef bint table_owed
     cdef bint table_text
     cdef Py_ssize_t head_extra      # open elements put into <head> after it closed
+    # K_PRESERVE | K_HEAD of the simulator's stack[0 : j + 1] at mcum[j], valid below mvalid
+    # (the entries under the lowest index a tag or text changed stay as they were)
+    cdef uint8_t mcum[MAX_DEPTH_DEFAULT + 1]
+    cdef Py_ssize_t mvalid
     cdef uint64_t* rstack
     cdef Py_ssize_t rdepth
     cdef Py_ssize_t rcap
@@ -335,6 +344,8 @@ cdef class Minifier(OpenElements):
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         self.tag_taken = False
+        if self.sim.changed_from < self.mvalid:
+            self.mvalid = self.sim.changed_from
         return self.sync_stack(tag)
 
     cdef int on_doctype(self, Lexer lx, DoctypeRec* d) except -1:
@@ -424,6 +435,8 @@ cdef class Minifier(OpenElements):
                 self.on_text(lx, start, at, cs, at, text_type, False)
                 start = at
             self.close_at = at
+            if self.sim.changed_from < self.mvalid:
+                self.mvalid = self.sim.changed_from
             self.sync_stack(NULL)
             self.sim.changes_seen()
             self.on_text(lx, start, end, at, ce, text_type, last)
@@ -434,13 +447,35 @@ cdef class Minifier(OpenElements):
     cdef int marks(self) noexcept:
         """K_PRESERVE and K_HEAD of the open elements (the recipe's scoped text handlers)."""
         cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t j
-        cdef int m = K_HEAD if self.head_extra > 0 else 0
-        for j in range(sim.depth):
-            m |= _kind(sim.stack[j].name)
-        return m & (K_PRESERVE | K_HEAD)
+        cdef Py_ssize_t j, d = sim.depth
+        cdef uint8_t m
+        if d > MAX_DEPTH_DEFAULT:
+            d = MAX_DEPTH_DEFAULT
+        if self.mvalid < d:
+            m = self.mcum[self.mvalid - 1] if self.mvalid > 0 else 0
+            for j in range(self.mvalid, d):
+                m |= _kind(sim.stack[j].name) & (K_PRESERVE | K_HEAD)
+                self.mcum[j] = m
+        self.mvalid = d
+        m = self.mcum[d - 1] if d > 0 else 0
+        if self.head_extra > 0:
+            m |= K_HEAD
+        return m
 
-    cdef int put(self, const unsigned char* p, Py_ssize_t n) except -1:
+    cdef int reserve(self, Py_ssize_t n) except -1:
+        """Room for n bytes in buf."""
+        cdef Py_ssize_t cap
+        if n > self.buf_cap:
+            cap = self.buf_cap * 2 if self.buf_cap else 4096
+            while cap < n:
+                cap *= 2
+            self.buf = <unsigned char*>realloc(self.buf, cap)
+            if self.buf == NULL:
+                raise MemoryError()
+            self.buf_cap = cap
+        return 0
+
+    cdef inline int put(self, const unsigned char* p, Py_ssize_t n) except -1:
         cdef Py_ssize_t cap
         if self.buf_len + n > self.buf_cap:
             cap = self.buf_cap * 2 if self.buf_cap else 4096
@@ -458,7 +493,8 @@ cdef class Minifier(OpenElements):
                   int eb, int ea) except -1:
         """The recipe's text handler (``Minify._text``) on one piece of text, over bytes."""
         cdef const unsigned char* p = lx.data + (cs - lx.base)
-        cdef Py_ssize_t n = ce - cs, i, j, a, b, off
+        cdef Py_ssize_t n = ce - cs, i, j, a, b, off, k
+        cdef unsigned char* q
         cdef int mark
         cdef bint ref_tail, table, head, keep, work, space_only, lead, trail, space_out
         cdef unsigned char c
@@ -501,22 +537,24 @@ cdef class Minifier(OpenElements):
             return 0
         # collapse: every run of whitespace to one space (into buf[1:]: buf[0] is room for
         # a space put in front)
-        self.buf_len = 0
-        self.put(<const unsigned char*>b" ", 1)
+        self.reserve(n + 2)
+        q = self.buf
+        q[0] = 0x20
+        k = 1
         i = 0
         while i < n:
-            if _ws(p[i]):
-                j = i + 1
-                while j < n and _ws(p[j]):
-                    j += 1
-                self.put(<const unsigned char*>b" ", 1)
-                i = j
+            c = p[i]
+            if c == 0x20 or (c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D)):
+                q[k] = 0x20
+                k += 1
+                i += 1
+                while i < n and _ws(p[i]):
+                    i += 1
             else:
-                j = i + 1
-                while j < n and not _ws(p[j]):
-                    j += 1
-                self.put(p + i, j - i)
-                i = j
+                q[k] = c
+                k += 1
+                i += 1
+        self.buf_len = k
         off = 1
         space_only = self.buf_len == 2 and self.buf[1] == 0x20
         keep = self.formatting or self.misnested or table or head
@@ -831,49 +869,32 @@ cdef class Minifier(OpenElements):
         cdef Py_ssize_t ne = tag.name_end - tag.start
         cdef Py_ssize_t i, k, prev, a0, a1, v0, v1
         cdef AttrRec* a
-        cdef bint simple, last_unquoted = False, bad, dq, sq, language = False, is_language
+        cdef bint dups, simple, last_unquoted = False, bad, dq, sq, language = False, is_language
         cdef unsigned char c
         if p[n - 1] != 0x3E or tag.attrs_skipped:
             return False
         if ne == n - 1 and not tag.self_closing:
             return False
-        simple = tag.n_attrs > 0 and not tag.self_closing and not (html and kind & K_TYPED)
-        prev = ne
+        # duplicates (which the tree builder ignores) are left out, except in the tag the
+        # recipe's short path takes (_SIMPLE_TAG): all of it " name=\"value\"" with values that
+        # need no quotes, which loses its quotes and nothing else
+        dups = False
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
-            a0 = a.name_start - tag.start
-            a1 = a.name_end - tag.start
-            if p[a0] == 0x3D:
+            if p[a.name_start - tag.start] == 0x3D:
                 return False    # ('=' starting a name: after a bare name it would be its value)
-            if simple:
-                v0 = a.value_start - tag.start
-                v1 = a.value_end - tag.start
-                simple = (a0 == prev + 1 and p[prev] == 0x20 and a.value_start >= 0
-                          and v0 == a1 + 2 and p[a1] == 0x3D and p[a1 + 1] == 0x22
-                          and v1 > v0 and v1 < n and p[v1] == 0x22
-                          and a.end - tag.start == v1 + 1
-                          and not self.boolean_name(p + a0, a1 - a0))
-                if simple:
-                    for k in range(a0, a1):
-                        c = p[k]
-                        if c == 0x22 or c == 0x27 or c == 0x3C:
-                            simple = False
-                            break
-                if simple:
-                    for k in range(v0, v1):
-                        if _unquoted_bad(p[k]):
-                            simple = False
-                            break
-                prev = a.end - tag.start
-        if simple and prev != n - 1:
-            simple = False
+            if not dups and i and self.seen_before(tag, i, p):
+                dups = True
+        simple = dups and not tag.self_closing and not (html and kind & K_TYPED)
+        if simple:
+            simple = self.is_simple(tag, p, n, ne)
         self.buf_len = 0
         self.put(p, ne)
         for i in range(tag.n_attrs):
             a = &tag.attrs[i]
             a0 = a.name_start - tag.start
             a1 = a.name_end - tag.start
-            if not simple and self.seen_before(tag, i, p):
+            if dups and not simple and self.seen_before(tag, i, p):
                 continue        # a duplicate: the tree builder ignores it
             is_language = _ci_eq(p + a0, a1 - a0, b"language", 8)
             if a.value_start < 0 or a.value_end <= a.value_start:
@@ -901,9 +922,9 @@ cdef class Minifier(OpenElements):
             language = language or is_language
             bad = dq = sq = False
             for k in range(v0, v1):
-                c = p[k]
-                if _unquoted_bad(c):
+                if _BAD[p[k]]:
                     bad = True
+                    c = p[k]
                     if c == 0x22:
                         dq = True
                     elif c == 0x27:
@@ -941,6 +962,34 @@ cdef class Minifier(OpenElements):
             self.put(<const unsigned char*>b">", 1)
         return self.buf_len < n
 
+    cdef bint is_simple(self, TagRec* tag, const unsigned char* p, Py_ssize_t n,
+                        Py_ssize_t ne) noexcept:
+        """Whether the tag is the recipe's _SIMPLE_TAG."""
+        cdef Py_ssize_t i, k, a0, a1, v0, v1, prev = ne
+        cdef AttrRec* a
+        cdef unsigned char c
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            a0 = a.name_start - tag.start
+            a1 = a.name_end - tag.start
+            v0 = a.value_start - tag.start
+            v1 = a.value_end - tag.start
+            if not (a0 == prev + 1 and p[prev] == 0x20 and a.value_start >= 0
+                    and v0 == a1 + 2 and p[a1] == 0x3D and p[a1 + 1] == 0x22
+                    and v1 > v0 and v1 < n and p[v1] == 0x22
+                    and a.end - tag.start == v1 + 1
+                    and not self.boolean_name(p + a0, a1 - a0)):
+                return False
+            for k in range(a0, a1):
+                c = p[k]
+                if c == 0x22 or c == 0x27 or c == 0x3C:
+                    return False
+            for k in range(v0, v1):
+                if _BAD[p[k]]:
+                    return False
+            prev = a.end - tag.start
+        return prev == n - 1
+
     cdef bint seen_before(self, TagRec* tag, Py_ssize_t i, const unsigned char* p) noexcept:
         """Whether an attribute before attribute i has its name (ASCII case-insensitively)."""
         cdef AttrRec* a = &tag.attrs[i]
@@ -961,15 +1010,10 @@ cdef class Minifier(OpenElements):
         return h != INVALID_HASH and _bool_hash(h)
 
     cdef bint long_boolean(self, const unsigned char* p, Py_ssize_t n) noexcept:
-        cdef Py_ssize_t i
-        for name in _LONG_BOOLEANS:
-            if len(<bytes>name) == n:
-                for i in range(n):
-                    if _lower(p[i]) != (<bytes>name)[i]:
-                        break
-                else:
-                    return True
-        return False
+        """The boolean attribute names the name hash cannot hold."""
+        return _ci_eq(p, n, b"formnovalidate", 14) or _ci_eq(p, n, b"shadowrootclonable", 18) \
+            or _ci_eq(p, n, b"shadowrootserializable", 22) \
+            or _ci_eq(p, n, b"shadowrootdelegatesfocus", 24)
 
 
 cdef inline bint _memeq(const unsigned char* a, const unsigned char* b, Py_ssize_t n) noexcept:
