@@ -35,6 +35,8 @@ from htmlstream._engine.rules cimport Rules
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
+from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
+
 __all__ = ["Minifier"]
 
 # What an element's name is to the minifier (one look-up: _kind).
@@ -273,7 +275,8 @@ cdef class Minifier(OpenElements):
 
     def __init__(self, str encoding="utf-8", *, bint comments=True, bint whitespace=True,
                  bint attributes=True, keep_comment=None, bint scripting=True,
-                 Py_ssize_t max_buffer_size=64 * 1024 * 1024, Py_ssize_t max_attributes=8192):
+                 Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE,
+                 Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):
         if keep_comment is not None and not callable(keep_comment):
             raise TypeError("keep_comment must be a predicate: keep_comment(text) -> bool")
         cdef TreeBuilderSimulator sim = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
@@ -869,7 +872,7 @@ cdef class Minifier(OpenElements):
         cdef Py_ssize_t ne = tag.name_end - tag.start
         cdef Py_ssize_t i, k, prev, a0, a1, v0, v1
         cdef AttrRec* a
-        cdef bint dups, simple, last_unquoted = False, bad, dq, sq, language = False, is_language
+        cdef bint dups, simple, last_unquoted = False, bad, dq, sq, language = False
         cdef unsigned char c
         if p[n - 1] != 0x3E or tag.attrs_skipped:
             return False
@@ -885,6 +888,9 @@ cdef class Minifier(OpenElements):
                 return False    # ('=' starting a name: after a bare name it would be its value)
             if not dups and i and self.seen_before(tag, i, p):
                 dups = True
+            if not language and _ci_eq(p + (a.name_start - tag.start),
+                                       a.name_end - a.name_start, b"language", 8):
+                language = True     # (a script with one keeps its type)
         simple = dups and not tag.self_closing and not (html and kind & K_TYPED)
         if simple:
             simple = self.is_simple(tag, p, n, ne)
@@ -896,12 +902,10 @@ cdef class Minifier(OpenElements):
             a1 = a.name_end - tag.start
             if dups and not simple and self.seen_before(tag, i, p):
                 continue        # a duplicate: the tree builder ignores it
-            is_language = _ci_eq(p + a0, a1 - a0, b"language", 8)
             if a.value_start < 0 or a.value_end <= a.value_start:
                 self.put(<const unsigned char*>b" ", 1)
                 self.put(p + a0, a1 - a0)
                 last_unquoted = False
-                language = language or is_language
                 continue
             v0 = a.value_start - tag.start
             v1 = a.value_end - tag.start
@@ -919,7 +923,6 @@ cdef class Minifier(OpenElements):
                     self.put(p + a0, a1 - a0)
                     last_unquoted = False
                     continue
-            language = language or is_language
             bad = dq = sq = False
             for k in range(v0, v1):
                 if _BAD[p[k]]:

@@ -37,10 +37,19 @@ How it is verified (tests/test_recipes_minify.py): html5lib's tree of the output
 html5lib's tree of the input, comments aside and text compared after the whitespace changes
 above, on every html5lib tree-construction input and corpus page, in many chunkings.
 
-The recipe's state lives in the document's context (``context["minify"]``); handlers are
-registered for every element, so ``Rewriter.use(minify())`` is best added after the recipes
-and handlers that change start tags: a start tag is written again from what it is when the
-minifier's handler runs (later attribute changes to a rewritten tag are not written).
+How it runs: as an **output stage** of the rewriter (``Rewriter.pipe``): the rewriter's output
+goes, chunk by chunk, through the compiled minifier (:class:`htmlstream.rewriter.Minifier`, its own
+lexer and tree-builder simulator over those bytes), which makes no Python call per element,
+text or comment (only ``keep_comment``, where given, is called, once per comment).  So it
+minifies what every other recipe and handler wrote, wherever ``minify()`` is in the
+``use()`` order (a start tag a later handler changed is minified too), in the same streaming
+pass; it holds back only what it must (a run of white space whose fate the next tag decides,
+a token cut by the chunk's end).  ``optional_tags``, ``css`` and ``js`` are not compiled yet:
+with any of them the recipe registers its handlers instead (:class:`_Handlers`, in the
+document's context as ``context["minify"]``; the compiled stage writes exactly what they
+write for the other options, byte for byte, on every corpus page and tree-construction input:
+tests/test_recipes_minify.py), and then start tags are written again from what they are when
+its handler runs (best added after the recipes and handlers that change them).
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
+from htmlstream.rewriter import Minifier
 from htmlstream.charrefs import decode_charrefs
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
@@ -117,7 +127,7 @@ _SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*(?: (?!(?i:"
 _MINIMAL_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />\"'=<>`]*"
                           rb"(?: [^\t\n\x0c\r />=\"'<>`]+(?:=[^\t\n\x0c\r \"'=<>`]+)?)*>")
 _BOOLEAN_VALUE = re.compile(rb" (?i:" + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() + rb")=")
-_MINIMAL_NAME = re.compile(rb" ([^=>]+)")
+_MINIMAL_NAME = re.compile(rb" ([^ =>]+)")
 #: Elements whose type attribute the minifier may drop (not by the simple path).
 _TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
@@ -305,7 +315,51 @@ def _may_follow(ended: str, start: str) -> bool:
 
 
 class Minify:
-    """The ``minify`` recipe (made by :func:`minify`)."""
+    """The ``minify`` recipe (made by :func:`minify`): the compiled output stage, or (with
+    ``optional_tags``, ``css`` or ``js``) the handlers of :class:`_Handlers`."""
+
+    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+                 optional_tags: bool, css: bool, js: bool,
+                 keep_comment: Callable[[str], bool] | None) -> None:
+        self._handlers = _Handlers(comments=comments, whitespace=whitespace,
+                                   attributes=attributes, optional_tags=optional_tags, css=css,
+                                   js=js, keep_comment=keep_comment)
+        self.comments = comments
+        self.whitespace = whitespace
+        self.attributes = attributes
+        self.optional_tags = optional_tags
+        self.css = css
+        self.js = js
+        self.keep_comment = keep_comment
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the recipe runs as the compiled output stage (not with ``optional_tags``,
+        ``css`` or ``js``)."""
+        return not (self.optional_tags or self.css or self.js)
+
+    def apply(self, rewriter: Rewriter, /) -> None:
+        """Add the minifier to ``rewriter`` (``Rewriter.use`` calls this): as an output stage
+        made for each stream, with the rewriter's parsing settings as they are then."""
+        if not self.compiled:
+            self._handlers.apply(rewriter)
+            return
+        comments, whitespace, attributes = self.comments, self.whitespace, self.attributes
+        keep_comment = self.keep_comment
+
+        def stage(encoding: str, context: MutableMapping[str, Any]) -> Minifier:
+            return Minifier(encoding, comments=comments, whitespace=whitespace,
+                            attributes=attributes, keep_comment=keep_comment,
+                            scripting=bool(rewriter.scripting),
+                            max_buffer_size=rewriter.max_buffer_size,
+                            max_attributes=rewriter.max_attributes)
+
+        rewriter.pipe(stage)
+
+
+class _Handlers:
+    """The recipe as handlers (for ``optional_tags``, ``css`` and ``js``, which the compiled
+    stage does not do yet; and the oracle the compiled stage is checked against)."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
