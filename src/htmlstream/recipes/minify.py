@@ -61,8 +61,8 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
-from htmlstream.rewriter import Minifier
 from htmlstream.charrefs import decode_charrefs
+from htmlstream.rewriter import Minifier
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
 __all__ = [
