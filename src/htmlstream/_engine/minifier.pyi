@@ -3,8 +3,6 @@
 from collections.abc import Callable
 from typing import final
 
-from typing_extensions import disjoint_base
-
 from htmlstream._engine.elements import OpenElements
 
 __all__ = ["Minifier"]
@@ -12,7 +10,6 @@ __all__ = ["Minifier"]
 # An HTML minifier over a stream of bytes (feed(bytes) -> bytes, close() -> bytes): the
 # compiled form of recipes.minify (comments, whitespace, attributes).
 @final
-@disjoint_base
 class Minifier(OpenElements):
     def __init__(
         self,
