@@ -323,6 +323,9 @@ COMPILED_OPTION_SETS: dict[str, dict[str, Any]] = {
     "whitespace-off": {"whitespace": False},
     "attributes-off": {"attributes": False},
     "keep-comment": {"keep_comment": lambda text: "keep" in text or text.startswith(" c")},
+    "optional_tags": {"optional_tags": True},
+    "optional_tags-only": {"optional_tags": True, "whitespace": False, "comments": False,
+                           "attributes": False},
 }
 
 
@@ -330,9 +333,9 @@ def test_compiled_for_its_options() -> None:
     assert recipes.minify().compiled
     assert recipes.minify(comments=False, whitespace=False, attributes=False,
                           keep_comment=bool).compiled
-    for options in OPTION_SETS.values():
-        if options:
-            assert not recipes.minify(**options).compiled
+    assert recipes.minify(optional_tags=True).compiled
+    assert not recipes.minify(css=True).compiled
+    assert not recipes.minify(**OPTION_SETS["everything"]).compiled
 
 
 def _same_as_handlers(raw: bytes, options: str, scripting: bool = True,
@@ -359,6 +362,8 @@ def _same_as_handlers(raw: bytes, options: str, scripting: bool = True,
     ("<p>a &amp b  <b>c </b> d</p>", None),
     ("</head> <template>  x  </template>", None),
     ("<p>x<!--keep-->  <!-- c -->y", None),
+    ("<caf\u00e9/></caf\u00e9 x> <svg><foreignObject  x='1'></foreignobject ></svg>", None),
+    ("<ul> <li> a </li> <li> b </ul> <p> c </p> <!-- k --> <p> d", None),
 ])
 def test_compiled_equals_handlers_examples(options: str, html: str, want: str | None) -> None:
     raw = html.encode()

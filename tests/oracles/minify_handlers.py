@@ -1,8 +1,8 @@
 """The minifier as Python handlers: the oracle of the compiled one.
 
 ``recipes.minify`` runs as a compiled output stage (``htmlstream.rewriter.Minifier``) for the
-options it compiles (``comments``, ``whitespace``, ``attributes``, ``keep_comment``); its
-handler implementation (``recipes.minify._Handlers``, which still runs ``optional_tags``,
+options it compiles (``comments``, ``whitespace``, ``attributes``, ``optional_tags``,
+``keep_comment``); its handler implementation (``recipes.minify._Handlers``, which still runs
 ``css`` and ``js``) is what the compiled stage must write byte for byte
 (tests/test_recipes_minify.py).  This module gives a rewriter with those handlers.
 """

@@ -8,7 +8,7 @@ from htmlstream._engine.elements import OpenElements
 __all__ = ["Minifier"]
 
 # An HTML minifier over a stream of bytes (feed(bytes) -> bytes, close() -> bytes): the
-# compiled form of recipes.minify (comments, whitespace, attributes).
+# compiled form of recipes.minify (comments, whitespace, attributes, optional tags).
 @final
 class Minifier(OpenElements):
     def __init__(
@@ -18,6 +18,7 @@ class Minifier(OpenElements):
         comments: bool = True,
         whitespace: bool = True,
         attributes: bool = True,
+        optional_tags: bool = False,
         keep_comment: Callable[[str], bool] | None = None,
         scripting: bool = True,
         max_buffer_size: int = ...,

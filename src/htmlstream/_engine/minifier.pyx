@@ -20,7 +20,7 @@ The engine module is core: it knows nothing of recipes; ``recipes.minify`` confi
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
@@ -48,6 +48,9 @@ cdef enum:
     K_PRESERVE = 16     # text in it (at any depth) as it is: pre, listing, svg, math
     K_HEAD = 32         # whitespace-only text in it goes
     K_TYPED = 64        # its type attribute may be dropped (script, style, link)
+    K_P_FOLLOW = 128    # optional_tags: a </p> left out may be followed by its start tag
+    K_CLOSING = 256     # optional_tags: its end tag closes what is left open in it
+    K_OPTIONAL = 512    # optional_tags: its end tag may be left out
 
 # A key of the recipe's stack for an element not in the HTML namespace whose name is a
 # formatting element's (SVG's <a>): the recipe's "\x00" + name.
@@ -83,7 +86,7 @@ _SVG_NAMES = {n.lower(): n for n in (
 
 # The kinds, by name hash: an open-addressing table (no Python object on the hot path).
 cdef uint64_t _kind_keys[512]
-cdef uint8_t _kind_vals[512]
+cdef uint16_t _kind_vals[512]
 # Boolean attribute names, by hash where the hash holds them (the longer ones: apart).
 cdef uint64_t _bool_keys[128]
 
@@ -97,7 +100,7 @@ cdef uint64_t _name_hash(str name):
     return hash_bytes(<const unsigned char*><const char*>b, len(b))
 
 
-cdef void _add_kind(str name, uint8_t kind):
+cdef void _add_kind(str name, uint16_t kind):
     cdef uint64_t h = _name_hash(name)
     cdef Py_ssize_t i = _slot(h, 512)
     while _kind_keys[i] != 0 and _kind_keys[i] != h:
@@ -106,7 +109,7 @@ cdef void _add_kind(str name, uint8_t kind):
     _kind_vals[i] |= kind
 
 
-cdef inline uint8_t _kind(uint64_t h) noexcept:
+cdef inline uint16_t _kind(uint64_t h) noexcept:
     cdef Py_ssize_t i = _slot(h, 512)
     while _kind_keys[i] != 0:
         if _kind_keys[i] == h:
@@ -151,8 +154,45 @@ for _n in ("script", "style", "link"):
     _add_kind(_n, K_TYPED)
 for _n in _BOOLEAN_NAMES:
     _add_bool(_n)
+for _n in ("address article aside blockquote details dialog div dl fieldset figcaption figure "
+           "footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre search "
+           "section ul").split():
+    _add_kind(_n, K_P_FOLLOW)
+for _n in ("address article aside blockquote button center details dialog dir div dl "
+           "fieldset figcaption figure footer form header hgroup listing main menu nav ol pre "
+           "search section summary ul li dd dt td th tr tbody thead tfoot table caption body "
+           "html h1 h2 h3 h4 h5 h6").split():
+    _add_kind(_n, K_CLOSING)
+for _n in ("p", "li", "dt", "dd", "td", "th", "tr", "head", "body", "html"):
+    _add_kind(_n, K_OPTIONAL)
 
 cdef uint64_t TABLE_H = _name_hash("table")
+cdef uint64_t P_H = _name_hash("p")
+cdef uint64_t LI_H = _name_hash("li")
+cdef uint64_t DT_H = _name_hash("dt")
+cdef uint64_t DD_H = _name_hash("dd")
+cdef uint64_t TD_H = _name_hash("td")
+cdef uint64_t TH_H = _name_hash("th")
+cdef uint64_t TR_H = _name_hash("tr")
+cdef uint64_t NOSCRIPT_H = _name_hash("noscript")
+cdef uint64_t BODY_H = _name_hash("body")
+cdef uint64_t HTML_H = _name_hash("html")
+
+
+cdef bint _may_follow(uint64_t ended, uint64_t start) noexcept:
+    """optional_tags: whether the end tag of ``ended`` may be left out before the start tag
+    ``start`` (the recipe's OPTIONAL_END_TAGS)."""
+    if ended == P_H:
+        return (_kind(start) & K_P_FOLLOW) != 0
+    if ended == LI_H:
+        return start == LI_H
+    if ended == DT_H or ended == DD_H:
+        return start == DT_H or start == DD_H
+    if ended == TD_H or ended == TH_H:
+        return start == TD_H or start == TH_H
+    if ended == TR_H:
+        return start == TR_H
+    return start != NOSCRIPT_H      # (head, body, html)
 cdef uint64_t SCRIPT_H = _name_hash("script")
 cdef uint64_t TYPE_H = _name_hash("type")
 cdef uint64_t LANGUAGE_H = _name_hash("language")
@@ -218,13 +258,13 @@ cdef class _Ends(OpenElement):
 @cython.final
 cdef class Minifier(OpenElements):
     """An HTML minifier over a stream of bytes (``feed(bytes) -> bytes``, ``close() ->
-    bytes``), the compiled form of ``recipes.minify`` (comments, whitespace and attributes;
-    its module says what each removes).
+    bytes``), the compiled form of ``recipes.minify`` (comments, whitespace, attributes and
+    optional tags; its module says what each removes).
 
     Args:
         encoding: the codec of the bytes (Python name; ASCII-compatible): comments given to
             ``keep_comment`` are decoded in it.
-        comments, whitespace, attributes: as ``recipes.minify``'s.
+        comments, whitespace, attributes, optional_tags: as ``recipes.minify``'s.
         keep_comment: a predicate given a comment's text: True keeps it.
         scripting: whether ``<noscript>`` content is raw text (as the rewriter's setting).
         max_buffer_size, max_attributes: the lexer's limits (as the rewriter's settings).
@@ -246,6 +286,15 @@ cdef class Minifier(OpenElements):
     cdef bint space_out
     cdef bint ref_tail
     cdef bint after_pre
+    # optional_tags: the end tag left out (its name key, 0: none, and name), if what follows
+    # allows it; where the input seen since it ends (bytes nothing saw after it, a stray end tag,
+    # keep it)
+    cdef bint optional_tags
+    cdef uint64_t pending
+    cdef bytes pending_name
+    cdef Py_ssize_t pending_to
+    cdef bytes end_before           # (end_one: what goes before the end, or None)
+    cdef bint end_removed           # (end_one: the end tag is left out)
     cdef Py_ssize_t formatting
     cdef bint misnested
     cdef bint table_owed
@@ -274,7 +323,8 @@ cdef class Minifier(OpenElements):
             free(self.buf)
 
     def __init__(self, str encoding="utf-8", *, bint comments=True, bint whitespace=True,
-                 bint attributes=True, keep_comment=None, bint scripting=True,
+                 bint attributes=True, bint optional_tags=False, keep_comment=None,
+                 bint scripting=True,
                  Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE,
                  Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):
         if keep_comment is not None and not callable(keep_comment):
@@ -285,6 +335,7 @@ cdef class Minifier(OpenElements):
         self.comments = comments
         self.whitespace = whitespace
         self.attributes = attributes
+        self.optional_tags = optional_tags
         self.keep_comment = keep_comment
         self.rules = Rules.__new__(Rules)
         self.matcher = None
@@ -335,6 +386,12 @@ cdef class Minifier(OpenElements):
             if self.lexer.text_type == T_SCRIPT:
                 self.out.script_escape(False)
             self.close_all()
+            if self.pending and self.pending != HEAD_HASH and self.pending != BODY_H and \
+                    self.pending != HTML_H:
+                # (what came after the end tag left out is not known here: written at the end
+                # it closes the same element, and after a stray end tag the same as that did)
+                self.out.divert(self.lexer.text_type)
+                self.out.write_part(b"</" + self.pending_name + b">", self.lexer.text_type)
             self.out.end_checks()
         finally:
             self.lexer.sink = None
@@ -359,6 +416,15 @@ cdef class Minifier(OpenElements):
 
     cdef inline tuple space(self, int ctx):
         return (b" ", " ", ctx)
+
+    cdef bytes resolve(self, bint omit, Py_ssize_t offset):
+        """optional_tags: decide on the end tag left out: it stays out if ``omit`` and nothing
+        came between (the recipe's _resolve); else it is returned, to be written before the
+        unit at ``offset``."""
+        self.pending = 0
+        if not omit or offset != self.pending_to:
+            return b"</" + self.pending_name + b">"
+        return None
 
     cdef int on_comment(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
                         Py_ssize_t cs, Py_ssize_t ce) except -1:
@@ -386,12 +452,16 @@ cdef class Minifier(OpenElements):
                 keep = bool(self.keep_comment(
                     input_slice(lx, cs, ce).decode(self.codec, "replace")))
         if keep:
-            if not self.owed:
+            before = self.resolve(False, start) if self.pending else None
+            if not self.owed and before is None:
                 return 0
-            self.owed = False
             self.out.copy_input(start)
             self.out.divert(0)
-            self.out.write_part(self.space(0), 0)
+            if before is not None:
+                self.out.write_part(before, 0)
+            if self.owed:
+                self.out.write_part(self.space(0), 0)
+            self.owed = False
             self.out.copy_input(end)
             self.out.out_pos = end
             return 0
@@ -498,6 +568,7 @@ cdef class Minifier(OpenElements):
         cdef const unsigned char* p = lx.data + (cs - lx.base)
         cdef Py_ssize_t n = ce - cs, i, j, a, b, off, k
         cdef unsigned char* q
+        cdef bytes before = None
         cdef int mark
         cdef bint ref_tail, table, head, keep, work, space_only, lead, trail, space_out
         cdef unsigned char c
@@ -511,8 +582,9 @@ cdef class Minifier(OpenElements):
         self.ref_tail = False
         self.after_pre = False
         if mark & K_PRESERVE or tt != T_DATA:
-            if self.owed:
-                self.write_text(cs, ce, tt, True, 0, 0, 0, last, eb, ea)
+            before = self.resolve(False, cs) if self.pending else None
+            if self.owed or before is not None:
+                self.write_text(cs, ce, tt, self.owed, before, 0, 0, 0, last, eb, ea)
             self.owed = self.space_out = self.line_start = False
             return 0
         top = self.rstack[self.rdepth - 1] if self.rdepth else 0
@@ -530,7 +602,7 @@ cdef class Minifier(OpenElements):
                 elif c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D):
                     work = True
                     break
-        if not work and not self.owed and not self.table_owed:
+        if not work and not self.owed and not self.table_owed and not self.pending:
             # the recipe's common case (its fast path): written as it is
             if (table and not self.misnested) or head:
                 self.table_text = not last
@@ -538,6 +610,14 @@ cdef class Minifier(OpenElements):
                 self.ref_tail = _ref_tail(p, n)
             self.space_out = self.line_start = False
             return 0
+        if self.pending:
+            for i in range(n):
+                if not _ws(p[i]):
+                    before = self.resolve(False, cs)
+                    break
+            else:
+                if cs == self.pending_to:
+                    self.pending_to = ce
         # collapse: every run of whitespace to one space (into buf[1:]: buf[0] is room for
         # a space put in front)
         self.reserve(n + 2)
@@ -563,7 +643,7 @@ cdef class Minifier(OpenElements):
         keep = self.formatting or self.misnested or table or head
         if (table and not self.misnested) or head:
             if space_only and not self.table_text:
-                self.write_text(cs, ce, tt, False, 1, 0, 0, last, eb, ea)
+                self.write_text(cs, ce, tt, False, before, 1, 0, 0, last, eb, ea)
                 self.table_owed = not last
                 if last:
                     self.space_out = False
@@ -577,17 +657,17 @@ cdef class Minifier(OpenElements):
         if space_only:
             if keep:
                 if not self.space_out:
-                    self.write_text(cs, ce, tt, False, 2, 0, 0, last, eb, ea)
+                    self.write_text(cs, ce, tt, False, before, 2, 0, 0, last, eb, ea)
                 else:
-                    self.write_text(cs, ce, tt, False, 1, 0, 0, last, eb, ea)
+                    self.write_text(cs, ce, tt, False, before, 1, 0, 0, last, eb, ea)
                 self.space_out = not last
                 self.owed = False
                 return 0
             if ref_tail and not (self.line_start or self.space_out):
-                self.write_text(cs, ce, tt, False, 2, 0, 0, last, eb, ea)
+                self.write_text(cs, ce, tt, False, before, 2, 0, 0, last, eb, ea)
                 self.space_out = not last
                 return 0
-            self.write_text(cs, ce, tt, False, 1, 0, 0, last, eb, ea)
+            self.write_text(cs, ce, tt, False, before, 1, 0, 0, last, eb, ea)
             if not (self.line_start or self.space_out):
                 self.owed = True
             if last:
@@ -625,20 +705,25 @@ cdef class Minifier(OpenElements):
             off = a
         self.line_start = False
         if b - off != n or not _memeq(self.buf + off, p, n):
-            self.write_text(cs, ce, tt, False, 3, off, b, last, eb, ea)
+            self.write_text(cs, ce, tt, False, before, 3, off, b, last, eb, ea)
+        elif before is not None:
+            self.write_text(cs, ce, tt, False, before, 0, 0, 0, last, eb, ea)
         return 0
 
     cdef int write_text(self, Py_ssize_t cs, Py_ssize_t ce, int tt, bint space_before,
-                        int action, Py_ssize_t a, Py_ssize_t b, bint last, int eb,
+                        bytes before, int action, Py_ssize_t a, Py_ssize_t b, bint last, int eb,
                         int ea) except -1:
         """Write a piece of text changed (as the rewriter writes a changed TextChunk):
         ``space_before`` a space; ``action`` 0 the text as it is, 1 nothing, 2 a space,
         3 buf[a:b]."""
         cdef Output out = self.out
         out.copy_input(cs)
-        if space_before:
+        if space_before or before is not None:
             out.divert(tt)
-            out.write_part(self.space(tt), tt)
+            if before is not None:
+                out.write_part(before, tt)
+            if space_before:
+                out.write_part(self.space(tt), tt)
         if action:
             out.divert(tt)
             if action == 2:
@@ -679,9 +764,12 @@ cdef class Minifier(OpenElements):
         cdef bint rewritten = False
         cdef uint64_t rkey
         cdef _Ends st
+        cdef bytes before = None
         if merged:
             depth = self.merged_target(tag.name_hash)
             content = depth >= 0
+        if self.pending:
+            before = self.resolve(html and _may_follow(self.pending, key), tag.start)
         if self.whitespace and not merged:
             if kind & K_BLOCK:
                 if self.owed:
@@ -698,11 +786,14 @@ cdef class Minifier(OpenElements):
         if self.attributes and not merged and \
                 tag.end - tag.start != tag.name_end - tag.name_start + 2:
             rewritten = self.start_tag(lx, tag, html, kind)
-        if space or rewritten:
+        if space or rewritten or before is not None:
             out.script_out = 0
             out.copy_input(tag.start)
-            if space:
+            if space or before is not None:
                 out.divert(0)
+            if before is not None:
+                out.write_part(before, 0)
+            if space:
                 out.write_part(self.space(0), 0)
             if rewritten:
                 out.write(self.buf, self.buf_len)
@@ -730,7 +821,7 @@ cdef class Minifier(OpenElements):
         st.rewritten = rewritten
         st.content_type = lx.text_type
         st.ns = ns
-        if rewritten:
+        if rewritten or (self.optional_tags and kind & K_OPTIONAL):
             st.name = self.tag_name(tag)
         if in_head:
             st.in_head = True
@@ -781,26 +872,41 @@ cdef class Minifier(OpenElements):
         out.copy_input(at)
         if ctx == T_SCRIPT:
             out.script_escape(explicit)
+        remove = False
         if st.more is not None:
             for item in reversed(st.more):
-                if self.end_one(<uint64_t>item[0], explicit):
-                    out.divert(ctx)
-                    out.write_part(self.space(ctx), ctx)
-                if item[1] and explicit:
+                self.end_entry(<uint64_t>item[0], <bytes>item[2], tag, explicit, ctx)
+                remove = remove or self.end_removed
+                if item[1] and explicit and not self.end_removed:
                     written = self.end_written(tag, <bytes>item[2], item[3]) or written
             st.more = None
-        if self.end_one(st.key, explicit):
-            out.divert(ctx)
-            out.write_part(self.space(ctx), ctx)
-        if st.rewritten and explicit:
+        self.end_entry(st.key, st.name, tag, explicit, ctx)
+        remove = remove or self.end_removed
+        if st.rewritten and explicit and not self.end_removed:
             written = self.end_written(tag, st.name, st.ns) or written
         st.rewritten = False
         if explicit:
-            if written is not None:
+            if remove:
+                out.divert(ctx)
+            elif written is not None:
                 out.write_bytes(written)
             else:
                 out.copy_input(tag.end)
             out.out_pos = tag.end
+        return 0
+
+    cdef int end_entry(self, uint64_t key, bytes name, TagRec* tag, bint explicit,
+                       int ctx) except -1:
+        """One end-tag handler of the recipe, and what it writes before the end."""
+        cdef Output out = self.out
+        cdef bint space = self.end_one(key, name, tag, explicit)
+        if self.end_before is not None or space:
+            out.divert(ctx)
+            if self.end_before is not None:
+                out.write_part(self.end_before, ctx)
+                self.end_before = None
+            if space:
+                out.write_part(self.space(ctx), ctx)
         return 0
 
     cdef bytes end_written(self, TagRec* tag, bytes name, int ns):
@@ -810,8 +916,9 @@ cdef class Minifier(OpenElements):
         cdef const unsigned char* p = lx.data + (tag.start - lx.base)
         cdef Py_ssize_t n = tag.end - tag.start, i
         cdef bint lower = False, upper = False
-        cdef str dom = name.decode("ascii", "replace") if ns != 1 else \
-            _SVG_NAMES.get(name.decode("ascii", "replace"), name.decode("ascii", "replace"))
+        cdef str dom = name.decode(self.codec, "replace")
+        if ns == 1:
+            dom = _SVG_NAMES.get(dom, dom)
         if n == len(dom) + 3:
             for i in range(2, n - 1):
                 if 0x61 <= p[i] <= 0x7A:
@@ -822,13 +929,16 @@ cdef class Minifier(OpenElements):
                 return None
         return ("</" + dom + ">").encode(self.codec, "replace")
 
-    cdef bint end_one(self, uint64_t key, bint explicit) noexcept:
+    cdef bint end_one(self, uint64_t key, bytes name, TagRec* tag, bint explicit) except -1:
         """The recipe's end-tag handler (``Minify._end``); whether a space goes before the
-        end."""
+        end (and in end_before, the end tag left out before, to write before it first; in
+        end_removed, whether this end tag is left out)."""
         cdef int kind = _kind(key)
         cdef bint fmt = (kind & K_FORMATTING) != 0
         cdef bint space = False
+        cdef bint top = True
         cdef Py_ssize_t i
+        self.end_removed = False
         if self.rdepth and self.rstack[self.rdepth - 1] == key:
             self.rdepth -= 1
             if fmt and self.formatting:
@@ -837,6 +947,7 @@ cdef class Minifier(OpenElements):
             self.rdepth -= 1
             fmt = False
         else:
+            top = False
             self.misnested = True
             i = self.rdepth - 1
             while i >= 0:
@@ -849,6 +960,10 @@ cdef class Minifier(OpenElements):
                 i -= 1
         if fmt and not explicit:
             self.misnested = True
+        if self.pending:
+            # an explicit end tag of the parent that closes what is open in it
+            self.end_before = self.resolve(top and explicit and (kind & K_CLOSING) != 0,
+                                           tag.start if tag != NULL else self.close_at)
         if self.whitespace:
             if kind & K_BLOCK:
                 self.owed = False
@@ -860,6 +975,12 @@ cdef class Minifier(OpenElements):
                 self.line_start = False
             self.space_out = False
         self.after_pre = False
+        if explicit and self.optional_tags and top and not self.misnested and \
+                kind & K_OPTIONAL:
+            self.pending = key
+            self.pending_name = name
+            self.pending_to = tag.end
+            self.end_removed = True
         return space
 
     # ------------------------------------------------------------------ start tags

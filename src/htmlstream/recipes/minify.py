@@ -44,12 +44,12 @@ text or comment (only ``keep_comment``, where given, is called, once per comment
 minifies what every other recipe and handler wrote, wherever ``minify()`` is in the
 ``use()`` order (a start tag a later handler changed is minified too), in the same streaming
 pass; it holds back only what it must (a run of white space whose fate the next tag decides,
-a token cut by the chunk's end).  ``optional_tags``, ``css`` and ``js`` are not compiled yet:
-with any of them the recipe registers its handlers instead (:class:`_Handlers`, in the
-document's context as ``context["minify"]``; the compiled stage writes exactly what they
-write for the other options, byte for byte, on every corpus page and tree-construction input:
-tests/test_recipes_minify.py), and then start tags are written again from what they are when
-its handler runs (best added after the recipes and handlers that change them).
+a token cut by the chunk's end, an end tag left out until what follows says).  ``css`` and
+``js`` are not compiled yet: with either the recipe registers its handlers instead
+(:class:`_Handlers`, in the document's context as ``context["minify"]``; the compiled stage
+writes exactly what they write for the other options, byte for byte, on every corpus page and
+tree-construction input: tests/test_recipes_minify.py), and then start tags are written again
+from what they are when its handler runs (best added after the recipes and handlers that change them).
 """
 
 from __future__ import annotations
@@ -316,7 +316,7 @@ def _may_follow(ended: str, start: str) -> bool:
 
 class Minify:
     """The ``minify`` recipe (made by :func:`minify`): the compiled output stage, or (with
-    ``optional_tags``, ``css`` or ``js``) the handlers of :class:`_Handlers`."""
+    ``css`` or ``js``) the handlers of :class:`_Handlers`."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
@@ -334,9 +334,9 @@ class Minify:
 
     @property
     def compiled(self) -> bool:
-        """Whether the recipe runs as the compiled output stage (not with ``optional_tags``,
-        ``css`` or ``js``)."""
-        return not (self.optional_tags or self.css or self.js)
+        """Whether the recipe runs as the compiled output stage (not with ``css`` or
+        ``js``)."""
+        return not (self.css or self.js)
 
     def apply(self, rewriter: Rewriter, /) -> None:
         """Add the minifier to ``rewriter`` (``Rewriter.use`` calls this): as an output stage
@@ -345,11 +345,12 @@ class Minify:
             self._handlers.apply(rewriter)
             return
         comments, whitespace, attributes = self.comments, self.whitespace, self.attributes
-        keep_comment = self.keep_comment
+        optional_tags, keep_comment = self.optional_tags, self.keep_comment
 
         def stage(encoding: str, context: MutableMapping[str, Any]) -> Minifier:
             return Minifier(encoding, comments=comments, whitespace=whitespace,
-                            attributes=attributes, keep_comment=keep_comment,
+                            attributes=attributes, optional_tags=optional_tags,
+                            keep_comment=keep_comment,
                             scripting=bool(rewriter.scripting),
                             max_buffer_size=rewriter.max_buffer_size,
                             max_attributes=rewriter.max_attributes)
@@ -358,8 +359,8 @@ class Minify:
 
 
 class _Handlers:
-    """The recipe as handlers (for ``optional_tags``, ``css`` and ``js``, which the compiled
-    stage does not do yet; and the oracle the compiled stage is checked against)."""
+    """The recipe as handlers (for ``css`` and ``js``, which the compiled stage does not do
+    yet; and the oracle the compiled stage is checked against)."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
