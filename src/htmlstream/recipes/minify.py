@@ -49,7 +49,8 @@ a token cut by the chunk's end, an end tag left out until what follows says).  `
 (:class:`_Handlers`, in the document's context as ``context["minify"]``; the compiled stage
 writes exactly what they write for the other options, byte for byte, on every corpus page and
 tree-construction input: tests/test_recipes_minify.py), and then start tags are written again
-from what they are when its handler runs (best added after the recipes and handlers that change them).
+from what they are when its handler runs (best added after the recipes and handlers that
+change them).
 """
 
 from __future__ import annotations
