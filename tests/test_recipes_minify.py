@@ -326,16 +326,8 @@ COMPILED_OPTION_SETS: dict[str, dict[str, Any]] = {
     "optional_tags": {"optional_tags": True},
     "optional_tags-only": {"optional_tags": True, "whitespace": False, "comments": False,
                            "attributes": False},
+    "everything": {"optional_tags": True, "css": True, "js": True},
 }
-
-
-def test_compiled_for_its_options() -> None:
-    assert recipes.minify().compiled
-    assert recipes.minify(comments=False, whitespace=False, attributes=False,
-                          keep_comment=bool).compiled
-    assert recipes.minify(optional_tags=True).compiled
-    assert not recipes.minify(css=True).compiled
-    assert not recipes.minify(**OPTION_SETS["everything"]).compiled
 
 
 def _same_as_handlers(raw: bytes, options: str, scripting: bool = True,
@@ -364,6 +356,9 @@ def _same_as_handlers(raw: bytes, options: str, scripting: bool = True,
     ("<p>x<!--keep-->  <!-- c -->y", None),
     ("<caf\u00e9/></caf\u00e9 x> <svg><foreignObject  x='1'></foreignobject ></svg>", None),
     ("<ul> <li> a </li> <li> b </ul> <p> c </p> <!-- k --> <p> d", None),
+    ("<p> x <script> var  a = 1 ; </script> <style type=text/css> p  { color : red } </style>"
+     "<script type=module> a  =  1 </script><script><!-- a < b --></script>", None),
+    ("<head> <style>\n a { }\n</style> <script>if (a  &&  b) { c() }</script> </head>", None),
 ])
 def test_compiled_equals_handlers_examples(options: str, html: str, want: str | None) -> None:
     raw = html.encode()

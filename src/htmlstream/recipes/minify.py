@@ -45,12 +45,12 @@ minifies what every other recipe and handler wrote, wherever ``minify()`` is in 
 ``use()`` order (a start tag a later handler changed is minified too), in the same streaming
 pass; it holds back only what it must (a run of white space whose fate the next tag decides,
 a token cut by the chunk's end, an end tag left out until what follows says).  ``css`` and
-``js`` are not compiled yet: with either the recipe registers its handlers instead
-(:class:`_Handlers`, in the document's context as ``context["minify"]``; the compiled stage
-writes exactly what they write for the other options, byte for byte, on every corpus page and
-tree-construction input: tests/test_recipes_minify.py), and then start tags are written again
-from what they are when its handler runs (best added after the recipes and handlers that
-change them).
+``js`` add handlers on ``<script>`` and ``<style>`` (of :class:`_Handlers`, with their state in
+the document's context as ``context["minify"]``), which hold each one's text and write it
+minified, calling the library once per element; the stage then reads that as it reads the
+rest.  The handlers of :class:`_Handlers` for everything are the oracle: the compiled stage
+writes exactly what they write, byte for byte, on every corpus page and tree-construction
+input (tests/test_recipes_minify.py), but for bytes the document's encoding does not read.
 """
 
 from __future__ import annotations
@@ -316,8 +316,8 @@ def _may_follow(ended: str, start: str) -> bool:
 
 
 class Minify:
-    """The ``minify`` recipe (made by :func:`minify`): the compiled output stage, or (with
-    ``css`` or ``js``) the handlers of :class:`_Handlers`."""
+    """The ``minify`` recipe (made by :func:`minify`): the compiled output stage (and with
+    ``css`` or ``js``, the handlers of :class:`_Handlers` on ``<script>`` and ``<style>``)."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
@@ -333,18 +333,11 @@ class Minify:
         self.js = js
         self.keep_comment = keep_comment
 
-    @property
-    def compiled(self) -> bool:
-        """Whether the recipe runs as the compiled output stage (not with ``css`` or
-        ``js``)."""
-        return not (self.css or self.js)
-
     def apply(self, rewriter: Rewriter, /) -> None:
         """Add the minifier to ``rewriter`` (``Rewriter.use`` calls this): as an output stage
         made for each stream, with the rewriter's parsing settings as they are then."""
-        if not self.compiled:
-            self._handlers.apply(rewriter)
-            return
+        if self.css or self.js:
+            self._handlers.apply_code(rewriter)
         comments, whitespace, attributes = self.comments, self.whitespace, self.attributes
         optional_tags, keep_comment = self.optional_tags, self.keep_comment
 
@@ -360,8 +353,8 @@ class Minify:
 
 
 class _Handlers:
-    """The recipe as handlers (for ``css`` and ``js``, which the compiled stage does not do
-    yet; and the oracle the compiled stage is checked against)."""
+    """The recipe as handlers: the oracle the compiled stage is checked against, and (only
+    those on ``<script>`` and ``<style>``: :meth:`apply_code`) what ``css`` and ``js`` run."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
@@ -404,6 +397,33 @@ class _Handlers:
         if run.comments or run.whitespace:
             rewriter.on_document(comments=run._comment)
         rewriter.on_document(end=run._end_document)
+
+    def apply_code(self, rewriter: Rewriter, /) -> None:
+        """Register only what ``css`` and ``js`` need (the compiled stage does the rest, on
+        the output): handlers on ``<script>`` and ``<style>`` that hold their text and write
+        it minified."""
+        run = copy.copy(self)
+        run._codec = lookup_encoding(rewriter.encoding).codec
+        run._css_min, run._js_min = _code_minifiers(run.css, run.js)
+        run._code = run._css_min is not None or run._js_min is not None
+        rewriter.on("script, style", element=run._code_element, text=run._code_text)
+        rewriter.on_document(end=run._end_document)
+
+    def _code_element(self, el: Element) -> None:
+        if el.namespace_uri == HTML_NS:
+            self._code_start(_state(el.context), el, el.tag_name)
+
+    def _code_start(self, st: _State, el: Element, name: str) -> None:
+        """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""
+        lname = name.lower()
+        if lname == "style" and self._css_min is not None:
+            media = el.get_attribute("type")
+            st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
+                else None
+        elif lname == "script" and self._js_min is not None:
+            st.code = [] if is_javascript(el.get_attribute("type"),
+                                          el.get_attribute("language")) else None
+        st.code_len = 0
 
     # ------------------------------------------------------------------ marks
 
@@ -622,15 +642,7 @@ class _Handlers:
             st.space_out = False
             st.after_pre = bool(kind & _PRE_LIKE)
         if self._code and html:
-            lname = name.lower()
-            if lname == "style" and self._css_min is not None:
-                media = el.get_attribute("type")
-                st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
-                    else None
-            elif lname == "script" and self._js_min is not None:
-                st.code = [] if is_javascript(el.get_attribute("type"),
-                                              el.get_attribute("language")) else None
-            st.code_len = 0
+            self._code_start(st, el, name)
         end = self._end_plain
         if self.attributes and not merged and not el.removed:
             raw = el.raw
