@@ -821,7 +821,8 @@ cdef class Minifier(OpenElements):
         st.rewritten = rewritten
         st.content_type = lx.text_type
         st.ns = ns
-        if rewritten or (self.optional_tags and kind & K_OPTIONAL):
+        if rewritten or (self.optional_tags and _kind(key) & K_OPTIONAL):
+            # (the end's name is looked up in any namespace, as the recipe's is: an SVG <td>)
             st.name = self.tag_name(tag)
         if in_head:
             st.in_head = True
