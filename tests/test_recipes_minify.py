@@ -361,6 +361,9 @@ def _same_as_handlers(raw: bytes, options: str, scripting: bool = True,
     ("<head> <style>\n a { }\n</style> <script>if (a  &&  b) { c() }</script> </head>", None),
     # (found by the atheris target: an end tag the recipe may leave out, of an SVG element)
     ("<svg><td></td><g></g> <TR></tr> x</svg><p>y</p>", None),
+    # (text that closes <head>: the part before the change is still in it)
+    ("<head><html> >", None),
+    ("<head> <b> x", None),
 ])
 def test_compiled_equals_handlers_examples(options: str, html: str, want: str | None) -> None:
     raw = html.encode()

@@ -300,8 +300,8 @@ cdef class Minifier(OpenElements):
     cdef bint table_owed
     cdef bint table_text
     cdef Py_ssize_t head_extra      # open elements put into <head> after it closed
-    # K_PRESERVE | K_HEAD of the simulator's stack[0 : j + 1] at mcum[j], valid below mvalid
-    # (the entries under the lowest index a tag or text changed stay as they were)
+    # K_PRESERVE | K_HEAD of the mirror's mirror_names[0 : j + 1] at mcum[j], valid below
+    # mvalid (the entries under the lowest index a tag or text changed stay as they were)
     cdef uint8_t mcum[MAX_DEPTH_DEFAULT + 1]
     cdef Py_ssize_t mvalid
     cdef uint64_t* rstack
@@ -518,16 +518,19 @@ cdef class Minifier(OpenElements):
         return 0
 
     cdef int marks(self) noexcept:
-        """K_PRESERVE and K_HEAD of the open elements (the recipe's scoped text handlers)."""
-        cdef TreeBuilderSimulator sim = self.sim
-        cdef Py_ssize_t j, d = sim.depth
+        """K_PRESERVE and K_HEAD of the open elements (the recipe's scoped text handlers: in
+        force for the elements of the mirror, which, for the text before a change the text
+        makes, is the stack before it)."""
+        cdef Py_ssize_t j, d = self.depth
         cdef uint8_t m
         if d > MAX_DEPTH_DEFAULT:
             d = MAX_DEPTH_DEFAULT
+        if self.mvalid > d:
+            self.mvalid = d
         if self.mvalid < d:
             m = self.mcum[self.mvalid - 1] if self.mvalid > 0 else 0
             for j in range(self.mvalid, d):
-                m |= _kind(sim.stack[j].name) & (K_PRESERVE | K_HEAD)
+                m |= _kind(self.mirror_names[j]) & (K_PRESERVE | K_HEAD)
                 self.mcum[j] = m
         self.mvalid = d
         m = self.mcum[d - 1] if d > 0 else 0
