@@ -769,8 +769,11 @@ cdef class Minifier(OpenElements):
         cdef _Ends st
         cdef bytes before = None
         if merged:
+            # (as the rewriter's Element: merged only into an open element; with a <template>
+            # open, into none: then an element with no content)
             depth = self.merged_target(tag.name_hash)
             content = depth >= 0
+            merged = content
         if self.pending:
             before = self.resolve(html and _may_follow(self.pending, key), tag.start)
         if self.whitespace and not merged:
