@@ -419,6 +419,9 @@ def test_compiled_equals_handlers_tree_construction(options: str) -> None:
                                            b"<td>", b"<br>", b"<li>", b"<svg>", b"<head>",
                                            b"</head>", b"<a x='1' x=\"2\">", b"&amp",
                                            b"</td>", b"</li>", b"<math>", b"</svg>",
+                                           b"<template>", b"<body>", b"<html>", b"</body>",
+                                           b"<frameset>", b"<noscript>", b"<form>",
+                                           b"</form>", b"<dd>", b"<style>", b"</style>",
                                            b"\r\n", b"<script>", b"</script>", b"\xc3\xa9"])),
                 max_size=24),
        st.sampled_from(list(COMPILED_OPTION_SETS)), st.booleans())
