@@ -40,6 +40,7 @@ from typing import IO, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, over
 
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
+from htmlstream._engine.minifier import Minifier
 from htmlstream._engine.rules import (
     CompiledRules,
     MetaCharsetRule,
@@ -61,7 +62,10 @@ from htmlstream.handlers import (
 )
 from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
 
-__all__ = ["IgnoredTags", "OnLimit", "Rewriter", "RewriterStream", "TextFilter"]
+__all__ = [
+    "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "Rewriter", "RewriterStream",
+    "StageFactory", "TextFilter",
+]
 
 #: What a stream does when a limit is exceeded (``Rewriter(on_limit=...)``).
 OnLimit: TypeAlias = Literal["raise", "passthrough"]
@@ -90,6 +94,24 @@ class Recipe(Protocol):
 
 #: A per-document context (``Rewriter.stream(context=...)``).
 Context = MutableMapping[str, Any]
+
+
+class OutputStage(Protocol):
+    """What :meth:`Rewriter.pipe` runs a stream's output through, one per stream: like the
+    stream itself, ``feed(bytes) -> bytes`` for the output of each ``feed()`` and ``close()
+    -> bytes`` at the end (the output bytes it holds back, it writes there)."""
+
+    def feed(self, data: bytes, /) -> bytes:
+        """The stage's output for the next output bytes of the stream."""
+
+    def close(self) -> bytes:
+        """The rest of the stage's output (the stream's output has ended)."""
+
+
+#: What :meth:`Rewriter.pipe` takes: called with the stream's output encoding (a Python
+#: codec name, e.g. ``"utf-8"``) and its context, at the stream's first output; returns the
+#: stream's :class:`OutputStage`.
+StageFactory = Callable[[str, Context], OutputStage]
 
 
 def _check_callable(fn: object) -> None:
@@ -277,6 +299,7 @@ class Rewriter:
         self._doc_comments: _Entries = []
         self._doc_doctype: _Entries = []
         self._doc_end: list[Callable[..., Any]] = []
+        self._stages: list[StageFactory] = []
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -399,6 +422,23 @@ class Rewriter:
             apply(self)
         return self
 
+    def pipe(self, factory: StageFactory) -> Rewriter:
+        """Run the output of every stream through an output stage (``recipes.minify`` is
+        one): ``factory(encoding, context)`` makes one for each stream, at its first output,
+        with the stream's output encoding (a Python codec name) and context; the stage gets
+        the output of each ``feed()`` (``stage.feed(bytes) -> bytes``) and ends with the
+        stream (``stage.close() -> bytes``), so it sees what every handler and recipe changed,
+        in the same streaming pass.  Stages run in the order they were added.  A stream that
+        passes its input through unchanged (content that is not HTML, UTF-16 without
+        ``transcode``) has none; after a limit with ``on_limit="passthrough"``, the stages
+        end with the rewritten part and the rest passes them by.  Returns the rewriter."""
+        if not callable(factory):
+            raise TypeError("pipe() takes a factory: factory(encoding, context) -> stage")
+        with self._lock:
+            self._stages.append(factory)
+            self._compiled = None
+        return self
+
     def element(
         self, selector: str, *, namespaces: Mapping[str, str] | None = None,
         implied: bool = False,
@@ -477,7 +517,9 @@ class Rewriter:
                     list(self._doc_end), implied,
                 )
                 first.attribute_tags = attribute_tags(selectors)
-                self._compiled = CompiledRules(self._settings, first, codec, selectors, meta)
+                compiled = CompiledRules(self._settings, first, codec, selectors, meta)
+                compiled.stages = tuple(self._stages) or None
+                self._compiled = compiled
             return self._compiled
 
     # ------------------------------------------------------------------ running

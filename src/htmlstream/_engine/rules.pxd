@@ -49,6 +49,9 @@ cdef class CompiledRules:
     cdef Rules first                    # compiled for the codec the Rewriter asked for
     cdef dict by_codec                  # codec -> Rules (first, and the others at first use)
     cdef object lock
+    # Rewriter.pipe: the factories of the output stages each stream runs its output through
+    # (a tuple), or None
+    cdef public object stages
     cpdef Rules for_codec(self, str codec)
 
 

@@ -1,6 +1,6 @@
 # Type stub for what a Rewriter hands to its streams (rules.pyx).
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, TypeAlias
 
 from typing_extensions import disjoint_base
@@ -75,6 +75,8 @@ class CompiledRules:
     def selectors(self) -> list[SelectorList]: ...
     @property
     def meta_rule(self) -> bool: ...
+    # Rewriter.pipe's stage factories (a tuple), or None
+    stages: tuple[Callable[[str, MutableMapping[str, Any]], Any], ...] | None
     def __init__(
         self,
         settings: RewriterSettings,

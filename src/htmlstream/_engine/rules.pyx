@@ -79,6 +79,7 @@ cdef class CompiledRules:
         self.meta_rule = meta_rule
         self.by_codec = {codec: rules}
         self.lock = threading.Lock()
+        self.stages = None
 
     cpdef Rules for_codec(self, str codec):
         """The rules compiled for the Python codec ``codec``: the same handlers, with the

@@ -50,6 +50,10 @@ cdef class RewriterStream:
     cdef bint meta_pending              # watching for a <meta> that names the encoding
     cdef object transcoder              # incremental decoder of transcoded input, or None
     cdef object on_error                # the parse-error callback, or None
+    # Output stages (Rewriter.pipe): their factories (a tuple; None: no stage, or the stream
+    # passes its input through), and the stages made for this stream at its first output
+    cdef object stage_factories
+    cdef list stages
     cdef object __weakref__
 
     cdef int start_engine(self, StreamEncoding encoding) except -1
@@ -65,3 +69,4 @@ cdef class RewriterStream:
     cdef bytes close_slow(self)
     cdef bytes close_checked(self)
     cdef int end_engine(self, Lexer lexer, DocumentSink sink) except -1
+    cdef bytes run_stages(self, bytes out, bint final)

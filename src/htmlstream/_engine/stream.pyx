@@ -137,6 +137,7 @@ cdef class RewriterStream:
         self.transcode = settings.transcode
         self.meta_pending = compiled.meta_rule and not _text
         self.held = b""
+        self.stage_factories = compiled.stages
         # (feed() starts the engine itself on a first chunk that has no byte order mark, when
         # nothing else is to be decided)
         self.plain = declared.ascii_compatible and not self.sniff
@@ -182,6 +183,8 @@ cdef class RewriterStream:
         finally:
             self.busy = False
             sink.whole = None
+        if self.stage_factories is not None:
+            return self.run_stages(sink.take_output(), False)
         return sink.take_output()
 
     cdef int check(self) except -1:
@@ -203,9 +206,12 @@ cdef class RewriterStream:
         self.check()
         self.busy = True
         try:
-            return self.feed_checked(chunk)
+            out = self.feed_checked(chunk)
         finally:
             self.busy = False
+        if self.stage_factories is not None:
+            return self.run_stages(out, False)
+        return out
 
     cdef bytes feed_checked(self, chunk):
         if isinstance(chunk, str):
@@ -329,10 +335,15 @@ cdef class RewriterStream:
         """The engine raised ``exc`` while reading a chunk: pass the rest through (a limit,
         with ``on_limit="passthrough"``: returns the output) or fail the stream (re-raises)."""
         if isinstance(exc, BufferLimitExceeded) and self.on_limit == "passthrough":
-            # What was rewritten so far, then every input byte from where rewriting stopped.
+            # What was rewritten so far, then every input byte from where rewriting stopped
+            # (the output stages end with the rewritten part: the rest passes them by).
             self.mode = M_PASSTHROUGH
             self.passthrough_reason = str(exc)
-            return self.sink.take_output() + self._lexer.unconsumed(self.sink.consumed)
+            out = self.sink.take_output()
+            if self.stage_factories is not None:
+                out = self.run_stages(out, True)
+                self.stage_factories = None
+            return out + self._lexer.unconsumed(self.sink.consumed)
         self.mode = M_FAILED
         self.error = exc
         raise exc
@@ -375,6 +386,8 @@ cdef class RewriterStream:
             self.end_engine(lexer, sink)
         finally:
             self.busy = False
+        if self.stage_factories is not None:
+            return self.run_stages(sink.take_output(), True)
         return sink.take_output()
 
     cdef bytes close_slow(self):
@@ -382,9 +395,39 @@ cdef class RewriterStream:
         self.check()
         self.busy = True
         try:
-            return self.close_checked()
+            out = self.close_checked()
         finally:
             self.busy = False
+        if self.stage_factories is not None:
+            return self.run_stages(out, True)
+        return out
+
+    cdef bytes run_stages(self, bytes out, bint final):
+        """The output through the stages (Rewriter.pipe), made at the first output of a
+        stream that rewrites (one that passes its input through has none); ``final``: the end
+        of the output (the stages are closed)."""
+        cdef list stages = self.stages
+        if stages is None:
+            if self.passthrough_reason is not None:
+                self.stage_factories = None     # (the input passes through: no stage)
+                return out
+            if not out and not final:
+                return out
+            codec = lookup(self.output_encoding).codec
+            stages = self.stages = [factory(codec, self.context)
+                                    for factory in self.stage_factories]
+        try:
+            for stage in stages:
+                out = stage.feed(out)
+                if final:
+                    out += stage.close()
+        except BaseException as exc:
+            self.mode = M_FAILED
+            self.error = exc
+            raise
+        if final:
+            self.stage_factories = None
+        return out
 
     cdef bytes close_checked(self):
         cdef bytes out = b""

@@ -37,10 +37,20 @@ How it is verified (tests/test_recipes_minify.py): html5lib's tree of the output
 html5lib's tree of the input, comments aside and text compared after the whitespace changes
 above, on every html5lib tree-construction input and corpus page, in many chunkings.
 
-The recipe's state lives in the document's context (``context["minify"]``); handlers are
-registered for every element, so ``Rewriter.use(minify())`` is best added after the recipes
-and handlers that change start tags: a start tag is written again from what it is when the
-minifier's handler runs (later attribute changes to a rewritten tag are not written).
+How it runs: as an **output stage** of the rewriter (``Rewriter.pipe``): the rewriter's output
+goes, chunk by chunk, through the compiled minifier (:class:`htmlstream.rewriter.Minifier`, its own
+lexer and tree-builder simulator over those bytes), which makes no Python call per element,
+text or comment (only ``keep_comment``, where given, is called, once per comment).  So it
+minifies what every other recipe and handler wrote, wherever ``minify()`` is in the
+``use()`` order (a start tag a later handler changed is minified too), in the same streaming
+pass; it holds back only what it must (a run of white space whose fate the next tag decides,
+a token cut by the chunk's end, an end tag left out until what follows says).  ``css`` and
+``js`` add handlers on ``<script>`` and ``<style>`` (of :class:`_Handlers`, with their state in
+the document's context as ``context["minify"]``), which hold each one's text and write it
+minified, calling the library once per element; the stage then reads that as it reads the
+rest.  The handlers of :class:`_Handlers` for everything are the oracle: the compiled stage
+writes exactly what they write, byte for byte, on every corpus page and tree-construction
+input (tests/test_recipes_minify.py), but for bytes the document's encoding does not read.
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ from typing import Any
 
 from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
 from htmlstream.charrefs import decode_charrefs
+from htmlstream.rewriter import Minifier
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
 __all__ = [
@@ -117,7 +128,7 @@ _SIMPLE_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />]*(?: (?!(?i:"
 _MINIMAL_TAG = re.compile(rb"<[A-Za-z][^\t\n\x0c\r />\"'=<>`]*"
                           rb"(?: [^\t\n\x0c\r />=\"'<>`]+(?:=[^\t\n\x0c\r \"'=<>`]+)?)*>")
 _BOOLEAN_VALUE = re.compile(rb" (?i:" + "|".join(sorted(BOOLEAN_ATTRIBUTES)).encode() + rb")=")
-_MINIMAL_NAME = re.compile(rb" ([^=>]+)")
+_MINIMAL_NAME = re.compile(rb" ([^ =>]+)")
 #: Elements whose type attribute the minifier may drop (not by the simple path).
 _TYPED = frozenset(("script", "style", "link"))
 # (a text chunk written again that ends in these: the engine ends a reference or escapes a
@@ -305,7 +316,45 @@ def _may_follow(ended: str, start: str) -> bool:
 
 
 class Minify:
-    """The ``minify`` recipe (made by :func:`minify`)."""
+    """The ``minify`` recipe (made by :func:`minify`): the compiled output stage (and with
+    ``css`` or ``js``, the handlers of :class:`_Handlers` on ``<script>`` and ``<style>``)."""
+
+    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+                 optional_tags: bool, css: bool, js: bool,
+                 keep_comment: Callable[[str], bool] | None) -> None:
+        self._handlers = _Handlers(comments=comments, whitespace=whitespace,
+                                   attributes=attributes, optional_tags=optional_tags, css=css,
+                                   js=js, keep_comment=keep_comment)
+        self.comments = comments
+        self.whitespace = whitespace
+        self.attributes = attributes
+        self.optional_tags = optional_tags
+        self.css = css
+        self.js = js
+        self.keep_comment = keep_comment
+
+    def apply(self, rewriter: Rewriter, /) -> None:
+        """Add the minifier to ``rewriter`` (``Rewriter.use`` calls this): as an output stage
+        made for each stream, with the rewriter's parsing settings as they are then."""
+        if self.css or self.js:
+            self._handlers.apply_code(rewriter)
+        comments, whitespace, attributes = self.comments, self.whitespace, self.attributes
+        optional_tags, keep_comment = self.optional_tags, self.keep_comment
+
+        def stage(encoding: str, context: MutableMapping[str, Any]) -> Minifier:
+            return Minifier(encoding, comments=comments, whitespace=whitespace,
+                            attributes=attributes, optional_tags=optional_tags,
+                            keep_comment=keep_comment,
+                            scripting=bool(rewriter.scripting),
+                            max_buffer_size=rewriter.max_buffer_size,
+                            max_attributes=rewriter.max_attributes)
+
+        rewriter.pipe(stage)
+
+
+class _Handlers:
+    """The recipe as handlers: the oracle the compiled stage is checked against, and (only
+    those on ``<script>`` and ``<style>``: :meth:`apply_code`) what ``css`` and ``js`` run."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
@@ -348,6 +397,33 @@ class Minify:
         if run.comments or run.whitespace:
             rewriter.on_document(comments=run._comment)
         rewriter.on_document(end=run._end_document)
+
+    def apply_code(self, rewriter: Rewriter, /) -> None:
+        """Register only what ``css`` and ``js`` need (the compiled stage does the rest, on
+        the output): handlers on ``<script>`` and ``<style>`` that hold their text and write
+        it minified."""
+        run = copy.copy(self)
+        run._codec = lookup_encoding(rewriter.encoding).codec
+        run._css_min, run._js_min = _code_minifiers(run.css, run.js)
+        run._code = run._css_min is not None or run._js_min is not None
+        rewriter.on("script, style", element=run._code_element, text=run._code_text)
+        rewriter.on_document(end=run._end_document)
+
+    def _code_element(self, el: Element) -> None:
+        if el.namespace_uri == HTML_NS:
+            self._code_start(_state(el.context), el, el.tag_name)
+
+    def _code_start(self, st: _State, el: Element, name: str) -> None:
+        """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""
+        lname = name.lower()
+        if lname == "style" and self._css_min is not None:
+            media = el.get_attribute("type")
+            st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
+                else None
+        elif lname == "script" and self._js_min is not None:
+            st.code = [] if is_javascript(el.get_attribute("type"),
+                                          el.get_attribute("language")) else None
+        st.code_len = 0
 
     # ------------------------------------------------------------------ marks
 
@@ -566,15 +642,7 @@ class Minify:
             st.space_out = False
             st.after_pre = bool(kind & _PRE_LIKE)
         if self._code and html:
-            lname = name.lower()
-            if lname == "style" and self._css_min is not None:
-                media = el.get_attribute("type")
-                st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
-                    else None
-            elif lname == "script" and self._js_min is not None:
-                st.code = [] if is_javascript(el.get_attribute("type"),
-                                              el.get_attribute("language")) else None
-            st.code_len = 0
+            self._code_start(st, el, name)
         end = self._end_plain
         if self.attributes and not merged and not el.removed:
             raw = el.raw
