@@ -358,3 +358,15 @@ def test_mathml_style_is_not_css() -> None:
         assert feed_bytes(rw.stream, cut) == math
     svg = b"<svg><style>a{b:url(http://x.test/i)}</style></svg>"
     assert rw.rewrite(svg) == svg.replace(b"http:", b"https:")
+
+
+@pytest.mark.parametrize("doc", [
+    # (found by the atheris target: the CSS carry "u" written back after "</" in a <style> the
+    # input never closes made "</u", which the raw-text guard refused in some chunkings only)
+    b"<ul><foreignObject><style><math></ul>x'<noscript>'<b><<<<",
+    b"<style>a</url(http://example.com/x)</STYLE><p>b",
+    b"<xmp></u</ur</url(http://example.com/x) @i</@import</xmp>",
+])
+def test_style_carry_next_to_other_end_tags_in_raw_text(doc: bytes) -> None:
+    out, _ = rewrite_all(up(("*",)), doc)
+    assert out.count(b"</") == doc.count(b"</")

@@ -1173,3 +1173,21 @@ def test_fuzz_corpus_seeds_hold_the_invariants() -> None:
             with contextlib.suppress(hm.KnownBug):
                 hm.check_mutation(data, hm.Mutation(kind, "*", "t<&>\""), few)
 
+
+
+@pytest.mark.parametrize("tag", ["style", "xmp", "iframe", "noembed"])
+def test_raw_text_insertion_next_to_another_end_tag_is_kept(tag: str) -> None:
+    # ('</' and 'ul>' make an end tag that cannot end the element: the text stays text)
+    data = f"<{tag}>a<</{tag}>".encode()
+    out = _rewrite(data, tag, element=lambda el: el.append("/ul>b"))
+    assert out == f"<{tag}>a</ul>b</{tag}>".encode()
+    assert ["EndTag", "ul"] not in structure(out)
+
+
+@pytest.mark.parametrize("name", ["STYLE", "Style", "style\t", "style/"])
+def test_raw_text_insertion_of_the_end_tag_in_any_case_is_refused(name: str) -> None:
+    payload = f"/{name}><img src=x>"
+    assert _refused_or(lambda: _no_tag_named(
+        _rewrite(b"<style>a<</style>", "style", element=lambda el: el.append(payload)), "img"))
+    with pytest.raises(ValueError, match="RAWTEXT"):
+        _rewrite(b"<style>a<</style>", "style", element=lambda el: el.append(payload))

@@ -1,6 +1,7 @@
 # The output of a rewriting stream and its seams (see output.pyx): what the sink writes through.
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport uint64_t
 
 from htmlstream._engine.lexer cimport Lexer
 
@@ -38,6 +39,7 @@ cdef class Output:
     cdef int guard_ctx
     cdef Py_ssize_t guard_lo
     cdef Py_ssize_t guard_hi
+    cdef uint64_t guard_name            # ... in RAWTEXT: the hash of its element's name
     cdef int guard_escape               # ... in script data: its escape state (script_out)
     # in script data, the '<!--' escape state (0 plain, 1 escaped, 2 double-escaped) the input
     # is in after the text handed over so far, and the one the output is in
@@ -70,6 +72,7 @@ cdef class Output:
     cdef int divert(self, int ctx) except -1
     cdef int start_guard(self, int ctx) except -1
     cdef int check_guard(self) except -1
+    cdef bint may_end_raw_text(self, bytes window, Py_ssize_t name_start) except -1
     cdef int finish_eof_token(self) except -1
     cdef int end_checks(self) except -1
     cdef int script_text(self, Py_ssize_t content_end, bint last) except -1

@@ -35,6 +35,7 @@ from htmlstream._engine.constants cimport RAWTEXT as T_RAWTEXT
 from htmlstream._engine.constants cimport RCDATA as T_RCDATA
 from htmlstream._engine.constants cimport SCRIPT_DATA as T_SCRIPT
 from htmlstream._engine.lexer cimport Lexer
+from htmlstream._engine.taghash cimport EMPTY_HASH, hash_bytes
 from htmlstream._engine.units cimport encode_content
 
 from htmlstream.charrefs import decode_charrefs
@@ -48,6 +49,8 @@ _SEAM_CLOSERS = {
     T_RAWTEXT: re.compile(rb"(?=(</[a-zA-Z]))"),
     T_CDATA: re.compile(rb"(?=(]]>))"),
 }
+#: The elements whose content is raw text (RAWTEXT): what may end it is their own end tag.
+_RAW_TEXT_NAMES = (b"style", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript")
 # Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
 _ESCAPED_SCRIPT_CLOSERS = re.compile(rb"(?=(</?script[\t\n\f\r />]|<!--|-->))",
                                      re.IGNORECASE)
@@ -422,6 +425,7 @@ cdef class Output:
         self.guard_lo = self.out_len
         self.guard_hi = -1
         self.guard_escape = self.script_out
+        self.guard_name = self.lx.last_start_tag_hash if self.lx is not None else EMPTY_HASH
         return 0
 
     cdef int check_guard(self) except -1:
@@ -438,6 +442,8 @@ cdef class Output:
             closers = _ESCAPED_SCRIPT_CLOSERS
         for m in closers.finditer(window):
             if m.start() + lo < hi and m.end(1) + lo > self.guard_lo:
+                if ctx == T_RAWTEXT and not self.may_end_raw_text(window, m.start() + 2):
+                    continue
                 raise ValueError(
                     f"text inserted into {_TYPE_NAMES[ctx]} content makes "
                     f"{m.group(1).decode('latin-1')!r} together with the text next to it, "
@@ -453,6 +459,22 @@ cdef class Output:
                         f"{m.group(1).decode('latin-1')!r} of the input, which would change how "
                         f"it is read: the change is refused")
         return 0
+
+    cdef bint may_end_raw_text(self, bytes window, Py_ssize_t name_start) except -1:
+        """Whether the end tag name at ``name_start`` of ``window`` (after a ``</``) may end
+        the raw-text element the text was inserted into (``guard_name``): ``</ul>`` cannot end
+        a ``<style>``, and text written back where it was (a handler's carry) may well sit next
+        to one.  A name the window cuts may still grow into the element's."""
+        cdef bytes name = None, candidate
+        for candidate in _RAW_TEXT_NAMES:
+            if hash_bytes(candidate, len(candidate)) == self.guard_name:
+                name = candidate
+        if name is None:
+            return True
+        seen = window[name_start:name_start + len(name) + 1].lower()
+        if seen[:len(name)] != name[:len(seen)]:
+            return False
+        return len(seen) <= len(name) or seen[len(name)] in b"\t\n\f\r />"
 
     cdef int finish_eof_token(self) except -1:
         """Content is written after the end of input, which ended inside a token: finish the

@@ -54,7 +54,10 @@ _ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;"})
 # Sequences that text inserted into raw-text content must not contain (they would end it).
 _RAW_CLOSERS = {
     SCRIPT_DATA: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),
-    RAWTEXT: re.compile(r"</[a-zA-Z]"),
+    # (the end tag of any raw-text element: the output checks the element's own with the
+    # text next to it)
+    RAWTEXT: re.compile(r"</(?:style|xmp|iframe|noembed|noframes|noscript)(?:[\t\n\f\r />]|$)",
+                        re.IGNORECASE),
     CDATA_SECTION: re.compile(r"]]>"),
 }
 

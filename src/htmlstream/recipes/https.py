@@ -541,9 +541,8 @@ class HttpsUpgrade:
             try:
                 chunk.replace(new)
             except ValueError:
-                # Raw text the engine will not write back ('</' and a letter, which it
-                # cannot tell from an end tag): this chunk stays as it was, after the
-                # carried text as it was.
+                # Raw text the engine will not write back (what would end the element):
+                # this chunk stays as it was, after the carried text as it was.
                 if carry:
                     chunk.before(carry)
                 rest = ""
