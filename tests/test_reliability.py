@@ -1191,3 +1191,12 @@ def test_raw_text_insertion_of_the_end_tag_in_any_case_is_refused(name: str) -> 
         _rewrite(b"<style>a<</style>", "style", element=lambda el: el.append(payload)), "img"))
     with pytest.raises(ValueError, match="RAWTEXT"):
         _rewrite(b"<style>a<</style>", "style", element=lambda el: el.append(payload))
+
+
+def test_rcdata_end_before_a_seam_that_cannot_end_it_is_written_as_it_is() -> None:
+    # ('</B' at a piece's end in a <textarea> cannot become '</textarea': no '&lt;' for it;
+    # lol-html writes it so too. Found by the differential hypothesis test.)
+    data = b"<title>t</title><textarea>a &amp; <b>b</b></textarea>"
+    rw = Rewriter().on_document(text=lambda t: t.replace(t.raw.decode().upper(), html=True))
+    for cut in cuts(data):
+        assert run(rw, cut) == b"<title>T</title><textarea>A &AMP; <B>B</B></textarea>"

@@ -49,8 +49,26 @@ _SEAM_CLOSERS = {
     T_RAWTEXT: re.compile(rb"(?=(</[a-zA-Z]))"),
     T_CDATA: re.compile(rb"(?=(]]>))"),
 }
-#: The elements whose content is raw text (RAWTEXT): what may end it is their own end tag.
+#: The elements whose content is raw text (RAWTEXT) or RCDATA: what may end it is their own
+#: end tag.
 _RAW_TEXT_NAMES = (b"style", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript")
+_RCDATA_NAMES = (b"title", b"textarea")
+
+
+cdef bint _may_become(bytes after, uint64_t element, tuple names) except -1:
+    """Whether ``after`` (what follows a ``</``, as far as it is known) may be or become the
+    end tag of the element whose name hashes to ``element`` (one of ``names``; not known: yes):
+    its name, whole or cut short, then white space, ``/``, ``>`` or nothing yet."""
+    cdef bytes name = None, candidate
+    for candidate in names:
+        if hash_bytes(candidate, len(candidate)) == element:
+            name = candidate
+    if name is None:
+        return True
+    seen = after[:len(name) + 1].lower()
+    if seen[:len(name)] != name[:len(seen)]:
+        return False
+    return len(seen) <= len(name) or seen[len(name)] in b"\t\n\f\r />"
 # Script data inside a '<!--' escape: '-->', '<script' and '</script' change its state too.
 _ESCAPED_SCRIPT_CLOSERS = re.compile(rb"(?=(</?script[\t\n\f\r />]|<!--|-->))",
                                      re.IGNORECASE)
@@ -405,8 +423,15 @@ cdef class Output:
                 self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
             elif ctx <= T_RCDATA:
                 tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
-                self.out_len = p
-                if c == 0x3C:
+                if ctx == T_RCDATA and n > 2 and tail[1] == 0x2F and not _may_become(
+                        tail[2:], lx.last_start_tag_hash, _RCDATA_NAMES):
+                    # ('</b' in a <textarea>: no bytes can make it end the element)
+                    tail = None
+                else:
+                    self.out_len = p
+                if tail is None:
+                    pass
+                elif c == 0x3C:
                     self.write(<const unsigned char*>b"&lt;", 4)
                     self.write(<const unsigned char*><const char*>tail + 1, n - 1)
                 else:                               # the reference, as it reads now
@@ -464,17 +489,8 @@ cdef class Output:
         """Whether the end tag name at ``name_start`` of ``window`` (after a ``</``) may end
         the raw-text element the text was inserted into (``guard_name``): ``</ul>`` cannot end
         a ``<style>``, and text written back where it was (a handler's carry) may well sit next
-        to one.  A name the window cuts may still grow into the element's."""
-        cdef bytes name = None, candidate
-        for candidate in _RAW_TEXT_NAMES:
-            if hash_bytes(candidate, len(candidate)) == self.guard_name:
-                name = candidate
-        if name is None:
-            return True
-        seen = window[name_start:name_start + len(name) + 1].lower()
-        if seen[:len(name)] != name[:len(seen)]:
-            return False
-        return len(seen) <= len(name) or seen[len(name)] in b"\t\n\f\r />"
+        to one."""
+        return _may_become(window[name_start:], self.guard_name, _RAW_TEXT_NAMES)
 
     cdef int finish_eof_token(self) except -1:
         """Content is written after the end of input, which ended inside a token: finish the
