@@ -120,6 +120,8 @@ cdef class RewriteSink(OpenElements):
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
     cdef bint in_text_sync
+    cdef bint text_before_change        # the text being handed over is before where it changed
+                                        # the stack (text_with_stack_change)
     cdef bint text_open                 # the text node of the last piece goes on (it was not
                                         # its last piece): the next piece is not its first
     # captures in progress (capture.pyx; None while there are none): of text, fed at each
@@ -152,6 +154,7 @@ cdef class RewriteSink(OpenElements):
         self.in_handler = False
         self.ignored_text = False
         self.in_text_sync = False
+        self.text_before_change = False
         self.text_open = False
         self.text_caps = None
         self.html_caps = None
@@ -275,6 +278,14 @@ cdef class RewriteSink(OpenElements):
             return 0
         chunk = make_text_chunk(input_slice(lx, content_start, content_end), text_type, last,
                                 content_start, self.encoding)
+        chunk.open_stack = self.sim.stack
+        chunk.open_n = self.sim.depth
+        if self.text_before_change:
+            # (the elements the text closed are not in the stack any more: see inside())
+            if self.sim.changed_from < chunk.open_n:
+                chunk.open_n = self.sim.changed_from
+            chunk.open_extra = self.sim.text_popped
+            chunk.open_extra_n = self.sim.n_text_popped
         if self.decoder is not None:
             # a character may be split between two pieces: decode in stream order
             chunk.text_ = process_text(self.decoder.decode(chunk.raw_, last), text_type)
@@ -452,7 +463,9 @@ cdef class RewriteSink(OpenElements):
                 # (white space before the text that implied <head> and closed it again is
                 # ignored: see ignored_text)
                 self.ignored_text = self.depth == 1 and self.implied_head()
+                self.text_before_change = True
                 self.on_text(lx, start, at, content_start, at, text_type, False)
+                self.text_before_change = False
                 self.ignored_text = False
                 start = at
             self.close_at = at
@@ -461,6 +474,7 @@ cdef class RewriteSink(OpenElements):
             self.on_text(lx, start, end, at, content_end, text_type, last)
         finally:
             self.in_text_sync = False
+            self.text_before_change = False
         if self.follow_text:
             lx.want_text = self.sim.wants_text or self.keep_text
         return 0
@@ -689,6 +703,9 @@ cdef class RewriteSink(OpenElements):
                                        pushed, self.lx.text_type, self.encoding, self.spare)
         self.spare = None
         el.merged_ = merged
+        el.open_stack = self.sim.stack      # (the open elements around it: see inside())
+        el.open_n = depth if 0 <= depth <= self.sim.depth else self.sim.depth
+        el.open_extra_n = 0
         self.call_all(handlers, el)
         el.live = False
         if el.captures is not None:
