@@ -94,7 +94,7 @@ def test_text_inside_agrees_with_scoped_rules(doc: bytes) -> None:
 
 @pytest.mark.parametrize(("doc", "expect"), [
     # (the adoption agency: C is in the clone of <b> that now holds the <p>, " mno" in the
-    # clone of <i>; the scoped rules lose clones made in the middle of the stack)
+    # clone of <i>; a scoped rule's content handlers stay in force in a clone made in place)
     (b"<i>A<b>B<p></i>C</b>D", {"A": ["body", "html", "i"], "B": ["b", "body", "html", "i"],
                                 "C": ["b", "body", "html", "p"], "D": ["body", "html", "p"]}),
     (b"<DIV> abc <B> def <I> ghi <P> jkl </B> mno",
@@ -106,16 +106,16 @@ def test_text_inside_agrees_with_scoped_rules(doc: bytes) -> None:
      {"x": ["body", "foreignobject", "html", "p", "svg"], "y": ["a", "body", "html", "svg"]}),
 ])
 def test_text_inside_where_the_stack_has_clones(doc: bytes, expect: dict[str, list[str]]) -> None:
+    # (a type selector for SVG's foreignObject is case-sensitive: no oracle there)
     _check_text(doc, ("a", "b", "i", "p", "div", "svg", "foreignobject", "html", "body"),
-                oracle=False, expect=expect)
+                oracle=b"foreignObject" not in doc, expect=expect)
 
 
 @settings(max_examples=120, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(html_documents())
 def test_text_inside_property(doc: bytes) -> None:
-    _check_text(doc, ("a", "b", "p", "li", "table", "td", "select", "svg", "template", "body"),
-                oracle=False)
+    _check_text(doc, ("a", "b", "p", "li", "table", "td", "select", "svg", "template", "body"))
 
 
 @pytest.mark.parametrize("path", sorted(corpus_dir().glob("*.html")), ids=lambda p: p.name)

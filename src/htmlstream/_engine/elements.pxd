@@ -119,6 +119,7 @@ cdef class OpenElements(DocumentSink):
                            bint merged) except -1
     cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1
+    cdef int start_clone(self, list scoped, Py_ssize_t depth) except -1
     cdef int head_transient(self, list matched, int ns) except -1
     cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                             bint explicit) except -1

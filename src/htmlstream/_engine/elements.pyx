@@ -81,17 +81,16 @@ cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
     """With content handlers (``lazy_content``), whether the tag must be replayed although it
     matches no rule: before a <body> exists (text there is split and dispatched by the
     mirror's depth), for an element the "after head" rule puts back into <head> (the head's
-    content handlers are in force there), while formatting elements are active (the adoption
-    agency and their re-opening replay the middle of the stack: exact only from an exact
-    mirror), or when the simulator made elements this tag did not open (implied ones,
-    re-opened formatting elements, clones of the adoption agency: they have no tag to be
-    matched by, and a content handler may be in force for them)."""
+    content handlers are in force there), or when the simulator made elements this tag did
+    not open (implied ones, re-opened formatting elements, clones of the adoption agency: they
+    have no tag to be matched by, and a content handler may be in force for them).  Elements
+    the adoption agency moves need no replay of their own: those with content handlers in
+    force have states, below ``valid``, so the tag that moves them changes the stack there;
+    a clone that takes an element's place keeps its content handlers (start_clone)."""
     cdef uint64_t created = self.sim.next_id - self.ids_seen
     self.ids_seen = self.sim.next_id
-    if _before_body(self.sim) or self.sim.last_in_head or self.sim.afe_len > 0:
-        # (or put back into <head>: start_in_head; or with formatting elements active, which
-        # the adoption agency may clone around elements a stale mirror has not seen)
-        return True
+    if _before_body(self.sim) or self.sim.last_in_head:
+        return True                 # (or put back into <head>: start_in_head)
     return created > (1 if (not tag.is_end and self.sim.last_pushed) else 0)
 
 
@@ -594,10 +593,16 @@ cdef class OpenElements(DocumentSink):
         cdef OpenElement state = None
         if self.source_ids:
             self.source_ids.discard(self.mirror[i])
+        cdef list scoped
         if self.states:
             state = self.states.pop(i, None)
         if state is not None:
+            scoped = state.scoped_rules
             self.finish_element(state, i, tag, explicit)
+            if scoped:
+                # the clone is matched by the same rules (same name and attributes, same
+                # frame): their content handlers stay in force in it
+                self.start_clone(scoped, i)
         return 0
 
     cdef int insert_element(self, Py_ssize_t i, OpenElement_* e) except -1:
@@ -684,6 +689,11 @@ cdef class OpenElements(DocumentSink):
 
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
         """An element the tree builder made with no start tag of its own starts at ``depth``."""
+        return 0
+
+    cdef int start_clone(self, list scoped, Py_ssize_t depth) except -1:
+        """A clone the adoption agency made of an element whose rules ``scoped`` had content
+        handlers in force takes its place at index ``depth``."""
         return 0
 
     cdef int head_transient(self, list matched, int ns) except -1:

@@ -533,6 +533,17 @@ cdef class RewriteSink(OpenElements):
             self.keep_state(depth, state)
         return 0
 
+    cdef int start_clone(self, list scoped, Py_ssize_t depth) except -1:
+        """The adoption agency's clone of an element takes its place (sync_middle): the
+        content handlers the element had in force stay in force in the clone."""
+        cdef OpenElement state
+        if self.removing_depth >= 0:
+            return 0
+        state = OpenElement()
+        self.activate(state, list(scoped))
+        self.keep_state(depth, state)
+        return 0
+
     cdef int head_transient(self, list matched, int ns) except -1:
         """A <head> made and closed at once (implied at the start by a <p>, text...): its
         element handlers run, then its end-tag work is done, at the same point."""
