@@ -271,7 +271,9 @@ cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsig
             vn > wn and v[wn] == 0x2D and same(v, w, wn, insensitive))
     if op == A_SUBSTRING:
         for j in range(vn - wn + 1):
-            if same(v + j, w, wn, insensitive):
+            # (the first byte first: most positions differ there)
+            if (lower(v[j]) if insensitive else v[j]) == w[0] and same(v + j, w, wn,
+                                                                       insensitive):
                 return True
         return False
     if op == A_INCLUDES:

@@ -102,6 +102,17 @@ cdef list _NO_RULES = []
 cdef list _NO_HANDLERS = []
 
 
+cdef TextFilter _only_filter(list handlers):
+    """The filter every entry of ``handlers`` has (one object), or None."""
+    cdef TextFilter f = None
+    for entry in handlers:
+        if len(<tuple>entry) != 3 or (f is not None and (<TextFilter>(<tuple>entry)[2]).chars
+                                      != f.chars):
+            return None
+        f = <TextFilter>(<tuple>entry)[2]
+    return f
+
+
 @cython.final
 cdef class RewriteSink(OpenElements):
     """Runs the handlers on the lexer's tokens, where the open elements (its base class) say
@@ -120,6 +131,8 @@ cdef class RewriteSink(OpenElements):
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
     cdef bint in_text_sync
+    cdef list filter_list               # the last handler list text_passing was asked about,
+    cdef TextFilter filter_one          # and its one filter when every handler has it (or None)
     cdef bint text_before_change        # the text being handed over is before where it changed
                                         # the stack (text_with_stack_change)
     cdef bint text_open                 # the text node of the last piece goes on (it was not
@@ -155,6 +168,7 @@ cdef class RewriteSink(OpenElements):
         self.ignored_text = False
         self.in_text_sync = False
         self.text_before_change = False
+        self.filter_list = None
         self.text_open = False
         self.text_caps = None
         self.html_caps = None
@@ -262,7 +276,14 @@ cdef class RewriteSink(OpenElements):
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if self.rules.any_text_filter and one_piece and last and handlers:
-            handlers = self.text_passing(handlers, lx, content_start, content_end)
+            if handlers is not self.filter_list:
+                self.filter_list = handlers
+                self.filter_one = _only_filter(handlers)
+            if self.filter_one is None:
+                handlers = self.text_passing(handlers, lx, content_start, content_end)
+            elif not self.filter_one.found(lx.data + (content_start - lx.base),
+                                           content_end - content_start):
+                handlers = None     # (every handler waits for what the piece does not hold)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
             escape_after = self.output.script_now
