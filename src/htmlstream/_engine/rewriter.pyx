@@ -25,7 +25,7 @@ three units, each readable alone:
 cimport cython
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
-from libc.string cimport memset
+from libc.string cimport memchr, memset
 
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
 from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
@@ -281,8 +281,11 @@ cdef class RewriteSink(OpenElements):
                 self.filter_one = _only_filter(handlers)
             if self.filter_one is None:
                 handlers = self.text_passing(handlers, lx, content_start, content_end)
-            elif not self.filter_one.found(lx.data + (content_start - lx.base),
-                                           content_end - content_start):
+            elif not (memchr(lx.data + (content_start - lx.base), self.filter_one.first,
+                             content_end - content_start) != NULL
+                      if self.filter_one.n_chars == 1 else
+                      self.filter_one.found(lx.data + (content_start - lx.base),
+                                            content_end - content_start)):
                 handlers = None     # (every handler waits for what the piece does not hold)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)

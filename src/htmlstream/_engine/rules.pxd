@@ -56,6 +56,8 @@ cdef class CompiledRules:
 cdef class TextFilter:
     cdef readonly bytes chars           # the filter's bytes (ASCII), each once
     cdef unsigned char table[256]       # 1 for each of them
+    cdef Py_ssize_t n_chars             # how many there are
+    cdef unsigned char first            # the first of them
     cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept
 
 

@@ -112,14 +112,19 @@ cdef class TextFilter:
             raise ValueError(f"text_filter must be a non-empty string of ASCII characters, "
                              f"not {chars!r}")
         self.chars = bytes(sorted(set(chars.encode("ascii"))))
+        self.n_chars = len(self.chars)
+        self.first = self.chars[0]
         memset(self.table, 0, sizeof(self.table))
         for c in self.chars:
             self.table[c] = 1
 
     cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept:
         """Whether the ``n`` bytes at ``p`` hold one of the characters."""
-        cdef Py_ssize_t i, k = len(self.chars)
-        cdef const unsigned char* c = self.chars
+        cdef Py_ssize_t i, k = self.n_chars
+        cdef const unsigned char* c
+        if k == 1:
+            return memchr(p, self.first, n) != NULL
+        c = self.chars
         if k <= 3:          # (memchr's vector scan, once per character)
             for i in range(k):
                 if memchr(p, c[i], n) != NULL:
