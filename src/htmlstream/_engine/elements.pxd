@@ -63,6 +63,10 @@ cdef class OpenElements(DocumentSink):
     cdef bint implied_rules             # some rule's element handlers run for implied
                                         # <html>, <head>, <body> (Rules.any_implied)
     cdef Py_ssize_t implied_at          # where the elements the current replay implies begin
+    # --- a start tag matched in the skip test (_prematch): its result, for start_element ---
+    cdef Py_ssize_t prematch_at         # the tag's start, or -1
+    cdef int prematch_serial            # the matcher's serial right after that match
+    cdef Py_ssize_t prematch_n          # how many rules it matched (ids in matcher.matched)
 
     cdef int init_elements(self, bint lazy) except -1
     @cython.final

@@ -37,6 +37,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memmove
 
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
+from htmlstream._engine.taghash cimport INVALID_HASH
 from htmlstream._engine.treebuilder cimport (
     E_CLONE,
     E_IMPLIED,
@@ -67,7 +68,8 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
             return False                # (end_body_or_html)
     elif self.matcher.may_match(self.lx, tag, h) or (
             h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
-        return False
+        if not _prematch(self, tag, h):
+            return False
     self.stale = True
     self.window_depth = self.sim.depth
     if not self.lazy_content:       # (content handlers read all text)
@@ -75,6 +77,34 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
             self.implied_rules and _before_body(self.sim))) and (
             self.sim.wants_text or self.keep_text)
     return True
+
+
+cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
+    """Lazy mirror, a start tag that may match a rule (Matcher.may_match): whether it
+    certainly matches none.  Without frames a match depends on the element alone, so the
+    matcher decides it here, before any replay (a selector with an attribute value test,
+    ``a[href*="mailto:" i]``, would otherwise replay every ``<a>``); the result is kept for
+    start_element, which takes it while the matcher has matched nothing else since.  Not for
+    names the hash cannot hold, ``<image>`` (matched as ``<img>``), ``<html>`` and ``<body>``
+    (merged tags are matched where they merge), nor with selectors tried on every element."""
+    cdef Matcher m = self.matcher
+    cdef Py_ssize_t n, n_frames
+    if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
+            or m.program.n_any or self.sim.depth < 2):
+        return False
+    n_frames = m.n_frames
+    m.n_frames = 2          # (not the root: only <html> is, at index 0)
+    try:
+        n = m.match_ids(self.lx, tag, h, None, self.sim.last_namespace)
+    except BaseException:
+        n = 1               # (no memory: replay, where the error is raised again)
+    m.n_frames = n_frames
+    if n == 0:
+        return True
+    self.prematch_at = tag.start
+    self.prematch_serial = m.serial
+    self.prematch_n = n
+    return False
 
 
 cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
@@ -129,6 +159,7 @@ cdef class OpenElements(DocumentSink):
         self.window_depth = 0
         self.keep_text = False
         self.implied_at = 0
+        self.prematch_at = -1
         return 0
 
     cdef int close_all(self) except -1:

@@ -687,7 +687,11 @@ cdef class RewriteSink(OpenElements):
                     self.lx, tag, name_hash, name, ns, self.merged_parent(name_hash),
                     self.before_body if name_hash == BODY_HASH else None)
             else:
-                n = self.matcher.match_ids(self.lx, tag, name_hash, name, ns)
+                if self.prematch_at == tag.start and self.prematch_serial == self.matcher.serial:
+                    n = self.prematch_n     # (matched in the skip test: _prematch)
+                else:
+                    n = self.matcher.match_ids(self.lx, tag, name_hash, name, ns)
+                self.prematch_at = -1
                 if n == 1 and not self.rules.any_scoped:
                     single = self.matcher.matched[0]
                 elif n:
