@@ -68,8 +68,8 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
             return False                # (end_body_or_html)
     elif self.matcher.may_match(self.lx, tag, h) or (
             h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
-        if not _prematch(self, tag, h):
-            return False
+        if self.matcher.program.n_any or not _prematch(self, tag, h):
+            return False            # (every element may match "*": no match in the skip test)
     self.stale = True
     self.window_depth = self.sim.depth
     if not self.lazy_content:       # (content handlers read all text)
@@ -90,7 +90,7 @@ cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     cdef Matcher m = self.matcher
     cdef Py_ssize_t n, n_frames
     if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
-            or m.program.n_any or self.sim.depth < 2):
+            or self.sim.depth < 2):
         return False
     n_frames = m.n_frames
     m.n_frames = 2          # (not the root: only <html> is, at index 0)
