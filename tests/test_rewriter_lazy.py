@@ -128,8 +128,20 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("[href]", text=_text(seen, "@"), text_filter="@")
         return rw
 
+    def value_tests(seen: Observed) -> Rewriter:
+        # (the e-mail recipe's shape: selectors whose tag may match but whose attribute value
+        # decides, matched in the skip test before any replay, _prematch; a document text
+        # handler with a filter)
+        rw = Rewriter()
+        rw.on('a[href*="mailto:" i], area[href*="mailto:" i]', element=_ends(seen, "mailto",
+                                                                        append="@"))
+        rw.on('b[class~="x"], p[id^="a"]', element=_ends(seen, "value", after="v"))
+        rw.on_document(text=_text(seen, "doc"), text_filter="@")
+        return rw
+
     return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
-                                    combinator, comments, document_text, scoped_text)}
+                                    combinator, comments, document_text, scoped_text,
+                                    value_tests)}
 
 
 RULE_SETS = _rule_sets()
@@ -173,6 +185,8 @@ EDGE_CASES = [
     b"<DIV> abc <B> def <I> ghi <P> jkl </B> mno",
     b"</head><title>X</title><style>s</style>",
     b"<nonexistent-xyz>a</nonexistent-xyz><NONEXISTENT-XYZ>",
+    b"<p id=ab><a href=x>1<a href='MailTo:a@b.co'>2<b class='y x'>3</a>4</b><p id=b>a@b",
+    b"<a href=mailto:x@y.co><p><a href=/>z</a>q</p><area href=' mailto:q@r.st'>",
     b"<html><body><ul><li>x</ul></body></html>tail<ul>open",
     b"text first<ul><li>x",
     b"<div>" * 600 + b"<p>deep<ul><li>x</ul>" + b"</div>" * 600 + b"<p>after",

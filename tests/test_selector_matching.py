@@ -41,7 +41,7 @@ from bs4 import BeautifulSoup
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from chunking import chunkings
+from chunking import chunkings, feed_bytes
 from datapaths import corpus_dir
 from htmlstream.errors import SelectorError
 from htmlstream.rewriter import Rewriter
@@ -1322,3 +1322,26 @@ def test_refused_at_registration(selector: str) -> None:
     with pytest.raises(SelectorError):
         rw.on(selector, element=lambda el: None)
     assert rw.rewrite(b"<ul><li>x</ul>") == b"<ul><li>x</ul>"  # nothing half-registered
+
+
+@pytest.mark.parametrize(("selector", "html", "matches"), [
+    ('a[href*="mailto:" i]', '<a href="xMAILTO:y">', True),
+    ('a[href*="mailto:" i]', '<a href="mmailtmailto">', False),
+    ('a[href*="mailto:" i]', '<a href="mailt">', False),
+    ('a[href*="Ab"]', '<a href="xaAbb">', True),
+    ('a[href*="ab" s]', '<a href="xAB">', False),
+    ('a[href*="a"]', '<a href="a">', True),
+    ('a[href*="bc" i]', '<a href="abBbBC">', True),
+    ('a[href*="1b" i]', '<a href="x11B">', True),
+    ('a[href*="-x" i]', '<a href="--X">', True),
+])
+def test_substring_in_raw_values(selector: str, html: str, matches: bool) -> None:
+    """``*=`` finds the value's first byte (both cases of a letter with ``i``) and compares
+    the rest there, at every position it occurs."""
+    seen: list[str] = []
+    rw = Rewriter()
+    rw.on(selector, element=lambda el: seen.append(el.tag_name))
+    for chunks in chunkings(html.encode(), seed="substring"):
+        seen.clear()
+        assert feed_bytes(rw.stream, chunks) == html.encode()
+        assert bool(seen) == matches

@@ -63,6 +63,10 @@ cdef class OpenElements(DocumentSink):
     cdef bint implied_rules             # some rule's element handlers run for implied
                                         # <html>, <head>, <body> (Rules.any_implied)
     cdef Py_ssize_t implied_at          # where the elements the current replay implies begin
+    # --- a start tag matched in the skip test (_prematch): its result, for start_element ---
+    cdef Py_ssize_t prematch_at         # the tag's start, or -1
+    cdef int prematch_serial            # the matcher's serial right after that match
+    cdef Py_ssize_t prematch_n          # how many rules it matched (ids in matcher.matched)
 
     cdef int init_elements(self, bint lazy) except -1
     @cython.final
@@ -119,6 +123,7 @@ cdef class OpenElements(DocumentSink):
                            bint merged) except -1
     cdef int start_in_head(self, TagRec* tag, int ns, bint pushed, Py_ssize_t depth) except -1
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1
+    cdef int start_clone(self, list scoped, Py_ssize_t depth) except -1
     cdef int head_transient(self, list matched, int ns) except -1
     cdef int finish_element(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                             bint explicit) except -1

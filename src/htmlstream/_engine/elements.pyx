@@ -37,6 +37,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memmove
 
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
+from htmlstream._engine.taghash cimport INVALID_HASH
 from htmlstream._engine.treebuilder cimport (
     E_CLONE,
     E_IMPLIED,
@@ -67,7 +68,8 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
             return False                # (end_body_or_html)
     elif self.matcher.may_match(self.lx, tag, h) or (
             h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
-        return False
+        if self.matcher.program.n_any or not _prematch(self, tag, h):
+            return False            # (every element may match "*": no match in the skip test)
     self.stale = True
     self.window_depth = self.sim.depth
     if not self.lazy_content:       # (content handlers read all text)
@@ -77,21 +79,48 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
     return True
 
 
+cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
+    """Lazy mirror, a start tag that may match a rule (Matcher.may_match): whether it
+    certainly matches none.  Without frames a match depends on the element alone, so the
+    matcher decides it here, before any replay (a selector with an attribute value test,
+    ``a[href*="mailto:" i]``, would otherwise replay every ``<a>``); the result is kept for
+    start_element, which takes it while the matcher has matched nothing else since.  Not for
+    names the hash cannot hold, ``<image>`` (matched as ``<img>``), ``<html>`` and ``<body>``
+    (merged tags are matched where they merge), nor with selectors tried on every element."""
+    cdef Matcher m = self.matcher
+    cdef Py_ssize_t n, n_frames
+    if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
+            or self.sim.depth < 2):
+        return False
+    n_frames = m.n_frames
+    m.n_frames = 2          # (not the root: only <html> is, at index 0)
+    try:
+        n = m.match_ids(self.lx, tag, h, None, self.sim.last_namespace)
+    except BaseException:
+        n = 1               # (no memory: replay, where the error is raised again)
+    m.n_frames = n_frames
+    if n == 0:
+        return True
+    self.prematch_at = tag.start
+    self.prematch_serial = m.serial
+    self.prematch_n = n
+    return False
+
+
 cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
     """With content handlers (``lazy_content``), whether the tag must be replayed although it
     matches no rule: before a <body> exists (text there is split and dispatched by the
     mirror's depth), for an element the "after head" rule puts back into <head> (the head's
-    content handlers are in force there), while formatting elements are active (the adoption
-    agency and their re-opening replay the middle of the stack: exact only from an exact
-    mirror), or when the simulator made elements this tag did not open (implied ones,
-    re-opened formatting elements, clones of the adoption agency: they have no tag to be
-    matched by, and a content handler may be in force for them)."""
+    content handlers are in force there), or when the simulator made elements this tag did
+    not open (implied ones, re-opened formatting elements, clones of the adoption agency: they
+    have no tag to be matched by, and a content handler may be in force for them).  Elements
+    the adoption agency moves need no replay of their own: those with content handlers in
+    force have states, below ``valid``, so the tag that moves them changes the stack there;
+    a clone that takes an element's place keeps its content handlers (start_clone)."""
     cdef uint64_t created = self.sim.next_id - self.ids_seen
     self.ids_seen = self.sim.next_id
-    if _before_body(self.sim) or self.sim.last_in_head or self.sim.afe_len > 0:
-        # (or put back into <head>: start_in_head; or with formatting elements active, which
-        # the adoption agency may clone around elements a stale mirror has not seen)
-        return True
+    if _before_body(self.sim) or self.sim.last_in_head:
+        return True                 # (or put back into <head>: start_in_head)
     return created > (1 if (not tag.is_end and self.sim.last_pushed) else 0)
 
 
@@ -130,6 +159,7 @@ cdef class OpenElements(DocumentSink):
         self.window_depth = 0
         self.keep_text = False
         self.implied_at = 0
+        self.prematch_at = -1
         return 0
 
     cdef int close_all(self) except -1:
@@ -594,10 +624,16 @@ cdef class OpenElements(DocumentSink):
         cdef OpenElement state = None
         if self.source_ids:
             self.source_ids.discard(self.mirror[i])
+        cdef list scoped
         if self.states:
             state = self.states.pop(i, None)
         if state is not None:
+            scoped = state.scoped_rules
             self.finish_element(state, i, tag, explicit)
+            if scoped:
+                # the clone is matched by the same rules (same name and attributes, same
+                # frame): their content handlers stay in force in it
+                self.start_clone(scoped, i)
         return 0
 
     cdef int insert_element(self, Py_ssize_t i, OpenElement_* e) except -1:
@@ -684,6 +720,11 @@ cdef class OpenElements(DocumentSink):
 
     cdef int start_implied(self, OpenElement_* e, Py_ssize_t depth) except -1:
         """An element the tree builder made with no start tag of its own starts at ``depth``."""
+        return 0
+
+    cdef int start_clone(self, list scoped, Py_ssize_t depth) except -1:
+        """A clone the adoption agency made of an element whose rules ``scoped`` had content
+        handlers in force takes its place at index ``depth``."""
         return 0
 
     cdef int head_transient(self, list matched, int ns) except -1:

@@ -260,6 +260,9 @@ cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsig
                       Py_ssize_t wn, bint insensitive) noexcept:
     """A raw attribute value v[:vn] against the selector's value w[:wn], in place."""
     cdef Py_ssize_t j, k
+    cdef unsigned char c, up
+    cdef const unsigned char* p
+    cdef const unsigned char* q
     if op == A_EQUALS:
         return vn == wn and same(v, w, wn, insensitive)
     if op == A_PREFIX:
@@ -270,9 +273,24 @@ cdef bint raw_matches(int op, const unsigned char* v, Py_ssize_t vn, const unsig
         return (vn == wn and same(v, w, wn, insensitive)) or (
             vn > wn and v[wn] == 0x2D and same(v, w, wn, insensitive))
     if op == A_SUBSTRING:
-        for j in range(vn - wn + 1):
+        if wn == 0 or vn < wn:
+            return wn == 0
+        # (where the first byte is: memchr, for both cases of an insensitive letter)
+        c = w[0]
+        up = c - 32 if insensitive and 0x61 <= c <= 0x7A else c
+        j = 0
+        while j <= vn - wn:
+            p = <const unsigned char*>memchr(v + j, c, vn - wn + 1 - j)
+            if up != c:
+                q = <const unsigned char*>memchr(v + j, up, vn - wn + 1 - j)
+                if q != NULL and (p == NULL or q < p):
+                    p = q
+            if p == NULL:
+                return False
+            j = p - v
             if same(v + j, w, wn, insensitive):
                 return True
+            j += 1
         return False
     if op == A_INCLUDES:
         j = 0

@@ -25,7 +25,7 @@ three units, each readable alone:
 cimport cython
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
-from libc.string cimport memset
+from libc.string cimport memchr, memset
 
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
 from htmlstream._engine.constants cimport CDATA_SECTION as T_CDATA
@@ -102,6 +102,17 @@ cdef list _NO_RULES = []
 cdef list _NO_HANDLERS = []
 
 
+cdef TextFilter _only_filter(list handlers):
+    """The filter every entry of ``handlers`` has (equal ones), if it is a plain one (its
+    characters only), or None."""
+    cdef TextFilter f = None
+    for entry in handlers:
+        if len(<tuple>entry) != 3 or (f is not None and (<tuple>entry)[2] != f):
+            return None
+        f = <TextFilter>(<tuple>entry)[2]
+    return f if f is not None and f.plain else None
+
+
 @cython.final
 cdef class RewriteSink(OpenElements):
     """Runs the handlers on the lexer's tokens, where the open elements (its base class) say
@@ -121,6 +132,10 @@ cdef class RewriteSink(OpenElements):
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
     cdef bint in_text_sync
+    cdef list filter_list               # the last handler list text_passing was asked about,
+    cdef TextFilter filter_one          # and its one filter when every handler has it (or None)
+    cdef bint text_before_change        # the text being handed over is before where it changed
+                                        # the stack (text_with_stack_change)
     cdef bint text_open                 # the text node of the last piece goes on (it was not
                                         # its last piece): the next piece is not its first
     # captures in progress (capture.pyx; None while there are none): of text, fed at each
@@ -154,6 +169,8 @@ cdef class RewriteSink(OpenElements):
         self.in_handler = False
         self.ignored_text = False
         self.in_text_sync = False
+        self.text_before_change = False
+        self.filter_list = None
         self.text_open = False
         self.text_caps = None
         self.html_caps = None
@@ -262,7 +279,18 @@ cdef class RewriteSink(OpenElements):
                 self.ignored_text or not self.sim.head_seen):
             handlers = self.rules.doc_text      # (white space before <head>: see ignored_text)
         if self.rules.any_text_filter and one_piece and last and handlers:
-            handlers = self.text_passing(handlers, lx, content_start, content_end, text_type)
+            if handlers is not self.filter_list:
+                self.filter_list = handlers
+                self.filter_one = _only_filter(handlers)
+            if self.filter_one is None:
+                handlers = self.text_passing(handlers, lx, content_start, content_end,
+                                             text_type)
+            elif not (memchr(lx.data + (content_start - lx.base), self.filter_one.first,
+                             content_end - content_start) != NULL
+                      if self.filter_one.n_chars == 1 else
+                      self.filter_one.found(lx.data + (content_start - lx.base),
+                                            content_end - content_start)):
+                handlers = None     # (every handler waits for what the piece does not hold)
         if text_type == T_SCRIPT:
             escape_before = self.output.script_text(content_end, last)
             escape_after = self.output.script_now
@@ -278,6 +306,14 @@ cdef class RewriteSink(OpenElements):
             return 0
         chunk = make_text_chunk(input_slice(lx, content_start, content_end), text_type, last,
                                 content_start, self.encoding)
+        chunk.open_stack = self.sim.stack
+        chunk.open_n = self.sim.depth
+        if self.text_before_change:
+            # (the elements the text closed are not in the stack any more: see inside())
+            if self.sim.changed_from < chunk.open_n:
+                chunk.open_n = self.sim.changed_from
+            chunk.open_extra = self.sim.text_popped
+            chunk.open_extra_n = self.sim.n_text_popped
         if self.decoder is not None:
             # a character may be split between two pieces: decode in stream order
             chunk.text_ = process_text(self.decoder.decode(chunk.raw_, last), text_type)
@@ -456,7 +492,9 @@ cdef class RewriteSink(OpenElements):
                 # (white space before the text that implied <head> and closed it again is
                 # ignored: see ignored_text)
                 self.ignored_text = self.depth == 1 and self.implied_head()
+                self.text_before_change = True
                 self.on_text(lx, start, at, content_start, at, text_type, False)
+                self.text_before_change = False
                 self.ignored_text = False
                 start = at
             self.close_at = at
@@ -465,6 +503,7 @@ cdef class RewriteSink(OpenElements):
             self.on_text(lx, start, end, at, content_end, text_type, last)
         finally:
             self.in_text_sync = False
+            self.text_before_change = False
         if self.follow_text:
             lx.want_text = self.sim.wants_text or self.keep_text
         return 0
@@ -521,6 +560,17 @@ cdef class RewriteSink(OpenElements):
             self.activate(state, scoped)
         if state is not None:
             self.keep_state(depth, state)
+        return 0
+
+    cdef int start_clone(self, list scoped, Py_ssize_t depth) except -1:
+        """The adoption agency's clone of an element takes its place (sync_middle): the
+        content handlers the element had in force stay in force in the clone."""
+        cdef OpenElement state
+        if self.removing_depth >= 0:
+            return 0
+        state = OpenElement()
+        self.activate(state, list(scoped))
+        self.keep_state(depth, state)
         return 0
 
     cdef int head_transient(self, list matched, int ns) except -1:
@@ -642,7 +692,11 @@ cdef class RewriteSink(OpenElements):
                     self.lx, tag, name_hash, name, ns, self.merged_parent(name_hash),
                     self.before_body if name_hash == BODY_HASH else None)
             else:
-                n = self.matcher.match_ids(self.lx, tag, name_hash, name, ns)
+                if self.prematch_at == tag.start and self.prematch_serial == self.matcher.serial:
+                    n = self.prematch_n     # (matched in the skip test: _prematch)
+                else:
+                    n = self.matcher.match_ids(self.lx, tag, name_hash, name, ns)
+                self.prematch_at = -1
                 if n == 1 and not self.rules.any_scoped:
                     single = self.matcher.matched[0]
                 elif n:
@@ -693,6 +747,9 @@ cdef class RewriteSink(OpenElements):
                                        pushed, self.lx.text_type, self.encoding, self.spare)
         self.spare = None
         el.merged_ = merged
+        el.open_stack = self.sim.stack      # (the open elements around it: see inside())
+        el.open_n = depth if 0 <= depth <= self.sim.depth else self.sim.depth
+        el.open_extra_n = 0
         self.call_all(handlers, el)
         el.live = False
         if el.captures is not None:

@@ -61,6 +61,9 @@ cdef class TextFilter:
     cdef readonly bint undecodable      # text with bytes the encoding cannot decode passes too
     cdef unsigned types                 # bit t: the filter applies to text of type t
     cdef unsigned char table[256]       # 1 for each of them
+    cdef bint plain                     # the characters only (no undecodable, every type)
+    cdef Py_ssize_t n_chars             # how many there are
+    cdef unsigned char first            # the first of them
     cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept
     cdef bint passes(self, const unsigned char* p, Py_ssize_t n, int text_type,
                      bint utf8) noexcept

@@ -202,6 +202,9 @@ cdef class TextFilter:
         self.chars = bytes(sorted(set(chars.encode("ascii"))))
         self.undecodable = undecodable
         self.types = types
+        self.plain = not undecodable and types == ALL_TEXT_TYPES
+        self.n_chars = len(self.chars)
+        self.first = self.chars[0] if self.chars else 0
         memset(self.table, 0, sizeof(self.table))
         for c in self.chars:
             self.table[c] = 1
@@ -215,9 +218,12 @@ cdef class TextFilter:
 
     cdef bint found(self, const unsigned char* p, Py_ssize_t n) noexcept:
         """Whether the ``n`` bytes at ``p`` hold one of the characters."""
-        cdef Py_ssize_t i, k = len(self.chars)
-        cdef const unsigned char* c = self.chars
+        cdef Py_ssize_t i, k = self.n_chars
+        cdef const unsigned char* c
         cdef int high
+        if k == 1:
+            return memchr(p, self.first, n) != NULL
+        c = self.chars
         if k <= 3:          # (memchr's vector scan, once per character)
             for i in range(k):
                 if memchr(p, c[i], n) != NULL:

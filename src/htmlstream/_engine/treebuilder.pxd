@@ -91,6 +91,10 @@ cdef struct NameCaches:
     XnameSlot xcache[16]        # names the 5-bit hash cannot hold, as last seen (xname_of)
 
 
+# A tag name's 64-bit hash, as OpenElement.xname holds it (for names taghash cannot hold).
+cdef uint64_t fnv_name(const unsigned char* p, Py_ssize_t n) noexcept nogil
+
+
 cdef class TreeBuilderSimulator(Feedback):
     # --- settings ---
     cdef readonly bint scripting
@@ -130,6 +134,10 @@ cdef class TreeBuilderSimulator(Feedback):
     cdef readonly Py_ssize_t text_change_at
     # Whether the last text (on_text) changed the stack (then at text_change_at).
     cdef readonly bint text_changed
+    # The elements the last text popped before it changed the stack (a <head>, the <noscript>
+    # in it, a <colgroup>): the text before text_change_at was in them (see units' inside()).
+    cdef OpenElement text_popped[2]
+    cdef Py_ssize_t n_text_popped
 
     # --- the list of active formatting elements ---
     cdef FormattingEntry* afe

@@ -615,6 +615,13 @@ cdef void add_transient(TreeBuilderSimulator s, uint64_t name, uint8_t ns,
     s.n_transients += 1
 
 
+cdef inline void text_popped(TreeBuilderSimulator s) noexcept:
+    """Text is about to pop the current node: keep it for the text before the change."""
+    if s.depth > 0 and s.n_text_popped < 2:
+        s.text_popped[s.n_text_popped] = s.stack[s.depth - 1]
+        s.n_text_popped += 1
+
+
 cdef void pop_head(TreeBuilderSimulator s) noexcept:
     """Pop the current node (the head element); note it when it was implied by this event."""
     cdef OpenElement* e = top(s)
@@ -2684,6 +2691,7 @@ cdef class TreeBuilderSimulator(Feedback):
         self.overflow_parent_known = False
         self.text_change_at = 0
         self.text_changed = False
+        self.n_text_popped = 0
         self.last_in_head = False
         self.afe_len = 0
         self.afe_pending = False
@@ -2800,6 +2808,7 @@ cdef class TreeBuilderSimulator(Feedback):
         cdef Py_ssize_t first_char = -1, first_non_ws = -1, depth, changed, n_transients
         cdef Py_ssize_t first_nul = -1
         self.text_changed = False
+        self.n_text_popped = 0
         if text_type != DATA and text_type != CDATA_SECTION:
             return 0
         if self.overflow > 0 or content_end <= content_start:
@@ -2879,6 +2888,7 @@ cdef class TreeBuilderSimulator(Feedback):
             if m == M_IN_HEAD or m == M_IN_HEAD_NOSCRIPT:
                 if not (non_ws or nul_char):
                     break
+                text_popped(self)
                 if m == M_IN_HEAD:
                     pop_head(self)
                 else:
@@ -2908,6 +2918,7 @@ cdef class TreeBuilderSimulator(Feedback):
                 break
             if m == M_IN_COLUMN_GROUP:
                 if non_ws and cur_is(self, T_COLGROUP):
+                    text_popped(self)
                     pop(self)
                     self.mode = M_IN_TABLE
                     continue

@@ -2,6 +2,7 @@
 from libc.stdint cimport uint64_t
 
 from htmlstream._engine.lexer cimport TagRec
+from htmlstream._engine.treebuilder cimport OpenElement as OpenElement_
 
 
 # Where a unit writes itself: ``write(sink, p, n)`` appends p[:n] to the output.
@@ -36,7 +37,14 @@ cdef class Unit(BaseUnit):
     cdef list after_parts
     cdef object replacement         # bytes (html) or (bytes, str, text type): see text_part
     cdef bint removed_
+    # The open elements around the unit while its handlers run (see inside()): the entries of
+    # the simulator's stack, and up to two more (what the text itself closed after it)
+    cdef const OpenElement_* open_stack
+    cdef Py_ssize_t open_n
+    cdef const OpenElement_* open_extra
+    cdef Py_ssize_t open_extra_n
     cdef int check(self) except -1
+    cdef bint inside_any(self, tuple names) except -1
     cdef int text_ctx(self)
     cdef int text_ctx_after(self)
     cdef bint is_modified(self)

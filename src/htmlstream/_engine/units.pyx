@@ -18,7 +18,9 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 
 from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
-from htmlstream._engine.taghash cimport INVALID_HASH
+from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
+from htmlstream._engine.treebuilder cimport fnv_name
+from htmlstream._engine.constants cimport HTML_HASH
 from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
 from htmlstream._engine.portable cimport FREE_THREADED
 
@@ -399,6 +401,42 @@ cdef class BaseUnit:
         return self.doc_context
 
 
+# inside(): tag name -> (taghash, fnv_name) as the simulator's stack holds names (bounded)
+cdef dict _NAME_KEYS = {}
+# The open elements around an implied <head> or <body>: <html>
+cdef OpenElement_ _HTML_ENTRY
+_HTML_ENTRY.name = HTML_HASH
+
+
+cdef tuple _name_key(name):
+    """The key of a tag name in the simulator's stack (its name hash, and for a name the hash
+    cannot hold, fnv_name of it): ASCII-lower-cased, as the tokenizer makes names."""
+    cdef bytes b
+    cdef uint64_t h
+    key = _NAME_KEYS.get(name)
+    if key is not None:
+        return <tuple>key
+    if type(name) is not str:
+        raise TypeError(f"a tag name must be a str, not {type(name).__name__}")
+    if not name:
+        raise ValueError("a tag name must not be empty")
+    b = (<str>name).encode("utf-8").lower()
+    h = hash_bytes(b, len(b))
+    key = (h, fnv_name(b, len(b)) if h == INVALID_HASH else 0)
+    if len(_NAME_KEYS) < 1024:
+        _NAME_KEYS[name] = key
+    return <tuple>key
+
+
+cdef inline bint _has_name(const OpenElement_* s, Py_ssize_t n, uint64_t h,
+                           uint64_t x) noexcept:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if s[i].name == h and (h != INVALID_HASH or s[i].xname == x):
+            return True
+    return False
+
+
 cdef class Unit(BaseUnit):
     """What every unit has: content before and after it, replacement and removal."""
 
@@ -416,6 +454,21 @@ cdef class Unit(BaseUnit):
 
     cdef int text_ctx_after(self):
         return self.text_ctx()
+
+    cdef bint inside_any(self, tuple names) except -1:
+        """Whether an open element around the unit has one of the tag ``names``."""
+        cdef uint64_t h, x
+        if not self.live:
+            raise UnitExpired(f"this {type(self).__name__} no longer knows the elements around "
+                              "it: its handler has returned")
+        for name in names:
+            key = _name_key(name)
+            h = <uint64_t>(<tuple>key)[0]
+            x = <uint64_t>(<tuple>key)[1]
+            if _has_name(self.open_stack, self.open_n, h, x) or _has_name(
+                    self.open_extra, self.open_extra_n, h, x):
+                return True
+        return False
 
     cdef bint is_modified(self):
         return self.before_parts is not None or self.after_parts is not None or self.removed_
@@ -492,6 +545,22 @@ cdef class TextChunk(Unit):
     def last_in_text_node(self):
         """Whether this is the text node's last piece (it may be empty)."""
         return self.last
+
+    def inside(self, *names):
+        """Whether the text is inside an element with one of these tag names (ASCII
+        case-insensitive, in any namespace, as a type selector matches): an element of the
+        tree builder's stack of open elements where the text is, as a browser has it (implied,
+        re-opened and unclosed elements too).  Answered by the engine in C from the
+        tree-builder simulator's stack: no element rule, no state kept per element.  Only
+        while the handler runs (else :class:`UnitExpired`).
+
+        Elements beyond ``max_depth`` (which the simulator only counts) are not seen, and the
+        stack is not the tree in two places: an element the "after head" rule puts into
+        ``<head>`` after ``</head>`` (``<script>``, ``<style>``, ``<template>``...) is open
+        without its ``<head>``, and foster-parented text (in a ``<table>``) has the table
+        among its open elements.
+        """
+        return self.inside_any(names)
 
     @property
     def text(self):
@@ -749,6 +818,16 @@ cdef class Element(Unit):
     def can_have_content(self):
         """False for void elements (``<img>``, ``<br>``...) and self-closing foreign elements."""
         return self.can_have_content_
+
+    def inside(self, *names):
+        """Whether the element is inside an element with one of these tag names (ASCII
+        case-insensitive, in any namespace, as a type selector matches): one of the elements
+        open around it in the tree builder's stack of open elements (implied and re-opened ones
+        too; not the element itself).  See :meth:`TextChunk.inside`, which answers the same
+        way; an implied ``<head>`` or ``<body>`` is inside ``<html>``.  Only while the handler
+        runs (else :class:`UnitExpired`).
+        """
+        return self.inside_any(names)
 
     @property
     def tag_name(self):
@@ -1462,6 +1541,8 @@ cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize
     el.content_text_type = content_text_type
     el.n_spans = 0
     el.implied_ = True
+    el.open_stack = &_HTML_ENTRY
+    el.open_n = 0 if name_hash == HTML_HASH else 1
     return el
 
 

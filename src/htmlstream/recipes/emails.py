@@ -69,8 +69,9 @@ _CONTEXT_KEY = "obfuscate_emails"
 _SYSTEM_RANDOM = _random.SystemRandom()
 _PROTECTED = "[email&#160;protected]"
 #: Elements whose content is never touched (raw-text elements are skipped by their text type).
-#: (<select>: the parser drops the elements an <a> inserted there would be.)
-_SKIP_SELECTOR = "head, noscript, template, select, svg, math"
+#: (<select>: the parser drops the elements an <a> inserted there would be.)  The engine
+#: answers whether text or a link is inside one (TextChunk.inside, Element.inside).
+_SKIP_NAMES = ("head", "noscript", "template", "select", "svg", "math")
 #: Elements only their end tag or the end of the input closes, inside which a script does not
 #: run; and <plaintext>, which nothing closes.
 _EOF_SELECTOR = ("script, style, textarea, title, xmp, iframe, noembed, noframes, noscript, "
@@ -186,15 +187,13 @@ def decoder_script(path: str = DEFAULT_PATH, nonce: str | None = None) -> str:
 class _State:
     """What obfuscate_emails remembers while one document streams (in its context)."""
 
-    __slots__ = ("carry", "codec", "count", "eof_open", "inserted", "link", "long_run", "off",
-                 "pending", "rng", "skip")
+    __slots__ = ("carry", "codec", "count", "eof_open", "inserted", "long_run", "off",
+                 "pending", "rng")
 
     def __init__(self, codec: str, rng: _random.Random) -> None:
         self.carry = ""          # the open run at the end of the last chunk, held back
         self.pending = b""       # the bytes of a character the last chunk ended in the middle of
         self.long_run = False    # inside a run longer than MAX_RUN: passed on, not searched
-        self.skip = 0            # depth of elements whose content is not touched
-        self.link = False        # the chunk being handled is in a link (set by the "a" rule)
         self.off = False         # inside <!--email_off--> ... <!--/email_off-->
         self.count = 0           # addresses and links obfuscated
         self.inserted = False    # the decoder script is in the output
@@ -247,29 +246,14 @@ class ObfuscateEmails:
                 st = ctx[_CONTEXT_KEY] = _State(codec, self._rng())
             return st
 
-        # Depth counters, kept by element and end-tag handlers (no closure per element: they
-        # run for every <a>).
-        def enter_skip(el: Element) -> None:
-            if el.can_have_content:
-                state_of(el.context).skip += 1
-                el.on_end_tag(leave_skip)
-
-        def leave_skip(end: EndTag) -> None:
-            end.context[_CONTEXT_KEY].skip -= 1
-
-        # Text in a link: the rule on "a" puts this handler in force for the content of every
-        # <a> (implied and re-opened ones too); it runs before the document's text handler, on
-        # the same chunks (the same filter), and marks the chunk for it.
-        def in_link(chunk: TextChunk) -> None:
-            state_of(chunk.context).link = True
-
-        rewriter.on(_SKIP_SELECTOR, element=enter_skip)
+        # (whether text or a link is in a link or in an element whose content is not touched:
+        # the handlers ask the engine, which reads the tree builder's stack of open elements,
+        # implied and re-opened elements too)
         rewriter.on_document(comments=self._comment(state_of))
         if self.text:
-            # (the engine hands the text handlers only text that may hold an address: a text
+            # (the engine hands the text handler only text that may hold an address: a text
             # node in one piece with an "@"; a node in several pieces, piece by piece, so that
             # the carry goes on to its end)
-            rewriter.on("a", text=in_link, text_filter="@")
             rewriter.on_document(text=self._text(state_of), text_filter="@")
         if self.links:
             rewriter.on('a[href*="mailto:" i], area[href*="mailto:" i]',
@@ -298,7 +282,7 @@ class ObfuscateEmails:
     def _mailto(self, state_of: Callable[..., _State]) -> Callable[[Element], None]:
         def mailto(el: Element) -> None:
             st = state_of(el.context)
-            if st.skip or st.off:
+            if st.off or el.inside(*_SKIP_NAMES):
                 return
             href = (el.get_attribute("href") or "").strip(" \t\n\f\r")
             if href[:7].lower() != "mailto:" or "@" not in href:
@@ -368,10 +352,6 @@ class ObfuscateEmails:
             raw = chunk.raw
             ctx = chunk.context
             st = ctx.get(_CONTEXT_KEY)
-            in_link = False
-            if st is not None and st.link:
-                in_link = True
-                st.link = False
             # The common case first: no "@", nothing held back before, nothing to hold back.
             if b"@" not in raw and (st is None or not (st.carry or st.pending or st.long_run)) \
                     and (not raw or raw[-1] in _BOUNDARY_BYTES or chunk.last_in_text_node):
@@ -379,7 +359,7 @@ class ObfuscateEmails:
             last = chunk.last_in_text_node
             if st is None:
                 st = state_of(ctx)
-            if st.skip or st.off or chunk.text_type is not data:
+            if st.off or chunk.text_type is not data or chunk.inside(*_SKIP_NAMES):
                 return
             split = bool(st.pending)    # the chunk starts with the rest of a character
             s = _decode(chunk, raw, st, last)
@@ -414,6 +394,7 @@ class ObfuscateEmails:
                 return
             out = [s[:begin]] if begin else []
             pos = begin
+            in_link = bool(spans) and chunk.inside("a")
             for start, end in spans:
                 start += begin
                 end += begin
