@@ -56,13 +56,11 @@ def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
 
 
 def handlers_case(chunk_size: int) -> Minifier:
-    """The recipe as Python handlers (``recipes.minify._Handlers``: how it ran before the
+    """The recipe as Python handlers (tests/oracles/minify_handlers.py: how it ran before the
     compiled stage, and the stage's oracle), default options."""
-    from htmlstream.recipes.minify import _Handlers
+    from oracles.minify_handlers import handlers_rewriter
 
-    recipe = _Handlers(comments=True, whitespace=True, attributes=True, optional_tags=False,
-                       css=False, js=False, keep_comment=None)
-    return _streamed(Rewriter().use(recipe), chunk_size)
+    return _streamed(handlers_rewriter(), chunk_size)
 
 
 def peers() -> tuple[dict[str, Minifier], list[str]]:

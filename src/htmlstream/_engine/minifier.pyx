@@ -1182,6 +1182,6 @@ cdef inline bint _no_amp(const unsigned char* p, Py_ssize_t n) noexcept:
 
 cdef bint _conditional(const unsigned char* p, Py_ssize_t n) noexcept:
     """Whether a comment's text (white space stripped in front) starts as a conditional
-    comment's (``recipes.minify.is_conditional_comment``)."""
+    comment's (``htmlstream.recipes.minify.is_conditional_comment``)."""
     return (n >= 3 and memeq(p, b"[if", 3)) or (n >= 9 and memeq(p, b"<![endif]", 9)) or (
         n >= 7 and memeq(p, b"[endif]", 7)) or (n >= 5 and memeq(p, b"<!-->", 5))
