@@ -113,6 +113,41 @@ int main(void) {
             CHECK(found == want && (found || high == want_high),
                   "hs_find_any start %d len %d chars %d", start, len, nchars);
         }
+        /* hs_find_lt: the first '<' in [p, end), every start and length. */
+        {
+            static const unsigned char lt[] = {'<', '>', 'a', ' ', 0x80, 0x3B};
+            unsigned char text[64];
+            int start = round % 16, len = (round / 16) % 48;
+            const unsigned char* want = NULL;
+            for (k = 0; k < 64; k++) text[k] = lt[next_byte() % sizeof(lt)];
+            if ((round & 3) == 0)     /* (often none, or only far in) */
+                for (k = 0; k < start + 16 + (round / 4) % 32 && k < 64; k++)
+                    if (text[k] == '<') text[k] = 'a';
+            for (k = start; k < start + len; k++) if (text[k] == '<') { want = text + k; break; }
+            CHECK(hs_find_lt(text + start, text + start + len) == want,
+                  "hs_find_lt start %d len %d", start, len);
+        }
+        /* hs_plain_copy: how many bytes are plain (ASCII but NUL, '&', CR), those copied. */
+        {
+            static const unsigned char plain[] = {'a', '/', 'Z', ' ', '&', '\r', 0x00, 0x80, 0xFF,
+                                                  0x7F, 0x01, 0x25, 0x27, 0x0C, 0x0E};
+            unsigned char src[64], dst[64];
+            int len = round % 64, want = 0;
+            ptrdiff_t got;
+            for (k = 0; k < 64; k++) {
+                /* (mostly plain bytes, so that long plain runs are tried) */
+                unsigned r = next_byte();
+                src[k] = (r % 23 == 0) ? plain[4 + (r / 23) % (sizeof(plain) - 4)]
+                                       : plain[r % 4];
+                dst[k] = 0xAA;
+            }
+            while (want < len && src[want] != 0 && src[want] != '&' && src[want] != '\r'
+                   && src[want] < 0x80)
+                want++;
+            got = hs_plain_copy(src, len, dst);
+            CHECK(got == want, "hs_plain_copy len %d: %d, want %d", len, (int)got, want);
+            for (k = 0; k < want; k++) CHECK(dst[k] == src[k], "hs_plain_copy copy at %d", k);
+        }
     }
     printf("ok\n");
     return 0;

@@ -25,8 +25,8 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
 
 from htmlstream._engine.ascii cimport is_alnum, is_alpha, lower
-from htmlstream._engine.portable cimport (PORTABLE_BUILD, ctz64, find_byte, find_text_markup,
-                                          load_le64)
+from htmlstream._engine.portable cimport (PORTABLE_BUILD, ctz64, find_byte, find_lt,
+                                          find_text_markup, load_le64)
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes, hash_update
 
 from htmlstream.errors import BufferLimitExceeded
@@ -1309,7 +1309,7 @@ cdef class Lexer:
             if st == S_DATA:
                 if p >= n:
                     break
-                hit = <const unsigned char*>memchr(d + p, b'<', n - p)
+                hit = find_lt(d + p, d + n)
                 if hit == NULL:
                     p = n
                     break

@@ -14,6 +14,10 @@ cdef extern from "hs_portable.h" nogil:
     const unsigned char* find_byte "hs_find_byte"(const unsigned char* p,
                                                   const unsigned char* end,
                                                   unsigned char c) noexcept
+    const unsigned char* find_lt "hs_find_lt"(const unsigned char* p,
+                                              const unsigned char* end) noexcept
+    Py_ssize_t plain_copy "hs_plain_copy"(const unsigned char* p, Py_ssize_t n,
+                                          unsigned char* d) noexcept
     unsigned below_21 "hs_below_21"(const unsigned char* p, unsigned* amp) noexcept
     unsigned below_21_tail "hs_below_21_tail"(const unsigned char* v, Py_ssize_t j, Py_ssize_t n,
                                               bint back, unsigned* amp) noexcept

@@ -22,7 +22,7 @@ from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport fnv_name
 from htmlstream._engine.constants cimport HTML_HASH
 from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
-from htmlstream._engine.portable cimport FREE_THREADED
+from htmlstream._engine.portable cimport FREE_THREADED, plain_copy
 
 
 cdef extern from "Python.h":
@@ -30,11 +30,8 @@ cdef extern from "Python.h":
     unsigned char* PyUnicode_1BYTE_DATA(object)
     str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
-# The bytes an attribute value or a text chunk can have for its bytes to be its characters
-# (ASCII but '&', CR and NUL): decode_value and _plain_text copy such bytes without decoding.
-cdef bint _PLAIN_VALUE_BYTE[256]
-for _c in range(1, 0x80):
-    _PLAIN_VALUE_BYTE[_c] = _c != 0x26 and _c != 0x0D
+# An attribute value or a text chunk whose bytes are all "plain" (ASCII but '&', CR and NUL) is
+# its characters: decode_value and _plain_text copy it without decoding (portable.plain_copy).
 
 from htmlstream._engine import matcher as _matcher
 from htmlstream.charrefs import decode_charrefs
@@ -270,13 +267,8 @@ cdef str _plain_text(bytes raw):
     cdef Py_ssize_t j, n = len(raw)
     cdef const unsigned char* p = <const unsigned char*><const char*>raw
     cdef str text = PyUnicode_New(n, 127)
-    cdef unsigned char* d = PyUnicode_1BYTE_DATA(text)
-    cdef unsigned char c
-    for j in range(n):
-        c = p[j]
-        if not _PLAIN_VALUE_BYTE[c]:
-            return None
-        d[j] = c
+    if plain_copy(p, n, PyUnicode_1BYTE_DATA(text)) < n:
+        return None
     return text
 
 
@@ -961,13 +953,7 @@ cdef class Element(Unit):
         p = (<const unsigned char*><const char*>self.raw_) + a.value_start
         n = a.value_end - a.value_start
         value = PyUnicode_New(n, 127)
-        d = PyUnicode_1BYTE_DATA(value)
-        for j in range(n):
-            c = p[j]
-            if not _PLAIN_VALUE_BYTE[c]:
-                break
-            d[j] = c
-        else:
+        if plain_copy(p, n, PyUnicode_1BYTE_DATA(value)) == n:
             return value
         value = _newlines(self.raw_[a.value_start:a.value_end].decode(self.encoding, "replace"))
         if "&" in value:
