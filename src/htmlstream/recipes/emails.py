@@ -154,22 +154,25 @@ def decode_hex(encoded: str) -> str | None:
 # The decoder: our own, small.  It runs where it is inserted (before </body>) and once more at
 # DOMContentLoaded (for what comes after it), decodes the hex as UTF-8 (percent-escapes through
 # decodeURIComponent), rewrites the links (getAttribute: the path as written, not resolved) and
-# replaces every .__cf_email__ element by the address as text; then removes itself.
+# replaces every .__cf_email__ element by the address as text; then removes itself.  It has no
+# "<" and no "&": where the body ends inside <svg> (its end tag there, or the end of the input),
+# it is an SVG <script>, whose text the tokenizer reads as markup, not raw text, and it must read
+# as the same code there.
 _DECODER_JS = (
     "(function(){var P=%s+\"#\",D=document,S=D.currentScript;"
     "function d(h){var k=parseInt(h.substr(0,2),16),s=\"\",i,b;"
-    "if(h.length<4||h.length%%2||/[^0-9a-f]/i.test(h))throw h;"
-    "for(i=2;i<h.length;i+=2){b=parseInt(h.substr(i,2),16)^k;s+=\"%%\"+(b<16?\"0\":\"\")"
+    "if(4>h.length||h.length%%2||/[^0-9a-f]/i.test(h))throw h;"
+    "for(i=2;h.length>i;i+=2){b=parseInt(h.substr(i,2),16)^k;s+=\"%%\"+(16>b?\"0\":\"\")"
     "+b.toString(16)}return decodeURIComponent(s)}"
     "function r(){var l=D.querySelectorAll(\"a[href],area[href]\"),i,e,h,j;"
-    "for(i=0;i<l.length;i++){e=l[i];h=e.getAttribute(\"href\");j=h.indexOf(P);"
+    "for(i=0;l.length>i;i++){e=l[i];h=e.getAttribute(\"href\");j=h.indexOf(P);"
     "if(j>-1)try{e.setAttribute(\"href\",\"mailto:\"+d(h.slice(j+P.length)))}catch(x){}}"
     "l=D.querySelectorAll(\".__cf_email__[data-cfemail]\");"
-    "for(i=0;i<l.length;i++){e=l[i];"
+    "for(i=0;l.length>i;i++){e=l[i];"
     "try{e.parentNode.replaceChild(D.createTextNode(d(e.getAttribute(\"data-cfemail\"))),e)}"
     "catch(x){}}}"
     "r();if(D.readyState==\"loading\")D.addEventListener(\"DOMContentLoaded\",r);"
-    "if(S&&S.parentNode)S.parentNode.removeChild(S)})();"
+    "if(S?S.parentNode:0)S.parentNode.removeChild(S)})();"
 )
 #: The attribute that marks our decoder script (``decode_emails`` finds it by it).
 SCRIPT_MARK = 'data-htmlstream="email-decode"'
@@ -177,8 +180,9 @@ SCRIPT_MARK = 'data-htmlstream="email-decode"'
 
 def decoder_script(path: str = DEFAULT_PATH, nonce: str | None = None) -> str:
     """The ``<script>`` element that decodes the obfuscated addresses in a browser (HTML)."""
-    # JSON is a JS string literal; "<" escaped so that no "</script" can appear in it.
-    literal = json.dumps(path).replace("<", "\\u003c")
+    # JSON is a JS string literal; "<" and "&" escaped so that it reads the same as raw text
+    # and as an SVG script's text (no "</script", no tag, no character reference).
+    literal = json.dumps(path).replace("<", "\\u003c").replace("&", "\\u0026")
     attrs = f' nonce="{escape(nonce)}"' if nonce else ""
     return (f'<script data-cfasync="false" {SCRIPT_MARK}{attrs}>'
             f"{_DECODER_JS % literal}</script>")
