@@ -173,8 +173,8 @@ def _may_follow(ended: str, start: str) -> bool:
 
 
 class _Handlers:
-    """The recipe as handlers: the oracle the compiled stage is checked against, and (only
-    those on ``<script>`` and ``<style>``: :meth:`apply_code`) what ``css`` and ``js`` run."""
+    """The recipe as handlers for everything (css and js included: their own copy of the
+    package's ``<script>``/``<style>`` handlers, so that "everything" checks those too)."""
 
     def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
@@ -217,21 +217,6 @@ class _Handlers:
         if run.comments or run.whitespace:
             rewriter.on_document(comments=run._comment)
         rewriter.on_document(end=run._end_document)
-
-    def apply_code(self, rewriter: Rewriter, /) -> None:
-        """Register only what ``css`` and ``js`` need (the compiled stage does the rest, on
-        the output): handlers on ``<script>`` and ``<style>`` that hold their text and write
-        it minified."""
-        run = copy.copy(self)
-        run._codec = lookup_encoding(rewriter.encoding).codec
-        run._css_min, run._js_min = _code_minifiers(run.css, run.js)
-        run._code = run._css_min is not None or run._js_min is not None
-        rewriter.on("script, style", element=run._code_element, text=run._code_text)
-        rewriter.on_document(end=run._end_document)
-
-    def _code_element(self, el: Element) -> None:
-        if el.namespace_uri == HTML_NS:
-            self._code_start(_state(el.context), el, el.tag_name)
 
     def _code_start(self, st: _State, el: Element, name: str) -> None:
         """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""

@@ -15,6 +15,8 @@ SVG_NS: str
 MATHML_NS: str
 NAMESPACE_URIS: tuple[str, str, str]
 DEFAULT_MAX_CAPTURE_BYTES: int
+RAW_TEXT_ELEMENTS: tuple[bytes, ...]
+RCDATA_ELEMENTS: tuple[bytes, ...]
 
 class UnitExpired(HtmlStreamError): ...
 

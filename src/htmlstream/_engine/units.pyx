@@ -50,13 +50,18 @@ _TEXT_TYPES = tuple(TextType)
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR_ESCAPES = str.maketrans({"&": "&amp;", '"': "&quot;"})
 
+#: The elements whose content is RAWTEXT, and RCDATA: only their own end tag ends it (the
+#: output's seam checks, output.pyx, compare an end tag's name with the element's).
+RAW_TEXT_ELEMENTS = (b"style", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript")
+RCDATA_ELEMENTS = (b"title", b"textarea")
+
 # Sequences that text inserted into raw-text content must not contain (they would end it).
 _RAW_CLOSERS = {
     SCRIPT_DATA: re.compile(r"</script[\t\n\f\r />]|</script$|<!--", re.IGNORECASE),
     # (the end tag of any raw-text element: the output checks the element's own with the
     # text next to it)
-    RAWTEXT: re.compile(r"</(?:style|xmp|iframe|noembed|noframes|noscript)(?:[\t\n\f\r />]|$)",
-                        re.IGNORECASE),
+    RAWTEXT: re.compile(r"</(?:" + b"|".join(RAW_TEXT_ELEMENTS).decode() +
+                        r")(?:[\t\n\f\r />]|$)", re.IGNORECASE),
     CDATA_SECTION: re.compile(r"]]>"),
 }
 
