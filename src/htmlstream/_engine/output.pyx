@@ -38,7 +38,8 @@ from htmlstream._engine.lexer cimport Lexer
 from htmlstream._engine.taghash cimport EMPTY_HASH, hash_bytes
 from htmlstream._engine.units cimport encode_content
 
-from htmlstream._engine.units import RAW_TEXT_ELEMENTS, RCDATA_ELEMENTS
+from htmlstream._engine.units import RAW_TEXT_ELEMENTS as _RAW_TEXT_ELEMENTS
+from htmlstream._engine.units import RCDATA_ELEMENTS as _RCDATA_ELEMENTS
 from htmlstream.charrefs import decode_charrefs
 
 # What raw text (which has no escapes) must not contain across a seam, by text type: the
@@ -421,7 +422,7 @@ cdef class Output:
             elif ctx <= T_RCDATA:
                 tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
                 if ctx == T_RCDATA and n > 2 and tail[1] == 0x2F and not _may_become(
-                        tail[2:], lx.last_start_tag_hash, RCDATA_ELEMENTS):
+                        tail[2:], lx.last_start_tag_hash, _RCDATA_ELEMENTS):
                     # ('</b' in a <textarea>: no bytes can make it end the element)
                     tail = None
                 else:
@@ -487,7 +488,7 @@ cdef class Output:
         the raw-text element the text was inserted into (``guard_name``): ``</ul>`` cannot end
         a ``<style>``, and text written back where it was (a handler's carry) may well sit next
         to one."""
-        return _may_become(window[name_start:], self.guard_name, RAW_TEXT_ELEMENTS)
+        return _may_become(window[name_start:], self.guard_name, _RAW_TEXT_ELEMENTS)
 
     cdef int finish_eof_token(self) except -1:
         """Content is written after the end of input, which ended inside a token: finish the
