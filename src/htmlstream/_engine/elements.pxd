@@ -43,6 +43,8 @@ cdef class OpenElements(DocumentSink):
     cdef bint overflow_open             # beyond max_depth: a matcher frame for the parent of
                                         # the next element is open on top (see sync_overflow)
     cdef Py_ssize_t close_at            # where elements closed with no tag end
+    cdef bint in_text_sync              # text_across_stack_change is handing text over
+    cdef bint text_before_change        # ... the part before where it changed the stack
     cdef bint follow_text               # sync at text while the simulator reacts to text
     cdef bint keep_text                 # the subclass needs all text (text captures), whatever
                                         # the simulator reacts to (its elements have work left,
@@ -130,3 +132,9 @@ cdef class OpenElements(DocumentSink):
     cdef int end_work(self, OpenElement state, Py_ssize_t depth, TagRec* tag,
                       bint explicit) except -1
     cdef int ignored_tag(self, TagRec* tag) except -1
+    cdef int text_before_change_hook(self, bint before) except -1
+    cdef int before_text_sync(self) except -1
+    @cython.final
+    cdef int text_across_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                                      Py_ssize_t content_start, Py_ssize_t content_end,
+                                      int text_type, bint last) except -1

@@ -750,3 +750,45 @@ cdef class OpenElements(DocumentSink):
         in a browser, unless end-tag work was written there; an end tag beyond max_depth, where
         ends are not followed)."""
         return 0
+
+    cdef int text_before_change_hook(self, bint before) except -1:
+        """The text handed over next is (True) or no longer is (False) the part before where
+        it changed the stack (``text_before_change``; see text_across_stack_change)."""
+        return 0
+
+    cdef int before_text_sync(self) except -1:
+        """Text is about to replay a stack change (see text_across_stack_change)."""
+        return 0
+
+    # ------------------------------------------------------------------ text
+
+    cdef int text_across_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
+                                      Py_ssize_t content_start, Py_ssize_t content_end,
+                                      int text_type, bint last) except -1:
+        """Text changed the stack at ``sim.text_change_at`` (implied, closed or re-opened
+        elements): the subclass's ``on_text`` gets the text before that point with the elements
+        as they were, the change is replayed, then ``on_text`` gets the rest with the elements
+        as they are now (``in_text_sync``: it does not split again)."""
+        cdef Py_ssize_t at = self.sim.text_change_at
+        if at < content_start:
+            at = content_start
+        if at > content_end:
+            at = content_end
+        self.in_text_sync = True
+        try:
+            if at > content_start:
+                self.text_before_change = True
+                self.text_before_change_hook(True)
+                self.on_text(lx, start, at, content_start, at, text_type, False)
+                self.text_before_change = False
+                self.text_before_change_hook(False)
+                start = at
+            self.close_at = at
+            self.before_text_sync()
+            self.sync_stack(NULL)
+            self.sim.changes_seen()
+            self.on_text(lx, start, end, at, content_end, text_type, last)
+        finally:
+            self.in_text_sync = False
+            self.text_before_change = False
+        return 0

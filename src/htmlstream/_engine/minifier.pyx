@@ -278,7 +278,6 @@ cdef class Minifier(OpenElements):
     cdef object keep_comment
     cdef str codec
     cdef bytes whole_chunk
-    cdef bint in_text_sync
     cdef bint done
     # the recipe's state (see recipes/minify.py: _State)
     cdef bint owed
@@ -479,7 +478,7 @@ cdef class Minifier(OpenElements):
         if text_type == T_CDATA:
             out.cdata_written = True
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
-            return self.text_with_stack_change(lx, start, end, cs, ce, text_type, last)
+            return self.text_across_stack_change(lx, start, end, cs, ce, text_type, last)
         if text_type == T_SCRIPT:
             eb = out.script_text(ce, last)
             ea = out.script_now
@@ -492,29 +491,9 @@ cdef class Minifier(OpenElements):
             out.script_copied(ea, ea, ce, ce, True)
         return 0
 
-    cdef int text_with_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
-                                    Py_ssize_t cs, Py_ssize_t ce, int text_type,
-                                    bint last) except -1:
-        """As the rewriter's: the text before the stack changed belongs to the elements as
-        they were, the rest to them as they are now."""
-        cdef Py_ssize_t at = self.sim.text_change_at
-        if at < cs:
-            at = cs
-        if at > ce:
-            at = ce
-        self.in_text_sync = True
-        try:
-            if at > cs:
-                self.on_text(lx, start, at, cs, at, text_type, False)
-                start = at
-            self.close_at = at
-            if self.sim.changed_from < self.mvalid:
-                self.mvalid = self.sim.changed_from
-            self.sync_stack(NULL)
-            self.sim.changes_seen()
-            self.on_text(lx, start, end, at, ce, text_type, last)
-        finally:
-            self.in_text_sync = False
+    cdef int before_text_sync(self) except -1:
+        if self.sim.changed_from < self.mvalid:
+            self.mvalid = self.sim.changed_from
         return 0
 
     cdef int marks(self) noexcept:

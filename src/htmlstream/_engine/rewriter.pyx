@@ -131,11 +131,8 @@ cdef class RewriteSink(OpenElements):
     cdef bint ignored_text              # the text being handed over is text the tree builder
                                         # ignores (white space before <head>): no element's
                                         # content handler sees it
-    cdef bint in_text_sync
     cdef list filter_list               # the last handler list text_passing was asked about,
     cdef TextFilter filter_one          # and its one filter when every handler has it (or None)
-    cdef bint text_before_change        # the text being handed over is before where it changed
-                                        # the stack (text_with_stack_change)
     cdef bint text_open                 # the text node of the last piece goes on (it was not
                                         # its last piece): the next piece is not its first
     # captures in progress (capture.pyx; None while there are none): of text, fed at each
@@ -267,8 +264,11 @@ cdef class RewriteSink(OpenElements):
         if text_type == T_CDATA:
             self.output.cdata_written = self.removing_depth < 0
         if not self.sim.changed_reset and not self.in_text_sync and self.text_changed_stack():
-            return self.text_with_stack_change(lx, start, end, content_start, content_end,
-                                               text_type, last)
+            self.text_across_stack_change(lx, start, end, content_start, content_end,
+                                          text_type, last)
+            if self.follow_text:
+                lx.want_text = self.sim.wants_text or self.keep_text
+            return 0
         one_piece = not self.text_open  # (and last: the node comes in one piece)
         if last:
             self.text_open = False
@@ -476,36 +476,10 @@ cdef class RewriteSink(OpenElements):
 
     # ------------------------------------------------------------------ stack changes in text
 
-    cdef int text_with_stack_change(self, Lexer lx, Py_ssize_t start, Py_ssize_t end,
-                                    Py_ssize_t content_start, Py_ssize_t content_end,
-                                    int text_type, bint last) except -1:
-        """Text changed the stack at ``sim.text_change_at``: the text before that point
-        belongs to the elements as they were, the rest to the elements as they are now."""
-        cdef Py_ssize_t at = self.sim.text_change_at
-        if at < content_start:
-            at = content_start
-        if at > content_end:
-            at = content_end
-        self.in_text_sync = True
-        try:
-            if at > content_start:
-                # (white space before the text that implied <head> and closed it again is
-                # ignored: see ignored_text)
-                self.ignored_text = self.depth == 1 and self.implied_head()
-                self.text_before_change = True
-                self.on_text(lx, start, at, content_start, at, text_type, False)
-                self.text_before_change = False
-                self.ignored_text = False
-                start = at
-            self.close_at = at
-            self.sync_stack(NULL)
-            self.sim.changes_seen()
-            self.on_text(lx, start, end, at, content_end, text_type, last)
-        finally:
-            self.in_text_sync = False
-            self.text_before_change = False
-        if self.follow_text:
-            lx.want_text = self.sim.wants_text or self.keep_text
+    cdef int text_before_change_hook(self, bint before) except -1:
+        # (white space before the text that implied <head> and closed it again is ignored:
+        # see ignored_text)
+        self.ignored_text = before and self.depth == 1 and self.implied_head()
         return 0
 
     # ------------------------------------------------------------------ elements
