@@ -58,6 +58,7 @@ cdef class OpenElements(DocumentSink):
     cdef Py_ssize_t valid               # the mirror's first entries that stay exact: every
                                         # element with work left is below this index
     cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
+    cdef bint gate_ok                   # the tag gate may be opened (see set_gate)
     # --- implied elements (Rewriter.on(..., implied=True)) ---
     cdef bint lazy_content              # lazy with content handlers: text splits from the
                                         # simulator, created elements never skipped
@@ -83,6 +84,8 @@ cdef class OpenElements(DocumentSink):
     cdef bint text_changed_stack(self) noexcept
     @cython.final
     cdef bint implied_head(self) noexcept
+    @cython.final
+    cdef void set_gate(self) noexcept
     @cython.final
     cdef int sync_stack(self, TagRec* tag) except -1
     @cython.final

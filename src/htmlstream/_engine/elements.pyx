@@ -51,6 +51,15 @@ cdef inline bint _before_body(TreeBuilderSimulator sim) noexcept:
     return sim.depth < 2 or sim.stack[1].name == HEAD_HASH
 
 
+cdef inline void _take_gated(OpenElements self) noexcept:
+    """Tags the tag gate left out since the sink last looked were skipped (as by _skip_tag,
+    which they would have passed)."""
+    if self.gate_ok and self.lx.gate_hit:
+        self.lx.gate_hit = False
+        self.stale = True
+        self.window_depth = self.lx.gate_depth
+
+
 cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
     """Lazy mirror: whether the tag can be left out of the mirror (it changes the stack only
     above ``valid`` and its element, if any, matches no rule).  (For OpenElements.on_tag: a
@@ -153,6 +162,7 @@ cdef class OpenElements(DocumentSink):
         self.overflow_open = False
         self.close_at = 0
         self.lazy = lazy
+        self.gate_ok = False                # (attach_to: once the rules are known)
         self.ids_seen = 0
         self.stale = False
         self.valid = 0
@@ -238,6 +248,7 @@ cdef class OpenElements(DocumentSink):
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         if self.lazy:
+            _take_gated(self)
             if _skip_tag(self, tag):
                 return 0
         elif self.matcher is None and not self.remove_ignored:
@@ -255,6 +266,7 @@ cdef class OpenElements(DocumentSink):
         """Whether the text the simulator just read changed the stack (an implied <html>,
         <head> or <body>, <head> closed, formatting elements re-opened)."""
         cdef TreeBuilderSimulator sim = self.sim
+        _take_gated(self)
         if self.stale:
             # (lazy_content: the simulator says whether this text changed the stack; the
             # stale mirror cannot)
@@ -283,6 +295,7 @@ cdef class OpenElements(DocumentSink):
         before the current changes: exact below ``valid``, the entries the current changes left
         alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
         closed since then, none of which has work at its end."""
+        _take_gated(self)
         if self.stale:
             self.resync()
         self.replay_stack(tag)
@@ -293,7 +306,31 @@ cdef class OpenElements(DocumentSink):
                 for d in self.states:
                     if <Py_ssize_t>d >= self.valid:
                         self.valid = <Py_ssize_t>d + 1
+            if self.gate_ok:
+                self.set_gate()
         return 0
+
+    cdef void set_gate(self) noexcept:
+        """Open the lexer's tag gate (lexer.pxd), which leaves out tags _skip_tag would skip:
+        those that change the stack only above ``valid`` and are not matched (what may be is
+        told by the matcher's one-word filter on tag-name hashes, with <image> matched as
+        <img>, and, when attributes index selectors, by having attributes at all).  Only with
+        ``gate_ok`` (set by the subclass: no content handlers or implied elements' handlers,
+        whose text and elements need the mirror; no selector tried on every element), and not
+        beyond max_depth."""
+        cdef Lexer lx = self.lx
+        cdef uint64_t names
+        if self.overflow_open or lx.feedback is not self.sim:
+            lx.tag_gate = False
+            return
+        lx.gate_valid = self.valid
+        lx.gate_keep_text = self.keep_text
+        names = self.matcher.program.hash_filter
+        if names & ((<uint64_t>1) << (IMG_HASH & 63)):
+            names |= (<uint64_t>1) << (IMAGE_HASH & 63)
+        lx.gate_names = names
+        lx.gate_attrs = self.matcher.program.attr_index
+        lx.tag_gate = True
 
     cdef int resync(self) except -1:
         """Rebuild the mirror after skipped tags (see sync_stack)."""

@@ -75,6 +75,9 @@ cdef class Feedback:
     range of each text piece (the tree builder's reaction to text: implied ``<body>``, the
     frameset-ok flag, re-opened formatting elements), before the sink."""
     cdef bint wants_text
+    cdef readonly Py_ssize_t depth      # open elements recorded (the tree builder's stack)
+    cdef readonly Py_ssize_t overflow   # open elements beyond those (counted only)
+    cdef readonly Py_ssize_t changed_from   # the lowest index the last event changed
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1
     cdef int on_text(self, Lexer lx, Py_ssize_t content_start, Py_ssize_t content_end,
                      int text_type) except -1
@@ -108,6 +111,19 @@ cdef class Lexer:
     cdef public bint cdata_allowed
     cdef public bint want_text      # sink.on_text is called only when set
     cdef public bint sink_tags      # sink.on_tag is called only when set
+    # The tag gate: a sink whose mirror of the open elements may fall behind (elements.pyx, the
+    # lazy mirror) has the lexer leave out of sink.on_tag the tags it has nothing to do for,
+    # with no call (emit_tag); the sink reads what was left out at its next call.
+    cdef bint tag_gate              # tags may be left out (set by the sink) ...
+    cdef uint64_t gate_names        # ... not start tags whose name hash has bit (h & 63) set
+    cdef bint gate_attrs            # ... nor start tags with attributes
+    cdef Py_ssize_t gate_valid      # ... nor tags that change the stack below this index
+                                    # (the sink's elements with work left), nor then </body>
+                                    # and </html>
+    cdef bint gate_keep_text        # the sink reads text below gate_valid, whatever the
+                                    # feedback does with it
+    cdef bint gate_hit              # tags were left out since the sink last looked
+    cdef Py_ssize_t gate_depth      # the feedback's depth after the last one left out
     cdef bint hold_utf8             # keep an incomplete trailing UTF-8 sequence for the next chunk
     # The parse-error checker (htmlstream._parse_errors), or None (the default: no error is
     # looked for).  While set, every piece of text and every markup token is handed to it, in

@@ -24,6 +24,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy, memmove
 
+from htmlstream._engine.constants cimport BODY_HASH, HTML_HASH
 from htmlstream._engine.ascii cimport is_alnum, is_alpha, lower
 from htmlstream._engine.portable cimport (PORTABLE_BUILD, ctz64, find_byte, find_lt,
                                           find_text_markup, load_le64)
@@ -322,6 +323,30 @@ cdef inline unsigned char _end_tag_first(uint64_t h, Py_ssize_t n) noexcept nogi
     code = h >> (5 * (n - 1))
     return <unsigned char>(code - 6 + 0x61) if 6 <= code < 32 else 0
 
+cdef inline bint gate_leaves_out(Lexer lx) noexcept:
+    """The tag gate (lexer.pxd): whether the sink can do without the current tag, and then
+    what the sink would do for it (note it, and whether text is read).  The sink keeps the
+    gate open only while nothing is mirrored per element, so a tag that changes the stack
+    only above the elements with work left (``gate_valid``) and is not matched needs nothing:
+    an end tag (but </body> and </html>, where work is done when elements have some), or a
+    start tag the filter lets by; not beyond the feedback's recorded stack (the sink follows
+    those elements itself)."""
+    cdef Feedback fb = lx.feedback
+    cdef uint64_t h = lx.tag.name_hash
+    if fb.overflow != 0 or fb.changed_from < lx.gate_valid:
+        return False
+    if lx.tag.is_end:
+        if lx.gate_valid and (h == BODY_HASH or h == HTML_HASH):
+            return False
+    elif h == INVALID_HASH or lx.gate_names & ((<uint64_t>1) << (h & 63)) \
+            or (lx.gate_attrs and lx.tag.n_attrs):
+        return False
+    lx.gate_hit = True
+    lx.gate_depth = fb.depth
+    lx.want_text = lx.gate_valid > 0 and (fb.wants_text or lx.gate_keep_text)
+    return True
+
+
 
 cdef class Lexer:
     """The tokenizer state machine.
@@ -363,6 +388,8 @@ cdef class Lexer:
         self.hold_utf8 = hold_utf8
         self.want_text = True
         self.sink_tags = True
+        self.tag_gate = False
+        self.gate_hit = False
         self.cdata_allowed = False
         if self.attrs == NULL:      # (__init__ may run again on a used lexer: keep its array)
             self.attrs_cap = 16
@@ -1017,7 +1044,8 @@ cdef class Lexer:
         if self.feedback is not None:
             self.feedback.on_tag(self, &self.tag)
         if self.sink_tags and self.sink is not None:
-            self.sink.on_tag(self, &self.tag)
+            if not (self.tag_gate and gate_leaves_out(self)):
+                self.sink.on_tag(self, &self.tag)
         return 0
 
     cdef int emit_comment(self, Py_ssize_t end, Py_ssize_t content_end) except -1:

@@ -193,6 +193,8 @@ cdef class RewriteSink(OpenElements):
         self.decoder = decoder
         if self.matcher is not None:
             self.matcher.program = program
+            if self.lx is not None:
+                self.lx.tag_gate = False    # (until the next replay reads the new program)
 
     def attach(self, Lexer lx, TreeBuilderSimulator sim, bint scanner=True, bint lazy=True):
         """Connect the lexer and simulator this sink works with.  ``scanner``: let the lexer
@@ -211,6 +213,9 @@ cdef class RewriteSink(OpenElements):
         self.sim = sim
         # (ignored tags are found by replaying every tag: no lazy mirror)
         self.lazy = self.lazy and lazy and not self.remove_ignored
+        self.gate_ok = self.lazy and not self.lazy_content and not self.implied_rules \
+            and not rules.program.n_any
+        lx.tag_gate = False                 # (opened below: set_gate)
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
         # (else on_tag has nothing to do)
         lx.sink_tags = self.matcher is not None or self.remove_ignored
@@ -228,6 +233,8 @@ cdef class RewriteSink(OpenElements):
             lx.use_attribute_policy(True, False, <AttributePolicy>rules.attribute_policy)
         else:
             lx.set_attribute_policy(False)
+        if self.gate_ok:
+            self.set_gate()
         return 0
 
     # ------------------------------------------------------------------ output

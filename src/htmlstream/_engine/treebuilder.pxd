@@ -105,14 +105,14 @@ cdef class TreeBuilderSimulator(Feedback):
     # Beyond max_depth elements are not recorded, only counted in ``overflow``.
     cdef OpenElement* stack
     cdef Py_ssize_t stack_cap           # entries allocated (grows up to max_depth: grow_stack)
-    cdef readonly Py_ssize_t depth      # recorded open elements
-    cdef readonly Py_ssize_t overflow   # open elements beyond max_depth (counted only)
+    # (depth: recorded open elements; overflow: open elements beyond max_depth, counted only;
+    # fields of Feedback, for the lexer's tag gate)
     cdef Py_ssize_t n_p                 # HTML <p> elements in stack[0 : depth] (kept by push_entry,
                                         # pop, truncate, remove_at, insert_at)
     cdef uint64_t next_id
     # Lowest stack index changed since the previous tag was handled, i.e. by the text before
     # the last tag and by the last tag itself (entries below it are the same elements as then).
-    cdef readonly Py_ssize_t changed_from
+    # (changed_from: a field of Feedback, for the lexer's tag gate)
     cdef bint changed_reset       # changed_from starts afresh at the next event
     cdef uint64_t event_id_mark   # next_id when changed_from last started afresh
     # Elements created and closed again since changed_from last started afresh, which the stack
