@@ -922,6 +922,34 @@ cdef class Program:
         self.flag_counted = int_array(self.n_flags, 0)
         for flag in self.of_flags:
             self.flag_counted[flag] = 1
+        self.simple_n = self.n_states if self._all_simple() else 0
+
+    def _all_simple(self):
+        """Whether every state can be matched by Matcher._match_simple: no frames, flags,
+        selectors tried on every element or attribute index; each state a whole selector (first
+        and last compound, level 0, a rule's) of a tag name that hashes and attribute names
+        tested for existence, indexed by that tag; at most eight of them."""
+        cdef const CState* st
+        cdef const CCompound* c
+        cdef const CAttrTest* t
+        cdef Py_ssize_t i, ai
+        if (self.n_states == 0 or self.n_states > 8 or self.needs_frames or self.n_flags
+                or self.n_any or self.attr_index or self.entry_by_name or self.entry_by_id
+                or self.entry_by_class or self.entry_by_attrv_all):
+            return False
+        for i in range(self.n_states):
+            st = &self.c_states[i]
+            c = &self.c_compounds[st.compound]
+            if (st.level or st.next_state >= 0 or st.next_n or st.target < 0 or c.never
+                    or c.tag_hash == EMPTY_HASH or c.tag_hash == INVALID_HASH
+                    or c.name_index >= 0 or c.n_pseudos
+                    or i not in self.entry_by_hash.get(c.tag_hash, ())):
+                return False
+            for ai in range(c.attr_first, c.attr_first + c.n_attrs):
+                t = &self.c_attrs[ai]
+                if t.op != A_EXISTS or t.lname == NULL or t.class_token:
+                    return False
+        return True
 
     cdef Py_ssize_t _fill(self, Table* t, dict index, Py_ssize_t pos, bint hashes) except -1:
         """Build table ``t`` from ``index`` (key -> [state id]); entries from ``pos`` on."""
@@ -1159,6 +1187,8 @@ cdef class Matcher:
             memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
             memset(self.dstamp, 0, self.dcap * sizeof(int))
             self.cls_serial = 0
+        if prog.simple_n:
+            return self._match_simple(lx, tag, name_hash, ns)
         # (no window after the input ended: elements closed then have no tag to read)
         self.d = lx.data - lx.base if lx.data != NULL else NULL
         self.tag = tag
@@ -1246,6 +1276,61 @@ cdef class Matcher:
                 if not self._rejects(&prog.c_states[s], name_hash, no_attrs, parent):
                     self._process(s, name_hash, name, ns)
         self.tag = NULL
+        if self.n_matched > 1:
+            self._sort_matched()
+        return self.n_matched
+
+    cdef Py_ssize_t _match_simple(self, Lexer lx, TagRec* tag, uint64_t name_hash,
+                                  int ns) noexcept:
+        """match_ids() for a program of simple states (Program._all_simple: ``a[href]``, each
+        state a tag and attribute names that must be there): each state tested in turn, with
+        none of the candidate queue's set-up.  The same result as the general path."""
+        cdef Program prog = self.program
+        cdef const CState* st
+        cdef const CCompound* c
+        cdef const CAttrTest* t
+        # (no window after the input ended: elements closed then have no tag to read)
+        cdef const unsigned char* d = lx.data - lx.base if lx.data != NULL else NULL
+        cdef Py_ssize_t s, ai, i, k
+        cdef bint found
+        cdef int r
+        self.n_matched = 0
+        if name_hash == INVALID_HASH:
+            return 0
+        for s in range(prog.simple_n):
+            st = &prog.c_states[s]
+            if st.tag_hash != name_hash:
+                continue
+            c = &prog.c_compounds[st.compound]
+            if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
+                continue
+            if c.n_attrs:
+                if tag == NULL or tag.n_attrs == 0 or d == NULL:
+                    continue        # (an implied element has no attributes)
+                for ai in range(c.attr_first, c.attr_first + c.n_attrs):
+                    t = &prog.c_attrs[ai]
+                    if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
+                        break
+                    found = False
+                    for i in range(tag.n_attrs):
+                        if tag.attrs[i].name_end - tag.attrs[i].name_start == t.lname_len \
+                                and same(d + tag.attrs[i].name_start, t.lname, t.lname_len,
+                                         True):
+                            found = True
+                            break
+                    if not found:
+                        break
+                else:
+                    found = True
+                if not found:
+                    continue
+            r = st.target
+            for k in range(self.n_matched):
+                if self.matched[k] == r:
+                    break
+            else:
+                self.matched[self.n_matched] = r
+                self.n_matched += 1
         if self.n_matched > 1:
             self._sort_matched()
         return self.n_matched

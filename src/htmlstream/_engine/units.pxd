@@ -104,6 +104,7 @@ cdef class Element(Unit):
     cdef bytes new_name
     cdef list overrides             # flat: lower name bytes, new value or None (removed), at
                                     # end; three items per overridden attribute
+    cdef list spare_overrides       # an emptied overrides list, for reuse (release_element)
     cdef bint tag_modified
     cdef list prepend_parts
     cdef list append_parts

@@ -30,6 +30,31 @@ cdef extern from "Python.h":
     unsigned char* PyUnicode_1BYTE_DATA(object)
     str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
+# A reused Element keeps the list of its last changes, emptied, for the next set_attribute (one
+# list allocated and freed less per changed element): the list is the Element's own, never handed
+# out, so emptying it in place and filling it again cannot be seen.
+cdef extern from *:
+    """
+    static CYTHON_INLINE void hs_list_empty(PyObject* l) {
+        PyListObject* o = (PyListObject*)l;
+        Py_ssize_t i, n = Py_SIZE(o);
+        Py_SET_SIZE(o, 0);      /* first: what an item's release runs finds the list empty */
+        for (i = 0; i < n; i++)
+            Py_DECREF(o->ob_item[i]);
+    }
+    static CYTHON_INLINE int hs_list_fill3(PyObject* l, PyObject* a, PyObject* b, PyObject* c) {
+        PyListObject* o = (PyListObject*)l;
+        if (Py_SIZE(o) != 0 || o->allocated < 3)
+            return 0;
+        Py_INCREF(a); Py_INCREF(b); Py_INCREF(c);
+        o->ob_item[0] = a; o->ob_item[1] = b; o->ob_item[2] = c;
+        Py_SET_SIZE(o, 3);
+        return 1;
+    }
+    """
+    void list_empty "hs_list_empty"(list l) noexcept
+    bint list_fill3 "hs_list_fill3"(list l, object a, object b, object c) noexcept
+
 # An attribute value or a text chunk whose bytes are all "plain" (ASCII but '&', CR and NUL) is
 # its characters: decode_value and _plain_text copy it without decoding (portable.plain_copy).
 
@@ -1160,7 +1185,12 @@ cdef class Element(Unit):
                 self.overrides[k + 2] = True    # removed, then set again: it moves to the end
             self.overrides[k + 1] = value
         elif self.overrides is None:
-            self.overrides = [lname, value, False]
+            if self.spare_overrides is not None and list_fill3(self.spare_overrides, lname,
+                                                                value, False):
+                self.overrides = self.spare_overrides
+                self.spare_overrides = None
+            else:
+                self.overrides = [lname, value, False]
         else:
             self.overrides += (lname, value, False)
         self.tag_modified = True
@@ -1554,6 +1584,9 @@ cdef void release_element(Element el):
     if el.new_name is not None:
         el.new_name = None
     if el.overrides is not None:
+        if el.spare_overrides is None:
+            list_empty(el.overrides)
+            el.spare_overrides = el.overrides
         el.overrides = None
     if el.prepend_parts is not None:
         el.prepend_parts = None
