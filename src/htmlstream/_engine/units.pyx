@@ -10,6 +10,7 @@ the unit once every handler has returned, from its raw bytes if nothing changed,
 otherwise, with the inserted content around it.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.ref cimport PyObject, Py_INCREF
@@ -112,6 +113,9 @@ cdef bytes _last_lname = None
 cdef str _last_value = None
 cdef str _last_value_encoding = None
 cdef bytes _last_value_bytes = None
+cdef str _last_quoted = None
+cdef str _last_quoted_encoding = None
+cdef bytes _last_quoted_bytes = None
 
 
 #: The bytes of input Element.capture holds at most unless told otherwise (1 MiB).
@@ -262,6 +266,20 @@ cdef bytes _attr_value_bytes(str value, str encoding):
         _last_value = value
         _last_value_encoding = encoding
         _last_value_bytes = b
+    return b
+
+
+cdef bytes _attr_value_quoted(str value, str encoding):
+    """``="value"`` as written (_attr_value_bytes in quotes: one piece for the output; the last
+    one is remembered)."""
+    global _last_quoted, _last_quoted_encoding, _last_quoted_bytes
+    if not FREE_THREADED and value is _last_quoted and encoding is _last_quoted_encoding:
+        return _last_quoted_bytes
+    cdef bytes b = b'="' + _attr_value_bytes(value, encoding) + b'"'
+    if not FREE_THREADED and type(value) is str:
+        _last_quoted = value
+        _last_quoted_encoding = encoding
+        _last_quoted_bytes = b
     return b
 
 
@@ -1112,6 +1130,8 @@ cdef class Element(Unit):
         a = &self.spans[i]
         return b"" if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def get_attribute(self, str name):
         """The decoded value of attribute ``name`` (ASCII case-insensitive), or None.
 
@@ -1138,6 +1158,8 @@ cdef class Element(Unit):
         i = self.span_index(lname)
         return None if i < 0 else self.decode_value(i)
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def has_attribute(self, str name):
         """Whether the element has attribute ``name`` (ASCII case-insensitive)."""
         cdef Py_ssize_t i
@@ -1151,6 +1173,8 @@ cdef class Element(Unit):
 
     # ------------------------------------------------------------------ the start tag
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def set_attribute(self, name, value):
         """Set (or add) an attribute; the value is escaped so that it reads back unchanged.
 
@@ -1195,6 +1219,8 @@ cdef class Element(Unit):
             self.overrides += (lname, value, False)
         self.tag_modified = True
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def remove_attribute(self, str name):
         """Remove attribute ``name`` if present (ASCII case-insensitive, as for
         :meth:`set_attribute`)."""
@@ -1254,10 +1280,8 @@ cdef class Element(Unit):
                 else:
                     p = -1
                 if p >= 0:
-                    v = _attr_value_bytes(value, self.encoding)
-                    write(sink, <const unsigned char*>b'="', 2)
+                    v = _attr_value_quoted(value, self.encoding)
                     write(sink, <const unsigned char*><const char*>v, len(v))
-                    write(sink, <const unsigned char*>b'"', 1)
                     return write(sink, r + q, len(raw) - q)
         v = self.serialize_start_tag()
         return write(sink, <const unsigned char*><const char*>v, len(v))
