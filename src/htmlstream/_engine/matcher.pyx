@@ -1285,46 +1285,43 @@ cdef class Matcher:
         """match_ids() for a program of simple states (Program._all_simple: ``a[href]``, each
         state a tag and attribute names that must be there): each state tested in turn, with
         none of the candidate queue's set-up.  The same result as the general path."""
-        cdef Program prog = self.program
-        cdef const CState* st
+        cdef const CState* st = self.program.c_states
+        cdef const CState* end = st + self.program.simple_n
         cdef const CCompound* c
         cdef const CAttrTest* t
+        cdef const CAttrTest* t_end
         # (no window after the input ended: elements closed then have no tag to read)
         cdef const unsigned char* d = lx.data - lx.base if lx.data != NULL else NULL
-        cdef Py_ssize_t s, ai, i, k
-        cdef bint found
+        cdef Py_ssize_t i, k
         cdef int r
         self.n_matched = 0
-        if name_hash == INVALID_HASH:
-            return 0
-        for s in range(prog.simple_n):
-            st = &prog.c_states[s]
+        while st < end:
             if st.tag_hash != name_hash:
+                st += 1
                 continue
-            c = &prog.c_compounds[st.compound]
+            c = &self.program.c_compounds[st.compound]
+            st += 1
             if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
                 continue
             if c.n_attrs:
-                if tag == NULL or tag.n_attrs == 0 or d == NULL:
+                if tag == NULL or d == NULL:
                     continue        # (an implied element has no attributes)
-                for ai in range(c.attr_first, c.attr_first + c.n_attrs):
-                    t = &prog.c_attrs[ai]
+                t = &self.program.c_attrs[c.attr_first]
+                t_end = t + c.n_attrs
+                while t < t_end:
                     if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
                         break
-                    found = False
                     for i in range(tag.n_attrs):
                         if tag.attrs[i].name_end - tag.attrs[i].name_start == t.lname_len \
-                                and same(d + tag.attrs[i].name_start, t.lname, t.lname_len,
-                                         True):
-                            found = True
+                                and ascii_lower_equals(d + tag.attrs[i].name_start, t.lname,
+                                                       t.lname_len):
                             break
-                    if not found:
-                        break
-                else:
-                    found = True
-                if not found:
+                    else:
+                        break       # (no such attribute)
+                    t += 1
+                if t < t_end:
                     continue
-            r = st.target
+            r = (st - 1).target
             for k in range(self.n_matched):
                 if self.matched[k] == r:
                     break

@@ -737,7 +737,7 @@ cdef class RewriteSink(OpenElements):
         self.output.copy_input(tag.start)
         if el.before_parts is not None or el.removed_:
             self.output.divert(ctx)
-        self.output.write_all(el.before_parts, ctx)
+            self.output.write_all(el.before_parts, ctx)
         if not el.removed_:
             el.write_start_tag(write_to, self.output)
         else:

@@ -47,7 +47,7 @@ cdef class Unit(BaseUnit):
     cdef bint inside_any(self, tuple names) except -1
     cdef int text_ctx(self)
     cdef int text_ctx_after(self)
-    cdef bint is_modified(self)
+    cdef bint is_modified(self) noexcept
 
 
 cdef class TextChunk(Unit):
@@ -121,17 +121,17 @@ cdef class Element(Unit):
                                     # its own (Rewriter.on(..., implied=True)): no tag to change
     cdef int check_tag(self, str what) except -1
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
-    cdef Py_ssize_t span_index(self, bytes lname)
-    cdef Py_ssize_t ascii_span(self, str name)
-    cdef Py_ssize_t ascii_override(self, str name)
+    cdef Py_ssize_t span_index(self, bytes lname) except -2
+    cdef Py_ssize_t ascii_span(self, str name) noexcept
+    cdef Py_ssize_t ascii_override(self, str name) noexcept
     cdef str read_tag_name(self)
     cdef list plain_attributes(self)
-    cdef Py_ssize_t override(self, bytes lname)
+    cdef Py_ssize_t override(self, bytes lname) except -2
     cdef bytes lname(self, str name)
     cdef str decode_value(self, Py_ssize_t i)
     cdef str attr_name(self, Py_ssize_t i)
     cdef str dom_name(self, str lower)
-    cdef Py_ssize_t span_end(self, Py_ssize_t i)
+    cdef Py_ssize_t span_end(self, Py_ssize_t i) noexcept
     cdef Py_ssize_t prev_end(self, Py_ssize_t i)
     cdef bytes serialize_start_tag(self)
     cdef int write_start_tag(self, WriteFn write, object sink) except -1
@@ -147,4 +147,4 @@ cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding, Element reuse)
 cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize_t offset,
                                   int content_text_type, str encoding)
-cdef void release_element(Element el)
+cdef void release_element(Element el) noexcept

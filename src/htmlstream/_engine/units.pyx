@@ -28,6 +28,9 @@ from htmlstream._engine.portable cimport FREE_THREADED, plain_copy
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_ssize_t PyBytes_GET_SIZE(object)
+    char* PyBytes_AS_STRING(object)
     unsigned char* PyUnicode_1BYTE_DATA(object)
     str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
@@ -510,7 +513,7 @@ cdef class Unit(BaseUnit):
                 return True
         return False
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return self.before_parts is not None or self.after_parts is not None or self.removed_
 
     @property
@@ -631,7 +634,7 @@ cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t o
 cdef class Comment(Unit):
     """A comment.  ``text`` can be read and set."""
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return Unit.is_modified(self) or self.new_text is not None
 
     @property
@@ -752,7 +755,7 @@ cdef class EndTag(Unit):
         self.new_name = _encode_name(value, self.encoding, "tag name")
         self.name_ = value
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return Unit.is_modified(self) or self.new_name is not None
 
     cdef bytes serialize(self):
@@ -923,11 +926,11 @@ cdef class Element(Unit):
         return ascii_lower_equals((<const unsigned char*><const char*>self.raw_) + a.name_start,
                                   <const unsigned char*><const char*>lname, n)
 
-    cdef Py_ssize_t span_index(self, bytes lname):
+    cdef Py_ssize_t span_index(self, bytes lname) except -2:
         """The first attribute span called ``lname``, or -1."""
-        cdef Py_ssize_t i, n = len(lname)
-        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
-        cdef const unsigned char* ln = <const unsigned char*><const char*>lname
+        cdef Py_ssize_t i, n = PyBytes_GET_SIZE(lname)
+        cdef const unsigned char* r = <const unsigned char*>PyBytes_AS_STRING(self.raw_)
+        cdef const unsigned char* ln = <const unsigned char*>PyBytes_AS_STRING(lname)
         for i in range(n):
             if ln[i] >= 0x80:
                 for i in range(self.n_spans):
@@ -940,29 +943,31 @@ cdef class Element(Unit):
                 return i
         return -1
 
-    cdef Py_ssize_t ascii_span(self, str name):
+    cdef Py_ssize_t ascii_span(self, str name) noexcept:
         """span_index for an ASCII ``name`` (any case), with no bytes made."""
-        cdef Py_ssize_t i, n = len(name)
-        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(name)
+        cdef const unsigned char* r = <const unsigned char*>PyBytes_AS_STRING(self.raw_)
         cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
-        cdef AttrSpan* a
-        for i in range(self.n_spans):
-            a = &self.spans[i]
+        cdef const AttrSpan* a = self.spans
+        cdef const AttrSpan* end = a + self.n_spans
+        while a < end:
             if a.name_end - a.name_start == n and _same_name(r + a.name_start, q, n):
-                return i
+                return a - self.spans
+            a += 1
         return -1
 
-    cdef Py_ssize_t ascii_override(self, str name):
+    cdef Py_ssize_t ascii_override(self, str name) noexcept:
         """override() for an ASCII ``name`` (any case), with no bytes made."""
-        cdef Py_ssize_t k, j, n = len(name)
+        cdef Py_ssize_t k, j, n = PyUnicode_GET_LENGTH(name)
         cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
         cdef const unsigned char* o
+        cdef PyObject* item
         cdef list ov = self.overrides
         for k in range(0, PyList_GET_SIZE(ov), 3):
-            item = <bytes>PyList_GET_ITEM(ov, k)
-            if len(item) != n:
+            item = PyList_GET_ITEM(ov, k)
+            if PyBytes_GET_SIZE(<object>item) != n:
                 continue
-            o = <const unsigned char*><const char*>item
+            o = <const unsigned char*>PyBytes_AS_STRING(<object>item)
             for j in range(n):
                 if lower(q[j]) != o[j]:
                     break
@@ -970,7 +975,7 @@ cdef class Element(Unit):
                 return k
         return -1
 
-    cdef Py_ssize_t override(self, bytes lname):
+    cdef Py_ssize_t override(self, bytes lname) except -2:
         """Where ``lname``'s override (name, value or None, at end) starts in ``overrides``,
         or -1."""
         cdef Py_ssize_t k
@@ -998,7 +1003,7 @@ cdef class Element(Unit):
             return ""
         # ASCII with nothing to decode (no character reference, CR or NUL): the same characters
         # in every encoding the engine reads, copied as they are checked
-        p = (<const unsigned char*><const char*>self.raw_) + a.value_start
+        p = (<const unsigned char*>PyBytes_AS_STRING(self.raw_)) + a.value_start
         n = a.value_end - a.value_start
         value = PyUnicode_New(n, 127)
         if plain_copy(p, n, PyUnicode_1BYTE_DATA(value)) == n:
@@ -1203,7 +1208,7 @@ cdef class Element(Unit):
                 _last_name = name
                 _last_name_encoding = self.encoding
                 _last_lname = lname
-        k = self.override(lname)
+        k = -1 if self.overrides is None else self.override(lname)
         if k >= 0:
             if self.overrides[k + 1] is None:
                 self.overrides[k + 2] = True    # removed, then set again: it moves to the end
@@ -1240,7 +1245,7 @@ cdef class Element(Unit):
             return
         self.tag_modified = True
 
-    cdef Py_ssize_t span_end(self, Py_ssize_t i):
+    cdef Py_ssize_t span_end(self, Py_ssize_t i) noexcept:
         """End of attribute span i, with the '=' of an attribute that has no value after it
         (``<p a=>``: the lexer ends the span at the name)."""
         cdef AttrSpan* a = &self.spans[i]
@@ -1515,7 +1520,7 @@ cdef class Element(Unit):
             self.captures = []
         self.captures.append((callback, k, max_bytes, on_limit == "error"))
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return (Unit.is_modified(self) or self.tag_modified or self.prepend_parts is not None
                 or self.append_parts is not None or self.remove_content
                 or self.end_handlers is not None or self.start_tag_markup is not None)
@@ -1591,7 +1596,7 @@ cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize
     return el
 
 
-cdef void release_element(Element el):
+cdef void release_element(Element el) noexcept:
     """Make a finished Element that nothing else references ready to be reused by
     make_element: everything a handler set goes (its spans buffer stays).  Only for an element
     no user code can reach any more (the rewriter checks that it holds the only reference),
