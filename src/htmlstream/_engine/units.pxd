@@ -105,6 +105,10 @@ cdef class Element(Unit):
     cdef list overrides             # flat: lower name bytes, new value or None (removed), at
                                     # end; three items per overridden attribute
     cdef list spare_overrides       # an emptied overrides list, for reuse (release_element)
+    cdef str looked_name            # the last ASCII name get/has_attribute looked up (or None)
+    cdef Py_ssize_t looked_span     # ... the span it found, or -1
+    cdef Py_ssize_t set_span        # the span of the first override's name when set_attribute
+                                    # knew it (a read of that name first), else -2
     cdef bint tag_modified
     cdef list prepend_parts
     cdef list append_parts

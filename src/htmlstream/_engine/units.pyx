@@ -1153,6 +1153,8 @@ cdef class Element(Unit):
                 if i >= 0:
                     return <object>PyList_GET_ITEM(self.overrides, i + 1)
             i = self.ascii_span(name)
+            self.looked_name = name         # (write_start_tag needs no search if it is set)
+            self.looked_span = i
             return None if i < 0 else self.decode_value(i)
         lname = self.lname(name)
         if lname is None:
@@ -1173,7 +1175,10 @@ cdef class Element(Unit):
                 i = self.ascii_override(name)
                 if i >= 0:
                     return <object>PyList_GET_ITEM(self.overrides, i + 1) is not None
-            return self.ascii_span(name) >= 0
+            i = self.ascii_span(name)
+            self.looked_name = name
+            self.looked_span = i
+            return i >= 0
         return self.get_attribute(name) is not None
 
     # ------------------------------------------------------------------ the start tag
@@ -1214,6 +1219,10 @@ cdef class Element(Unit):
                 self.overrides[k + 2] = True    # removed, then set again: it moves to the end
             self.overrides[k + 1] = value
         elif self.overrides is None:
+            # (the span of the name, when a read of the same str object just found it: the
+            # tag is then written with no search; ASCII names find the same span both ways)
+            self.set_span = self.looked_span if (name is self.looked_name
+                                                 and name is not None) else -2
             if self.spare_overrides is not None and list_fill3(self.spare_overrides, lname,
                                                                 value, False):
                 self.overrides = self.spare_overrides
@@ -1240,6 +1249,7 @@ cdef class Element(Unit):
         elif self.span_index(lname) >= 0:
             if self.overrides is None:
                 self.overrides = []
+                self.set_span = -2
             self.overrides += (lname, None, False)
         else:
             return
@@ -1269,7 +1279,7 @@ cdef class Element(Unit):
             lname = <bytes>PyList_GET_ITEM(self.overrides, 0)
             value = <object>PyList_GET_ITEM(self.overrides, 1)
             if value is not None and not <object>PyList_GET_ITEM(self.overrides, 2):
-                i = self.span_index(lname)
+                i = self.set_span if self.set_span != -2 else self.span_index(lname)
                 if i >= 0:      # where it first stood, name as written
                     p = self.spans[i].name_end
                     q = self.span_end(i)
@@ -1612,6 +1622,8 @@ cdef void release_element(Element el) noexcept:
         el.name_ = None
     if el.new_name is not None:
         el.new_name = None
+    if el.looked_name is not None:
+        el.looked_name = None
     if el.overrides is not None:
         if el.spare_overrides is None:
             list_empty(el.overrides)
