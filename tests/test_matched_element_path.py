@@ -261,3 +261,33 @@ def test_values_of_every_length_with_a_byte_to_decode_anywhere(bad: str) -> None
     rw.on("a[href]", element=lambda el: got.append(el.get_attribute("href")))
     rw.rewrite(doc)
     assert got == [v.replace(bad, expected) for v in values]
+
+
+def test_raw_bytes_of_reused_elements() -> None:
+    # a reused Element refills its raw bytes in place when nothing else holds them: raw values
+    # a handler kept stay as they were, a hash cached on one is not the next one's, and tags
+    # longer than the room left get new bytes
+    lengths = [1, 70, 3, 200, 2, 600, 5, 40, 900, 0, 64, 63, 65]
+    doc = b"".join(b'<a href="%s">x</a>' % (b"h" * n) for n in lengths)
+    kept: list[bytes] = []
+    hashes: list[bool] = []
+    seen = 0
+
+    def handler(el: Any) -> None:
+        nonlocal seen
+        seen += 1
+        raw = el.raw
+        hashes.append(hash(raw) == hash(bytes(bytearray(raw))) and raw == el.raw)
+        if seen % 4 == 0:
+            kept.append(raw)                # the bytes kept, not the element
+        assert el.get_attribute("href") == "h" * lengths[seen - 1]
+
+    for chunks in chunkings(doc, random_splits=4, split_samples=8):
+        seen = 0
+        kept.clear()
+        hashes.clear()
+        rw = Rewriter()
+        rw.on("a[href]", element=handler)
+        assert feed_bytes(rw.stream, chunks) == doc
+        assert all(hashes) and len(hashes) == len(lengths)
+        assert kept == [b'<a href="%s">' % (b"h" * lengths[i]) for i in range(3, len(lengths), 4)]

@@ -717,7 +717,7 @@ cdef class RewriteSink(OpenElements):
         None.  ``pushed``: it has content (for a merged tag, the element it merges into, at
         index ``depth``, does)."""
         cdef OpenElement state
-        cdef Element el = make_element(input_slice(self.lx, tag.start, tag.end), tag, ns,
+        cdef Element el = make_element(self.lx.data + (tag.start - self.lx.base), tag, ns,
                                        pushed, self.lx.text_type, self.encoding, self.spare)
         self.spare = None
         el.merged_ = merged

@@ -105,6 +105,7 @@ cdef class Element(Unit):
     cdef list overrides             # flat: lower name bytes, new value or None (removed), at
                                     # end; three items per overridden attribute
     cdef list spare_overrides       # an emptied overrides list, for reuse (release_element)
+    cdef Py_ssize_t raw_cap         # the allocation of raw_ (make_element refills it in place)
     cdef str looked_name            # the last ASCII name get/has_attribute looked up (or None)
     cdef Py_ssize_t looked_span     # ... the span it found, or -1
     cdef Py_ssize_t set_span        # the span of the first override's name when set_attribute
@@ -147,7 +148,7 @@ cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t o
 cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encoding)
 cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding,
                          int ctx_before, int ctx_after)
-cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
+cdef Element make_element(const unsigned char* p, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding, Element reuse)
 cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize_t offset,
                                   int content_text_type, str encoding)

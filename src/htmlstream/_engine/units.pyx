@@ -59,6 +59,43 @@ cdef extern from *:
     void list_empty "hs_list_empty"(list l) noexcept
     bint list_fill3 "hs_list_fill3"(list l, object a, object b, object c) noexcept
 
+# A reused Element's raw bytes are refilled in place when nothing else holds them (``el.raw``
+# not kept by a handler) and their allocation is large enough: a new Element's tag gets a bytes
+# object with room to spare (``raw_cap``).  Its cached hash is reset: the object is as new.
+cdef extern from *:
+    """
+    #include "hs_portable.h"
+    static CYTHON_INLINE PyObject* hs_bytes_room(const char* p, Py_ssize_t n, Py_ssize_t cap) {
+        PyObject* b = PyBytes_FromStringAndSize(NULL, cap);
+        if (b == NULL)
+            return NULL;
+        memcpy(PyBytes_AS_STRING(b), p, (size_t)n);
+        PyBytes_AS_STRING(b)[n] = 0;
+        Py_SET_SIZE(b, n);
+        return b;
+    }
+    static CYTHON_INLINE int hs_bytes_refill(PyObject* b, Py_ssize_t cap, const char* p,
+                                             Py_ssize_t n) {
+    #if HS_FREE_THREADED
+        return 0;
+    #else
+        if (Py_REFCNT(b) != 1 || cap < n || !PyBytes_CheckExact(b))
+            return 0;
+        memcpy(PyBytes_AS_STRING(b), p, (size_t)n);
+        PyBytes_AS_STRING(b)[n] = 0;
+        Py_SET_SIZE(b, n);
+        _Py_COMP_DIAG_PUSH
+        _Py_COMP_DIAG_IGNORE_DEPR_DECLS
+        ((PyBytesObject*)b)->ob_shash = -1;
+        _Py_COMP_DIAG_POP
+        return 1;
+    #endif
+    }
+    """
+    bytes bytes_room "hs_bytes_room"(const char* p, Py_ssize_t n, Py_ssize_t cap)
+    bint bytes_refill "hs_bytes_refill"(PyObject* b, Py_ssize_t cap, const char* p,
+                                        Py_ssize_t n) noexcept
+
 # An attribute value or a text chunk whose bytes are all "plain" (ASCII but '&', CR and NUL) is
 # its characters: decode_value and _plain_text copy it without decoding (portable.plain_copy).
 
@@ -1539,19 +1576,25 @@ cdef class Element(Unit):
         return f"<Element {self.tag_name!r} at {self.offset_}>"
 
 
-cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
+cdef Element make_element(const unsigned char* p, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding, Element reuse):
-    """A live Element for ``tag``: ``reuse`` (released, see release_element) if given, else a
-    new one."""
+    """A live Element for ``tag``, whose bytes are at ``p``: ``reuse`` (released, see
+    release_element) if given, else a new one."""
     cdef Element el = reuse
     cdef Py_ssize_t s = tag.start
+    cdef Py_ssize_t n = tag.end - tag.start
     cdef Py_ssize_t i
     cdef AttrSpan* spans
     if el is None:
         el = Element.__new__(Element)
-    el.encoding = encoding
+    if el.encoding is not encoding:
+        el.encoding = encoding
     el.live = True
-    el.raw_ = raw
+    # (a PyObject*: no reference taken for the call, the count is the holders')
+    if el.raw_ is None or not bytes_refill(<PyObject*>el.raw_, el.raw_cap, <const char*>p, n):
+        # (room for the next tags of about this length; a long tag gets what it needs)
+        el.raw_cap = (n + 63) & ~63 if n <= 512 else n
+        el.raw_ = bytes_room(<const char*>p, n, el.raw_cap)
     el.offset_ = s
     el.name_start = tag.name_start - s
     el.name_end = tag.name_end - s
