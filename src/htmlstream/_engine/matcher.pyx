@@ -202,6 +202,42 @@ cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t
     return ascii_lower_equals(p, q, n)
 
 
+cdef inline bint _simple_test(Program prog, const CCompound* c, Lexer lx, TagRec* tag,
+                              int ns) noexcept:
+    """Whether the element of ``tag`` (NULL: implied) in namespace ``ns`` matches the simple
+    compound ``c`` of a tag already compared: its namespace fits and it has every attribute
+    name ``c`` tests (see Matcher._match_simple)."""
+    cdef const CAttrTest* t
+    cdef const CAttrTest* t_end
+    cdef const unsigned char* d
+    cdef const AttrRec* a
+    cdef const AttrRec* a_end
+    if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
+        return False
+    if c.n_attrs == 0:
+        return True
+    # (an implied element has no attributes; after the input ended there is no tag to read)
+    if tag == NULL or lx.data == NULL:
+        return False
+    d = lx.data - lx.base
+    t = &prog.c_attrs[c.attr_first]
+    t_end = t + c.n_attrs
+    a_end = tag.attrs + tag.n_attrs
+    while t < t_end:
+        if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
+            return False
+        a = tag.attrs
+        while a < a_end:
+            if a.name_end - a.name_start == t.lname_len and ascii_lower_equals(
+                    d + a.name_start, t.lname, t.lname_len):
+                break
+            a += 1
+        if a == a_end:
+            return False
+        t += 1
+    return True
+
+
 cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* kb,
                             Py_ssize_t kn, bint lower) noexcept:
     """The slot of ``key`` (a tag hash when ``kb`` is NULL, else FNV-1a of kb[:kn], which
@@ -1287,47 +1323,20 @@ cdef class Matcher:
         none of the candidate queue's set-up.  The same result as the general path."""
         cdef const CState* st = self.program.c_states
         cdef const CState* end = st + self.program.simple_n
-        cdef const CCompound* c
-        cdef const CAttrTest* t
-        cdef const CAttrTest* t_end
-        # (no window after the input ended: elements closed then have no tag to read)
-        cdef const unsigned char* d = lx.data - lx.base if lx.data != NULL else NULL
-        cdef Py_ssize_t i, k
+        cdef Py_ssize_t k
         cdef int r
         self.n_matched = 0
         while st < end:
-            if st.tag_hash != name_hash:
-                st += 1
-                continue
-            c = &self.program.c_compounds[st.compound]
-            st += 1
-            if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
-                continue
-            if c.n_attrs:
-                if tag == NULL or d == NULL:
-                    continue        # (an implied element has no attributes)
-                t = &self.program.c_attrs[c.attr_first]
-                t_end = t + c.n_attrs
-                while t < t_end:
-                    if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
+            if st.tag_hash == name_hash and _simple_test(
+                    self.program, &self.program.c_compounds[st.compound], lx, tag, ns):
+                r = st.target
+                for k in range(self.n_matched):
+                    if self.matched[k] == r:
                         break
-                    for i in range(tag.n_attrs):
-                        if tag.attrs[i].name_end - tag.attrs[i].name_start == t.lname_len \
-                                and ascii_lower_equals(d + tag.attrs[i].name_start, t.lname,
-                                                       t.lname_len):
-                            break
-                    else:
-                        break       # (no such attribute)
-                    t += 1
-                if t < t_end:
-                    continue
-            r = (st - 1).target
-            for k in range(self.n_matched):
-                if self.matched[k] == r:
-                    break
-            else:
-                self.matched[self.n_matched] = r
-                self.n_matched += 1
+                else:
+                    self.matched[self.n_matched] = r
+                    self.n_matched += 1
+            st += 1
         if self.n_matched > 1:
             self._sort_matched()
         return self.n_matched
