@@ -291,3 +291,36 @@ def test_raw_bytes_of_reused_elements() -> None:
         assert feed_bytes(rw.stream, chunks) == doc
         assert all(hashes) and len(hashes) == len(lengths)
         assert kept == [b'<a href="%s">' % (b"h" * lengths[i]) for i in range(3, len(lengths), 4)]
+
+
+NAMES = ["href", "HrEf", "data-1", "data-\x11", "abcdefgh", "ABCDEFGH", "abcdefghi", "a", "A",
+         "x@", "x`", "x[", "x{", "a-b", "a\rb", "long-attribute-name"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_attribute_names_compared_as_words(name: str) -> None:
+    # names of up to eight bytes are compared as one word (ASCII case folded at letters only):
+    # '@' is not '`', nor '[' '{', nor a control byte a digit, at any place in a tag or chunk
+    present = [n for n in NAMES if "\r" not in n]
+    doc = "".join(f'<p {n}="{i}">' for i, n in enumerate(present)).encode("ascii")
+    want = [str(i) if n.lower() == name.lower() else None for i, n in enumerate(present)]
+    got: list[str | None] = []
+    has: list[bool] = []
+    rw = Rewriter()
+
+    def read(el: Any) -> None:
+        got.append(el.get_attribute(name))
+        has.append(el.has_attribute(name))
+
+    rw.on("p", element=read)
+    for chunks in chunkings(doc, random_splits=4, split_samples=8):
+        got.clear()
+        has.clear()
+        feed_bytes(rw.stream, chunks)
+        assert got == want
+        assert has == [w is not None for w in want]
+    if "\r" not in name and "\x11" not in name and "@" not in name and "`" not in name:
+        selector = f"p[{name}]" if name.replace("-", "").isalnum() else None
+        if selector is not None:
+            (matched,) = _matches([selector], doc)
+            assert len(matched) == sum(w is not None for w in want)

@@ -47,6 +47,8 @@ cdef struct CAttrTest:
     bint class_token            # .c (class ~= c, case-sensitive, in place): see token_bits
     uint64_t token_bits         # two bits of the element's class Bloom filter that c sets
     int py_index                # in Program.attr_py: (lower name, value, lower value) as str
+    unsigned long long lname_word   # lname as a word (ascii.name_word; lname_len <= 8), and
+    unsigned long long lname_mask   # its letters' 0x20 bits
 
 
 cdef struct CPseudo:

@@ -35,9 +35,9 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, low_bytes, lower, name_word
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
-from htmlstream._engine.portable cimport below_21, below_21_tail, ctz32
+from htmlstream._engine.portable cimport below_21, below_21_tail, ctz32, load_le64
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
 
 from htmlstream import selectors as _sel
@@ -212,6 +212,8 @@ cdef inline bint _simple_test(Program prog, const CCompound* c, Lexer lx, TagRec
     cdef const unsigned char* d
     cdef const AttrRec* a
     cdef const AttrRec* a_end
+    cdef Py_ssize_t readable
+    cdef unsigned long long low
     if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
         return False
     if c.n_attrs == 0:
@@ -220,6 +222,7 @@ cdef inline bint _simple_test(Program prog, const CCompound* c, Lexer lx, TagRec
     if tag == NULL or lx.data == NULL:
         return False
     d = lx.data - lx.base
+    readable = lx.base + lx.data_len - 8        # (a name starting here or before: one word)
     t = &prog.c_attrs[c.attr_first]
     t_end = t + c.n_attrs
     a_end = tag.attrs + tag.n_attrs
@@ -227,10 +230,14 @@ cdef inline bint _simple_test(Program prog, const CCompound* c, Lexer lx, TagRec
         if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
             return False
         a = tag.attrs
+        low = low_bytes(t.lname_len) if t.lname_len <= 8 else 0
         while a < a_end:
-            if a.name_end - a.name_start == t.lname_len and ascii_lower_equals(
-                    d + a.name_start, t.lname, t.lname_len):
-                break
+            if a.name_end - a.name_start == t.lname_len:
+                if low and a.name_start <= readable:
+                    if (load_le64(d + a.name_start) & low) | t.lname_mask == t.lname_word:
+                        break
+                elif ascii_lower_equals(d + a.name_start, t.lname, t.lname_len):
+                    break
             a += 1
         if a == a_end:
             return False
@@ -841,10 +848,13 @@ cdef class Program:
                 t = &self.c_attrs[ai]
                 t.lname = NULL
                 t.lname_len = 0
+                t.lname_word = 0
+                t.lname_mask = 0
                 if test["lname"] is not None:
                     b = self._keep(test["lname"])
                     t.lname = <const unsigned char*><const char*>b
                     t.lname_len = len(b)
+                    name_word(t.lname, t.lname_len, &t.lname_word, &t.lname_mask)
                 t.value = NULL
                 t.lower = NULL
                 t.value_len = 0

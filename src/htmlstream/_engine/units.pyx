@@ -18,12 +18,18 @@ from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 
-from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
+from htmlstream._engine.ascii cimport (
+    ascii_lower,
+    ascii_lower_equals,
+    low_bytes,
+    lower,
+    name_word,
+)
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport fnv_name
 from htmlstream._engine.constants cimport HTML_HASH
 from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
-from htmlstream._engine.portable cimport FREE_THREADED, plain_copy
+from htmlstream._engine.portable cimport FREE_THREADED, load_le64, plain_copy
 
 
 cdef extern from "Python.h":
@@ -154,6 +160,9 @@ cdef str _last_value = None
 cdef str _last_value_encoding = None
 cdef bytes _last_value_bytes = None
 cdef str _last_quoted = None
+cdef str _word_name = None            # (ascii_span: the last name compared as a word)
+cdef unsigned long long _word = 0
+cdef unsigned long long _word_mask = 0
 cdef str _last_quoted_encoding = None
 cdef bytes _last_quoted_bytes = None
 
@@ -982,11 +991,36 @@ cdef class Element(Unit):
 
     cdef Py_ssize_t ascii_span(self, str name) noexcept:
         """span_index for an ASCII ``name`` (any case), with no bytes made."""
+        global _word_name, _word, _word_mask
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(name)
         cdef const unsigned char* r = <const unsigned char*>PyBytes_AS_STRING(self.raw_)
         cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
         cdef const AttrSpan* a = self.spans
         cdef const AttrSpan* end = a + self.n_spans
+        cdef Py_ssize_t readable = PyBytes_GET_SIZE(self.raw_) + 1 - 8    # (the NUL after it)
+        cdef unsigned long long word, mask, low
+        if 0 < n <= 8:
+            # a name of up to eight bytes is compared as one word (the last name's word is
+            # remembered: handlers read the same names over and over)
+            if not FREE_THREADED and name is _word_name:
+                word = _word
+                mask = _word_mask
+            else:
+                name_word(q, n, &word, &mask)
+                if not FREE_THREADED and type(name) is str:
+                    _word_name = name
+                    _word = word
+                    _word_mask = mask
+            low = low_bytes(n)
+            while a < end:
+                if a.name_end - a.name_start == n:
+                    if a.name_start <= readable:
+                        if (load_le64(r + a.name_start) & low) | mask == word:
+                            return a - self.spans
+                    elif _same_name(r + a.name_start, q, n):
+                        return a - self.spans
+                a += 1
+            return -1
         while a < end:
             if a.name_end - a.name_start == n and _same_name(r + a.name_start, q, n):
                 return a - self.spans
