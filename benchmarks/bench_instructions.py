@@ -7,7 +7,8 @@ under ``valgrind --tool=callgrind`` twice, with 0 and with ``--runs`` documents 
 document, and reports the difference divided by ``--runs``: the instructions one document costs,
 without the interpreter start-up, imports and set-up.  (Instructions are not time: native code
 with fewer branch mispredictions and cache misses does more per cycle; use ``bench.py`` for
-throughput, this for changes too small for the noise.)
+throughput, this for changes too small for the noise.)  With ``--exact`` callgrind counts only
+inside the documents' runs (see EXACT_RUNS): one count per figure, the same in every run.
 
     python benchmarks/bench_instructions.py --case passthrough --case rewrite-href \\
         --files 'ecma*' --chunk-size 65536
@@ -47,13 +48,30 @@ for _ in range({runs}):
 """
 
 
-def count(case: str, engine: str, path: Path, chunk: int, runs: int) -> int:
-    """Instructions the whole child process executed with ``runs`` documents."""
+#: ``--exact``: the documents are run by ``itertools.starmap`` (consumed by a ``deque``), and
+#: callgrind counts only inside ``starmap_next`` (``--toggle-collect``): the instructions of the
+#: documents alone, the same in every run (the start-up of the interpreter, which the default's
+#: difference of two counts cancels, varies by ~1M instructions between identical runs when the
+#: modules are compiled at every start, PYTHONDONTWRITEBYTECODE).
+EXACT_RUNS = """
+import collections, itertools
+collections.deque(itertools.starmap(run, [(chunks,)] * {runs}), maxlen=0)
+"""
+
+
+def count(case: str, engine: str, path: Path, chunk: int, runs: int,
+          exact: bool = False) -> int:
+    """Instructions the whole child process executed with ``runs`` documents (``exact``: the
+    instructions of those documents only)."""
     code = CHILD.format(bench=str(HERE / "bench.py"), path=str(path), chunk=chunk, case=case,
-                        engine=engine, runs=runs)
+                        engine=engine, runs=0 if exact else runs)
+    options = []
+    if exact:
+        code += EXACT_RUNS.format(runs=runs)
+        options = ["--collect-atstart=no", "--toggle-collect=starmap_next"]
     proc = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         "-c", code],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *options,
+         sys.executable, "-c", code],
         capture_output=True, text=True, check=False,
         env={**os.environ, "PYTHONHASHSEED": "0"})   # (the same dict layouts in both counts)
     match = re.search(r"Collected : (\d+)", proc.stderr)
@@ -62,8 +80,12 @@ def count(case: str, engine: str, path: Path, chunk: int, runs: int) -> int:
     return int(match.group(1))
 
 
-def per_document(case: str, engine: str, path: Path, chunk: int, runs: int) -> int:
-    """Instructions per document (the difference of two counts, divided)."""
+def per_document(case: str, engine: str, path: Path, chunk: int, runs: int,
+                 exact: bool = False) -> int:
+    """Instructions per document (the difference of two counts, divided; ``exact``: the count
+    inside the documents, divided)."""
+    if exact:
+        return count(case, engine, path, chunk, runs, exact=True) // runs
     return (count(case, engine, path, chunk, runs) - count(case, engine, path, chunk, 0)) // runs
 
 
@@ -80,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", default="*.html", help="glob of corpus files")
     parser.add_argument("--runs", type=int, default=2, help="documents counted (default 2)")
     parser.add_argument("--jobs", type=int, default=2, help="valgrind processes at once")
+    parser.add_argument("--exact", action="store_true",
+                        help="count only inside the documents (no start-up noise; one run)")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(HERE))
@@ -94,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(c, e, f, k) for c in cases for f in files for k in chunks for e in engines
             if e in bench.CASES[c].factories]
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda j: per_document(*j, args.runs), jobs))
+        results = list(pool.map(lambda j: per_document(*j, args.runs, args.exact), jobs))
     counts = dict(zip(jobs, results, strict=True))
     print(f"{'case':<14} {'file':<24} {'chunk':>6} "
           + " ".join(f"{e:>12}" for e in engines) + "   hs/lol")

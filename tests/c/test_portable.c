@@ -147,6 +147,8 @@ int main(void) {
             got = hs_plain_copy(src, len, dst);
             CHECK(got == want, "hs_plain_copy len %d: %d, want %d", len, (int)got, want);
             for (k = 0; k < want; k++) CHECK(dst[k] == src[k], "hs_plain_copy copy at %d", k);
+            /* (nothing written past the run: its last sixteen bytes are stored over) */
+            for (k = len; k < 64; k++) CHECK(dst[k] == 0xAA, "hs_plain_copy wrote at %d", k);
         }
     }
     printf("ok\n");

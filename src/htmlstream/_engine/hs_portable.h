@@ -210,6 +210,20 @@ HS_INLINE ptrdiff_t hs_plain_copy(const unsigned char* p, ptrdiff_t n, unsigned 
         _mm_storeu_si128((__m128i*)(d + j), x);
         j += 16;
     }
+    if (j > 0 && j < n) {
+        /* the last n - j bytes: the sixteen that end the run, the first ones already copied */
+        __m128i x = _mm_loadu_si128((const __m128i*)(p + n - 16));
+        __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, zero), _mm_cmpeq_epi8(x, amp)),
+                                   _mm_or_si128(_mm_cmpeq_epi8(x, cr), x));
+        unsigned bits = (unsigned)_mm_movemask_epi8(bad) & (0xFFFFu << (16 - (n - j)));
+        if (bits) {
+            ptrdiff_t k = n - 16 + hs_ctz32(bits);      /* (j <= k) */
+            memcpy(d + j, p + j, (size_t)(k - j));
+            return k;
+        }
+        _mm_storeu_si128((__m128i*)(d + n - 16), x);
+        return n;
+    }
 #endif
     for (; j < n; j++) {
         unsigned char c = p[j];

@@ -47,6 +47,8 @@ cdef struct CAttrTest:
     bint class_token            # .c (class ~= c, case-sensitive, in place): see token_bits
     uint64_t token_bits         # two bits of the element's class Bloom filter that c sets
     int py_index                # in Program.attr_py: (lower name, value, lower value) as str
+    unsigned long long lname_word   # lname as a word (ascii.name_word; lname_len <= 8), and
+    unsigned long long lname_mask   # its letters' 0x20 bits
 
 
 cdef struct CPseudo:
@@ -138,6 +140,8 @@ cdef class Program:
     cdef uint64_t class_len_mask        # ... class
     cdef uint64_t cls_hash_mask         # class_len_mask and the lengths of the .c tests
     cdef uint64_t nth_filter            # bit (hash & 63) set for every hash in nth_types
+    cdef int simple_n                   # > 0: the program is that many "simple" states (see
+                                        # Matcher._match_simple), matched by a loop over them
     cdef Table by_hash
     cdef Table by_name
     cdef Table by_id
@@ -303,6 +307,8 @@ cdef class Matcher:
     cdef int insert_frame(self, Py_ssize_t i) except -1
     cdef int push_unknown(self) except -1
     cdef object sibling_state(self, Py_ssize_t i)
+    cdef Py_ssize_t _match_simple(self, Lexer lx, TagRec* tag, uint64_t name_hash,
+                                  int ns) noexcept
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
                               int ns, Py_ssize_t parent, object siblings)
     # Without frames, for the rewriter's lazy open-element mirror (end of matcher.pyx).
@@ -320,5 +326,7 @@ cdef class Matcher:
                 self.program.attr_index and tag.n_attrs) and not (
                 self.program.hash_filter & ((<uint64_t>1) << (name_hash & 63)))):
             return False
+        if self.program.simple_n and name_hash != INVALID_HASH:
+            return True         # (match_ids decides it in a few instructions: _match_simple)
         return self.may_match_indexed(lx, tag, name_hash)
     cdef void set_open_count(self, Py_ssize_t n) noexcept

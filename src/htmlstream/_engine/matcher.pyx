@@ -35,9 +35,9 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
+from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, low_bytes, lower, name_word
 from htmlstream._engine.lexer cimport AttrRec, Lexer, TagRec
-from htmlstream._engine.portable cimport below_21, below_21_tail, ctz32
+from htmlstream._engine.portable cimport below_21, below_21_tail, ctz32, load_le64
 from htmlstream._engine.taghash cimport EMPTY_HASH, INVALID_HASH, hash_bytes
 
 from htmlstream import selectors as _sel
@@ -200,6 +200,49 @@ cdef inline bint same(const unsigned char* p, const unsigned char* q, Py_ssize_t
     if not insensitive:
         return memcmp(p, q, n) == 0
     return ascii_lower_equals(p, q, n)
+
+
+cdef inline bint _simple_test(Program prog, const CCompound* c, Lexer lx, TagRec* tag,
+                              int ns) noexcept:
+    """Whether the element of ``tag`` (NULL: implied) in namespace ``ns`` matches the simple
+    compound ``c`` of a tag already compared: its namespace fits and it has every attribute
+    name ``c`` tests (see Matcher._match_simple)."""
+    cdef const CAttrTest* t
+    cdef const CAttrTest* t_end
+    cdef const unsigned char* d
+    cdef const AttrRec* a
+    cdef const AttrRec* a_end
+    cdef Py_ssize_t readable
+    cdef unsigned long long low
+    if ns != 0 and not (c.svg_ok if ns == 1 else c.math_ok):
+        return False
+    if c.n_attrs == 0:
+        return True
+    # (an implied element has no attributes; after the input ended there is no tag to read)
+    if tag == NULL or lx.data == NULL:
+        return False
+    d = lx.data - lx.base
+    readable = lx.base + lx.data_len - 8        # (a name starting here or before: one word)
+    t = &prog.c_attrs[c.attr_first]
+    t_end = t + c.n_attrs
+    a_end = tag.attrs + tag.n_attrs
+    while t < t_end:
+        if ns != 0 and not (t.svg_ok if ns == 1 else t.math_ok):
+            return False
+        a = tag.attrs
+        low = low_bytes(t.lname_len) if t.lname_len <= 8 else 0
+        while a < a_end:
+            if a.name_end - a.name_start == t.lname_len:
+                if low and a.name_start <= readable:
+                    if (load_le64(d + a.name_start) & low) | t.lname_mask == t.lname_word:
+                        break
+                elif ascii_lower_equals(d + a.name_start, t.lname, t.lname_len):
+                    break
+            a += 1
+        if a == a_end:
+            return False
+        t += 1
+    return True
 
 
 cdef const Slot* table_find(const Table* t, uint64_t key, const unsigned char* kb,
@@ -805,10 +848,13 @@ cdef class Program:
                 t = &self.c_attrs[ai]
                 t.lname = NULL
                 t.lname_len = 0
+                t.lname_word = 0
+                t.lname_mask = 0
                 if test["lname"] is not None:
                     b = self._keep(test["lname"])
                     t.lname = <const unsigned char*><const char*>b
                     t.lname_len = len(b)
+                    name_word(t.lname, t.lname_len, &t.lname_word, &t.lname_mask)
                 t.value = NULL
                 t.lower = NULL
                 t.value_len = 0
@@ -922,6 +968,34 @@ cdef class Program:
         self.flag_counted = int_array(self.n_flags, 0)
         for flag in self.of_flags:
             self.flag_counted[flag] = 1
+        self.simple_n = self.n_states if self._all_simple() else 0
+
+    def _all_simple(self):
+        """Whether every state can be matched by Matcher._match_simple: no frames, flags,
+        selectors tried on every element or attribute index; each state a whole selector (first
+        and last compound, level 0, a rule's) of a tag name that hashes and attribute names
+        tested for existence, indexed by that tag; at most eight of them."""
+        cdef const CState* st
+        cdef const CCompound* c
+        cdef const CAttrTest* t
+        cdef Py_ssize_t i, ai
+        if (self.n_states == 0 or self.n_states > 8 or self.needs_frames or self.n_flags
+                or self.n_any or self.attr_index or self.entry_by_name or self.entry_by_id
+                or self.entry_by_class or self.entry_by_attrv_all):
+            return False
+        for i in range(self.n_states):
+            st = &self.c_states[i]
+            c = &self.c_compounds[st.compound]
+            if (st.level or st.next_state >= 0 or st.next_n or st.target < 0 or c.never
+                    or c.tag_hash == EMPTY_HASH or c.tag_hash == INVALID_HASH
+                    or c.name_index >= 0 or c.n_pseudos
+                    or i not in self.entry_by_hash.get(c.tag_hash, ())):
+                return False
+            for ai in range(c.attr_first, c.attr_first + c.n_attrs):
+                t = &self.c_attrs[ai]
+                if t.op != A_EXISTS or t.lname == NULL or t.class_token:
+                    return False
+        return True
 
     cdef Py_ssize_t _fill(self, Table* t, dict index, Py_ssize_t pos, bint hashes) except -1:
         """Build table ``t`` from ``index`` (key -> [state id]); entries from ``pos`` on."""
@@ -1159,6 +1233,8 @@ cdef class Matcher:
             memset(self.rule_stamp, 0, max(self.cap_rules, 1) * sizeof(int))
             memset(self.dstamp, 0, self.dcap * sizeof(int))
             self.cls_serial = 0
+        if prog.simple_n:
+            return self._match_simple(lx, tag, name_hash, ns)
         # (no window after the input ended: elements closed then have no tag to read)
         self.d = lx.data - lx.base if lx.data != NULL else NULL
         self.tag = tag
@@ -1246,6 +1322,31 @@ cdef class Matcher:
                 if not self._rejects(&prog.c_states[s], name_hash, no_attrs, parent):
                     self._process(s, name_hash, name, ns)
         self.tag = NULL
+        if self.n_matched > 1:
+            self._sort_matched()
+        return self.n_matched
+
+    cdef Py_ssize_t _match_simple(self, Lexer lx, TagRec* tag, uint64_t name_hash,
+                                  int ns) noexcept:
+        """match_ids() for a program of simple states (Program._all_simple: ``a[href]``, each
+        state a tag and attribute names that must be there): each state tested in turn, with
+        none of the candidate queue's set-up.  The same result as the general path."""
+        cdef const CState* st = self.program.c_states
+        cdef const CState* end = st + self.program.simple_n
+        cdef Py_ssize_t k
+        cdef int r
+        self.n_matched = 0
+        while st < end:
+            if st.tag_hash == name_hash and _simple_test(
+                    self.program, &self.program.c_compounds[st.compound], lx, tag, ns):
+                r = st.target
+                for k in range(self.n_matched):
+                    if self.matched[k] == r:
+                        break
+                else:
+                    self.matched[self.n_matched] = r
+                    self.n_matched += 1
+            st += 1
         if self.n_matched > 1:
             self._sort_matched()
         return self.n_matched

@@ -23,7 +23,7 @@ three units, each readable alone:
 """
 
 cimport cython
-from cpython.ref cimport Py_REFCNT
+from cpython.ref cimport PyObject, Py_REFCNT
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memset
 
@@ -97,6 +97,18 @@ cdef str _end_name(Element el):
 
 
 #: The active_counts of a sink with no rules (never changed: it has no index to change).
+# A handler is called with one argument through its vectorcall (slot 0 of the array is free for
+# the callee: PY_VECTORCALL_ARGUMENTS_OFFSET), with none of the generic call's checks.
+cdef extern from *:
+    """
+    static CYTHON_INLINE PyObject* hs_call1(PyObject* fn, PyObject* arg) {
+        PyObject* args[2] = {NULL, arg};
+        return PyObject_Vectorcall(fn, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    """
+    object call1 "hs_call1"(PyObject* fn, PyObject* arg)
+
+
 cdef list _NO_RULES = []
 #: No text handler gets the text (text_passing; never changed).
 cdef list _NO_HANDLERS = []
@@ -472,13 +484,16 @@ cdef class RewriteSink(OpenElements):
         if (<BaseUnit>unit).doc_context is not context:       # (a reused Element has it)
             (<BaseUnit>unit).doc_context = context
         self.in_handler = True
-        fn(unit)        # (after an exception the stream is failed: the flag needs no reset)
+        # (after an exception the stream is failed: the flag needs no reset)
+        call1(<PyObject*>fn, <PyObject*>unit)
         self.in_handler = False
         return 0
 
     cdef int call_all(self, list handlers, unit) except -1:
+        if len(handlers) == 1:
+            return self.call((<tuple>handlers[0])[1], unit)     # (seq, fn)
         for entry in handlers:
-            self.call((<tuple>entry)[1], unit)      # (seq, fn)
+            self.call((<tuple>entry)[1], unit)
         return 0
 
     # ------------------------------------------------------------------ stack changes in text
@@ -724,7 +739,7 @@ cdef class RewriteSink(OpenElements):
         None.  ``pushed``: it has content (for a merged tag, the element it merges into, at
         index ``depth``, does)."""
         cdef OpenElement state
-        cdef Element el = make_element(input_slice(self.lx, tag.start, tag.end), tag, ns,
+        cdef Element el = make_element(self.lx.data + (tag.start - self.lx.base), tag, ns,
                                        pushed, self.lx.text_type, self.encoding, self.spare)
         self.spare = None
         el.merged_ = merged
@@ -744,7 +759,7 @@ cdef class RewriteSink(OpenElements):
         self.output.copy_input(tag.start)
         if el.before_parts is not None or el.removed_:
             self.output.divert(ctx)
-        self.output.write_all(el.before_parts, ctx)
+            self.output.write_all(el.before_parts, ctx)
         if not el.removed_:
             el.write_start_tag(write_to, self.output)
         else:

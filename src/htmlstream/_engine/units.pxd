@@ -47,7 +47,7 @@ cdef class Unit(BaseUnit):
     cdef bint inside_any(self, tuple names) except -1
     cdef int text_ctx(self)
     cdef int text_ctx_after(self)
-    cdef bint is_modified(self)
+    cdef bint is_modified(self) noexcept
 
 
 cdef class TextChunk(Unit):
@@ -104,6 +104,12 @@ cdef class Element(Unit):
     cdef bytes new_name
     cdef list overrides             # flat: lower name bytes, new value or None (removed), at
                                     # end; three items per overridden attribute
+    cdef list spare_overrides       # an emptied overrides list, for reuse (release_element)
+    cdef Py_ssize_t raw_cap         # the allocation of raw_ (make_element refills it in place)
+    cdef str looked_name            # the last ASCII name get/has_attribute looked up (or None)
+    cdef Py_ssize_t looked_span     # ... the span it found, or -1
+    cdef Py_ssize_t set_span        # the span of the first override's name when set_attribute
+                                    # knew it (a read of that name first), else -2
     cdef bint tag_modified
     cdef list prepend_parts
     cdef list append_parts
@@ -120,17 +126,17 @@ cdef class Element(Unit):
                                     # its own (Rewriter.on(..., implied=True)): no tag to change
     cdef int check_tag(self, str what) except -1
     cdef bint span_named(self, Py_ssize_t i, bytes lname)
-    cdef Py_ssize_t span_index(self, bytes lname)
-    cdef Py_ssize_t ascii_span(self, str name)
-    cdef Py_ssize_t ascii_override(self, str name)
+    cdef Py_ssize_t span_index(self, bytes lname) except -2
+    cdef Py_ssize_t ascii_span(self, str name) noexcept
+    cdef Py_ssize_t ascii_override(self, str name) noexcept
     cdef str read_tag_name(self)
     cdef list plain_attributes(self)
-    cdef Py_ssize_t override(self, bytes lname)
+    cdef Py_ssize_t override(self, bytes lname) except -2
     cdef bytes lname(self, str name)
     cdef str decode_value(self, Py_ssize_t i)
     cdef str attr_name(self, Py_ssize_t i)
     cdef str dom_name(self, str lower)
-    cdef Py_ssize_t span_end(self, Py_ssize_t i)
+    cdef Py_ssize_t span_end(self, Py_ssize_t i) noexcept
     cdef Py_ssize_t prev_end(self, Py_ssize_t i)
     cdef bytes serialize_start_tag(self)
     cdef int write_start_tag(self, WriteFn write, object sink) except -1
@@ -142,8 +148,8 @@ cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t o
 cdef Comment make_comment(bytes raw, bytes content, Py_ssize_t offset, str encoding)
 cdef EndTag make_end_tag(bytes raw, str name, bint implicit, Py_ssize_t offset, str encoding,
                          int ctx_before, int ctx_after)
-cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
+cdef Element make_element(const unsigned char* p, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding, Element reuse)
 cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize_t offset,
                                   int content_text_type, str encoding)
-cdef void release_element(Element el)
+cdef void release_element(Element el) noexcept

@@ -10,6 +10,7 @@ the unit once every handler has returned, from its raw bytes if nothing changed,
 otherwise, with the inserted content around it.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.ref cimport PyObject, Py_INCREF
@@ -17,18 +18,89 @@ from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 
-from htmlstream._engine.ascii cimport ascii_lower, ascii_lower_equals, lower
+from htmlstream._engine.ascii cimport (
+    ascii_lower,
+    ascii_lower_equals,
+    low_bytes,
+    lower,
+    name_word,
+)
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport fnv_name
 from htmlstream._engine.constants cimport HTML_HASH
 from htmlstream._engine.constants cimport DATA, RAWTEXT, RCDATA, SCRIPT_DATA, CDATA_SECTION
-from htmlstream._engine.portable cimport FREE_THREADED, plain_copy
+from htmlstream._engine.portable cimport FREE_THREADED, load_le64, plain_copy
 
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)                 # O(1): the string's ASCII flag
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_ssize_t PyBytes_GET_SIZE(object)
+    char* PyBytes_AS_STRING(object)
     unsigned char* PyUnicode_1BYTE_DATA(object)
     str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+
+# A reused Element keeps the list of its last changes, emptied, for the next set_attribute (one
+# list allocated and freed less per changed element): the list is the Element's own, never handed
+# out, so emptying it in place and filling it again cannot be seen.
+cdef extern from *:
+    """
+    static CYTHON_INLINE void hs_list_empty(PyObject* l) {
+        PyListObject* o = (PyListObject*)l;
+        Py_ssize_t i, n = Py_SIZE(o);
+        Py_SET_SIZE(o, 0);      /* first: what an item's release runs finds the list empty */
+        for (i = 0; i < n; i++)
+            Py_DECREF(o->ob_item[i]);
+    }
+    static CYTHON_INLINE int hs_list_fill3(PyObject* l, PyObject* a, PyObject* b, PyObject* c) {
+        PyListObject* o = (PyListObject*)l;
+        if (Py_SIZE(o) != 0 || o->allocated < 3)
+            return 0;
+        Py_INCREF(a); Py_INCREF(b); Py_INCREF(c);
+        o->ob_item[0] = a; o->ob_item[1] = b; o->ob_item[2] = c;
+        Py_SET_SIZE(o, 3);
+        return 1;
+    }
+    """
+    void list_empty "hs_list_empty"(list l) noexcept
+    bint list_fill3 "hs_list_fill3"(list l, object a, object b, object c) noexcept
+
+# A reused Element's raw bytes are refilled in place when nothing else holds them (``el.raw``
+# not kept by a handler) and their allocation is large enough: a new Element's tag gets a bytes
+# object with room to spare (``raw_cap``).  Its cached hash is reset: the object is as new.
+cdef extern from *:
+    """
+    #include "hs_portable.h"
+    static CYTHON_INLINE PyObject* hs_bytes_room(const char* p, Py_ssize_t n, Py_ssize_t cap) {
+        PyObject* b = PyBytes_FromStringAndSize(NULL, cap);
+        if (b == NULL)
+            return NULL;
+        memcpy(PyBytes_AS_STRING(b), p, (size_t)n);
+        PyBytes_AS_STRING(b)[n] = 0;
+        Py_SET_SIZE(b, n);
+        return b;
+    }
+    static CYTHON_INLINE int hs_bytes_refill(PyObject* b, Py_ssize_t cap, const char* p,
+                                             Py_ssize_t n) {
+    #if HS_FREE_THREADED
+        return 0;
+    #else
+        if (Py_REFCNT(b) != 1 || cap < n || !PyBytes_CheckExact(b))
+            return 0;
+        memcpy(PyBytes_AS_STRING(b), p, (size_t)n);
+        PyBytes_AS_STRING(b)[n] = 0;
+        Py_SET_SIZE(b, n);
+        _Py_COMP_DIAG_PUSH
+        _Py_COMP_DIAG_IGNORE_DEPR_DECLS
+        ((PyBytesObject*)b)->ob_shash = -1;
+        _Py_COMP_DIAG_POP
+        return 1;
+    #endif
+    }
+    """
+    bytes bytes_room "hs_bytes_room"(const char* p, Py_ssize_t n, Py_ssize_t cap)
+    bint bytes_refill "hs_bytes_refill"(PyObject* b, Py_ssize_t cap, const char* p,
+                                        Py_ssize_t n) noexcept
 
 # An attribute value or a text chunk whose bytes are all "plain" (ASCII but '&', CR and NUL) is
 # its characters: decode_value and _plain_text copy it without decoding (portable.plain_copy).
@@ -87,6 +159,12 @@ cdef bytes _last_lname = None
 cdef str _last_value = None
 cdef str _last_value_encoding = None
 cdef bytes _last_value_bytes = None
+cdef str _last_quoted = None
+cdef str _word_name = None            # (ascii_span: the last name compared as a word)
+cdef unsigned long long _word = 0
+cdef unsigned long long _word_mask = 0
+cdef str _last_quoted_encoding = None
+cdef bytes _last_quoted_bytes = None
 
 
 #: The bytes of input Element.capture holds at most unless told otherwise (1 MiB).
@@ -237,6 +315,20 @@ cdef bytes _attr_value_bytes(str value, str encoding):
         _last_value = value
         _last_value_encoding = encoding
         _last_value_bytes = b
+    return b
+
+
+cdef bytes _attr_value_quoted(str value, str encoding):
+    """``="value"`` as written (_attr_value_bytes in quotes: one piece for the output; the last
+    one is remembered)."""
+    global _last_quoted, _last_quoted_encoding, _last_quoted_bytes
+    if not FREE_THREADED and value is _last_quoted and encoding is _last_quoted_encoding:
+        return _last_quoted_bytes
+    cdef bytes b = b'="' + _attr_value_bytes(value, encoding) + b'"'
+    if not FREE_THREADED and type(value) is str:
+        _last_quoted = value
+        _last_quoted_encoding = encoding
+        _last_quoted_bytes = b
     return b
 
 
@@ -467,7 +559,7 @@ cdef class Unit(BaseUnit):
                 return True
         return False
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return self.before_parts is not None or self.after_parts is not None or self.removed_
 
     @property
@@ -588,7 +680,7 @@ cdef TextChunk make_text_chunk(bytes raw, int text_type, bint last, Py_ssize_t o
 cdef class Comment(Unit):
     """A comment.  ``text`` can be read and set."""
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return Unit.is_modified(self) or self.new_text is not None
 
     @property
@@ -709,7 +801,7 @@ cdef class EndTag(Unit):
         self.new_name = _encode_name(value, self.encoding, "tag name")
         self.name_ = value
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return Unit.is_modified(self) or self.new_name is not None
 
     cdef bytes serialize(self):
@@ -880,11 +972,11 @@ cdef class Element(Unit):
         return ascii_lower_equals((<const unsigned char*><const char*>self.raw_) + a.name_start,
                                   <const unsigned char*><const char*>lname, n)
 
-    cdef Py_ssize_t span_index(self, bytes lname):
+    cdef Py_ssize_t span_index(self, bytes lname) except -2:
         """The first attribute span called ``lname``, or -1."""
-        cdef Py_ssize_t i, n = len(lname)
-        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
-        cdef const unsigned char* ln = <const unsigned char*><const char*>lname
+        cdef Py_ssize_t i, n = PyBytes_GET_SIZE(lname)
+        cdef const unsigned char* r = <const unsigned char*>PyBytes_AS_STRING(self.raw_)
+        cdef const unsigned char* ln = <const unsigned char*>PyBytes_AS_STRING(lname)
         for i in range(n):
             if ln[i] >= 0x80:
                 for i in range(self.n_spans):
@@ -897,29 +989,56 @@ cdef class Element(Unit):
                 return i
         return -1
 
-    cdef Py_ssize_t ascii_span(self, str name):
+    cdef Py_ssize_t ascii_span(self, str name) noexcept:
         """span_index for an ASCII ``name`` (any case), with no bytes made."""
-        cdef Py_ssize_t i, n = len(name)
-        cdef const unsigned char* r = <const unsigned char*><const char*>self.raw_
+        global _word_name, _word, _word_mask
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(name)
+        cdef const unsigned char* r = <const unsigned char*>PyBytes_AS_STRING(self.raw_)
         cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
-        cdef AttrSpan* a
-        for i in range(self.n_spans):
-            a = &self.spans[i]
+        cdef const AttrSpan* a = self.spans
+        cdef const AttrSpan* end = a + self.n_spans
+        cdef Py_ssize_t readable = PyBytes_GET_SIZE(self.raw_) + 1 - 8    # (the NUL after it)
+        cdef unsigned long long word, mask, low
+        if 0 < n <= 8:
+            # a name of up to eight bytes is compared as one word (the last name's word is
+            # remembered: handlers read the same names over and over)
+            if not FREE_THREADED and name is _word_name:
+                word = _word
+                mask = _word_mask
+            else:
+                name_word(q, n, &word, &mask)
+                if not FREE_THREADED and type(name) is str:
+                    _word_name = name
+                    _word = word
+                    _word_mask = mask
+            low = low_bytes(n)
+            while a < end:
+                if a.name_end - a.name_start == n:
+                    if a.name_start <= readable:
+                        if (load_le64(r + a.name_start) & low) | mask == word:
+                            return a - self.spans
+                    elif _same_name(r + a.name_start, q, n):
+                        return a - self.spans
+                a += 1
+            return -1
+        while a < end:
             if a.name_end - a.name_start == n and _same_name(r + a.name_start, q, n):
-                return i
+                return a - self.spans
+            a += 1
         return -1
 
-    cdef Py_ssize_t ascii_override(self, str name):
+    cdef Py_ssize_t ascii_override(self, str name) noexcept:
         """override() for an ASCII ``name`` (any case), with no bytes made."""
-        cdef Py_ssize_t k, j, n = len(name)
+        cdef Py_ssize_t k, j, n = PyUnicode_GET_LENGTH(name)
         cdef const unsigned char* q = PyUnicode_1BYTE_DATA(name)
         cdef const unsigned char* o
+        cdef PyObject* item
         cdef list ov = self.overrides
         for k in range(0, PyList_GET_SIZE(ov), 3):
-            item = <bytes>PyList_GET_ITEM(ov, k)
-            if len(item) != n:
+            item = PyList_GET_ITEM(ov, k)
+            if PyBytes_GET_SIZE(<object>item) != n:
                 continue
-            o = <const unsigned char*><const char*>item
+            o = <const unsigned char*>PyBytes_AS_STRING(<object>item)
             for j in range(n):
                 if lower(q[j]) != o[j]:
                     break
@@ -927,7 +1046,7 @@ cdef class Element(Unit):
                 return k
         return -1
 
-    cdef Py_ssize_t override(self, bytes lname):
+    cdef Py_ssize_t override(self, bytes lname) except -2:
         """Where ``lname``'s override (name, value or None, at end) starts in ``overrides``,
         or -1."""
         cdef Py_ssize_t k
@@ -955,7 +1074,7 @@ cdef class Element(Unit):
             return ""
         # ASCII with nothing to decode (no character reference, CR or NUL): the same characters
         # in every encoding the engine reads, copied as they are checked
-        p = (<const unsigned char*><const char*>self.raw_) + a.value_start
+        p = (<const unsigned char*>PyBytes_AS_STRING(self.raw_)) + a.value_start
         n = a.value_end - a.value_start
         value = PyUnicode_New(n, 127)
         if plain_copy(p, n, PyUnicode_1BYTE_DATA(value)) == n:
@@ -1087,6 +1206,8 @@ cdef class Element(Unit):
         a = &self.spans[i]
         return b"" if a.value_start < 0 else self.raw_[a.value_start:a.value_end]
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def get_attribute(self, str name):
         """The decoded value of attribute ``name`` (ASCII case-insensitive), or None.
 
@@ -1103,6 +1224,8 @@ cdef class Element(Unit):
                 if i >= 0:
                     return <object>PyList_GET_ITEM(self.overrides, i + 1)
             i = self.ascii_span(name)
+            self.looked_name = name         # (write_start_tag needs no search if it is set)
+            self.looked_span = i
             return None if i < 0 else self.decode_value(i)
         lname = self.lname(name)
         if lname is None:
@@ -1113,6 +1236,8 @@ cdef class Element(Unit):
         i = self.span_index(lname)
         return None if i < 0 else self.decode_value(i)
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def has_attribute(self, str name):
         """Whether the element has attribute ``name`` (ASCII case-insensitive)."""
         cdef Py_ssize_t i
@@ -1121,11 +1246,16 @@ cdef class Element(Unit):
                 i = self.ascii_override(name)
                 if i >= 0:
                     return <object>PyList_GET_ITEM(self.overrides, i + 1) is not None
-            return self.ascii_span(name) >= 0
+            i = self.ascii_span(name)
+            self.looked_name = name
+            self.looked_span = i
+            return i >= 0
         return self.get_attribute(name) is not None
 
     # ------------------------------------------------------------------ the start tag
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def set_attribute(self, name, value):
         """Set (or add) an attribute; the value is escaped so that it reads back unchanged.
 
@@ -1154,17 +1284,28 @@ cdef class Element(Unit):
                 _last_name = name
                 _last_name_encoding = self.encoding
                 _last_lname = lname
-        k = self.override(lname)
+        k = -1 if self.overrides is None else self.override(lname)
         if k >= 0:
             if self.overrides[k + 1] is None:
                 self.overrides[k + 2] = True    # removed, then set again: it moves to the end
             self.overrides[k + 1] = value
         elif self.overrides is None:
-            self.overrides = [lname, value, False]
+            # (the span of the name, when a read of the same str object just found it: the
+            # tag is then written with no search; ASCII names find the same span both ways)
+            self.set_span = self.looked_span if (name is self.looked_name
+                                                 and name is not None) else -2
+            if self.spare_overrides is not None and list_fill3(self.spare_overrides, lname,
+                                                                value, False):
+                self.overrides = self.spare_overrides
+                self.spare_overrides = None
+            else:
+                self.overrides = [lname, value, False]
         else:
             self.overrides += (lname, value, False)
         self.tag_modified = True
 
+    @cython.binding(False)
+    @cython.embedsignature.format("clinic")
     def remove_attribute(self, str name):
         """Remove attribute ``name`` if present (ASCII case-insensitive, as for
         :meth:`set_attribute`)."""
@@ -1179,12 +1320,13 @@ cdef class Element(Unit):
         elif self.span_index(lname) >= 0:
             if self.overrides is None:
                 self.overrides = []
+                self.set_span = -2
             self.overrides += (lname, None, False)
         else:
             return
         self.tag_modified = True
 
-    cdef Py_ssize_t span_end(self, Py_ssize_t i):
+    cdef Py_ssize_t span_end(self, Py_ssize_t i) noexcept:
         """End of attribute span i, with the '=' of an attribute that has no value after it
         (``<p a=>``: the lexer ends the span at the name)."""
         cdef AttrSpan* a = &self.spans[i]
@@ -1208,7 +1350,7 @@ cdef class Element(Unit):
             lname = <bytes>PyList_GET_ITEM(self.overrides, 0)
             value = <object>PyList_GET_ITEM(self.overrides, 1)
             if value is not None and not <object>PyList_GET_ITEM(self.overrides, 2):
-                i = self.span_index(lname)
+                i = self.set_span if self.set_span != -2 else self.span_index(lname)
                 if i >= 0:      # where it first stood, name as written
                     p = self.spans[i].name_end
                     q = self.span_end(i)
@@ -1224,10 +1366,8 @@ cdef class Element(Unit):
                 else:
                     p = -1
                 if p >= 0:
-                    v = _attr_value_bytes(value, self.encoding)
-                    write(sink, <const unsigned char*>b'="', 2)
+                    v = _attr_value_quoted(value, self.encoding)
                     write(sink, <const unsigned char*><const char*>v, len(v))
-                    write(sink, <const unsigned char*>b'"', 1)
                     return write(sink, r + q, len(raw) - q)
         v = self.serialize_start_tag()
         return write(sink, <const unsigned char*><const char*>v, len(v))
@@ -1461,7 +1601,7 @@ cdef class Element(Unit):
             self.captures = []
         self.captures.append((callback, k, max_bytes, on_limit == "error"))
 
-    cdef bint is_modified(self):
+    cdef bint is_modified(self) noexcept:
         return (Unit.is_modified(self) or self.tag_modified or self.prepend_parts is not None
                 or self.append_parts is not None or self.remove_content
                 or self.end_handlers is not None or self.start_tag_markup is not None)
@@ -1470,19 +1610,25 @@ cdef class Element(Unit):
         return f"<Element {self.tag_name!r} at {self.offset_}>"
 
 
-cdef Element make_element(bytes raw, TagRec* tag, int ns, bint can_have_content,
+cdef Element make_element(const unsigned char* p, TagRec* tag, int ns, bint can_have_content,
                           int content_text_type, str encoding, Element reuse):
-    """A live Element for ``tag``: ``reuse`` (released, see release_element) if given, else a
-    new one."""
+    """A live Element for ``tag``, whose bytes are at ``p``: ``reuse`` (released, see
+    release_element) if given, else a new one."""
     cdef Element el = reuse
     cdef Py_ssize_t s = tag.start
+    cdef Py_ssize_t n = tag.end - tag.start
     cdef Py_ssize_t i
     cdef AttrSpan* spans
     if el is None:
         el = Element.__new__(Element)
-    el.encoding = encoding
+    if el.encoding is not encoding:
+        el.encoding = encoding
     el.live = True
-    el.raw_ = raw
+    # (a PyObject*: no reference taken for the call, the count is the holders')
+    if el.raw_ is None or not bytes_refill(<PyObject*>el.raw_, el.raw_cap, <const char*>p, n):
+        # (room for the next tags of about this length; a long tag gets what it needs)
+        el.raw_cap = (n + 63) & ~63 if n <= 512 else n
+        el.raw_ = bytes_room(<const char*>p, n, el.raw_cap)
     el.offset_ = s
     el.name_start = tag.name_start - s
     el.name_end = tag.name_end - s
@@ -1537,7 +1683,7 @@ cdef Element make_implied_element(uint64_t name_hash, str name, int ns, Py_ssize
     return el
 
 
-cdef void release_element(Element el):
+cdef void release_element(Element el) noexcept:
     """Make a finished Element that nothing else references ready to be reused by
     make_element: everything a handler set goes (its spans buffer stays).  Only for an element
     no user code can reach any more (the rewriter checks that it holds the only reference),
@@ -1553,7 +1699,12 @@ cdef void release_element(Element el):
         el.name_ = None
     if el.new_name is not None:
         el.new_name = None
+    if el.looked_name is not None:
+        el.looked_name = None
     if el.overrides is not None:
+        if el.spare_overrides is None:
+            list_empty(el.overrides)
+            el.spare_overrides = el.overrides
         el.overrides = None
     if el.prepend_parts is not None:
         el.prepend_parts = None
