@@ -61,18 +61,30 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     if self.implied_rules and (self.sim.changed_from < 2 or self.sim.n_transients > 0):
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
-    if self.lazy_content and _content_skip_unsafe(self, tag):
+    if (self.lazy_content or self.lazy_frames) and _content_skip_unsafe(self, tag):
+        return False
+    if self.lazy_frames and (self.sim.n_transients > 0 or self.n_ghosts > 0):
         return False
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
+    elif self.lazy_frames:
+        if self.matcher.program.compound_index.may_match(self.lx, tag, h) or (
+                h == IMAGE_HASH and
+                self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
+            if not _probe(self, tag, h):
+                return False
     elif self.matcher.may_match(self.lx, tag, h) or (
             h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
         if self.matcher.program.n_any or not _prematch(self, tag, h):
             return False            # (every element may match "*": no match in the skip test)
     self.stale = True
     self.window_depth = self.sim.depth
-    if not self.lazy_content:       # (content handlers read all text)
+    if self.lazy_frames:
+        if not self.lazy_content:
+            # (text that re-opens formatting elements is replayed there, as when exact)
+            self.lx.want_text = self.sim.wants_text or self.keep_text
+    elif not self.lazy_content:       # (content handlers read all text)
         self.lx.want_text = (self.valid > 0 or (
             self.implied_rules and _before_body(self.sim))) and (
             self.sim.wants_text or self.keep_text)
@@ -105,6 +117,28 @@ cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     self.prematch_serial = m.serial
     self.prematch_n = n
     return False
+
+
+cdef bint _probe(OpenElements self, TagRec* tag, uint64_t h) noexcept:
+    """Lazy mirror with frames, a start tag whose element may match a compound of some chain
+    (Program.compound_index): whether it certainly matches no rule and leaves nothing pending
+    where it stands.  Its ancestors' frames are exact below ``valid`` and empty above it (the
+    elements of skipped tags match nothing and leave nothing pending), so the matcher tries it
+    as the child of an empty frame or of the frame at ``valid`` (Matcher.probe); nothing is
+    kept of that match.  Not for the names _prematch leaves out."""
+    cdef Py_ssize_t pos
+    if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
+            or self.sim.depth < 2):
+        return False
+    if not self.sim.last_inserted:
+        return True             # (a start tag the tree builder ignores: no element, no match)
+    # the element's index in the stack: its parent is the element below it (frame pos)
+    pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
+    try:
+        return not self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid,
+                                      pos)
+    except BaseException:
+        return False            # (no memory: replay, where the error is raised again)
 
 
 cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
@@ -153,6 +187,8 @@ cdef class OpenElements(DocumentSink):
         self.overflow_open = False
         self.close_at = 0
         self.lazy = lazy
+        self.lazy_frames = lazy and self.matcher is not None and \
+            self.matcher.program.needs_frames
         self.ids_seen = 0
         self.stale = False
         self.valid = 0
@@ -260,7 +296,7 @@ cdef class OpenElements(DocumentSink):
             # stale mirror cannot)
             return sim.changed_from < self.valid or (
                 self.implied_rules and sim.changed_from < 2) or (
-                self.lazy_content and sim.text_changed)
+                (self.lazy_content or self.lazy_frames) and sim.text_changed)
         return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
 
     cdef bint implied_head(self) noexcept:
@@ -283,6 +319,7 @@ cdef class OpenElements(DocumentSink):
         before the current changes: exact below ``valid``, the entries the current changes left
         alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
         closed since then, none of which has work at its end."""
+        cdef Py_ssize_t f
         if self.stale:
             self.resync()
         self.replay_stack(tag)
@@ -293,6 +330,12 @@ cdef class OpenElements(DocumentSink):
                 for d in self.states:
                     if <Py_ssize_t>d >= self.valid:
                         self.valid = <Py_ssize_t>d + 1
+            if self.lazy_frames:
+                # (frame f is that of the element at index f - 1, with no ghosts: with them
+                # no tag is skipped)
+                f = self.matcher.frames[self.matcher.n_frames - 1].pend_top
+                if f > self.valid:
+                    self.valid = f if f <= self.depth else self.depth
         return 0
 
     cdef int resync(self) except -1:
@@ -307,14 +350,14 @@ cdef class OpenElements(DocumentSink):
                 self.mirror[j] = sim.stack[j].id
                 self.mirror_names[j] = sim.stack[j].name
             self.depth = c
-        if c >= self.valid:
+        if c >= self.valid and not self.lazy_frames:
             self.id_mark = 0                # (nothing above c has work: all of it is new)
         if self.window_depth > self.depth:
             self.mirror_push(0, 0)
         if self.ghosts:
             self.ghosts = None
             self.n_ghosts = 0
-        self.matcher.set_open_count(self.depth)
+        self.matcher.reopen(self.valid, self.depth)
         self.stale = False
         return 0
 
@@ -332,6 +375,10 @@ cdef class OpenElements(DocumentSink):
         cdef bint handled = tag == NULL or tag.is_end
         cdef bint middle = False, slow
         cdef uint64_t mark = self.id_mark
+        if self.lazy_frames:
+            # (what was open before this tag or text, including the elements of skipped tags
+            # a stale mirror does not hold: see sync_middle)
+            mark = sim.event_id_mark
         self.implied_at = tag.start if tag != NULL else self.close_at
         if self.overflow_open:
             if sim.overflow > 0 and tag != NULL:
@@ -520,6 +567,12 @@ cdef class OpenElements(DocumentSink):
                 actions[q - k] = 1
                 sources[j - k] = q
                 p = q + 1
+                continue
+            if self.lazy_frames and sim.stack[j].id <= mark:
+                # An element of a skipped tag (lazy mirror): not in the mirror, with nothing
+                # pending; it stays, with an empty frame (inserted).  Every element that stays
+                # above it was above it before, so it is not in the mirror either.
+                p = self.depth
                 continue
             # a clone below an element that stays: it replaces the element of its name it was
             # made from, if one ends between here and the next element that stays
