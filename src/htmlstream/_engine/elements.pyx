@@ -24,6 +24,15 @@ simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
 kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
+matcher frames (``lazy_frames``: selectors whose only combinators are descendant and child, with
+no structural or logical pseudo-class, Program.compound_index), ``valid`` also covers the
+innermost element whose frame has states pending (``CFrame.pend_top``): every frame above it is
+empty.  A start tag is then skipped when its element can match no compound of any chain, or,
+tried where it stands (Matcher.probe), matches no rule and leaves nothing pending; the elements
+of skipped tags get empty frames when the mirror catches up (resync: Matcher.reopen), also those
+that stay open across the adoption agency or ``</form>`` (sync_middle).  Tags that make elements
+of no tag of their own, transient elements or ghosts, and tags before a ``<body>`` exists, are
+never skipped, and text that changes the stack is replayed there, as when exact.  With
 ``implied_rules``, tags that change the stack below index 2 or make transients are never
 skipped, and text is followed while no ``<body>`` is open (it may imply one).  With content
 handlers (``lazy_content``: text and comment handlers see the elements they are in), a tag
@@ -318,7 +327,10 @@ cdef class OpenElements(DocumentSink):
         nothing can happen for it.  The next replay first rebuilds the mirror as the stack was
         before the current changes: exact below ``valid``, the entries the current changes left
         alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
-        closed since then, none of which has work at its end."""
+        closed since then, none of which has work at its end.  With matcher frames
+        (``lazy_frames``) ``valid`` also covers the innermost frame with states pending, the
+        skip test tries an element that may match a compound where it stands (_probe), and the
+        elements above ``valid`` get empty frames (resync)."""
         cdef Py_ssize_t f
         if self.stale:
             self.resync()

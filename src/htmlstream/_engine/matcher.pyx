@@ -2311,8 +2311,17 @@ cdef class Matcher:
         cdef CFrame saved
         cdef Py_ssize_t n_frames = self.n_frames, k = exact, n
         cdef bint staged
+        cdef uint64_t bit = (<uint64_t>1) << (name_hash & 63)
+        cdef CFrame* f
         if exact >= n_frames:
             return True
+        # (most elements: no first compound for them, and by the masks of the tags of the
+        # pending states, none of those either)
+        f = &self.frames[exact]
+        if not self.program.may_match(lx, tag, name_hash) and not (
+                self.desc.n and f.desc_mask & bit) and not (
+                parent == exact and not f.light and f.child_n and f.child_mask & bit):
+            return False
         if parent > exact:
             k = exact + 1
             if k >= self.frames_cap:
