@@ -376,8 +376,8 @@ def test_lazy_mirror_tree_construction_inputs() -> None:
 def test_lazy_mirror_max_depth() -> None:
     # beyond the simulator's max_depth the sink replays every tag (overflow)
     data = b"<ul>" + b"<div><li>" * 1500 + b"x" + b"</div>" * 1500 + b"<p>y"
-    check(data, ["bench_like", "implied_ends"], [[data], [data[i:i + 64]
-                                                        for i in range(0, len(data), 64)]])
+    check(data, ["bench_like", "implied_ends", "children", "descendants"],
+          [[data], [data[i:i + 64] for i in range(0, len(data), 64)]])
 
 
 @pytest.mark.parametrize("doc", [
