@@ -2,16 +2,18 @@
 frames (no combinator, no structural or logical pseudo-class), the sink skips the tags that
 change the stack only above the elements with work left and whose element matches no rule
 (with text or comment handlers, also not a tag that makes elements of no tag of their own,
-nor one before a ``<body>`` exists).  Everything a handler sees and everything written must be
-the same as with the mirror kept exact at every tag (``rewriter._lazy_mirror = False``), for
-any chunking.
+nor one before a ``<body>`` exists).  With only descendant and child combinators it does the
+same with the matcher's frames, above the elements with work left or states pending, for tags
+whose element matches no rule and makes nothing pending where it stands (``CHAIN_SETS``).
+Everything a handler sees and everything written must be the same as with the mirror kept
+exact at every tag (``rewriter._lazy_mirror = False``), for any chunking.
 
 The rule sets put work at elements' ends where the tree builder closes elements in unusual ways
 (implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
 closing ``<head>``, ``</body>``/``</html>`` that close nothing, the end of input), or content
 handlers on elements the tree builder makes with no tag (re-opened formatting elements,
-implied ``html``/``head``/``body``/``tbody``/``tr``), with one set that has a combinator (the
-lazy mirror is off there) as a control.
+implied ``html``/``head``/``body``/``tbody``/``tr``), and chains of descendant and child
+combinators around the adoption agency, ``</form>``, implied and merged elements.
 """
 
 from __future__ import annotations
