@@ -70,33 +70,49 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
         return False
     if self.implied_rules and (self.sim.changed_from < 2 or self.sim.n_transients > 0):
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
-    if (self.lazy_content or self.lazy_frames) and _content_skip_unsafe(self, tag):
-        return False
-    if self.lazy_frames and (self.sim.n_transients > 0 or self.n_ghosts > 0):
+    if self.lazy_content and _content_skip_unsafe(self, tag):
         return False
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
-    elif self.lazy_frames:
-        if self.matcher.program.compound_index.may_match(self.lx, tag, h) or (
-                h == IMAGE_HASH and
-                self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
-            if not _probe(self, tag, h):
-                return False
     elif self.matcher.may_match(self.lx, tag, h) or (
             h == IMAGE_HASH and self.matcher.may_match(self.lx, tag, IMG_HASH)):
         if self.matcher.program.n_any or not _prematch(self, tag, h):
             return False            # (every element may match "*": no match in the skip test)
     self.stale = True
     self.window_depth = self.sim.depth
-    if self.lazy_frames:
-        if not self.lazy_content:
-            # (text that re-opens formatting elements is replayed there, as when exact)
-            self.lx.want_text = self.sim.wants_text or self.keep_text
-    elif not self.lazy_content:       # (content handlers read all text)
+    if not self.lazy_content:       # (content handlers read all text)
         self.lx.want_text = (self.valid > 0 or (
             self.implied_rules and _before_body(self.sim))) and (
             self.sim.wants_text or self.keep_text)
+    return True
+
+
+cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
+    """_skip_tag with matcher frames (``lazy_frames``; 1: skip, -1: an error, no memory)."""
+    cdef uint64_t h = tag.name_hash
+    # (self.x.y rather than locals: no reference counting on this path)
+    if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open or \
+            self.sim.n_transients > 0 or self.n_ghosts > 0:
+        return False
+    if self.implied_rules and self.sim.changed_from < 2:
+        return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
+    if _content_skip_unsafe(self, tag):
+        return False                    # (elements of no tag of their own are matched)
+    if tag.is_end:
+        if (h == BODY_HASH or h == HTML_HASH) and self.states:
+            return False                # (end_body_or_html)
+    else:
+        if self.matcher.program.compound_index.may_match(self.lx, tag, h) or (
+                h == IMAGE_HASH and
+                self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
+            if not _probe(self, tag, h):
+                return False
+    self.stale = True
+    self.window_depth = self.sim.depth
+    if not self.lazy_content:
+        # (text that re-opens formatting elements is replayed there, as when exact)
+        self.lx.want_text = self.sim.wants_text or self.keep_text
     return True
 
 
@@ -128,14 +144,17 @@ cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     return False
 
 
-cdef bint _probe(OpenElements self, TagRec* tag, uint64_t h) noexcept:
+cdef int _probe(OpenElements self, TagRec* tag, uint64_t h) except -1:
     """Lazy mirror with frames, a start tag whose element may match a compound of some chain
     (Program.compound_index): whether it certainly matches no rule and leaves nothing pending
     where it stands.  Its ancestors' frames are exact below ``valid`` and empty above it (the
     elements of skipped tags match nothing and leave nothing pending), so the matcher tries it
-    as the child of an empty frame or of the frame at ``valid`` (Matcher.probe); nothing is
-    kept of that match.  Not for the names _prematch leaves out."""
+    as the child of an empty frame or of the frame at ``valid`` (Matcher.probe).  When it
+    matches, the tag is replayed and the match is kept for start_element (as _prematch's):
+    the frames its element is matched with there are the same.  Not for the names _prematch
+    leaves out."""
     cdef Py_ssize_t pos
+    cdef int r
     if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
             or self.sim.depth < 2):
         return False
@@ -143,11 +162,15 @@ cdef bint _probe(OpenElements self, TagRec* tag, uint64_t h) noexcept:
         return True             # (a start tag the tree builder ignores: no element, no match)
     # the element's index in the stack: its parent is the element below it (frame pos)
     pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
-    try:
-        return not self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid,
-                                      pos)
-    except BaseException:
-        return False            # (no memory: replay, where the error is raised again)
+    r = self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid, pos)
+    if r == 0:
+        return True
+    if r == 2:
+        return False
+    self.prematch_at = tag.start
+    self.prematch_serial = self.matcher.serial
+    self.prematch_n = self.matcher.n_matched
+    return False
 
 
 cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
@@ -283,7 +306,10 @@ cdef class OpenElements(DocumentSink):
 
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         if self.lazy:
-            if _skip_tag(self, tag):
+            if self.lazy_frames:
+                if _skip_tag_frames(self, tag):
+                    return 0
+            elif _skip_tag(self, tag):
                 return 0
         elif self.matcher is None and not self.remove_ignored:
             # No element rules: no element can have work at its end, nothing to mirror.

@@ -336,5 +336,5 @@ cdef class Matcher:
         """Program.may_match of the current program."""
         return self.program.may_match(lx, tag, name_hash)
     cdef int reopen(self, Py_ssize_t exact, Py_ssize_t n) except -1
-    cdef bint probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
-                    Py_ssize_t parent) except -1
+    cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
+                   Py_ssize_t parent) except -1

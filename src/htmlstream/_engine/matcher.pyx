@@ -995,10 +995,14 @@ cdef class Program:
         cdef Py_ssize_t n
         if self.n_any:
             return True
+        if name_hash != INVALID_HASH:
+            # (the name first: one probe, where the attributes are a scan)
+            if (self.hash_filter & ((<uint64_t>1) << (name_hash & 63))) and \
+                    table_find(&self.by_hash, name_hash, NULL, 0, False) != NULL:
+                return True
+            return self.attr_index and tag.n_attrs and self.may_match_attributes(lx, tag)
         if self.attr_index and tag.n_attrs and self.may_match_attributes(lx, tag):
             return True
-        if name_hash != INVALID_HASH:
-            return table_find(&self.by_hash, name_hash, NULL, 0, False) != NULL
         if not self.by_name.n:
             return False
         n = tag.name_end - tag.name_start
@@ -2285,64 +2289,70 @@ cdef class Matcher:
     # element that may match a compound is tried where it stands (probe) before any replay.
 
     cdef int reopen(self, Py_ssize_t exact, Py_ssize_t n) except -1:
-        """``n`` elements are open, of which the first ``exact`` have their frames as they
-        are; the others have nothing pending (empty frames)."""
+        """``n`` elements are open (``n`` >= ``exact``), of which the first ``exact`` have
+        their frames as they are; the others have nothing pending (empty frames).  What a
+        probe staged is kept (for the push of its element)."""
+        cdef Py_ssize_t sd, sc, sp
+        cdef uint64_t dm, cm, cc
         if not self.program.needs_frames:
             self.n_frames = n + 1
             return 0
-        while self.n_frames > exact + 1:
+        # (the frames above ``exact`` are empty and alike: only their number changes)
+        while self.n_frames > n + 1:
             self._drop()
-        self.n_stage_desc = 0
-        self.n_stage_child = 0
-        self.n_stage_dup = 0
-        self.stage_desc_mask = 0
-        self.stage_child_mask = 0
-        self.stage_child_cls = 0
-        while self.n_frames < n + 1:
-            self.push()
+        if self.n_frames < n + 1:
+            sd, sc, sp = self.n_stage_desc, self.n_stage_child, self.n_stage_dup
+            dm, cm, cc = self.stage_desc_mask, self.stage_child_mask, self.stage_child_cls
+            self.n_stage_desc = self.n_stage_child = self.n_stage_dup = 0
+            self.stage_desc_mask = self.stage_child_mask = self.stage_child_cls = 0
+            while self.n_frames < n + 1:
+                self.push()
+            self.n_stage_desc, self.n_stage_child, self.n_stage_dup = sd, sc, sp
+            self.stage_desc_mask, self.stage_child_mask, self.stage_child_cls = dm, cm, cc
         return 0
 
-    cdef bint probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
-                    Py_ssize_t parent) except -1:
+    cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
+                   Py_ssize_t parent) except -1:
         """Whether the element of ``tag`` would match a rule or leave states pending for its
         descendants, as the child of open frame ``parent``: frames up to ``exact`` are as they
         are, those above it are empty (``parent`` > ``exact``: an empty frame above frame
-        ``exact``).  Every frame is left as it was."""
-        cdef CFrame saved
-        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n
+        ``exact``): 0 if not, 1 if so, 2 if it was not tried.  Every frame is left as it was.
+        1: the match is left as match_ids leaves it (the rules in ``matched``, the states
+        staged for push()): it is the match of the element where it is opened next, if nothing
+        else is matched before."""
+        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, child_count
         cdef bint staged
         cdef uint64_t bit = (<uint64_t>1) << (name_hash & 63)
         cdef CFrame* f
         if exact >= n_frames:
-            return True
-        # (most elements: no first compound for them, and by the masks of the tags of the
-        # pending states, none of those either)
+            return 2
+        # (by the masks of the tags of the pending states, none of those for it, and no first
+        # compound either: most elements)
         f = &self.frames[exact]
-        if not self.program.may_match(lx, tag, name_hash) and not (
-                self.desc.n and f.desc_mask & bit) and not (
-                parent == exact and not f.light and f.child_n and f.child_mask & bit):
-            return False
+        if not (self.desc.n and f.desc_mask & bit) and not (
+                parent == exact and not f.light and f.child_n and f.child_mask & bit) and \
+                not self.program.may_match(lx, tag, name_hash):
+            return 0
         if parent > exact:
+            # The parent is empty: any empty frame above ``exact`` is one (they are alike:
+            # nothing pending, the same desc_mask); above the top one, a light one for now.
             k = exact + 1
-            if k >= self.frames_cap:
-                return True             # (no room for the empty frame: replay)
-        saved = self.frames[k]
-        if parent > exact:
-            memset(&self.frames[k], 0, sizeof(CFrame))
-            self.frames[k].light = True
-            self.frames[k].desc_mask = self.frames[exact].desc_mask
-            self.frames[k].pend_top = self.frames[exact].pend_top
+            if k >= n_frames:
+                if k >= self.frames_cap:
+                    self.frames = <CFrame*>grow(self.frames, &self.frames_cap, k + 1,
+                                                sizeof(CFrame))
+                f = &self.frames[k]
+                f.light = True
+                f.detached = False
+                f.child_count = 0
+                f.desc_mask = self.frames[exact].desc_mask
+                f.pend_top = self.frames[exact].pend_top
+        child_count = self.frames[k].child_count    # (match_ids counts the element there)
         self.n_frames = k + 1
         try:
             n = self.match_ids(lx, tag, name_hash, None, ns)
         finally:
             self.n_frames = n_frames
-            self.frames[k] = saved
+            self.frames[k].child_count = child_count
         staged = self.n_stage_desc or self.n_stage_child or self.n_stage_dup
-        self.n_stage_desc = 0
-        self.n_stage_child = 0
-        self.n_stage_dup = 0
-        self.stage_desc_mask = 0
-        self.stage_child_mask = 0
-        self.stage_child_cls = 0
-        return n > 0 or staged
+        return 1 if n > 0 or staged else 0
