@@ -2349,10 +2349,9 @@ cdef class Matcher:
                 f.pend_top = self.frames[exact].pend_top
         child_count = self.frames[k].child_count    # (match_ids counts the element there)
         self.n_frames = k + 1
-        try:
-            n = self.match_ids(lx, tag, name_hash, None, ns)
-        finally:
-            self.n_frames = n_frames
-            self.frames[k].child_count = child_count
+        # (after an error the stream is failed: nothing to restore then)
+        n = self.match_ids(lx, tag, name_hash, None, ns)
+        self.n_frames = n_frames
+        self.frames[k].child_count = child_count
         staged = self.n_stage_desc or self.n_stage_child or self.n_stage_dup
         return 1 if n > 0 or staged else 0
