@@ -2292,23 +2292,24 @@ cdef class Matcher:
         """``n`` elements are open (``n`` >= ``exact``), of which the first ``exact`` have
         their frames as they are; the others have nothing pending (empty frames).  What a
         probe staged is kept (for the push of its element)."""
-        cdef Py_ssize_t sd, sc, sp
-        cdef uint64_t dm, cm, cc
+        cdef CFrame* f
         if not self.program.needs_frames:
             self.n_frames = n + 1
             return 0
         # (the frames above ``exact`` are empty and alike: only their number changes)
         while self.n_frames > n + 1:
             self._drop()
-        if self.n_frames < n + 1:
-            sd, sc, sp = self.n_stage_desc, self.n_stage_child, self.n_stage_dup
-            dm, cm, cc = self.stage_desc_mask, self.stage_child_mask, self.stage_child_cls
-            self.n_stage_desc = self.n_stage_child = self.n_stage_dup = 0
-            self.stage_desc_mask = self.stage_child_mask = self.stage_child_cls = 0
-            while self.n_frames < n + 1:
-                self.push()
-            self.n_stage_desc, self.n_stage_child, self.n_stage_dup = sd, sc, sp
-            self.stage_desc_mask, self.stage_child_mask, self.stage_child_cls = dm, cm, cc
+        if n + 1 > self.frames_cap:
+            self.frames = <CFrame*>grow(self.frames, &self.frames_cap, n + 1, sizeof(CFrame))
+        while self.n_frames < n + 1:
+            # what push() opens for an element with nothing staged (what a probe staged stays)
+            f = &self.frames[self.n_frames]
+            f.detached = False
+            f.light = True
+            f.child_count = 0
+            f.desc_mask = self.frames[self.n_frames - 1].desc_mask
+            f.pend_top = self.frames[self.n_frames - 1].pend_top
+            self.n_frames += 1
         return 0
 
     cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
