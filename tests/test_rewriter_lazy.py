@@ -2,16 +2,18 @@
 frames (no combinator, no structural or logical pseudo-class), the sink skips the tags that
 change the stack only above the elements with work left and whose element matches no rule
 (with text or comment handlers, also not a tag that makes elements of no tag of their own,
-nor one before a ``<body>`` exists).  Everything a handler sees and everything written must be
-the same as with the mirror kept exact at every tag (``rewriter._lazy_mirror = False``), for
-any chunking.
+nor one before a ``<body>`` exists).  With only descendant and child combinators it does the
+same with the matcher's frames, above the elements with work left or states pending, for tags
+whose element matches no rule and makes nothing pending where it stands (``CHAIN_SETS``).
+Everything a handler sees and everything written must be the same as with the mirror kept
+exact at every tag (``rewriter._lazy_mirror = False``), for any chunking.
 
 The rule sets put work at elements' ends where the tree builder closes elements in unusual ways
 (implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
 closing ``<head>``, ``</body>``/``</html>`` that close nothing, the end of input), or content
 handlers on elements the tree builder makes with no tag (re-opened formatting elements,
-implied ``html``/``head``/``body``/``tbody``/``tr``), with one set that has a combinator (the
-lazy mirror is off there) as a control.
+implied ``html``/``head``/``body``/``tbody``/``tr``), and chains of descendant and child
+combinators around the adoption agency, ``</form>``, implied and merged elements.
 """
 
 from __future__ import annotations
@@ -139,9 +141,70 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on_document(text=_text(seen, "doc"), text_filter="@")
         return rw
 
+    # With only descendant and child combinators the mirror is lazy with matcher frames: a tag
+    # is skipped when its element can match no compound of any chain, or matches nothing and
+    # leaves nothing pending where it stands (Matcher.probe); the elements of skipped tags get
+    # empty frames when the mirror catches up.
+
+    def descendants(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("div p", element=_ends(seen, "div p", append="."))
+        rw.on("ul li a", element=_ends(seen, "ul li a", after="~"))
+        rw.on("body xyzzy, table td b", element=_ends(seen, "xyzzy", append="x"))
+        return rw
+
+    def children(seen: Observed) -> Rewriter:
+        # (implied tbody, merged <body>, the head's children, a form left by </form>)
+        rw = Rewriter()
+        rw.on("div > p", element=_ends(seen, "div > p", append="."))
+        rw.on("table > tbody > tr > td", element=_ends(seen, "td", after=","))
+        rw.on("html > body, head > title", element=_ends(seen, "top", append="^"))
+        rw.on("form > div > input, form span", element=_ends(seen, "form", after="f"))
+        rw.on(":root > body > ul > li", element=_ends(seen, "root li", append="r"))
+        return rw
+
+    def formatting(seen: Observed) -> Rewriter:
+        # (the adoption agency, re-opened and cloned formatting elements around skipped tags)
+        rw = Rewriter()
+        rw.on("b i, p > b, a b > span", element=_ends(seen, "fmt", append="*"))
+        rw.on("div > a i", element=_ends(seen, "a i", after="/"))
+        rw.on("cite div, div > p span", element=_ends(seen, "cite div", append="c"))
+        return rw
+
+    def attribute_chains(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("div.x > p[id]", element=_ends(seen, "x p", append="."))
+        rw.on("#i span, [data-v] > i", element=_ends(seen, "id", after="#"))
+        rw.on('a[href] b, ul > li[class~="y"] img', element=_ends(seen, "href b", append="!"))
+        rw.on("svg image, div > img", element=lambda el: seen.append(("img", el.tag_name)))
+        return rw
+
+    def chain_content(seen: Observed) -> Rewriter:
+        # (content handlers and end-tag work with combinators: lazy_content with frames)
+        rw = Rewriter()
+        rw.on("div > p", text=_text(seen, "div > p"), comments=lambda c: seen.append(c.text))
+        rw.on("ul li", text=_text(seen, "ul li"), element=_ends(seen, "ul li", after=";"))
+        rw.on("body b", comments=lambda c: seen.append(("b", c.text)))
+        rw.on("table tr", text=_text(seen, "tr"))
+        rw.on("x-y", element=lambda el: el.remove())
+        return rw
+
+    def chain_removals(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("body div > span", element=_ends(seen, "span", clear=True))
+        rw.on("p a", element=lambda el: el.remove_and_keep_content())
+        rw.on("li > b", element=lambda el: el.remove())
+        return rw
+
     return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
                                     combinator, comments, document_text, scoped_text,
-                                    value_tests)}
+                                    value_tests, descendants, children, formatting,
+                                    attribute_chains, chain_content, chain_removals)}
+
+
+#: The rule sets whose mirror is lazy with matcher frames.
+CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_chains",
+              "chain_content", "chain_removals"]
 
 
 RULE_SETS = _rule_sets()
@@ -191,6 +254,23 @@ EDGE_CASES = [
     b"text first<ul><li>x",
     b"<div>" * 600 + b"<p>deep<ul><li>x</ul>" + b"</div>" * 600 + b"<p>after",
     b"<ul>" + b"<li><p><b>x" * 200 + b"</ul><p>after",
+    # (combinators: elements of skipped tags that stay open across the adoption agency or
+    # </form>, re-opened formatting elements, implied and merged elements)
+    b"<div><b><p>1<span>2</b>3</span></p></div><div><p>4",
+    b"<div><form><div><input></form><input><span>x</span></div>",
+    b"<a href=x><b><div><span>1</a>2</span></div><b><span>3",
+    b"<div><p><b>1</p>2<i>3</i></b><p>4</div>",
+    b"<table><b><tr><td>x<b>y</table><table><td>z",
+    b"<html><head><div>d</div></head><body class=a>hello<p>para</p></body>",
+    b"<ul><li><b>1<li>2</b><i>3</ul><ul><li>4",
+    b"<div><a><div><a>x</a></div><i>y</a></div>",
+    b"<p><b><i><u><s>x</p>y</s>z<div><a href=q><i>w",
+    b"<div><svg><image/><img></svg><img><image><p id=1>",
+    b"<div class=x><p id=a>1<div class=x><p><span id=i>2<i data-v>3</i></span>",
+    b"<cite><b><cite><div><i>x</b>y</i>z</div>",
+    b"<body><div><span>a<div><span>b</span></div></span><x-y><li><b>c</b></li>",
+    # (a <p> skipped under <b>, moved under the <div> by </b>: it keeps its empty frame)
+    b"<div><b><p>1</b><span>2</span></p></div>",
 ]
 
 
@@ -235,6 +315,34 @@ def test_lazy_mirror_property(data: bytes, points: list[int]) -> None:
     check(data, list(RULE_SETS), [[data], pieces])
 
 
+#: Tag soup for the chain rule sets: the elements their selectors name, formatting elements
+#: and forms (the adoption agency, </form>), tables (implied elements), merged tags.
+_SOUP_NAMES = [b"div", b"p", b"span", b"b", b"i", b"a", b"ul", b"li", b"form", b"input",
+               b"table", b"tr", b"td", b"cite", b"x-y", b"img", b"image", b"svg", b"body",
+               b"html", b"head", b"title", b"xyzzy", b"em"]
+_SOUP_ATTRS = [b"", b" class=x", b" id=a", b" id=i", b" href=h", b" data-v", b" class='y z'"]
+
+
+@st.composite
+def _soup_piece(draw: st.DrawFn) -> bytes:
+    kind = draw(st.integers(0, 9))
+    name = draw(st.sampled_from(_SOUP_NAMES))
+    if kind <= 4:
+        return b"<" + name + draw(st.sampled_from(_SOUP_ATTRS)) + b">"
+    if kind <= 7:
+        return b"</" + name + b">"
+    return draw(st.sampled_from([b"t", b" ", b"<!--c-->", b"a@b", b"<br>"]))
+
+
+@SETTINGS
+@given(st.lists(_soup_piece(), max_size=60).map(b"".join), st.lists(st.integers(0, 600),
+                                                                   max_size=4))
+def test_lazy_mirror_chains_property(data: bytes, points: list[int]) -> None:
+    cuts = sorted({min(p, len(data)) for p in points})
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    check(data, CHAIN_SETS, [[data], pieces])
+
+
 def _corpus() -> list[Path]:
     root = corpus_dir()
     return sorted(root.glob("*.html")) if root.is_dir() else []
@@ -259,7 +367,7 @@ def _tree_construction_inputs() -> list[bytes]:
 def test_lazy_mirror_tree_construction_inputs() -> None:
     """Every tree-construction input, whole, byte by byte and in 5-byte pieces, with the rule
     sets that have content handlers or work at elements' ends."""
-    names = ["document_text", "scoped_text", "bench_like", "removals", "comments"]
+    names = ["document_text", "scoped_text", "bench_like", "removals", "comments", *CHAIN_SETS]
     docs = _tree_construction_inputs()
     assert len(docs) > 1000
     for data in docs:
@@ -270,8 +378,8 @@ def test_lazy_mirror_tree_construction_inputs() -> None:
 def test_lazy_mirror_max_depth() -> None:
     # beyond the simulator's max_depth the sink replays every tag (overflow)
     data = b"<ul>" + b"<div><li>" * 1500 + b"x" + b"</div>" * 1500 + b"<p>y"
-    check(data, ["bench_like", "implied_ends"], [[data], [data[i:i + 64]
-                                                        for i in range(0, len(data), 64)]])
+    check(data, ["bench_like", "implied_ends", "children", "descendants"],
+          [[data], [data[i:i + 64] for i in range(0, len(data), 64)]])
 
 
 @pytest.mark.parametrize("doc", [

@@ -59,6 +59,9 @@ cdef class OpenElements(DocumentSink):
                                         # element with work left is below this index
     cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
     cdef bint gate_ok                   # the tag gate may be opened (see set_gate)
+    cdef bint lazy_frames               # lazy with matcher frames (only descendant and child
+                                        # combinators): ``valid`` also covers every element
+                                        # whose frame has states pending
     # --- implied elements (Rewriter.on(..., implied=True)) ---
     cdef bint lazy_content              # lazy with content handlers: text splits from the
                                         # simulator, created elements never skipped

@@ -24,6 +24,15 @@ simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
 kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
+matcher frames (``lazy_frames``: selectors whose only combinators are descendant and child, with
+no structural or logical pseudo-class, Program.compound_index), ``valid`` also covers the
+innermost element whose frame has states pending (``CFrame.pend_top``): every frame above it is
+empty.  A start tag is then skipped when its element can match no compound of any chain, or,
+tried where it stands (Matcher.probe), matches no rule and leaves nothing pending; the elements
+of skipped tags get empty frames when the mirror catches up (resync: Matcher.reopen), also those
+that stay open across the adoption agency or ``</form>`` (sync_middle).  Tags that make elements
+of no tag of their own, transient elements or ghosts, and tags before a ``<body>`` exists, are
+never skipped, and text that changes the stack is replayed there, as when exact.  With
 ``implied_rules``, tags that change the stack below index 2 or make transients are never
 skipped, and text is followed while no ``<body>`` is open (it may imply one).  With content
 handlers (``lazy_content``: text and comment handlers see the elements they are in), a tag
@@ -88,6 +97,34 @@ cdef inline bint _skip_tag(OpenElements self, TagRec* tag) noexcept:
     return True
 
 
+cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
+    """_skip_tag with matcher frames (``lazy_frames``; 1: skip, -1: an error, no memory)."""
+    cdef uint64_t h = tag.name_hash
+    # (self.x.y rather than locals: no reference counting on this path)
+    if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open or \
+            self.sim.n_transients > 0 or self.n_ghosts > 0:
+        return False
+    if self.implied_rules and self.sim.changed_from < 2:
+        return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
+    if _content_skip_unsafe(self, tag):
+        return False                    # (elements of no tag of their own are matched)
+    if tag.is_end:
+        if (h == BODY_HASH or h == HTML_HASH) and self.states:
+            return False                # (end_body_or_html)
+    else:
+        if self.matcher.program.compound_index.may_match(self.lx, tag, h) or (
+                h == IMAGE_HASH and
+                self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
+            if not _probe(self, tag, h):
+                return False
+    self.stale = True
+    self.window_depth = self.sim.depth
+    if not self.lazy_content:
+        # (text that re-opens formatting elements is replayed there, as when exact)
+        self.lx.want_text = self.sim.wants_text or self.keep_text
+    return True
+
+
 cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     """Lazy mirror, a start tag that may match a rule (Matcher.may_match): whether it
     certainly matches none.  Without frames a match depends on the element alone, so the
@@ -113,6 +150,35 @@ cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     self.prematch_at = tag.start
     self.prematch_serial = m.serial
     self.prematch_n = n
+    return False
+
+
+cdef int _probe(OpenElements self, TagRec* tag, uint64_t h) except -1:
+    """Lazy mirror with frames, a start tag whose element may match a compound of some chain
+    (Program.compound_index): whether it certainly matches no rule and leaves nothing pending
+    where it stands.  Its ancestors' frames are exact below ``valid`` and empty above it (the
+    elements of skipped tags match nothing and leave nothing pending), so the matcher tries it
+    as the child of an empty frame or of the frame at ``valid`` (Matcher.probe).  When it
+    matches, the tag is replayed and the match is kept for start_element (as _prematch's):
+    the frames its element is matched with there are the same.  Not for the names _prematch
+    leaves out."""
+    cdef Py_ssize_t pos
+    cdef int r
+    if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
+            or self.sim.depth < 2):
+        return False
+    if not self.sim.last_inserted:
+        return True             # (a start tag the tree builder ignores: no element, no match)
+    # the element's index in the stack: its parent is the element below it (frame pos)
+    pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
+    r = self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid, pos)
+    if r == 0:
+        return True
+    if r == 2:
+        return False
+    self.prematch_at = tag.start
+    self.prematch_serial = self.matcher.serial
+    self.prematch_n = self.matcher.n_matched
     return False
 
 
@@ -163,6 +229,8 @@ cdef class OpenElements(DocumentSink):
         self.close_at = 0
         self.lazy = lazy
         self.gate_ok = False                # (attach_to: once the rules are known)
+        self.lazy_frames = lazy and self.matcher is not None and \
+            self.matcher.program.needs_frames
         self.ids_seen = 0
         self.stale = False
         self.valid = 0
@@ -249,7 +317,10 @@ cdef class OpenElements(DocumentSink):
     cdef int on_tag(self, Lexer lx, TagRec* tag) except -1:
         if self.lazy:
             _take_gated(self)
-            if _skip_tag(self, tag):
+            if self.lazy_frames:
+                if _skip_tag_frames(self, tag):
+                    return 0
+            elif _skip_tag(self, tag):
                 return 0
         elif self.matcher is None and not self.remove_ignored:
             # No element rules: no element can have work at its end, nothing to mirror.
@@ -272,7 +343,7 @@ cdef class OpenElements(DocumentSink):
             # stale mirror cannot)
             return sim.changed_from < self.valid or (
                 self.implied_rules and sim.changed_from < 2) or (
-                self.lazy_content and sim.text_changed)
+                (self.lazy_content or self.lazy_frames) and sim.text_changed)
         return sim.changed_from < self.depth or sim.depth != self.depth or sim.n_transients > 0
 
     cdef bint implied_head(self) noexcept:
@@ -294,7 +365,11 @@ cdef class OpenElements(DocumentSink):
         nothing can happen for it.  The next replay first rebuilds the mirror as the stack was
         before the current changes: exact below ``valid``, the entries the current changes left
         alone from the simulator's stack, and one placeholder (id 0, no name) for the elements
-        closed since then, none of which has work at its end."""
+        closed since then, none of which has work at its end.  With matcher frames
+        (``lazy_frames``) ``valid`` also covers the innermost frame with states pending, the
+        skip test tries an element that may match a compound where it stands (_probe), and the
+        elements above ``valid`` get empty frames (resync)."""
+        cdef Py_ssize_t f
         _take_gated(self)
         if self.stale:
             self.resync()
@@ -306,6 +381,12 @@ cdef class OpenElements(DocumentSink):
                 for d in self.states:
                     if <Py_ssize_t>d >= self.valid:
                         self.valid = <Py_ssize_t>d + 1
+            if self.lazy_frames:
+                # (frame f is that of the element at index f - 1, with no ghosts: with them
+                # no tag is skipped)
+                f = self.matcher.frames[self.matcher.n_frames - 1].pend_top
+                if f > self.valid:
+                    self.valid = f if f <= self.depth else self.depth
             if self.gate_ok:
                 self.set_gate()
         return 0
@@ -344,14 +425,14 @@ cdef class OpenElements(DocumentSink):
                 self.mirror[j] = sim.stack[j].id
                 self.mirror_names[j] = sim.stack[j].name
             self.depth = c
-        if c >= self.valid:
+        if c >= self.valid and not self.lazy_frames:
             self.id_mark = 0                # (nothing above c has work: all of it is new)
         if self.window_depth > self.depth:
             self.mirror_push(0, 0)
         if self.ghosts:
             self.ghosts = None
             self.n_ghosts = 0
-        self.matcher.set_open_count(self.depth)
+        self.matcher.reopen(self.valid, self.depth)
         self.stale = False
         return 0
 
@@ -369,6 +450,10 @@ cdef class OpenElements(DocumentSink):
         cdef bint handled = tag == NULL or tag.is_end
         cdef bint middle = False, slow
         cdef uint64_t mark = self.id_mark
+        if self.lazy_frames:
+            # (what was open before this tag or text, including the elements of skipped tags
+            # a stale mirror does not hold: see sync_middle)
+            mark = sim.event_id_mark
         self.implied_at = tag.start if tag != NULL else self.close_at
         if self.overflow_open:
             if sim.overflow > 0 and tag != NULL:
@@ -557,6 +642,12 @@ cdef class OpenElements(DocumentSink):
                 actions[q - k] = 1
                 sources[j - k] = q
                 p = q + 1
+                continue
+            if self.lazy_frames and sim.stack[j].id <= mark:
+                # An element of a skipped tag (lazy mirror): not in the mirror, with nothing
+                # pending; it stays, with an empty frame (inserted).  Every element that stays
+                # above it was above it before, so it is not in the mirror either.
+                p = self.depth
                 continue
             # a clone below an element that stays: it replaces the element of its name it was
             # made from, if one ends between here and the next element that stays

@@ -106,6 +106,14 @@ cdef class Program:
     cdef public bint needs_frames       # combinators or structural pseudo-classes are used
     cdef public bint uses_nth_of_type
     cdef public bint nth_of_type_all    # some :nth-of-type() compound names no hashable tag
+    cdef bint uses_nth_child
+    cdef bint sibling_combinators       # some chain has + or ~
+    cdef list chain_compounds           # compile-time: every compound of the level-0 chains
+    # For the rewriter's lazy mirror with frames (only descendant and child combinators, no
+    # structural or logical pseudo-class): these selectors' compounds, each alone as a
+    # selector, so that may_match on it says whether an element can match any compound of
+    # any chain (the entry and the later ones); None for other selectors.
+    cdef Program compound_index
     cdef public str encoding
     cdef public bint utf8
     cdef public bint raw_values         # raw bytes compare as characters (UTF-8, 1-byte codecs)
@@ -150,7 +158,25 @@ cdef class Program:
     cdef Table by_attrv
     cdef Table by_attrv_all
 
+    cdef uint64_t name_lengths          # bit min(len, 63) of every name in by_name
+
     cdef Py_ssize_t _fill(self, Table* t, dict index, Py_ssize_t pos, bint hashes) except -1
+    # Without frames, for the rewriter's lazy open-element mirror (end of matcher.pyx).
+    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept
+    cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept
+
+    cdef inline bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
+        """Whether some first compound can be tried on the element of the start tag ``tag``,
+        named ``name_hash`` (INVALID_HASH: its name is read from the lexer's window).  False:
+        match() returns None for it (without frames, wherever it stands).  (Inline: most tags
+        are answered by the one-word filter on the tag hashes, with no call.)"""
+        if (name_hash != INVALID_HASH and not self.n_any and not (
+                self.attr_index and tag.n_attrs) and not (
+                self.hash_filter & ((<uint64_t>1) << (name_hash & 63)))):
+            return False
+        if self.simple_n and name_hash != INVALID_HASH:
+            return True         # (match_ids decides it in a few instructions: _match_simple)
+        return self.may_match_indexed(lx, tag, name_hash)
 
 
 cdef struct CFrame:
@@ -179,6 +205,8 @@ cdef struct CFrame:
     uint64_t adj_cls            # ... adj range
     uint64_t gen_cls            # ... gen range
     uint64_t desc_mask          # ... the descendant states it and its ancestors added
+    Py_ssize_t pend_top         # the innermost frame at or below it that has descendant or
+                                # child states pending (0: none), for the rewriter's lazy mirror
 
 
 cdef struct TypeCount:
@@ -311,22 +339,10 @@ cdef class Matcher:
                                   int ns) noexcept
     cdef list match_uncounted(self, Lexer lx, TagRec* tag, uint64_t name_hash, bytes name,
                               int ns, Py_ssize_t parent, object siblings)
-    # Without frames, for the rewriter's lazy open-element mirror (end of matcher.pyx).
-    cdef object may_program             # the program may_name_lengths is for
-    cdef uint64_t may_name_lengths      # bit min(len, 63) of every name in its by_name index
-    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept
-    cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept
-
+    # For the rewriter's lazy open-element mirror (end of matcher.pyx).
     cdef inline bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
-        """Whether some first compound can be tried on the element of the start tag ``tag``,
-        named ``name_hash`` (INVALID_HASH: its name is read from the lexer's window).  False:
-        match() returns None for it (without frames, wherever it stands).  (Inline: most tags
-        are answered by the one-word filter on the tag hashes, with no call.)"""
-        if (name_hash != INVALID_HASH and not self.program.n_any and not (
-                self.program.attr_index and tag.n_attrs) and not (
-                self.program.hash_filter & ((<uint64_t>1) << (name_hash & 63)))):
-            return False
-        if self.program.simple_n and name_hash != INVALID_HASH:
-            return True         # (match_ids decides it in a few instructions: _match_simple)
-        return self.may_match_indexed(lx, tag, name_hash)
-    cdef void set_open_count(self, Py_ssize_t n) noexcept
+        """Program.may_match of the current program."""
+        return self.program.may_match(lx, tag, name_hash)
+    cdef int reopen(self, Py_ssize_t exact, Py_ssize_t n) except -1
+    cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
+                   Py_ssize_t parent) except -1

@@ -498,6 +498,9 @@ cdef class Program:
         self.nested = False
         self.uses_nth_of_type = False
         self.nth_of_type_all = False
+        self.uses_nth_child = False
+        self.sibling_combinators = False
+        self.chain_compounds = []
         self.encoding = encoding
         self.utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
         self.raw_values = self.utf8 or _byte_exact(encoding)
@@ -508,6 +511,13 @@ cdef class Program:
         self.levels = [st[4] for st in self.states]
         self.max_level = max(self.levels, default=0)
         self._build(nth_types)
+        self.compound_index = None
+        if self.needs_frames and not (self.nested or self.sibling_combinators or
+                                      self.uses_nth_child or self.uses_nth_of_type):
+            self.compound_index = Program([_sel.SelectorList(tuple(
+                _sel.ComplexSelector((compound,))
+                for compound in dict.fromkeys(self.chain_compounds)))], encoding)
+        self.chain_compounds = None
 
     # ---------------------------------------------------------------- compiling
 
@@ -528,6 +538,8 @@ cdef class Program:
         compounds = complex_sel.compounds
         combinators = complex_sel.combinators
         n = len(compounds)
+        if level == 0:
+            self.chain_compounds.extend(compounds)
         # Compile the compounds first: their arguments (:not, :is...) add states of their own,
         # and this chain's states must be consecutive.
         # Chains that start with the same compound and combinator share their first state (a
@@ -580,6 +592,9 @@ cdef class Program:
         for i in range(n):
             if i + 1 < n:
                 self.needs_frames = True    # a combinator: states wait on the stack
+                if combinators[i] in (_sel.Combinator.ADJACENT,
+                                      _sel.Combinator.GENERAL_SIBLING):
+                    self.sibling_combinators = True
                 self.states.append((compiled[i], first_id + i + 1,
                                     _COMBINATORS[combinators[i]], 0, level))
             else:
@@ -736,6 +751,7 @@ cdef class Program:
                     self.of_flags.add(flag)
                 spec["pseudos"].append((P_NTH_CHILD, pseudo.a, pseudo.b, flag))
                 self.needs_frames = True
+                self.uses_nth_child = True
             elif isinstance(pseudo, _sel.NthOfType):
                 self.uses_nth_of_type = True
                 if spec["tag_hash"] != EMPTY_HASH:
@@ -931,6 +947,7 @@ cdef class Program:
         for key in self.entry_by_hash:
             self.hash_filter |= (<uint64_t>1) << (<uint64_t>key & 63)
         pos = self._fill(&self.by_name, self.entry_by_name, pos, False)
+        self.name_lengths = _length_mask(self.entry_by_name)
         pos = self._fill(&self.by_id, self.entry_by_id, pos, False)
         pos = self._fill(&self.by_class, self.entry_by_class, pos, False)
         pos = self._fill(&self.by_attr, self.entry_by_attr, pos, False)
@@ -1039,6 +1056,60 @@ cdef class Program:
     def compounds(self):
         """The compiled compounds (one dict each), for inspection."""
         return list(self.compound_specs)
+
+    # ---------------------------------------------------------------- the rewriter's lazy mirror
+    # Without frames (no combinator, no structural or logical pseudo-class) an element's match
+    # depends on the element alone, and on its depth for :root: the rewriter then follows the
+    # open elements only where it has work left, and asks whether an element may match at all
+    # (may_match, matcher.pxd).  With frames, it asks the same of ``compound_index``.
+
+    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
+        """may_match() (matcher.pxd) past its one-word filter."""
+        cdef const unsigned char* nb
+        cdef Py_ssize_t n
+        if self.n_any:
+            return True
+        if name_hash != INVALID_HASH:
+            # (the name first: one probe, where the attributes are a scan)
+            if (self.hash_filter & ((<uint64_t>1) << (name_hash & 63))) and \
+                    table_find(&self.by_hash, name_hash, NULL, 0, False) != NULL:
+                return True
+            return self.attr_index and tag.n_attrs and self.may_match_attributes(lx, tag)
+        if self.attr_index and tag.n_attrs and self.may_match_attributes(lx, tag):
+            return True
+        if not self.by_name.n:
+            return False
+        n = tag.name_end - tag.name_start
+        if not self.name_lengths & ((<uint64_t>1) << (n if n < 63 else 63)):
+            return False
+        nb = lx.data + (tag.name_start - lx.base)
+        return table_find(&self.by_name, fnv1a_lower(nb, n), nb, n, True) != NULL
+
+    cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept:
+        """Whether some first compound indexed by an attribute (an id, a class, an attribute
+        name) may be tried on the tag: it has an attribute of a name some key has (by the
+        names' Bloom filters: a false positive only costs the exact match), or an id or class
+        attribute when ids or classes are keys.  The names alone, no value: cheap enough to
+        let the lazy mirror skip the tags whose attributes no selector names."""
+        cdef const unsigned char* d = lx.data - lx.base
+        cdef const unsigned char* nm
+        cdef Py_ssize_t i, n
+        cdef uint64_t bit, h
+        for i in range(tag.n_attrs):
+            n = tag.attrs[i].name_end - tag.attrs[i].name_start
+            bit = (<uint64_t>1) << (n if n < 63 else 63)
+            if not (self.scan_len_mask & bit):
+                continue
+            nm = d + tag.attrs[i].name_start
+            if n == 2 and self.by_id.n and is_id_name(nm):
+                return True
+            if n == 5 and self.cls_hash_mask and is_class_name(nm):
+                return True
+            if (self.attr_len_mask | self.attrv_len_mask) & bit:
+                h = fnv1a_lower(nm, n)
+                if bloom_has(self.by_attr.bloom, h) or bloom_has(self.by_attrv_all.bloom, h):
+                    return True
+        return False
 
 
 cdef uint64_t _length_mask(keys):
@@ -1933,12 +2004,14 @@ cdef class Matcher:
         f.desc_mask = self.frames[top - 1].desc_mask | self.stage_desc_mask
         self.n_frames = top + 1
         if self.n_stage_desc or self.n_stage_child or self.n_stage_dup:
+            f.pend_top = top
             self._materialize(f)
             f.child_n = self.n_stage_child
             f.child_mask = self.stage_child_mask
             f.child_cls = self.stage_child_cls
             self._push_staged(top)
         else:
+            f.pend_top = self.frames[top - 1].pend_top
             f.light = True      # (most elements: their ranges are set up when first used)
         return 0
 
@@ -1974,6 +2047,7 @@ cdef class Matcher:
                 tops.detached = f.detached
                 tops.child_count = f.child_count
                 tops.desc_mask = f.desc_mask
+                tops.pend_top = f.pend_top
                 f[0] = tops
             else:
                 tops = f[0]
@@ -2131,6 +2205,8 @@ cdef class Matcher:
             else:
                 ipush(&self.dup, s)
         f.desc_mask = mask
+        f.pend_top = top if sf.staged or sf.child else (
+            self.frames[top - 1].pend_top if top > 0 else 0)
         f.child_start = self.child.n
         for s in sf.child:
             ipush(&self.child, s)
@@ -2306,62 +2382,78 @@ cdef class Matcher:
         return matched
 
     # ------------------------------------------------------------------ the rewriter's lazy mirror
-    # Without frames (no combinator, no structural or logical pseudo-class) an element's match
-    # depends on the element alone, and on its depth for :root: the rewriter then follows the
-    # open elements only where it has work left, and asks these two things.
+    # The rewriter follows the open elements only where it has work left (see elements.pyx).
+    # Without frames it only needs the number of open elements (for :root).  With frames (only
+    # descendant and child combinators, Program.compound_index), every frame at or above the
+    # innermost one with states pending (``pend_top``) is empty, and the elements of the tags
+    # the rewriter skipped have none: they are made empty when it catches up (reopen), and an
+    # element that may match a compound is tried where it stands (probe) before any replay.
 
-    cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
-        """may_match() (matcher.pxd) past its one-word filter."""
-        # (self.program.x rather than a local: no reference counting on this path)
-        cdef const unsigned char* nb
-        cdef Py_ssize_t n
-        if self.program.n_any:
-            return True
-        if self.program.attr_index and tag.n_attrs and self.may_match_attributes(lx, tag):
-            return True
-        if name_hash != INVALID_HASH:
-            return table_find(&self.program.by_hash, name_hash, NULL, 0, False) != NULL
-        if not self.program.by_name.n:
-            return False
-        if self.may_program is not self.program:    # (set_encoding may replace it)
-            self.may_program = self.program
-            self.may_name_lengths = 0
-            for key in self.program.entry_by_name:
-                self.may_name_lengths |= (<uint64_t>1) << min(len(key), 63)
-        n = tag.name_end - tag.name_start
-        if not self.may_name_lengths & ((<uint64_t>1) << (n if n < 63 else 63)):
-            return False
-        nb = lx.data + (tag.name_start - lx.base)
-        return table_find(&self.program.by_name, fnv1a_lower(nb, n), nb, n, True) != NULL
-
-    cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept:
-        """Whether some first compound indexed by an attribute (an id, a class, an attribute
-        name) may be tried on the tag: it has an attribute of a name some key has (by the
-        names' Bloom filters: a false positive only costs the exact match), or an id or class
-        attribute when ids or classes are keys.  The names alone, no value: cheap enough to
-        let the lazy mirror skip the tags whose attributes no selector names."""
-        cdef Program prog = self.program
-        cdef const unsigned char* d = lx.data - lx.base
-        cdef const unsigned char* nm
-        cdef Py_ssize_t i, n
-        cdef uint64_t bit, h
-        for i in range(tag.n_attrs):
-            n = tag.attrs[i].name_end - tag.attrs[i].name_start
-            bit = (<uint64_t>1) << (n if n < 63 else 63)
-            if not (prog.scan_len_mask & bit):
-                continue
-            nm = d + tag.attrs[i].name_start
-            if n == 2 and prog.by_id.n and is_id_name(nm):
-                return True
-            if n == 5 and prog.cls_hash_mask and is_class_name(nm):
-                return True
-            if (prog.attr_len_mask | prog.attrv_len_mask) & bit:
-                h = fnv1a_lower(nm, n)
-                if bloom_has(prog.by_attr.bloom, h) or bloom_has(prog.by_attrv_all.bloom, h):
-                    return True
-        return False
-
-    cdef void set_open_count(self, Py_ssize_t n) noexcept:
-        """Without frames: ``n`` elements are open (all the matcher keeps of the stack then)."""
+    cdef int reopen(self, Py_ssize_t exact, Py_ssize_t n) except -1:
+        """``n`` elements are open (``n`` >= ``exact``), of which the first ``exact`` have
+        their frames as they are; the others have nothing pending (empty frames).  What a
+        probe staged is kept (for the push of its element)."""
+        cdef CFrame* f
         if not self.program.needs_frames:
             self.n_frames = n + 1
+            return 0
+        # (the frames above ``exact`` are empty and alike: only their number changes)
+        while self.n_frames > n + 1:
+            self._drop()
+        if n + 1 > self.frames_cap:
+            self.frames = <CFrame*>grow(self.frames, &self.frames_cap, n + 1, sizeof(CFrame))
+        while self.n_frames < n + 1:
+            # what push() opens for an element with nothing staged (what a probe staged stays)
+            f = &self.frames[self.n_frames]
+            f.detached = False
+            f.light = True
+            f.child_count = 0
+            f.desc_mask = self.frames[self.n_frames - 1].desc_mask
+            f.pend_top = self.frames[self.n_frames - 1].pend_top
+            self.n_frames += 1
+        return 0
+
+    cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
+                   Py_ssize_t parent) except -1:
+        """Whether the element of ``tag`` would match a rule or leave states pending for its
+        descendants, as the child of open frame ``parent``: frames up to ``exact`` are as they
+        are, those above it are empty (``parent`` > ``exact``: an empty frame above frame
+        ``exact``): 0 if not, 1 if so, 2 if it was not tried.  Every frame is left as it was.
+        1: the match is left as match_ids leaves it (the rules in ``matched``, the states
+        staged for push()): it is the match of the element where it is opened next, if nothing
+        else is matched before."""
+        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, child_count
+        cdef bint staged
+        cdef uint64_t bit = (<uint64_t>1) << (name_hash & 63)
+        cdef CFrame* f
+        if exact >= n_frames:
+            return 2
+        # (by the masks of the tags of the pending states, none of those for it, and no first
+        # compound either: most elements)
+        f = &self.frames[exact]
+        if not (self.desc.n and f.desc_mask & bit) and not (
+                parent == exact and not f.light and f.child_n and f.child_mask & bit) and \
+                not self.program.may_match(lx, tag, name_hash):
+            return 0
+        if parent > exact:
+            # The parent is empty: any empty frame above ``exact`` is one (they are alike:
+            # nothing pending, the same desc_mask); above the top one, a light one for now.
+            k = exact + 1
+            if k >= n_frames:
+                if k >= self.frames_cap:
+                    self.frames = <CFrame*>grow(self.frames, &self.frames_cap, k + 1,
+                                                sizeof(CFrame))
+                f = &self.frames[k]
+                f.light = True
+                f.detached = False
+                f.child_count = 0
+                f.desc_mask = self.frames[exact].desc_mask
+                f.pend_top = self.frames[exact].pend_top
+        child_count = self.frames[k].child_count    # (match_ids counts the element there)
+        self.n_frames = k + 1
+        # (after an error the stream is failed: nothing to restore then)
+        n = self.match_ids(lx, tag, name_hash, None, ns)
+        self.n_frames = n_frames
+        self.frames[k].child_count = child_count
+        staged = self.n_stage_desc or self.n_stage_child or self.n_stage_dup
+        return 1 if n > 0 or staged else 0

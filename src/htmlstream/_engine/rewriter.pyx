@@ -193,7 +193,10 @@ cdef class RewriteSink(OpenElements):
         # (lazy_content): text is split where the simulator says the stack changed, and every
         # element made without a tag of its own is replayed and matched (_content_skip_unsafe).
         self.lazy_content = rules.any_text or rules.any_scoped
-        return self.init_elements(self.matcher is not None and not rules.program.needs_frames)
+        # With frames, the mirror is lazy when the selectors have only descendant and child
+        # combinators and no structural or logical pseudo-class (Program.compound_index).
+        return self.init_elements(self.matcher is not None and (
+            not rules.program.needs_frames or rules.program.compound_index is not None))
 
     def set_encoding(self, str encoding, Program program, decoder=None):
         """Read and write units in ``encoding`` from now on (a ``<meta charset>`` switch);
@@ -225,8 +228,11 @@ cdef class RewriteSink(OpenElements):
         self.sim = sim
         # (ignored tags are found by replaying every tag: no lazy mirror)
         self.lazy = self.lazy and lazy and not self.remove_ignored
-        self.gate_ok = self.lazy and not self.lazy_content and not self.implied_rules \
-            and not rules.program.n_any
+        self.lazy_frames = self.lazy_frames and self.lazy
+        # (the gate's filter is that of the selectors' first compounds: not with frames, where
+        # later compounds may match too)
+        self.gate_ok = self.lazy and not self.lazy_frames and not self.lazy_content \
+            and not self.implied_rules and not rules.program.n_any
         lx.tag_gate = False                 # (opened below: set_gate)
         lx.want_text = rules.any_text or (self.follow_text and sim.wants_text)
         # (else on_tag has nothing to do)
