@@ -153,6 +153,14 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("body xyzzy, table td b", element=_ends(seen, "xyzzy", append="x"))
         return rw
 
+    def form_chains(seen: Observed) -> Rewriter:
+        # (elements no compound names, skipped, inside a form that </form> leaves while they
+        # stay open: the form's frame stays their ancestor's)
+        rw = Rewriter()
+        rw.on("form p", element=_ends(seen, "form p", append="."))
+        rw.on("form span, form > em", element=_ends(seen, "form span", after="f"))
+        return rw
+
     def children(seen: Observed) -> Rewriter:
         # (implied tbody, merged <body>, the head's children, a form left by </form>)
         rw = Rewriter()
@@ -199,12 +207,13 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
     return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
                                     combinator, comments, document_text, scoped_text,
                                     value_tests, descendants, children, formatting,
-                                    attribute_chains, chain_content, chain_removals)}
+                                    attribute_chains, chain_content, chain_removals,
+                                    form_chains)}
 
 
 #: The rule sets whose mirror is lazy with matcher frames.
 CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_chains",
-              "chain_content", "chain_removals"]
+              "chain_content", "chain_removals", "form_chains"]
 
 
 RULE_SETS = _rule_sets()
@@ -271,6 +280,10 @@ EDGE_CASES = [
     b"<body><div><span>a<div><span>b</span></div></span><x-y><li><b>c</b></li>",
     # (a <p> skipped under <b>, moved under the <div> by </b>: it keeps its empty frame)
     b"<div><b><p>1</b><span>2</span></p></div>",
+    # (elements of skipped tags that stay open across </form>)
+    b"<div id=o><form id=f><div id=a class=a></form><p id=p>x</p><span id=s></span></div>",
+    b"<div><form><section><div><em>1</form><p>2<span>3</span></div><em>4</section><p>5",
+    b"<table><form><tr><td><div><p>1</div></form><p>2</td></tr></table><p>3<form><p>4",
 ]
 
 

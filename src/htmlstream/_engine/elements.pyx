@@ -104,6 +104,10 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
     if self.sim.changed_from < self.valid or self.sim.overflow > 0 or self.overflow_open or \
             self.sim.n_transients > 0 or self.n_ghosts > 0:
         return False
+    if self.sim.form_id != 0:
+        # (while a form element pointer is set, </form> may remove the form from below open
+        # elements, which stay in it: they must be in the mirror to keep its frame as a ghost)
+        return False
     if self.implied_rules and self.sim.changed_from < 2:
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
     if _content_skip_unsafe(self, tag):
