@@ -30,9 +30,15 @@ innermost element whose frame has states pending (``CFrame.pend_top``): every fr
 empty.  A start tag is then skipped when its element can match no compound of any chain, or,
 tried where it stands (Matcher.probe), matches no rule and leaves nothing pending; the elements
 of skipped tags get empty frames when the mirror catches up (resync: Matcher.reopen), also those
-that stay open across the adoption agency or ``</form>`` (sync_middle).  Tags that make elements
-of no tag of their own, transient elements or ghosts, and tags before a ``<body>`` exists, are
-never skipped, and text that changes the stack is replayed there, as when exact.  With
+that stay open across the adoption agency (sync_middle).  Tags that make elements of no tag of
+their own, transient elements or ghosts, tags before a ``<body>`` exists and tags while a form
+element pointer is set (``</form>`` keeps the form's frame as a ghost below the elements open in
+it, which must be in the mirror), are never skipped, and text that changes the stack is
+replayed there, as when exact.
+
+The tag gate: without frames, content handlers or implied elements' handlers, the tags the skip
+test would skip for being unmatched and above ``valid`` are left out by the lexer itself, with
+no call (lexer.pxd; opened by set_gate after each replay, taken over by _take_gated).  With
 ``implied_rules``, tags that change the stack below index 2 or make transients are never
 skipped, and text is followed while no ``<body>`` is open (it may imply one).  With content
 handlers (``lazy_content``: text and comment handlers see the elements they are in), a tag
