@@ -22,7 +22,9 @@ class TokenSink: ...
 # Tree-builder feedback hook (subclass in Cython; see treebuilder.TreeBuilderSimulator).
 @disjoint_base
 class Feedback:
-    # The open elements' stack as the lexer's tag gate reads it (treebuilder.pyi).
+    # The open elements' stack, as the lexer's tag gate reads it: how many open elements are
+    # recorded (at most the simulator's max_depth), how many lie beyond (counted, not
+    # recorded), and the lowest stack index the last tag (and the text before it) changed.
     @property
     def depth(self) -> int: ...
     @property
