@@ -135,6 +135,22 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
     return True
 
 
+cdef inline bint _matchable_in_skip_test(OpenElements self, uint64_t h) noexcept:
+    """Whether the skip test may match a start tag itself (_prematch, _probe): not names the
+    hash cannot hold, ``<image>`` (matched as ``<img>``), ``<html>`` and ``<body>`` (merged tags
+    are matched where they merge), nor before ``<body>`` exists."""
+    return not (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
+                or self.sim.depth < 2)
+
+
+cdef inline void _keep_prematch(OpenElements self, TagRec* tag, Py_ssize_t n) noexcept:
+    """The skip test matched the start tag to ``n`` rules: start_element takes that match
+    while the matcher has matched nothing else since (the matcher's serial)."""
+    self.prematch_at = tag.start
+    self.prematch_serial = self.matcher.serial
+    self.prematch_n = n
+
+
 cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     """Lazy mirror, a start tag that may match a rule (Matcher.may_match): whether it
     certainly matches none.  Without frames a match depends on the element alone, so the
@@ -145,8 +161,7 @@ cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     (merged tags are matched where they merge), nor with selectors tried on every element."""
     cdef Matcher m = self.matcher
     cdef Py_ssize_t n, n_frames
-    if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
-            or self.sim.depth < 2):
+    if not _matchable_in_skip_test(self, h):
         return False
     n_frames = m.n_frames
     m.n_frames = 2          # (not the root: only <html> is, at index 0)
@@ -157,9 +172,7 @@ cdef bint _prematch(OpenElements self, TagRec* tag, uint64_t h) noexcept:
     m.n_frames = n_frames
     if n == 0:
         return True
-    self.prematch_at = tag.start
-    self.prematch_serial = m.serial
-    self.prematch_n = n
+    _keep_prematch(self, tag, n)
     return False
 
 
@@ -174,8 +187,7 @@ cdef int _probe(OpenElements self, TagRec* tag, uint64_t h) except -1:
     leaves out."""
     cdef Py_ssize_t pos
     cdef int r
-    if (h == INVALID_HASH or h == IMAGE_HASH or h == HTML_HASH or h == BODY_HASH
-            or self.sim.depth < 2):
+    if not _matchable_in_skip_test(self, h):
         return False
     if not self.sim.last_inserted:
         return True             # (a start tag the tree builder ignores: no element, no match)
@@ -186,9 +198,7 @@ cdef int _probe(OpenElements self, TagRec* tag, uint64_t h) except -1:
         return True
     if r == 2:
         return False
-    self.prematch_at = tag.start
-    self.prematch_serial = self.matcher.serial
-    self.prematch_n = self.matcher.n_matched
+    _keep_prematch(self, tag, self.matcher.n_matched)
     return False
 
 
