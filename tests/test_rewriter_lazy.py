@@ -204,16 +204,52 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("li > b", element=lambda el: el.remove())
         return rw
 
+    # Sibling combinators, :nth-child() and :first-child, :not()/:is()/:where() of compounds:
+    # lazy with frames too; a skipped element takes no adjacent-sibling state, and the
+    # positions of skipped elements among their siblings are counted as they are skipped.
+
+    def siblings(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("h1 + p, li + li", element=_ends(seen, "adj", append="+"))
+        rw.on("p ~ span, div > b ~ i", element=_ends(seen, "gen", after="~"))
+        rw.on("ul li ~ li a, td + td b", element=_ends(seen, "deep", append="-"))
+        return rw
+
+    def positions(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("li:first-child, div > p:first-child", element=_ends(seen, "first", append="1"))
+        rw.on("tr:first-child td, p:nth-child(2n+1) b", element=_ends(seen, "odd", after="o"))
+        rw.on(":nth-child(3), ul > :nth-child(-n+2)", element=_ends(seen, "nth", append="n"))
+        rw.on("body > :first-child, span:nth-child(4n)", element=_ends(seen, "four", after="4"))
+        return rw
+
+    def logical(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("div :not(p), :is(ul, ol) > li", element=_ends(seen, "not", append="!"))
+        rw.on("p:not(.x) a, :where(b, i) span", element=_ends(seen, "is", after="?"))
+        rw.on("li:not(:first-child), h1 + :is(p, div)", element=_ends(seen, "mix", append="m"))
+        return rw
+
+    def positional_content(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        rw.on("h1 + p", text=_text(seen, "h1 + p"), comments=lambda c: seen.append(c.text))
+        rw.on("li:first-child", text=_text(seen, "li1"), element=_ends(seen, "li1", after=";"))
+        rw.on("td ~ td", element=lambda el: el.remove())
+        rw.on("p:nth-child(2) > b", element=_ends(seen, "b", clear=True))
+        return rw
+
     return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
                                     combinator, comments, document_text, scoped_text,
                                     value_tests, descendants, children, formatting,
                                     attribute_chains, chain_content, chain_removals,
-                                    form_chains)}
+                                    form_chains, siblings, positions, logical,
+                                    positional_content)}
 
 
 #: The rule sets whose mirror is lazy with matcher frames.
 CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_chains",
-              "chain_content", "chain_removals", "form_chains"]
+              "chain_content", "chain_removals", "form_chains", "siblings", "positions",
+              "logical", "positional_content"]
 
 
 RULE_SETS = _rule_sets()
@@ -332,7 +368,7 @@ def test_lazy_mirror_property(data: bytes, points: list[int]) -> None:
 #: and forms (the adoption agency, </form>), tables (implied elements), merged tags.
 _SOUP_NAMES = [b"div", b"p", b"span", b"b", b"i", b"a", b"ul", b"li", b"form", b"input",
                b"table", b"tr", b"td", b"cite", b"x-y", b"img", b"image", b"svg", b"body",
-               b"html", b"head", b"title", b"xyzzy", b"em"]
+               b"html", b"head", b"title", b"xyzzy", b"em", b"h1", b"ol"]
 _SOUP_ATTRS = [b"", b" class=x", b" id=a", b" id=i", b" href=h", b" data-v", b" class='y z'"]
 
 

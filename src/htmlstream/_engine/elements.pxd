@@ -59,9 +59,16 @@ cdef class OpenElements(DocumentSink):
                                         # element with work left is below this index
     cdef Py_ssize_t window_depth        # the simulator's depth after the last tag skipped
     cdef bint gate_ok                   # the tag gate may be opened (see set_gate)
-    cdef bint lazy_frames               # lazy with matcher frames (only descendant and child
-                                        # combinators): ``valid`` also covers every element
-                                        # whose frame has states pending
+    cdef bint lazy_frames               # lazy with matcher frames (Program.compound_index):
+                                        # ``valid`` also covers every element whose frame has
+                                        # states pending
+    cdef bint sibling_states            # ... with + or ~: a skipped element must take no
+                                        # adjacent-sibling state (_skip_tag_frames)
+    cdef bint count_children            # ... with :nth-child()/:first-child: the child counts
+                                        # of the elements of skipped tags are kept (kid_*)
+    cdef Py_ssize_t* kid_counts         # count_children: by stack index, the element children
+    cdef uint64_t* kid_ids              # so far of the element of that id (the elements of
+    cdef Py_ssize_t kid_cap             # skipped tags, and those a resync takes frames from)
     # --- implied elements (Rewriter.on(..., implied=True)) ---
     cdef bint lazy_content              # lazy with content handlers: text splits from the
                                         # simulator, created elements never skipped
@@ -93,6 +100,10 @@ cdef class OpenElements(DocumentSink):
     cdef int sync_stack(self, TagRec* tag) except -1
     @cython.final
     cdef int resync(self) except -1
+    @cython.final
+    cdef int kid_reserve(self, Py_ssize_t n) except -1
+    @cython.final
+    cdef Py_ssize_t kid_count(self, uint64_t id, Py_ssize_t q) noexcept
     @cython.final
     cdef int replay_stack(self, TagRec* tag) except -1
     @cython.final

@@ -24,13 +24,18 @@ simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
 kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
-matcher frames (``lazy_frames``: selectors whose only combinators are descendant and child, with
-no structural or logical pseudo-class, Program.compound_index), ``valid`` also covers the
-innermost element whose frame has states pending (``CFrame.pend_top``): every frame above it is
-empty.  A start tag is then skipped when its element can match no compound of any chain, or,
-tried where it stands (Matcher.probe), matches no rule and leaves nothing pending; the elements
-of skipped tags get empty frames when the mirror catches up (resync: Matcher.reopen), also those
-that stay open across the adoption agency (sync_middle).  Tags that make elements of no tag of
+matcher frames (``lazy_frames``: any combinator, ``:nth-child()``/``:first-child`` without
+``of S``, ``:not()``/``:is()``/``:where()`` of compounds; not ``:nth-of-type()``:
+Program.compound_index), ``valid`` also covers the innermost element whose frame has states
+pending (``CFrame.pend_top``, sibling states included): every frame above it has nothing pending.
+A start tag is then skipped when its element can match no compound of any chain, or, tried where
+it stands (Matcher.probe), matches no rule and leaves nothing pending, and it takes no
+adjacent-sibling state (``sibling_states``: the replay does that); the elements of skipped tags
+get frames with nothing pending when the mirror catches up (resync: Matcher.reopen), also those
+that stay open across the adoption agency (sync_middle).  Their positions among their siblings
+(``count_children``) are counted as they are skipped: in the parent's frame when the parent is
+in the mirror, else by stack index (``kid_counts``, with the element's id), which resync and
+sync_middle give their frames; a tag that moves elements below the top is not skipped then.  Tags that make elements of no tag of
 their own, transient elements or ghosts, tags before a ``<body>`` exists and tags while a form
 element pointer is set (``</form>`` keeps the form's frame as a ghost below the elements open in
 it, which must be in the mirror), are never skipped, and text that changes the stack is
@@ -49,8 +54,9 @@ says it changed the stack (``text_changed``), not where a stale mirror differs.
 
 # (uint64_t, TagRec, the simulator and its OpenElement_ entries: cimported in elements.pxd)
 from libc.stdlib cimport free, realloc
-from libc.string cimport memmove
+from libc.string cimport memmove, memset
 
+from htmlstream._engine.matcher cimport CFrame
 from htmlstream._engine.constants cimport BODY_HASH, HEAD_HASH, HTML_HASH, IMAGE_HASH, IMG_HASH
 from htmlstream._engine.taghash cimport INVALID_HASH
 from htmlstream._engine.treebuilder cimport (
@@ -118,10 +124,15 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
     if _content_skip_unsafe(self, tag):
         return False                    # (elements of no tag of their own are matched)
+    if self.count_children and self.sim.depth > self.sim.changed_from + (
+            not tag.is_end and self.sim.last_inserted and self.sim.last_pushed):
+        return False                    # (elements moved: kid_counts are by stack index)
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
     else:
+        if self.sibling_states and self.sim.last_inserted and _takes_adjacent(self):
+            return False
         if self.matcher.program.compound_index.may_match(self.lx, tag, h) or (
                 h == IMAGE_HASH and
                 self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
@@ -129,10 +140,47 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
                 return False
     self.stale = True
     self.window_depth = self.sim.depth
+    if self.count_children and not tag.is_end and self.sim.last_inserted:
+        _count_skipped(self)
     if not self.lazy_content:
         # (text that re-opens formatting elements is replayed there, as when exact)
         self.lx.want_text = self.sim.wants_text or self.keep_text
     return True
+
+
+cdef inline bint _takes_adjacent(OpenElements self) noexcept:
+    """With sibling combinators, whether the element of the start tag just read is the next
+    child of the element whose frame is the top exact one, with adjacent-sibling states pending
+    there (``h1 + p``): the element takes them (they end at it), which the replay does.  (A
+    parent above ``valid`` has nothing pending: CFrame.pend_top covers sibling states.)"""
+    cdef Py_ssize_t pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
+    cdef CFrame* f
+    if pos != self.valid:
+        return False
+    f = &self.matcher.frames[pos]
+    return not f.light and f.adj_n > 0
+
+
+cdef int _count_skipped(OpenElements self) except -1:
+    """count_children: the element of the start tag just skipped is its parent's next child,
+    counted in the parent's frame when the parent is in the mirror (its own frame), else in
+    ``kid_counts``; when pushed, it has no children yet."""
+    cdef TreeBuilderSimulator sim = self.sim
+    cdef Py_ssize_t pos = sim.depth - 1 if sim.last_pushed else sim.depth
+    cdef Py_ssize_t q = pos - 1
+    cdef uint64_t id
+    if q >= 0:
+        id = sim.stack[q].id
+        if q < self.depth and self.mirror[q] == id:
+            self.matcher.frames[q + 1].child_count += 1
+        elif q < self.kid_cap and self.kid_ids[q] == id:
+            self.kid_counts[q] += 1
+    if sim.last_pushed:
+        if pos >= self.kid_cap:
+            self.kid_reserve(pos + 1)
+        self.kid_ids[pos] = sim.stack[pos].id
+        self.kid_counts[pos] = 0
+    return 0
 
 
 cdef inline bint _matchable_in_skip_test(OpenElements self, uint64_t h) noexcept:
@@ -193,7 +241,9 @@ cdef int _probe(OpenElements self, TagRec* tag, uint64_t h) except -1:
         return True             # (a start tag the tree builder ignores: no element, no match)
     # the element's index in the stack: its parent is the element below it (frame pos)
     pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
-    r = self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid, pos)
+    r = self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid, pos,
+                           self.kid_count(self.sim.stack[pos - 1].id, pos - 1)
+                           if self.count_children else -1)
     if r == 0:
         return True
     if r == 2:
@@ -232,6 +282,9 @@ cdef class OpenElements(DocumentSink):
         self.mirror = NULL
         self.mirror_names = NULL
         self.mirror_cap = 0
+        self.kid_counts = NULL
+        self.kid_ids = NULL
+        self.kid_cap = 0
 
     cdef int init_elements(self, bint lazy) except -1:
         """No element open (a new document).  ``lazy``: the mirror may fall behind."""
@@ -251,6 +304,10 @@ cdef class OpenElements(DocumentSink):
         self.gate_ok = False                # (attach_to: once the rules are known)
         self.lazy_frames = lazy and self.matcher is not None and \
             self.matcher.program.needs_frames
+        self.sibling_states = self.lazy_frames and self.matcher.program.sibling_combinators
+        self.count_children = self.lazy_frames and self.matcher.program.uses_nth_child
+        if self.kid_cap:
+            memset(self.kid_ids, 0, self.kid_cap * sizeof(uint64_t))
         self.ids_seen = 0
         self.stale = False
         self.valid = 0
@@ -309,6 +366,10 @@ cdef class OpenElements(DocumentSink):
             free(self.mirror)
         if self.mirror_names != NULL:
             free(self.mirror_names)
+        if self.kid_counts != NULL:
+            free(self.kid_counts)
+        if self.kid_ids != NULL:
+            free(self.kid_ids)
 
     # ------------------------------------------------------------------ the mirror
 
@@ -322,6 +383,36 @@ cdef class OpenElements(DocumentSink):
         if self.mirror == NULL or self.mirror_names == NULL:
             raise MemoryError()
         self.mirror_cap = cap
+        return 0
+
+    cdef int kid_reserve(self, Py_ssize_t n) except -1:
+        """Room for n entries in kid_counts and kid_ids (new ids zero: no element)."""
+        cdef Py_ssize_t cap = self.kid_cap * 2 if self.kid_cap else 64
+        while cap < n:
+            cap *= 2
+        self.kid_counts = <Py_ssize_t*>realloc(self.kid_counts, cap * sizeof(Py_ssize_t))
+        self.kid_ids = <uint64_t*>realloc(self.kid_ids, cap * sizeof(uint64_t))
+        if self.kid_counts == NULL or self.kid_ids == NULL:
+            raise MemoryError()
+        memset(&self.kid_ids[self.kid_cap], 0, (cap - self.kid_cap) * sizeof(uint64_t))
+        self.kid_cap = cap
+        return 0
+
+    cdef Py_ssize_t kid_count(self, uint64_t id, Py_ssize_t q) noexcept:
+        """count_children: the element children so far of open element ``id``, at stack
+        index ``q`` as the mirror was last synchronised (its own frame's count when it is in
+        the mirror there, else its kid_counts entry); ``q`` -1: the kid_counts entry with its
+        id, wherever it is (elements the current replay moves).  0 when none is found."""
+        cdef Py_ssize_t i
+        if q >= 0:
+            if q < self.depth and self.mirror[q] == id:
+                return self.matcher.frames[q + 1].child_count
+            if q < self.kid_cap and self.kid_ids[q] == id:
+                return self.kid_counts[q]
+            return 0
+        for i in range(self.kid_cap):
+            if self.kid_ids[i] == id:
+                return self.kid_counts[i]
         return 0
 
     cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
@@ -437,6 +528,16 @@ cdef class OpenElements(DocumentSink):
         """Rebuild the mirror after skipped tags (see sync_stack)."""
         cdef TreeBuilderSimulator sim = self.sim
         cdef Py_ssize_t c = sim.changed_from, j
+        if self.count_children:
+            # The counts of the elements in the mirror above ``valid``, whose frames reopen
+            # drops or reuses, unless an element of a skipped tag (made since the last replay)
+            # took their place since.
+            if self.depth > self.kid_cap or c > self.kid_cap:
+                self.kid_reserve(max(self.depth, c))
+            for j in range(self.valid, self.depth):
+                if self.mirror[j] != 0 and self.kid_ids[j] <= self.id_mark:
+                    self.kid_ids[j] = self.mirror[j]
+                    self.kid_counts[j] = self.matcher.frames[j + 1].child_count
         self.depth = self.valid
         if c > self.valid:
             if c > self.mirror_cap:
@@ -453,6 +554,10 @@ cdef class OpenElements(DocumentSink):
             self.ghosts = None
             self.n_ghosts = 0
         self.matcher.reopen(self.valid, self.depth)
+        if self.count_children:
+            for j in range(self.valid, c if c < self.depth else self.depth):
+                self.matcher.frames[j + 1].child_count = (
+                    self.kid_counts[j] if self.kid_ids[j] == self.mirror[j] else 0)
         self.stale = False
         return 0
 
@@ -696,6 +801,10 @@ cdef class OpenElements(DocumentSink):
         for j in range(k, last + 1):
             if sources[j - k] < 0:
                 self.insert_element(j, &sim.stack[j])
+                if self.count_children:
+                    # (an element of a skipped tag that stays: its children so far)
+                    self.matcher.frames[self.frame_index(j - 1) + 1].child_count = \
+                        self.kid_count(sim.stack[j].id, -1)
             else:
                 self.mirror[j] = sim.stack[j].id
         return last + 1

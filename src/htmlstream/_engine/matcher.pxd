@@ -106,13 +106,15 @@ cdef class Program:
     cdef public bint needs_frames       # combinators or structural pseudo-classes are used
     cdef public bint uses_nth_of_type
     cdef public bint nth_of_type_all    # some :nth-of-type() compound names no hashable tag
-    cdef bint uses_nth_child
+    cdef bint uses_nth_child            # :nth-child() or :first-child (child_count is read)
     cdef bint sibling_combinators       # some chain has + or ~
+    cdef bint nested_chains             # some argument of :not()/:is()... has a combinator
     cdef list chain_compounds           # compile-time: every compound of the level-0 chains
-    # For the rewriter's lazy mirror with frames (only descendant and child combinators, no
-    # structural or logical pseudo-class): these selectors' compounds, each alone as a
-    # selector, so that may_match on it says whether an element can match any compound of
-    # any chain (the entry and the later ones); None for other selectors.
+    # For the rewriter's lazy mirror with frames (any combinator, :nth-child() and
+    # :first-child without ``of S``, :not()/:is()/:where() of compounds; not :nth-of-type()):
+    # these selectors' compounds, each alone as a selector, so that may_match on it says
+    # whether an element can match any compound of any chain (the entry and the later ones);
+    # None for other selectors.
     cdef Program compound_index
     cdef public str encoding
     cdef public bint utf8
@@ -205,8 +207,9 @@ cdef struct CFrame:
     uint64_t adj_cls            # ... adj range
     uint64_t gen_cls            # ... gen range
     uint64_t desc_mask          # ... the descendant states it and its ancestors added
-    Py_ssize_t pend_top         # the innermost frame at or below it that has descendant or
-                                # child states pending (0: none), for the rewriter's lazy mirror
+    Py_ssize_t pend_top         # the innermost frame at or below it that has states pending
+                                # (descendant, child or sibling; 0: none), for the rewriter's
+                                # lazy mirror
 
 
 cdef struct TypeCount:
@@ -345,4 +348,4 @@ cdef class Matcher:
         return self.program.may_match(lx, tag, name_hash)
     cdef int reopen(self, Py_ssize_t exact, Py_ssize_t n) except -1
     cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
-                   Py_ssize_t parent) except -1
+                   Py_ssize_t parent, Py_ssize_t parent_count) except -1

@@ -50,7 +50,8 @@ class Program:
     attr_py: list[tuple[str, str | None, str | None]]
     @property
     def compounds(self) -> list[dict[str, object]]: ...
-    def __init__(self, rules: list[SelectorList], encoding: str = "utf-8") -> None: ...
+    def __init__(self, rules: list[SelectorList], encoding: str = "utf-8",
+                 index_compounds: bool = True) -> None: ...
 
 # An open frame taken out of the stack with its pending states (Matcher.detach_frame); opaque.
 @final

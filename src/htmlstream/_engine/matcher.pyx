@@ -473,8 +473,10 @@ cdef class Program:
         PyMem_Free(self.by_attrv.slots)
         PyMem_Free(self.by_attrv_all.slots)
 
-    def __init__(self, list rules, str encoding="utf-8"):
-        """``rules``: one parsed ``SelectorList`` per rule, in registration order."""
+    def __init__(self, list rules, str encoding="utf-8", bint index_compounds=True):
+        """``rules``: one parsed ``SelectorList`` per rule, in registration order.
+        ``index_compounds``: build ``compound_index`` when the rewriter's lazy mirror can use
+        it (false for that index itself)."""
         self.states = []
         self.compound_specs = []
         self.entry_by_hash = {}
@@ -500,6 +502,7 @@ cdef class Program:
         self.nth_of_type_all = False
         self.uses_nth_child = False
         self.sibling_combinators = False
+        self.nested_chains = False
         self.chain_compounds = []
         self.encoding = encoding
         self.utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
@@ -512,11 +515,11 @@ cdef class Program:
         self.max_level = max(self.levels, default=0)
         self._build(nth_types)
         self.compound_index = None
-        if self.needs_frames and not (self.nested or self.sibling_combinators or
-                                      self.uses_nth_child or self.uses_nth_of_type):
+        if index_compounds and self.needs_frames and not (
+                self.nested_chains or self.of_flags or self.uses_nth_of_type):
             self.compound_index = Program([_sel.SelectorList(tuple(
                 _sel.ComplexSelector((compound,))
-                for compound in dict.fromkeys(self.chain_compounds)))], encoding)
+                for compound in dict.fromkeys(self.chain_compounds)))], encoding, False)
         self.chain_compounds = None
 
     # ---------------------------------------------------------------- compiling
@@ -592,6 +595,8 @@ cdef class Program:
         for i in range(n):
             if i + 1 < n:
                 self.needs_frames = True    # a combinator: states wait on the stack
+                if level:
+                    self.nested_chains = True
                 if combinators[i] in (_sel.Combinator.ADJACENT,
                                       _sel.Combinator.GENERAL_SIBLING):
                     self.sibling_combinators = True
@@ -1527,6 +1532,7 @@ cdef class Matcher:
         parent = &self.frames[self.n_frames - 1]
         if parent.light:
             self._materialize(parent)
+        parent.pend_top = self.n_frames - 1     # (its element children are matched with them)
         if combinator == C_ADJ:
             i = self.adj_pos[nxt]
             if parent.adj_start <= i < self.adj.n and self.adj.data[i] == nxt:
@@ -2414,30 +2420,36 @@ cdef class Matcher:
         return 0
 
     cdef int probe(self, Lexer lx, TagRec* tag, uint64_t name_hash, int ns, Py_ssize_t exact,
-                   Py_ssize_t parent) except -1:
+                   Py_ssize_t parent, Py_ssize_t parent_count) except -1:
         """Whether the element of ``tag`` would match a rule or leave states pending for its
-        descendants, as the child of open frame ``parent``: frames up to ``exact`` are as they
-        are, those above it are empty (``parent`` > ``exact``: an empty frame above frame
-        ``exact``): 0 if not, 1 if so, 2 if it was not tried.  Every frame is left as it was.
-        1: the match is left as match_ids leaves it (the rules in ``matched``, the states
-        staged for push()): it is the match of the element where it is opened next, if nothing
-        else is matched before."""
-        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, child_count
+        descendants or its later siblings, as the child of open frame ``parent``, which has
+        ``parent_count`` element children before it: frames up to ``exact`` are as they are,
+        those above it have nothing pending (``parent`` > ``exact``: a frame above frame
+        ``exact`` with nothing pending): 0 if not, 1 if so, 2 if it was not tried or if its
+        match made sibling states pending.  Every frame is left as it was.  1: the match is
+        left as match_ids leaves it (the rules in ``matched``, the states staged for push()):
+        it is the match of the element where it is opened next, if nothing else is matched
+        before."""
+        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, adj_n, gen_n
         cdef bint staged
         cdef uint64_t bit = (<uint64_t>1) << (name_hash & 63)
         cdef CFrame* f
+        cdef CFrame saved
         if exact >= n_frames:
             return 2
+        f = &self.frames[exact]
+        if parent == exact and not f.light and f.adj_n:
+            return 2                # (it takes the adjacent-sibling states: the replay does)
         # (by the masks of the tags of the pending states, none of those for it, and no first
         # compound either: most elements)
-        f = &self.frames[exact]
         if not (self.desc.n and f.desc_mask & bit) and not (
-                parent == exact and not f.light and f.child_n and f.child_mask & bit) and \
+                parent == exact and not f.light and (
+                    f.child_n and f.child_mask & bit or f.gen_n and f.gen_mask & bit)) and \
                 not self.program.may_match(lx, tag, name_hash):
             return 0
         if parent > exact:
-            # The parent is empty: any empty frame above ``exact`` is one (they are alike:
-            # nothing pending, the same desc_mask); above the top one, a light one for now.
+            # The parent has nothing pending: any such frame above ``exact`` is one (they
+            # differ in their child counts only); above the top one, a light one for now.
             k = exact + 1
             if k >= n_frames:
                 if k >= self.frames_cap:
@@ -2449,11 +2461,24 @@ cdef class Matcher:
                 f.child_count = 0
                 f.desc_mask = self.frames[exact].desc_mask
                 f.pend_top = self.frames[exact].pend_top
-        child_count = self.frames[k].child_count    # (match_ids counts the element there)
+        f = &self.frames[k]
+        saved = f[0]
+        if parent_count >= 0:
+            f.child_count = parent_count        # (match_ids counts the element there)
+        adj_n = self.adj.n
+        gen_n = self.gen.n
         self.n_frames = k + 1
         # (after an error the stream is failed: nothing to restore then)
         n = self.match_ids(lx, tag, name_hash, None, ns)
         self.n_frames = n_frames
-        self.frames[k].child_count = child_count
+        f = &self.frames[k]
+        if self.adj.n != adj_n or self.gen.n != gen_n or f.light != saved.light:
+            # states pending for its later siblings: its parent's frame changed, which the
+            # replay's own match does again
+            self.adj.n = adj_n
+            self.gen.n = gen_n
+            f[0] = saved
+            return 2
+        f[0] = saved
         staged = self.n_stage_desc or self.n_stage_child or self.n_stage_dup
         return 1 if n > 0 or staged else 0

@@ -193,8 +193,9 @@ cdef class RewriteSink(OpenElements):
         # (lazy_content): text is split where the simulator says the stack changed, and every
         # element made without a tag of its own is replayed and matched (_content_skip_unsafe).
         self.lazy_content = rules.any_text or rules.any_scoped
-        # With frames, the mirror is lazy when the selectors have only descendant and child
-        # combinators and no structural or logical pseudo-class (Program.compound_index).
+        # With frames, the mirror is lazy when the selectors' compounds can be indexed alone
+        # (Program.compound_index: not with :nth-of-type(), :nth-child(... of S) or a
+        # combinator inside :not()/:is()/:where()).
         return self.init_elements(self.matcher is not None and (
             not rules.program.needs_frames or rules.program.compound_index is not None))
 
@@ -229,6 +230,8 @@ cdef class RewriteSink(OpenElements):
         # (ignored tags are found by replaying every tag: no lazy mirror)
         self.lazy = self.lazy and lazy and not self.remove_ignored
         self.lazy_frames = self.lazy_frames and self.lazy
+        self.sibling_states = self.sibling_states and self.lazy_frames
+        self.count_children = self.count_children and self.lazy_frames
         # (the gate's filter is that of the selectors' first compounds: not with frames, where
         # later compounds may match too)
         self.gate_ok = self.lazy and not self.lazy_frames and not self.lazy_content \
@@ -695,7 +698,10 @@ cdef class RewriteSink(OpenElements):
                     self.before_body if name_hash == BODY_HASH else None)
             else:
                 if self.prematch_at == tag.start and self.prematch_serial == self.matcher.serial:
-                    n = self.prematch_n     # (matched in the skip test: _prematch)
+                    n = self.prematch_n     # (matched in the skip test: _prematch, _probe)
+                    if self.lazy_frames:
+                        # (counted where it is opened: the probe left the frames as they were)
+                        self.matcher.frames[self.matcher.n_frames - 1].child_count += 1
                 else:
                     n = self.matcher.match_ids(self.lx, tag, name_hash, name, ns)
                 self.prematch_at = -1
