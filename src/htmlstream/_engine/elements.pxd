@@ -67,8 +67,9 @@ cdef class OpenElements(DocumentSink):
     cdef bint count_children            # ... with :nth-child()/:first-child: the child counts
                                         # of the elements of skipped tags are kept (kid_*)
     cdef Py_ssize_t* kid_counts         # count_children: by stack index, the element children
-    cdef uint64_t* kid_ids              # so far of the element of that id (the elements of
-    cdef Py_ssize_t kid_cap             # skipped tags, and those a resync takes frames from)
+    cdef uint64_t* kid_ids              # so far of the element of that id and name (the
+    cdef uint64_t* kid_names            # elements of skipped tags, as they were pushed, and
+    cdef Py_ssize_t kid_cap             # those resync_counted takes frames from)
     # --- implied elements (Rewriter.on(..., implied=True)) ---
     cdef bint lazy_content              # lazy with content handlers: text splits from the
                                         # simulator, created elements never skipped
@@ -100,6 +101,8 @@ cdef class OpenElements(DocumentSink):
     cdef int sync_stack(self, TagRec* tag) except -1
     @cython.final
     cdef int resync(self) except -1
+    @cython.final
+    cdef int resync_counted(self) except -1
     @cython.final
     cdef int kid_reserve(self, Py_ssize_t n) except -1
     @cython.final

@@ -179,6 +179,7 @@ cdef int _count_skipped(OpenElements self) except -1:
         if pos >= self.kid_cap:
             self.kid_reserve(pos + 1)
         self.kid_ids[pos] = sim.stack[pos].id
+        self.kid_names[pos] = sim.stack[pos].name
         self.kid_counts[pos] = 0
     return 0
 
@@ -284,6 +285,7 @@ cdef class OpenElements(DocumentSink):
         self.mirror_cap = 0
         self.kid_counts = NULL
         self.kid_ids = NULL
+        self.kid_names = NULL
         self.kid_cap = 0
 
     cdef int init_elements(self, bint lazy) except -1:
@@ -370,6 +372,8 @@ cdef class OpenElements(DocumentSink):
             free(self.kid_counts)
         if self.kid_ids != NULL:
             free(self.kid_ids)
+        if self.kid_names != NULL:
+            free(self.kid_names)
 
     # ------------------------------------------------------------------ the mirror
 
@@ -392,7 +396,8 @@ cdef class OpenElements(DocumentSink):
             cap *= 2
         self.kid_counts = <Py_ssize_t*>realloc(self.kid_counts, cap * sizeof(Py_ssize_t))
         self.kid_ids = <uint64_t*>realloc(self.kid_ids, cap * sizeof(uint64_t))
-        if self.kid_counts == NULL or self.kid_ids == NULL:
+        self.kid_names = <uint64_t*>realloc(self.kid_names, cap * sizeof(uint64_t))
+        if self.kid_counts == NULL or self.kid_ids == NULL or self.kid_names == NULL:
             raise MemoryError()
         memset(&self.kid_ids[self.kid_cap], 0, (cap - self.kid_cap) * sizeof(uint64_t))
         self.kid_cap = cap
@@ -400,19 +405,12 @@ cdef class OpenElements(DocumentSink):
 
     cdef Py_ssize_t kid_count(self, uint64_t id, Py_ssize_t q) noexcept:
         """count_children: the element children so far of open element ``id``, at stack
-        index ``q`` as the mirror was last synchronised (its own frame's count when it is in
-        the mirror there, else its kid_counts entry); ``q`` -1: the kid_counts entry with its
-        id, wherever it is (elements the current replay moves).  0 when none is found."""
-        cdef Py_ssize_t i
-        if q >= 0:
-            if q < self.depth and self.mirror[q] == id:
-                return self.matcher.frames[q + 1].child_count
-            if q < self.kid_cap and self.kid_ids[q] == id:
-                return self.kid_counts[q]
-            return 0
-        for i in range(self.kid_cap):
-            if self.kid_ids[i] == id:
-                return self.kid_counts[i]
+        index ``q``: its own frame's count when it is in the mirror there, else its kid_counts
+        entry (0 when it has none: cannot be)."""
+        if q < self.depth and self.mirror[q] == id:
+            return self.matcher.frames[q + 1].child_count
+        if q < self.kid_cap and self.kid_ids[q] == id:
+            return self.kid_counts[q]
         return 0
 
     cdef int mirror_push(self, uint64_t id, uint64_t name) except -1:
@@ -529,15 +527,7 @@ cdef class OpenElements(DocumentSink):
         cdef TreeBuilderSimulator sim = self.sim
         cdef Py_ssize_t c = sim.changed_from, j
         if self.count_children:
-            # The counts of the elements in the mirror above ``valid``, whose frames reopen
-            # drops or reuses, unless an element of a skipped tag (made since the last replay)
-            # took their place since.
-            if self.depth > self.kid_cap or c > self.kid_cap:
-                self.kid_reserve(max(self.depth, c))
-            for j in range(self.valid, self.depth):
-                if self.mirror[j] != 0 and self.kid_ids[j] <= self.id_mark:
-                    self.kid_ids[j] = self.mirror[j]
-                    self.kid_counts[j] = self.matcher.frames[j + 1].child_count
+            return self.resync_counted()
         self.depth = self.valid
         if c > self.valid:
             if c > self.mirror_cap:
@@ -554,10 +544,37 @@ cdef class OpenElements(DocumentSink):
             self.ghosts = None
             self.n_ghosts = 0
         self.matcher.reopen(self.valid, self.depth)
-        if self.count_children:
-            for j in range(self.valid, c if c < self.depth else self.depth):
-                self.matcher.frames[j + 1].child_count = (
-                    self.kid_counts[j] if self.kid_ids[j] == self.mirror[j] else 0)
+        self.stale = False
+        return 0
+
+    cdef int resync_counted(self) except -1:
+        """resync() with ``count_children``: every element of a skipped tag is in kid_ids, by
+        stack index, as it was pushed (no tag that moves elements is skipped then), so the
+        mirror is rebuilt as the stack was before the current changes, exactly: up to the depth
+        after the last skipped tag, an element of a skipped tag made since the last replay
+        where there is one, else the element the mirror had there.  The replay then works as
+        with an exact mirror (a clone of the adoption agency replaces an element of a skipped
+        tag as it would); the frames above ``valid`` have nothing pending, and their child
+        counts are their elements'."""
+        cdef Py_ssize_t j, n = self.window_depth
+        if n > self.kid_cap:
+            self.kid_reserve(n)
+        if n > self.mirror_cap:
+            self.mirror_reserve(n)
+        for j in range(self.valid, n):
+            if self.kid_ids[j] > self.id_mark:
+                self.mirror[j] = self.kid_ids[j]
+                self.mirror_names[j] = self.kid_names[j]
+            elif j < self.depth:
+                self.kid_ids[j] = self.mirror[j]
+                self.kid_counts[j] = self.matcher.frames[j + 1].child_count
+            else:                   # (cannot be: something was pushed there since)
+                self.kid_ids[j] = self.mirror[j] = self.mirror_names[j] = 0
+                self.kid_counts[j] = 0
+        self.depth = n
+        self.matcher.reopen(self.valid, n)
+        for j in range(self.valid, n):
+            self.matcher.frames[j + 1].child_count = self.kid_counts[j]
         self.stale = False
         return 0
 
@@ -801,10 +818,6 @@ cdef class OpenElements(DocumentSink):
         for j in range(k, last + 1):
             if sources[j - k] < 0:
                 self.insert_element(j, &sim.stack[j])
-                if self.count_children:
-                    # (an element of a skipped tag that stays: its children so far)
-                    self.matcher.frames[self.frame_index(j - 1) + 1].child_count = \
-                        self.kid_count(sim.stack[j].id, -1)
             else:
                 self.mirror[j] = sim.stack[j].id
         return last + 1

@@ -2211,7 +2211,7 @@ cdef class Matcher:
             else:
                 ipush(&self.dup, s)
         f.desc_mask = mask
-        f.pend_top = top if sf.staged or sf.child else (
+        f.pend_top = top if sf.staged or sf.child or sf.adj or sf.gen else (
             self.frames[top - 1].pend_top if top > 0 else 0)
         f.child_start = self.child.n
         for s in sf.child:
