@@ -223,6 +223,14 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("body > :first-child, span:nth-child(4n)", element=_ends(seen, "four", after="4"))
         return rw
 
+    def of_type(seen: Observed) -> Rewriter:
+        # (elements counted by type are replayed; their parents' counts keep them in the mirror)
+        rw = Rewriter()
+        rw.on("li:nth-of-type(2), p:first-of-type", element=_ends(seen, "type", append="t"))
+        rw.on("div > span:nth-of-type(2n+1) b", element=_ends(seen, "span", after="s"))
+        rw.on("td:nth-of-type(2) ~ td, b:first-child", element=_ends(seen, "td", append="d"))
+        return rw
+
     def logical(seen: Observed) -> Rewriter:
         rw = Rewriter()
         rw.on("div :not(p), :is(ul, ol) > li", element=_ends(seen, "not", append="!"))
@@ -242,14 +250,14 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
                                     combinator, comments, document_text, scoped_text,
                                     value_tests, descendants, children, formatting,
                                     attribute_chains, chain_content, chain_removals,
-                                    form_chains, siblings, positions, logical,
+                                    form_chains, siblings, positions, of_type, logical,
                                     positional_content)}
 
 
 #: The rule sets whose mirror is lazy with matcher frames.
 CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_chains",
               "chain_content", "chain_removals", "form_chains", "siblings", "positions",
-              "logical", "positional_content"]
+              "of_type", "logical", "positional_content"]
 
 
 RULE_SETS = _rule_sets()

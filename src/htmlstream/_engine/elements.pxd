@@ -66,6 +66,8 @@ cdef class OpenElements(DocumentSink):
                                         # adjacent-sibling state (_skip_tag_frames)
     cdef bint count_children            # ... with :nth-child()/:first-child: the child counts
                                         # of the elements of skipped tags are kept (kid_*)
+    cdef bint positional                # ... with any of these or :nth-of-type() (see
+                                        # _positional_unsafe)
     cdef Py_ssize_t* kid_counts         # count_children: by stack index, the element children
     cdef uint64_t* kid_ids              # so far of the element of that id and name (the
     cdef uint64_t* kid_names            # elements of skipped tags, as they were pushed, and
@@ -103,6 +105,7 @@ cdef class OpenElements(DocumentSink):
     cdef int resync(self) except -1
     @cython.final
     cdef int resync_counted(self) except -1
+    cdef int skip_positional(self, TagRec* tag) except -1     # (not final: see its call)
     @cython.final
     cdef int kid_reserve(self, Py_ssize_t n) except -1
     @cython.final

@@ -24,13 +24,14 @@ simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
 kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
-matcher frames (``lazy_frames``: any combinator, ``:nth-child()``/``:first-child`` without
-``of S``, ``:not()``/``:is()``/``:where()`` of compounds; not ``:nth-of-type()``:
-Program.compound_index), ``valid`` also covers the innermost element whose frame has states
-pending (``CFrame.pend_top``, sibling states included): every frame above it has nothing pending.
-A start tag is then skipped when its element can match no compound of any chain, or, tried where
+matcher frames (``lazy_frames``: any combinator, ``:nth-child()`` without ``of S``,
+``:nth-of-type()``, ``:not()``/``:is()``/``:where()`` of compounds: Program.compound_index),
+``valid`` also covers the innermost element whose frame has states pending or counts by type
+(``CFrame.pend_top``, sibling states included): every frame above it has nothing pending.  A
+start tag is then skipped when its element can match no compound of any chain, or, tried where
 it stands (Matcher.probe), matches no rule and leaves nothing pending, and it takes no
-adjacent-sibling state (``sibling_states``: the replay does that); the elements of skipped tags
+adjacent-sibling state (``sibling_states``: the replay does that) and is not counted by type
+(``:nth-of-type()`` counts are the matcher's: such elements are replayed); the elements of skipped tags
 get frames with nothing pending when the mirror catches up (resync: Matcher.reopen), also those
 that stay open across the adoption agency (sync_middle).  Their positions among their siblings
 (``count_children``) are counted as they are skipped: in the parent's frame when the parent is
@@ -124,15 +125,18 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
     if _content_skip_unsafe(self, tag):
         return False                    # (elements of no tag of their own are matched)
-    if self.count_children and self.sim.depth > self.sim.changed_from + (
-            not tag.is_end and self.sim.last_inserted and self.sim.last_pushed):
-        return False                    # (elements moved: kid_counts are by stack index)
+    if self.positional:
+        return self.skip_positional(tag)    # (a call through the vtable: not inlined here)
+    return _skip_unmatched(self, tag, h)
+
+
+cdef inline int _skip_unmatched(OpenElements self, TagRec* tag, uint64_t h) except -1:
+    """The end of _skip_tag_frames: skip the tag unless it matches or leaves states pending
+    where it stands (_probe), or ends <body>/<html> with work left."""
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
     else:
-        if self.sibling_states and self.sim.last_inserted and _takes_adjacent(self):
-            return False
         if self.matcher.program.compound_index.may_match(self.lx, tag, h) or (
                 h == IMAGE_HASH and
                 self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
@@ -140,12 +144,25 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
                 return False
     self.stale = True
     self.window_depth = self.sim.depth
-    if self.count_children and not tag.is_end and self.sim.last_inserted:
-        _count_skipped(self)
     if not self.lazy_content:
         # (text that re-opens formatting elements is replayed there, as when exact)
         self.lx.want_text = self.sim.wants_text or self.keep_text
     return True
+
+
+cdef inline bint _positional_unsafe(OpenElements self, TagRec* tag, uint64_t h) noexcept:
+    """With positions among siblings read (``positional``), whether the tag must be replayed
+    for them: with child counts, a tag that moves elements below the top of the stack
+    (kid_counts are by stack index); an element that takes adjacent-sibling states; one
+    counted among its siblings of its type (the matcher keeps those counts)."""
+    if self.count_children and self.sim.depth > self.sim.changed_from + (
+            not tag.is_end and self.sim.last_inserted and self.sim.last_pushed):
+        return True
+    if tag.is_end or not self.sim.last_inserted:
+        return False
+    if self.sibling_states and _takes_adjacent(self):
+        return True
+    return self.matcher.program.counts_type(IMG_HASH if h == IMAGE_HASH else h)
 
 
 cdef inline bint _takes_adjacent(OpenElements self) noexcept:
@@ -308,6 +325,8 @@ cdef class OpenElements(DocumentSink):
             self.matcher.program.needs_frames
         self.sibling_states = self.lazy_frames and self.matcher.program.sibling_combinators
         self.count_children = self.lazy_frames and self.matcher.program.uses_nth_child
+        self.positional = self.sibling_states or self.count_children or (
+            self.lazy_frames and self.matcher.program.uses_nth_of_type)
         if self.kid_cap:
             memset(self.kid_ids, 0, self.kid_cap * sizeof(uint64_t))
         self.ids_seen = 0
@@ -388,6 +407,17 @@ cdef class OpenElements(DocumentSink):
             raise MemoryError()
         self.mirror_cap = cap
         return 0
+
+    cdef int skip_positional(self, TagRec* tag) except -1:
+        """The end of _skip_tag_frames with ``positional``: what positions need first
+        (_positional_unsafe), then the child counts of the skipped tag's element and its
+        parent (_count_skipped)."""
+        if _positional_unsafe(self, tag, tag.name_hash) or \
+                not _skip_unmatched(self, tag, tag.name_hash):
+            return False
+        if self.count_children and not tag.is_end and self.sim.last_inserted:
+            _count_skipped(self)
+        return True
 
     cdef int kid_reserve(self, Py_ssize_t n) except -1:
         """Room for n entries in kid_counts and kid_ids (new ids zero: no element)."""

@@ -110,8 +110,8 @@ cdef class Program:
     cdef bint sibling_combinators       # some chain has + or ~
     cdef bint nested_chains             # some argument of :not()/:is()... has a combinator
     cdef list chain_compounds           # compile-time: every compound of the level-0 chains
-    # For the rewriter's lazy mirror with frames (any combinator, :nth-child() and
-    # :first-child without ``of S``, :not()/:is()/:where() of compounds; not :nth-of-type()):
+    # For the rewriter's lazy mirror with frames (any combinator, :nth-child() without
+    # ``of S``, :nth-of-type(), :not()/:is()/:where() of compounds):
     # these selectors' compounds, each alone as a selector, so that may_match on it says
     # whether an element can match any compound of any chain (the entry and the later ones);
     # None for other selectors.
@@ -167,6 +167,22 @@ cdef class Program:
     cdef bint may_match_indexed(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept
     cdef bint may_match_attributes(self, Lexer lx, TagRec* tag) noexcept
 
+    cdef inline bint counts_type(self, uint64_t name_hash) noexcept:
+        """Whether the elements named ``name_hash`` (INVALID_HASH: a name the hash cannot
+        hold) are counted among their siblings of their type, for :nth-of-type()."""
+        cdef Py_ssize_t i
+        if not self.uses_nth_of_type:
+            return False
+        if self.nth_of_type_all:
+            return True
+        if name_hash == INVALID_HASH or not (
+                self.nth_filter & ((<uint64_t>1) << (name_hash & 63))):
+            return False
+        for i in range(self.n_nth_types):
+            if self.nth_types[i] == name_hash:
+                return True
+        return False
+
     cdef inline bint may_match(self, Lexer lx, TagRec* tag, uint64_t name_hash) noexcept:
         """Whether some first compound can be tried on the element of the start tag ``tag``,
         named ``name_hash`` (INVALID_HASH: its name is read from the lexer's window).  False:
@@ -208,8 +224,8 @@ cdef struct CFrame:
     uint64_t gen_cls            # ... gen range
     uint64_t desc_mask          # ... the descendant states it and its ancestors added
     Py_ssize_t pend_top         # the innermost frame at or below it that has states pending
-                                # (descendant, child or sibling; 0: none), for the rewriter's
-                                # lazy mirror
+                                # (descendant, child or sibling) or counts by type (0: none),
+                                # for the rewriter's lazy mirror
 
 
 cdef struct TypeCount:

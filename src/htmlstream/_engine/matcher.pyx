@@ -515,8 +515,7 @@ cdef class Program:
         self.max_level = max(self.levels, default=0)
         self._build(nth_types)
         self.compound_index = None
-        if index_compounds and self.needs_frames and not (
-                self.nested_chains or self.of_flags or self.uses_nth_of_type):
+        if index_compounds and self.needs_frames and not (self.nested_chains or self.of_flags):
             self.compound_index = Program([_sel.SelectorList(tuple(
                 _sel.ComplexSelector((compound,))
                 for compound in dict.fromkeys(self.chain_compounds)))], encoding, False)
@@ -1597,6 +1596,7 @@ cdef class Matcher:
                 return 0            # no :nth-of-type() compound can match this type
         if parent.light:
             self._materialize(parent)
+        parent.pend_top = parent - self.frames     # (its element children read its counts)
         for i in range(parent.type_start, parent.type_start + parent.type_n):
             tc = &self.types[i]
             if tc.key == key and tc.kind == kind:
@@ -2211,7 +2211,7 @@ cdef class Matcher:
             else:
                 ipush(&self.dup, s)
         f.desc_mask = mask
-        f.pend_top = top if sf.staged or sf.child or sf.adj or sf.gen else (
+        f.pend_top = top if sf.staged or sf.child or sf.adj or sf.gen or sf.types else (
             self.frames[top - 1].pend_top if top > 0 else 0)
         f.child_start = self.child.n
         for s in sf.child:

@@ -194,8 +194,8 @@ cdef class RewriteSink(OpenElements):
         # element made without a tag of its own is replayed and matched (_content_skip_unsafe).
         self.lazy_content = rules.any_text or rules.any_scoped
         # With frames, the mirror is lazy when the selectors' compounds can be indexed alone
-        # (Program.compound_index: not with :nth-of-type(), :nth-child(... of S) or a
-        # combinator inside :not()/:is()/:where()).
+        # (Program.compound_index: not with :nth-child(... of S) or a combinator inside
+        # :not()/:is()/:where()).
         return self.init_elements(self.matcher is not None and (
             not rules.program.needs_frames or rules.program.compound_index is not None))
 
@@ -232,6 +232,7 @@ cdef class RewriteSink(OpenElements):
         self.lazy_frames = self.lazy_frames and self.lazy
         self.sibling_states = self.sibling_states and self.lazy_frames
         self.count_children = self.count_children and self.lazy_frames
+        self.positional = self.positional and self.lazy_frames
         # (the gate's filter is that of the selectors' first compounds: not with frames, where
         # later compounds may match too)
         self.gate_ok = self.lazy and not self.lazy_frames and not self.lazy_content \
