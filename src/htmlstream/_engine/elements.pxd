@@ -108,8 +108,7 @@ cdef class OpenElements(DocumentSink):
     cdef int skip_positional(self, TagRec* tag) except -1     # (not final: see its call)
     @cython.final
     cdef int kid_reserve(self, Py_ssize_t n) except -1
-    @cython.final
-    cdef Py_ssize_t kid_count(self, uint64_t id, Py_ssize_t q) noexcept
+    cdef Py_ssize_t kid_count(self, uint64_t id, Py_ssize_t q) noexcept  # (not final: _probe)
     @cython.final
     cdef int replay_stack(self, TagRec* tag) except -1
     @cython.final

@@ -125,14 +125,6 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
         return False                    # (it may imply <html>, <head> or <body>: at 0 and 1)
     if _content_skip_unsafe(self, tag):
         return False                    # (elements of no tag of their own are matched)
-    if self.positional:
-        return self.skip_positional(tag)    # (a call through the vtable: not inlined here)
-    return _skip_unmatched(self, tag, h)
-
-
-cdef inline int _skip_unmatched(OpenElements self, TagRec* tag, uint64_t h) except -1:
-    """The end of _skip_tag_frames: skip the tag unless it matches or leaves states pending
-    where it stands (_probe), or ends <body>/<html> with work left."""
     if tag.is_end:
         if (h == BODY_HASH or h == HTML_HASH) and self.states:
             return False                # (end_body_or_html)
@@ -142,6 +134,8 @@ cdef inline int _skip_unmatched(OpenElements self, TagRec* tag, uint64_t h) exce
                 self.matcher.program.compound_index.may_match(self.lx, tag, IMG_HASH)):
             if not _probe(self, tag, h):
                 return False
+    if self.positional and not self.skip_positional(tag):
+        return False                    # (a call through the vtable: not inlined here)
     self.stale = True
     self.window_depth = self.sim.depth
     if not self.lazy_content:
@@ -150,19 +144,17 @@ cdef inline int _skip_unmatched(OpenElements self, TagRec* tag, uint64_t h) exce
     return True
 
 
-cdef inline bint _positional_unsafe(OpenElements self, TagRec* tag, uint64_t h) noexcept:
-    """With positions among siblings read (``positional``), whether the tag must be replayed
-    for them: with child counts, a tag that moves elements below the top of the stack
-    (kid_counts are by stack index); an element that takes adjacent-sibling states; one
-    counted among its siblings of its type (the matcher keeps those counts)."""
+cdef inline bint _positional_unsafe(OpenElements self, TagRec* tag) noexcept:
+    """With positions among siblings read (``positional``), whether a tag the skip test
+    would skip must be replayed for them: with child counts, a tag that moves elements below
+    the top of the stack (kid_counts are by stack index); an element that takes
+    adjacent-sibling states."""
     if self.count_children and self.sim.depth > self.sim.changed_from + (
             not tag.is_end and self.sim.last_inserted and self.sim.last_pushed):
         return True
     if tag.is_end or not self.sim.last_inserted:
         return False
-    if self.sibling_states and _takes_adjacent(self):
-        return True
-    return self.matcher.program.counts_type(IMG_HASH if h == IMAGE_HASH else h)
+    return self.sibling_states and _takes_adjacent(self)
 
 
 cdef inline bint _takes_adjacent(OpenElements self) noexcept:
@@ -409,11 +401,11 @@ cdef class OpenElements(DocumentSink):
         return 0
 
     cdef int skip_positional(self, TagRec* tag) except -1:
-        """The end of _skip_tag_frames with ``positional``: what positions need first
-        (_positional_unsafe), then the child counts of the skipped tag's element and its
-        parent (_count_skipped)."""
-        if _positional_unsafe(self, tag, tag.name_hash) or \
-                not _skip_unmatched(self, tag, tag.name_hash):
+        """_skip_tag_frames with ``positional``, a tag it would skip: whether it may, for what
+        positions need (_positional_unsafe); if so, the child counts of its element and its
+        parent (_count_skipped).  (An element counted by type never gets here: Matcher.probe
+        does not try it.)"""
+        if _positional_unsafe(self, tag):
             return False
         if self.count_children and not tag.is_end and self.sim.last_inserted:
             _count_skipped(self)

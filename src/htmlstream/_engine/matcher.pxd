@@ -109,6 +109,7 @@ cdef class Program:
     cdef bint uses_nth_child            # :nth-child() or :first-child (child_count is read)
     cdef bint sibling_combinators       # some chain has + or ~
     cdef bint nested_chains             # some argument of :not()/:is()... has a combinator
+    cdef bint positional                # sibling combinators, :nth-child() or :nth-of-type()
     cdef list chain_compounds           # compile-time: every compound of the level-0 chains
     # For the rewriter's lazy mirror with frames (any combinator, :nth-child() without
     # ``of S``, :nth-of-type(), :not()/:is()/:where() of compounds):

@@ -503,6 +503,7 @@ cdef class Program:
         self.uses_nth_child = False
         self.sibling_combinators = False
         self.nested_chains = False
+        self.positional = False
         self.chain_compounds = []
         self.encoding = encoding
         self.utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
@@ -514,6 +515,8 @@ cdef class Program:
         self.levels = [st[4] for st in self.states]
         self.max_level = max(self.levels, default=0)
         self._build(nth_types)
+        self.positional = self.sibling_combinators or self.uses_nth_child or \
+            self.uses_nth_of_type
         self.compound_index = None
         if index_compounds and self.needs_frames and not (self.nested_chains or self.of_flags):
             self.compound_index = Program([_sel.SelectorList(tuple(
@@ -2430,16 +2433,21 @@ cdef class Matcher:
         left as match_ids leaves it (the rules in ``matched``, the states staged for push()):
         it is the match of the element where it is opened next, if nothing else is matched
         before."""
-        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, adj_n, gen_n
-        cdef bint staged
+        cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, adj_n = 0, gen_n = 0, child_count
+        cdef bint staged, siblings
         cdef uint64_t bit = (<uint64_t>1) << (name_hash & 63)
         cdef CFrame* f
         cdef CFrame saved
         if exact >= n_frames:
             return 2
         f = &self.frames[exact]
-        if parent == exact and not f.light and f.adj_n:
-            return 2                # (it takes the adjacent-sibling states: the replay does)
+        siblings = False
+        if self.program.positional:
+            if parent == exact and not f.light and f.adj_n:
+                return 2            # (it takes the adjacent-sibling states: the replay does)
+            if self.program.counts_type(name_hash):
+                return 2            # (counted by type: the replay counts it)
+            siblings = self.program.sibling_combinators
         # (by the masks of the tags of the pending states, none of those for it, and no first
         # compound either: most elements)
         if not (self.desc.n and f.desc_mask & bit) and not (
@@ -2462,23 +2470,26 @@ cdef class Matcher:
                 f.desc_mask = self.frames[exact].desc_mask
                 f.pend_top = self.frames[exact].pend_top
         f = &self.frames[k]
-        saved = f[0]
+        child_count = f.child_count
         if parent_count >= 0:
             f.child_count = parent_count        # (match_ids counts the element there)
-        adj_n = self.adj.n
-        gen_n = self.gen.n
+        if siblings:
+            saved = f[0]
+            adj_n = self.adj.n
+            gen_n = self.gen.n
         self.n_frames = k + 1
         # (after an error the stream is failed: nothing to restore then)
         n = self.match_ids(lx, tag, name_hash, None, ns)
         self.n_frames = n_frames
         f = &self.frames[k]
-        if self.adj.n != adj_n or self.gen.n != gen_n or f.light != saved.light:
+        f.child_count = child_count
+        if siblings and (self.adj.n != adj_n or self.gen.n != gen_n or f.light != saved.light):
             # states pending for its later siblings: its parent's frame changed, which the
             # replay's own match does again
             self.adj.n = adj_n
             self.gen.n = gen_n
             f[0] = saved
+            f.child_count = child_count
             return 2
-        f[0] = saved
         staged = self.n_stage_desc or self.n_stage_child or self.n_stage_dup
         return 1 if n > 0 or staged else 0

@@ -700,7 +700,7 @@ cdef class RewriteSink(OpenElements):
             else:
                 if self.prematch_at == tag.start and self.prematch_serial == self.matcher.serial:
                     n = self.prematch_n     # (matched in the skip test: _prematch, _probe)
-                    if self.lazy_frames:
+                    if self.count_children:
                         # (counted where it is opened: the probe left the frames as they were)
                         self.matcher.frames[self.matcher.n_frames - 1].child_count += 1
                 else:
