@@ -238,6 +238,15 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("li:not(:first-child), h1 + :is(p, div)", element=_ends(seen, "mix", append="m"))
         return rw
 
+    def nested(seen: Observed) -> Rewriter:
+        # (combinators inside :is()/:not()/:where(), :nth-child(... of S))
+        rw = Rewriter()
+        rw.on(":is(div p) b, li:not(ul li)", element=_ends(seen, "is", append="i"))
+        rw.on(":where(table td) > span, a:is(p > a, li a)", element=_ends(seen, "a", after="a"))
+        rw.on("li:nth-child(2 of .x), :nth-child(2n of li, p) b", element=_ends(seen, "of",
+                                                                             append="o"))
+        return rw
+
     def positional_content(seen: Observed) -> Rewriter:
         rw = Rewriter()
         rw.on("h1 + p", text=_text(seen, "h1 + p"), comments=lambda c: seen.append(c.text))
@@ -251,13 +260,13 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
                                     value_tests, descendants, children, formatting,
                                     attribute_chains, chain_content, chain_removals,
                                     form_chains, siblings, positions, of_type, logical,
-                                    positional_content)}
+                                    nested, positional_content)}
 
 
 #: The rule sets whose mirror is lazy with matcher frames.
 CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_chains",
               "chain_content", "chain_removals", "form_chains", "siblings", "positions",
-              "of_type", "logical", "positional_content"]
+              "of_type", "logical", "nested", "positional_content"]
 
 
 RULE_SETS = _rule_sets()

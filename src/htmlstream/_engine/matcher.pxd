@@ -108,11 +108,10 @@ cdef class Program:
     cdef public bint nth_of_type_all    # some :nth-of-type() compound names no hashable tag
     cdef bint uses_nth_child            # :nth-child() or :first-child (child_count is read)
     cdef bint sibling_combinators       # some chain has + or ~
-    cdef bint nested_chains             # some argument of :not()/:is()... has a combinator
     cdef bint positional                # sibling combinators, :nth-child() or :nth-of-type()
+    cdef bint of_counts                 # :nth-child(An+B of S) (of_flags is not empty)
     cdef list chain_compounds           # compile-time: every compound of the level-0 chains
-    # For the rewriter's lazy mirror with frames (any combinator, :nth-child() without
-    # ``of S``, :nth-of-type(), :not()/:is()/:where() of compounds):
+    # For the rewriter's lazy mirror with frames (every selector):
     # these selectors' compounds, each alone as a selector, so that may_match on it says
     # whether an element can match any compound of any chain (the entry and the later ones);
     # None for other selectors.
@@ -295,6 +294,8 @@ cdef class Matcher:
     cdef uint64_t stage_child_mask
     cdef uint64_t stage_child_cls
     cdef int serial
+    cdef bint probing                   # probe() is matching: :nth-child(... of S) counts wait
+    cdef bint probe_counted             # ... and it would have counted one
     cdef dict name_ids                  # names that do not hash -> id, for :nth-of-type()
     cdef int cls_serial                 # the element serial cls_bits are for
     cdef int cls_state                  # 0: no class attribute; 1: cls_bits valid; 2: unknown

@@ -502,7 +502,6 @@ cdef class Program:
         self.nth_of_type_all = False
         self.uses_nth_child = False
         self.sibling_combinators = False
-        self.nested_chains = False
         self.positional = False
         self.chain_compounds = []
         self.encoding = encoding
@@ -515,13 +514,18 @@ cdef class Program:
         self.levels = [st[4] for st in self.states]
         self.max_level = max(self.levels, default=0)
         self._build(nth_types)
+        self.of_counts = bool(self.of_flags)
         self.positional = self.sibling_combinators or self.uses_nth_child or \
             self.uses_nth_of_type
         self.compound_index = None
-        if index_compounds and self.needs_frames and not (self.nested_chains or self.of_flags):
+        if index_compounds and self.needs_frames:
             self.compound_index = Program([_sel.SelectorList(tuple(
                 _sel.ComplexSelector((compound,))
                 for compound in dict.fromkeys(self.chain_compounds)))], encoding, False)
+            if self.of_counts and self.compound_index.n_any:
+                # (every element would be tried, and matched again by the replay when it
+                # matches S: the exact replay is cheaper)
+                self.compound_index = None
         self.chain_compounds = None
 
     # ---------------------------------------------------------------- compiling
@@ -543,8 +547,9 @@ cdef class Program:
         compounds = complex_sel.compounds
         combinators = complex_sel.combinators
         n = len(compounds)
-        if level == 0:
-            self.chain_compounds.extend(compounds)
+        # (every compound, the arguments' too: an element that can match none of them changes
+        # no state, at any level)
+        self.chain_compounds.extend(compounds)
         # Compile the compounds first: their arguments (:not, :is...) add states of their own,
         # and this chain's states must be consecutive.
         # Chains that start with the same compound and combinator share their first state (a
@@ -597,8 +602,6 @@ cdef class Program:
         for i in range(n):
             if i + 1 < n:
                 self.needs_frames = True    # a combinator: states wait on the stack
-                if level:
-                    self.nested_chains = True
                 if combinators[i] in (_sel.Combinator.ADJACENT,
                                       _sel.Combinator.GENERAL_SIBLING):
                     self.sibling_combinators = True
@@ -1565,9 +1568,13 @@ cdef class Matcher:
         self.flag_stamp[flag] = self.serial
         if not self.program.flag_counted[flag]:
             return 0
+        if self.probing:
+            self.probe_counted = True   # (probe: counted by the replay's own match)
+            return 0
         parent = &self.frames[self.n_frames - 1]
         if parent.light:
             self._materialize(parent)
+        parent.pend_top = self.n_frames - 1     # (its element children read its counts)
         for i in range(parent.of_start, parent.of_start + 2 * parent.of_n, 2):
             if self.ofs.data[i] == flag:
                 self.ofs.data[i + 1] += 1
@@ -2214,7 +2221,7 @@ cdef class Matcher:
             else:
                 ipush(&self.dup, s)
         f.desc_mask = mask
-        f.pend_top = top if sf.staged or sf.child or sf.adj or sf.gen or sf.types else (
+        f.pend_top = top if sf.staged or sf.child or sf.adj or sf.gen or sf.types or sf.ofs else (
             self.frames[top - 1].pend_top if top > 0 else 0)
         f.child_start = self.child.n
         for s in sf.child:
@@ -2447,7 +2454,7 @@ cdef class Matcher:
                 return 2            # (it takes the adjacent-sibling states: the replay does)
             if self.program.counts_type(name_hash):
                 return 2            # (counted by type: the replay counts it)
-            siblings = self.program.sibling_combinators
+            siblings = self.program.sibling_combinators or self.program.of_counts
         # (by the masks of the tags of the pending states, none of those for it, and no first
         # compound either: most elements)
         if not (self.desc.n and f.desc_mask & bit) and not (
@@ -2477,19 +2484,24 @@ cdef class Matcher:
             saved = f[0]
             adj_n = self.adj.n
             gen_n = self.gen.n
+            self.probing = True         # (:nth-child(... of S) counts wait: _set_flag)
+            self.probe_counted = False
         self.n_frames = k + 1
         # (after an error the stream is failed: nothing to restore then)
         n = self.match_ids(lx, tag, name_hash, None, ns)
         self.n_frames = n_frames
         f = &self.frames[k]
         f.child_count = child_count
-        if siblings and (self.adj.n != adj_n or self.gen.n != gen_n or f.light != saved.light):
-            # states pending for its later siblings: its parent's frame changed, which the
-            # replay's own match does again
+        if siblings and (self.adj.n != adj_n or self.gen.n != gen_n or f.light != saved.light
+                         or self.probe_counted):
+            # states pending for its later siblings, or counted among those that match S:
+            # its parent's frame changed, which the replay's own match does again
+            self.probing = False
             self.adj.n = adj_n
             self.gen.n = gen_n
             f[0] = saved
             f.child_count = child_count
             return 2
+        self.probing = False
         staged = self.n_stage_desc or self.n_stage_child or self.n_stage_dup
         return 1 if n > 0 or staged else 0
