@@ -2,9 +2,12 @@
 frames (no combinator, no structural or logical pseudo-class), the sink skips the tags that
 change the stack only above the elements with work left and whose element matches no rule
 (with text or comment handlers, also not a tag that makes elements of no tag of their own,
-nor one before a ``<body>`` exists).  With only descendant and child combinators it does the
-same with the matcher's frames, above the elements with work left or states pending, for tags
-whose element matches no rule and makes nothing pending where it stands (``CHAIN_SETS``).
+nor one before a ``<body>`` exists).  With combinators or structural or logical
+pseudo-classes it does the same with the matcher's frames, above the elements with work left
+or states pending, for tags whose element matches no rule and makes nothing pending where it
+stands (``CHAIN_SETS``); with sibling combinators and ``:nth-*`` it also counts the elements
+of skipped tags among their siblings, and replays those that take sibling states or are
+counted by type or among those that match ``S``.
 Everything a handler sees and everything written must be the same as with the mirror kept
 exact at every tag (``rewriter._lazy_mirror = False``), for any chunking.
 
@@ -12,8 +15,9 @@ The rule sets put work at elements' ends where the tree builder closes elements 
 (implied ends, ``</form>`` and the adoption agency taking elements out of the middle, text
 closing ``<head>``, ``</body>``/``</html>`` that close nothing, the end of input), or content
 handlers on elements the tree builder makes with no tag (re-opened formatting elements,
-implied ``html``/``head``/``body``/``tbody``/``tr``), and chains of descendant and child
-combinators around the adoption agency, ``</form>``, implied and merged elements.
+implied ``html``/``head``/``body``/``tbody``/``tr``), and chains of combinators and
+positions among siblings around the adoption agency, ``</form>``, implied and merged
+elements.
 """
 
 from __future__ import annotations
@@ -269,6 +273,9 @@ CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_
               "of_type", "logical", "nested", "positional_content"]
 
 
+#: Those with positions among siblings (sibling combinators, :nth-*, of S).
+POSITION_SETS = ["siblings", "positions", "of_type", "logical", "nested", "positional_content"]
+
 RULE_SETS = _rule_sets()
 
 EDGE_CASES = [
@@ -407,6 +414,34 @@ def test_lazy_mirror_chains_property(data: bytes, points: list[int]) -> None:
     cuts = sorted({min(p, len(data)) for p in points})
     pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
     check(data, CHAIN_SETS, [[data], pieces])
+
+
+#: Rarer structure for the positional rule sets: tables, templates, foreign content, select,
+#: raw text, frameset, void and self-closed tags.
+_RARE_NAMES = [b"th", b"caption", b"colgroup", b"col", b"select", b"option", b"optgroup",
+               b"template", b"math", b"mi", b"foreignObject", b"desc", b"noscript",
+               b"frameset", b"nobr", b"strong", b"dd", b"dt", b"dl", b"button", b"textarea",
+               b"script", b"xmp", b"hr", b"h2", b"section", b"tbody"]
+
+
+@st.composite
+def _rare_piece(draw: st.DrawFn) -> bytes:
+    if draw(st.integers(0, 2)):
+        return draw(_soup_piece())
+    name = draw(st.sampled_from(_RARE_NAMES + _SOUP_NAMES))
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        return b"</" + name + b">"
+    return b"<" + name + draw(st.sampled_from(_SOUP_ATTRS)) + (b"/>" if kind == 3 else b">")
+
+
+@SETTINGS
+@given(st.lists(_rare_piece(), max_size=80).map(b"".join), st.lists(st.integers(0, 800),
+                                                                   max_size=4))
+def test_lazy_mirror_positions_property(data: bytes, points: list[int]) -> None:
+    cuts = sorted({min(p, len(data)) for p in points})
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    check(data, POSITION_SETS, [[data], pieces])
 
 
 def _corpus() -> list[Path]:

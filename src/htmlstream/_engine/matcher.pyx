@@ -2399,11 +2399,12 @@ cdef class Matcher:
 
     # ------------------------------------------------------------------ the rewriter's lazy mirror
     # The rewriter follows the open elements only where it has work left (see elements.pyx).
-    # Without frames it only needs the number of open elements (for :root).  With frames (only
-    # descendant and child combinators, Program.compound_index), every frame at or above the
-    # innermost one with states pending (``pend_top``) is empty, and the elements of the tags
-    # the rewriter skipped have none: they are made empty when it catches up (reopen), and an
-    # element that may match a compound is tried where it stands (probe) before any replay.
+    # Without frames it only needs the number of open elements (for :root).  With frames
+    # (Program.compound_index), every frame above the innermost one with states pending or
+    # counts by type or of S (``pend_top``) has nothing pending, and the elements of the tags
+    # the rewriter skipped have nothing: their frames are made when it catches up (reopen; the
+    # rewriter gives them their child counts), and an element that may match a compound is
+    # tried where it stands (probe) before any replay.
 
     cdef int reopen(self, Py_ssize_t exact, Py_ssize_t n) except -1:
         """``n`` elements are open (``n`` >= ``exact``), of which the first ``exact`` have
