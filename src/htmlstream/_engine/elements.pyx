@@ -24,19 +24,19 @@ simulator does not simulate, is made there (``implied_at_end``).
 
 The lazy mirror (``lazy``): when the matcher keeps nothing per open element, the mirror is only
 kept exact below ``valid``, under which every element with work left is (see sync_stack).  With
-matcher frames (``lazy_frames``: any combinator, ``:nth-child()`` without ``of S``,
-``:nth-of-type()``, ``:not()``/``:is()``/``:where()`` of compounds: Program.compound_index),
-``valid`` also covers the innermost element whose frame has states pending or counts by type
-(``CFrame.pend_top``, sibling states included): every frame above it has nothing pending.  A
-start tag is then skipped when its element can match no compound of any chain, or, tried where
-it stands (Matcher.probe), matches no rule and leaves nothing pending, and it takes no
-adjacent-sibling state (``sibling_states``: the replay does that) and is not counted by type
-(``:nth-of-type()`` counts are the matcher's: such elements are replayed); the elements of skipped tags
-get frames with nothing pending when the mirror catches up (resync: Matcher.reopen), also those
-that stay open across the adoption agency (sync_middle).  Their positions among their siblings
-(``count_children``) are counted as they are skipped: in the parent's frame when the parent is
-in the mirror, else by stack index (``kid_counts``, with the element's id), which resync and
-sync_middle give their frames; a tag that moves elements below the top is not skipped then.  Tags that make elements of no tag of
+matcher frames (``lazy_frames``: every selector but ``:nth-child(... of S)`` with ``S`` tried on
+every element; Program.compound_index), ``valid`` also covers the innermost element whose frame
+has states pending or counts by type or of ``S`` (``CFrame.pend_top``, sibling states
+included): every frame above it has nothing pending.  A start tag is then skipped when its
+element can match no compound of any chain, or, tried where it stands (Matcher.probe), matches
+no rule and leaves nothing pending; the elements of skipped tags get frames with nothing pending
+when the mirror catches up (resync: Matcher.reopen), also those that stay open across the
+adoption agency (sync_middle).  With positions among siblings (``positional``:
+skip_positional), an element that takes adjacent-sibling states or is counted by type or of
+``S`` is replayed, and the elements of skipped tags are counted in their parents
+(``count_children``: in the parent's frame when it is in the mirror, else by stack index in
+``kid_counts``); a tag that moves elements below the top is not skipped then, so that the
+mirror can be rebuilt exactly (resync_counted).  Tags that make elements of no tag of
 their own, transient elements or ghosts, tags before a ``<body>`` exists and tags while a form
 element pointer is set (``</form>`` keeps the form's frame as a ghost below the elements open in
 it, which must be in the mirror), are never skipped, and text that changes the stack is
@@ -279,6 +279,14 @@ cdef inline bint _content_skip_unsafe(OpenElements self, TagRec* tag) noexcept:
     return created > (1 if (not tag.is_end and self.sim.last_pushed) else 0)
 
 
+cdef inline Py_ssize_t _capacity(Py_ssize_t cap, Py_ssize_t n) noexcept:
+    """The size an array of ``cap`` entries grows to for ``n``: doubled (64 at first)."""
+    cap = cap * 2 if cap else 64
+    while cap < n:
+        cap *= 2
+    return cap
+
+
 cdef class OpenElement:
     """Rewriter state of an open element that has work left for its end, or content handlers
     in force.  One per element, however it was made: its start tag, implied, or with start
@@ -390,9 +398,7 @@ cdef class OpenElements(DocumentSink):
 
     cdef int mirror_reserve(self, Py_ssize_t n) except -1:
         """Room for n entries in the mirror."""
-        cdef Py_ssize_t cap = self.mirror_cap * 2 if self.mirror_cap else 64
-        while cap < n:
-            cap *= 2
+        cdef Py_ssize_t cap = _capacity(self.mirror_cap, n)
         self.mirror = <uint64_t*>realloc(self.mirror, cap * sizeof(uint64_t))
         self.mirror_names = <uint64_t*>realloc(self.mirror_names, cap * sizeof(uint64_t))
         if self.mirror == NULL or self.mirror_names == NULL:
@@ -412,10 +418,8 @@ cdef class OpenElements(DocumentSink):
         return True
 
     cdef int kid_reserve(self, Py_ssize_t n) except -1:
-        """Room for n entries in kid_counts and kid_ids (new ids zero: no element)."""
-        cdef Py_ssize_t cap = self.kid_cap * 2 if self.kid_cap else 64
-        while cap < n:
-            cap *= 2
+        """Room for n entries in kid_counts, kid_ids and kid_names (new ids zero: none)."""
+        cdef Py_ssize_t cap = _capacity(self.kid_cap, n)
         self.kid_counts = <Py_ssize_t*>realloc(self.kid_counts, cap * sizeof(Py_ssize_t))
         self.kid_ids = <uint64_t*>realloc(self.kid_ids, cap * sizeof(uint64_t))
         self.kid_names = <uint64_t*>realloc(self.kid_names, cap * sizeof(uint64_t))
