@@ -2442,20 +2442,21 @@ cdef class Matcher:
         it is the match of the element where it is opened next, if nothing else is matched
         before."""
         cdef Py_ssize_t n_frames = self.n_frames, k = exact, n, adj_n = 0, gen_n = 0, child_count
-        cdef bint staged, siblings
+        cdef bint staged, parent_may_change
         cdef uint64_t bit = (<uint64_t>1) << (name_hash & 63)
         cdef CFrame* f
         cdef CFrame saved
         if exact >= n_frames:
             return 2
         f = &self.frames[exact]
-        siblings = False
+        parent_may_change = False
         if self.program.positional:
             if parent == exact and not f.light and f.adj_n:
                 return 2            # (it takes the adjacent-sibling states: the replay does)
             if self.program.counts_type(name_hash):
                 return 2            # (counted by type: the replay counts it)
-            siblings = self.program.sibling_combinators or self.program.of_counts
+            # (its match may add sibling states or a count of S to its parent's frame)
+            parent_may_change = self.program.sibling_combinators or self.program.of_counts
         # (by the masks of the tags of the pending states, none of those for it, and no first
         # compound either: most elements)
         if not (self.desc.n and f.desc_mask & bit) and not (
@@ -2481,7 +2482,7 @@ cdef class Matcher:
         child_count = f.child_count
         if parent_count >= 0:
             f.child_count = parent_count        # (match_ids counts the element there)
-        if siblings:
+        if parent_may_change:
             saved = f[0]
             adj_n = self.adj.n
             gen_n = self.gen.n
@@ -2493,8 +2494,8 @@ cdef class Matcher:
         self.n_frames = n_frames
         f = &self.frames[k]
         f.child_count = child_count
-        if siblings and (self.adj.n != adj_n or self.gen.n != gen_n or f.light != saved.light
-                         or self.probe_counted):
+        if parent_may_change and (self.adj.n != adj_n or self.gen.n != gen_n
+                                  or f.light != saved.light or self.probe_counted):
             # states pending for its later siblings, or counted among those that match S:
             # its parent's frame changed, which the replay's own match does again
             self.probing = False

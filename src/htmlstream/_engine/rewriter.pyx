@@ -193,9 +193,9 @@ cdef class RewriteSink(OpenElements):
         # (lazy_content): text is split where the simulator says the stack changed, and every
         # element made without a tag of its own is replayed and matched (_content_skip_unsafe).
         self.lazy_content = rules.any_text or rules.any_scoped
-        # With frames, the mirror is lazy when the selectors' compounds can be indexed alone
-        # (Program.compound_index: not with :nth-child(... of S) or a combinator inside
-        # :not()/:is()/:where()).
+        # With frames, the mirror is lazy when the selectors' compounds are indexed alone
+        # (Program.compound_index: every selector but :nth-child(... of S) with S tried on
+        # every element).
         return self.init_elements(self.matcher is not None and (
             not rules.program.needs_frames or rules.program.compound_index is not None))
 
