@@ -93,6 +93,13 @@ class Origin:
             if reply.compress:
                 resp.enable_compression()
             await resp.prepare(request)
+            if request.method == "HEAD":
+                # No body (RFC 9110, 9.3.2): aiohttp writes what a stream response is given
+                # even then, and a client that reuses the connection would read those bytes
+                # as the next response (a proxy's 502: "Bad HTTP response line").
+                await resp.write_eof()
+                rec.done = True
+                return resp
             for i, chunk in enumerate(reply.chunks):
                 if i == len(reply.chunks) - 1 and reply.gate is not None:
                     opened = await asyncio.to_thread(reply.gate.wait, WAIT)
