@@ -145,44 +145,6 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on_document(text=_text(seen, "doc"), text_filter="@")
         return rw
 
-    # With only descendant and child combinators the mirror is lazy with matcher frames: a tag
-    # is skipped when its element can match no compound of any chain, or matches nothing and
-    # leaves nothing pending where it stands (Matcher.probe); the elements of skipped tags get
-    # empty frames when the mirror catches up.
-
-    def descendants(seen: Observed) -> Rewriter:
-        rw = Rewriter()
-        rw.on("div p", element=_ends(seen, "div p", append="."))
-        rw.on("ul li a", element=_ends(seen, "ul li a", after="~"))
-        rw.on("body xyzzy, table td b", element=_ends(seen, "xyzzy", append="x"))
-        return rw
-
-    def form_chains(seen: Observed) -> Rewriter:
-        # (elements no compound names, skipped, inside a form that </form> leaves while they
-        # stay open: the form's frame stays their ancestor's)
-        rw = Rewriter()
-        rw.on("form p", element=_ends(seen, "form p", append="."))
-        rw.on("form span, form > em", element=_ends(seen, "form span", after="f"))
-        return rw
-
-    def children(seen: Observed) -> Rewriter:
-        # (implied tbody, merged <body>, the head's children, a form left by </form>)
-        rw = Rewriter()
-        rw.on("div > p", element=_ends(seen, "div > p", append="."))
-        rw.on("table > tbody > tr > td", element=_ends(seen, "td", after=","))
-        rw.on("html > body, head > title", element=_ends(seen, "top", append="^"))
-        rw.on("form > div > input, form span", element=_ends(seen, "form", after="f"))
-        rw.on(":root > body > ul > li", element=_ends(seen, "root li", append="r"))
-        return rw
-
-    def formatting(seen: Observed) -> Rewriter:
-        # (the adoption agency, re-opened and cloned formatting elements around skipped tags)
-        rw = Rewriter()
-        rw.on("b i, p > b, a b > span", element=_ends(seen, "fmt", append="*"))
-        rw.on("div > a i", element=_ends(seen, "a i", after="/"))
-        rw.on("cite div, div > p span", element=_ends(seen, "cite div", append="c"))
-        return rw
-
     def attribute_chains(seen: Observed) -> Rewriter:
         rw = Rewriter()
         rw.on("div.x > p[id]", element=_ends(seen, "x p", append="."))
@@ -208,49 +170,6 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("li > b", element=lambda el: el.remove())
         return rw
 
-    # Sibling combinators, :nth-child() and :first-child, :not()/:is()/:where() of compounds:
-    # lazy with frames too; a skipped element takes no adjacent-sibling state, and the
-    # positions of skipped elements among their siblings are counted as they are skipped.
-
-    def siblings(seen: Observed) -> Rewriter:
-        rw = Rewriter()
-        rw.on("h1 + p, li + li", element=_ends(seen, "adj", append="+"))
-        rw.on("p ~ span, div > b ~ i", element=_ends(seen, "gen", after="~"))
-        rw.on("ul li ~ li a, td + td b", element=_ends(seen, "deep", append="-"))
-        return rw
-
-    def positions(seen: Observed) -> Rewriter:
-        rw = Rewriter()
-        rw.on("li:first-child, div > p:first-child", element=_ends(seen, "first", append="1"))
-        rw.on("tr:first-child td, p:nth-child(2n+1) b", element=_ends(seen, "odd", after="o"))
-        rw.on(":nth-child(3), ul > :nth-child(-n+2)", element=_ends(seen, "nth", append="n"))
-        rw.on("body > :first-child, span:nth-child(4n)", element=_ends(seen, "four", after="4"))
-        return rw
-
-    def of_type(seen: Observed) -> Rewriter:
-        # (elements counted by type are replayed; their parents' counts keep them in the mirror)
-        rw = Rewriter()
-        rw.on("li:nth-of-type(2), p:first-of-type", element=_ends(seen, "type", append="t"))
-        rw.on("div > span:nth-of-type(2n+1) b", element=_ends(seen, "span", after="s"))
-        rw.on("td:nth-of-type(2) ~ td, b:first-child", element=_ends(seen, "td", append="d"))
-        return rw
-
-    def logical(seen: Observed) -> Rewriter:
-        rw = Rewriter()
-        rw.on("div :not(p), :is(ul, ol) > li", element=_ends(seen, "not", append="!"))
-        rw.on("p:not(.x) a, :where(b, i) span", element=_ends(seen, "is", after="?"))
-        rw.on("li:not(:first-child), h1 + :is(p, div)", element=_ends(seen, "mix", append="m"))
-        return rw
-
-    def nested(seen: Observed) -> Rewriter:
-        # (combinators inside :is()/:not()/:where(), :nth-child(... of S))
-        rw = Rewriter()
-        rw.on(":is(div p) b, li:not(ul li)", element=_ends(seen, "is", append="i"))
-        rw.on(":where(table td) > span, a:is(p > a, li a)", element=_ends(seen, "a", after="a"))
-        rw.on("li:nth-child(2 of .x), :nth-child(2n of li, p) b", element=_ends(seen, "of",
-                                                                             append="o"))
-        return rw
-
     def positional_content(seen: Observed) -> Rewriter:
         rw = Rewriter()
         rw.on("h1 + p", text=_text(seen, "h1 + p"), comments=lambda c: seen.append(c.text))
@@ -259,22 +178,94 @@ def _rule_sets() -> dict[str, Callable[[Observed], Rewriter]]:
         rw.on("p:nth-child(2) > b", element=_ends(seen, "b", clear=True))
         return rw
 
-    return {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
+    sets = {f.__name__: f for f in (bench_like, implied_ends, removals, attributes,
                                     combinator, comments, document_text, scoped_text,
-                                    value_tests, descendants, children, formatting,
-                                    attribute_chains, chain_content, chain_removals,
-                                    form_chains, siblings, positions, of_type, logical,
-                                    nested, positional_content)}
+                                    value_tests, attribute_chains, chain_content,
+                                    chain_removals, positional_content)}
+    for name, rules in _ENDS_SETS.items():
+        sets[name] = _ends_set(rules)
+    return sets
 
+
+def _ends_set(rules: list[tuple[str, str, dict[str, Any]]]) -> Callable[[Observed], Rewriter]:
+    """A rule set of _ends handlers: (selector, label, _ends' change) per rule."""
+    def make(seen: Observed) -> Rewriter:
+        rw = Rewriter()
+        for selector, what, change in rules:
+            rw.on(selector, element=_ends(seen, what, **change))
+        return rw
+    return make
+
+
+#: Rule sets of _ends handlers on chains, lazy with matcher frames: a tag is skipped when its
+#: element can match no compound of any chain, or matches nothing and leaves nothing pending
+#: where it stands (Matcher.probe); the elements of skipped tags get frames with nothing
+#: pending when the mirror catches up.  With sibling combinators and :nth-*, a skipped element
+#: takes no adjacent-sibling state, is not counted by type or of S, and is counted among its
+#: siblings as it is skipped.
+_ENDS_SETS: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    "descendants": [
+        ("div p", "div p", {"append": "."}),
+        ("ul li a", "ul li a", {"after": "~"}),
+        ("body xyzzy, table td b", "xyzzy", {"append": "x"}),
+    ],
+    # (elements no compound names, skipped, inside a form that </form> leaves while they stay
+    # open: the form's frame stays their ancestor's)
+    "form_chains": [
+        ("form p", "form p", {"append": "."}),
+        ("form span, form > em", "form span", {"after": "f"}),
+    ],
+    # (implied tbody, merged <body>, the head's children, a form left by </form>)
+    "children": [
+        ("div > p", "div > p", {"append": "."}),
+        ("table > tbody > tr > td", "td", {"after": ","}),
+        ("html > body, head > title", "top", {"append": "^"}),
+        ("form > div > input, form span", "form", {"after": "f"}),
+        (":root > body > ul > li", "root li", {"append": "r"}),
+    ],
+    # (the adoption agency, re-opened and cloned formatting elements around skipped tags)
+    "formatting": [
+        ("b i, p > b, a b > span", "fmt", {"append": "*"}),
+        ("div > a i", "a i", {"after": "/"}),
+        ("cite div, div > p span", "cite div", {"append": "c"}),
+    ],
+    "siblings": [
+        ("h1 + p, li + li", "adj", {"append": "+"}),
+        ("p ~ span, div > b ~ i", "gen", {"after": "~"}),
+        ("ul li ~ li a, td + td b", "deep", {"append": "-"}),
+    ],
+    "positions": [
+        ("li:first-child, div > p:first-child", "first", {"append": "1"}),
+        ("tr:first-child td, p:nth-child(2n+1) b", "odd", {"after": "o"}),
+        (":nth-child(3), ul > :nth-child(-n+2)", "nth", {"append": "n"}),
+        ("body > :first-child, span:nth-child(4n)", "four", {"after": "4"}),
+    ],
+    # (elements counted by type are replayed; their parents' counts keep them in the mirror)
+    "of_type": [
+        ("li:nth-of-type(2), p:first-of-type", "type", {"append": "t"}),
+        ("div > span:nth-of-type(2n+1) b", "span", {"after": "s"}),
+        ("td:nth-of-type(2) ~ td, b:first-child", "td", {"append": "d"}),
+    ],
+    "logical": [
+        ("div :not(p), :is(ul, ol) > li", "not", {"append": "!"}),
+        ("p:not(.x) a, :where(b, i) span", "is", {"after": "?"}),
+        ("li:not(:first-child), h1 + :is(p, div)", "mix", {"append": "m"}),
+    ],
+    # (combinators inside :is()/:not()/:where(), :nth-child(... of S))
+    "nested": [
+        (":is(div p) b, li:not(ul li)", "is", {"append": "i"}),
+        (":where(table td) > span, a:is(p > a, li a)", "a", {"after": "a"}),
+        ("li:nth-child(2 of .x), :nth-child(2n of li, p) b", "of", {"append": "o"}),
+    ],
+}
+
+
+#: The rule sets with positions among siblings (sibling combinators, :nth-*, of S).
+POSITION_SETS = ["siblings", "positions", "of_type", "logical", "nested", "positional_content"]
 
 #: The rule sets whose mirror is lazy with matcher frames.
 CHAIN_SETS = ["combinator", "descendants", "children", "formatting", "attribute_chains",
-              "chain_content", "chain_removals", "form_chains", "siblings", "positions",
-              "of_type", "logical", "nested", "positional_content"]
-
-
-#: Those with positions among siblings (sibling combinators, :nth-*, of S).
-POSITION_SETS = ["siblings", "positions", "of_type", "logical", "nested", "positional_content"]
+              "chain_content", "chain_removals", "form_chains", *POSITION_SETS]
 
 RULE_SETS = _rule_sets()
 

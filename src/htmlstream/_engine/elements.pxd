@@ -4,7 +4,7 @@ cimport cython
 from libc.stdint cimport uint64_t
 
 from htmlstream._engine.lexer cimport Lexer, TagRec
-from htmlstream._engine.matcher cimport Matcher
+from htmlstream._engine.matcher cimport Matcher, Program
 from htmlstream._engine.rules cimport Rules
 from htmlstream._engine.sink cimport DocumentSink
 from htmlstream._engine.treebuilder cimport TreeBuilderSimulator
@@ -105,6 +105,8 @@ cdef class OpenElements(DocumentSink):
     cdef int resync(self) except -1
     @cython.final
     cdef int resync_counted(self) except -1
+    @cython.final
+    cdef void use_frames(self, bint on) noexcept
     cdef int skip_positional(self, TagRec* tag) except -1     # (not final: see its call)
     @cython.final
     cdef int kid_reserve(self, Py_ssize_t n) except -1

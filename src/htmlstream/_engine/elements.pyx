@@ -144,6 +144,12 @@ cdef int _skip_tag_frames(OpenElements self, TagRec* tag) except -1:
     return True
 
 
+cdef inline Py_ssize_t _new_element_index(TreeBuilderSimulator sim) noexcept:
+    """The stack index of the element of the start tag just read (pushed on top, or a void
+    element where it would be): its parent is the element below it."""
+    return sim.depth - 1 if sim.last_pushed else sim.depth
+
+
 cdef inline bint _positional_unsafe(OpenElements self, TagRec* tag) noexcept:
     """With positions among siblings read (``positional``), whether a tag the skip test
     would skip must be replayed for them: with child counts, a tag that moves elements below
@@ -162,7 +168,7 @@ cdef inline bint _takes_adjacent(OpenElements self) noexcept:
     child of the element whose frame is the top exact one, with adjacent-sibling states pending
     there (``h1 + p``): the element takes them (they end at it), which the replay does.  (A
     parent above ``valid`` has nothing pending: CFrame.pend_top covers sibling states.)"""
-    cdef Py_ssize_t pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
+    cdef Py_ssize_t pos = _new_element_index(self.sim)
     cdef CFrame* f
     if pos != self.valid:
         return False
@@ -175,7 +181,7 @@ cdef int _count_skipped(OpenElements self) except -1:
     counted in the parent's frame when the parent is in the mirror (its own frame), else in
     ``kid_counts``; when pushed, it has no children yet."""
     cdef TreeBuilderSimulator sim = self.sim
-    cdef Py_ssize_t pos = sim.depth - 1 if sim.last_pushed else sim.depth
+    cdef Py_ssize_t pos = _new_element_index(sim)
     cdef Py_ssize_t q = pos - 1
     cdef uint64_t id
     if q >= 0:
@@ -249,8 +255,7 @@ cdef int _probe(OpenElements self, TagRec* tag, uint64_t h) except -1:
         return False
     if not self.sim.last_inserted:
         return True             # (a start tag the tree builder ignores: no element, no match)
-    # the element's index in the stack: its parent is the element below it (frame pos)
-    pos = self.sim.depth - 1 if self.sim.last_pushed else self.sim.depth
+    pos = _new_element_index(self.sim)     # (its parent is the element below it: frame pos)
     r = self.matcher.probe(self.lx, tag, h, self.sim.last_namespace, self.valid, pos,
                            self.kid_count(self.sim.stack[pos - 1].id, pos - 1)
                            if self.count_children else -1)
@@ -321,14 +326,7 @@ cdef class OpenElements(DocumentSink):
         self.close_at = 0
         self.lazy = lazy
         self.gate_ok = False                # (attach_to: once the rules are known)
-        self.lazy_frames = lazy and self.matcher is not None and \
-            self.matcher.program.needs_frames
-        self.sibling_states = self.lazy_frames and self.matcher.program.sibling_combinators
-        self.count_children = self.lazy_frames and self.matcher.program.uses_nth_child
-        self.positional = self.sibling_states or self.count_children or (
-            self.lazy_frames and self.matcher.program.uses_nth_of_type)
-        if self.kid_cap:
-            memset(self.kid_ids, 0, self.kid_cap * sizeof(uint64_t))
+        self.use_frames(lazy and self.matcher is not None and self.matcher.program.needs_frames)
         self.ids_seen = 0
         self.stale = False
         self.valid = 0
@@ -405,6 +403,19 @@ cdef class OpenElements(DocumentSink):
             raise MemoryError()
         self.mirror_cap = cap
         return 0
+
+    cdef void use_frames(self, bint on) noexcept:
+        """Whether the mirror is lazy with matcher frames (``lazy_frames``), and with it what
+        positions among siblings need (``sibling_states``, ``count_children``,
+        ``positional``)."""
+        cdef Program program
+        self.lazy_frames = on
+        self.sibling_states = self.count_children = self.positional = False
+        if on:
+            program = self.matcher.program
+            self.sibling_states = program.sibling_combinators
+            self.count_children = program.uses_nth_child
+            self.positional = program.positional
 
     cdef int skip_positional(self, TagRec* tag) except -1:
         """_skip_tag_frames with ``positional``, a tag it would skip: whether it may, for what

@@ -229,10 +229,7 @@ cdef class RewriteSink(OpenElements):
         self.sim = sim
         # (ignored tags are found by replaying every tag: no lazy mirror)
         self.lazy = self.lazy and lazy and not self.remove_ignored
-        self.lazy_frames = self.lazy_frames and self.lazy
-        self.sibling_states = self.sibling_states and self.lazy_frames
-        self.count_children = self.count_children and self.lazy_frames
-        self.positional = self.positional and self.lazy_frames
+        self.use_frames(self.lazy_frames and self.lazy)
         # (the gate's filter is that of the selectors' first compounds: not with frames, where
         # later compounds may match too)
         self.gate_ok = self.lazy and not self.lazy_frames and not self.lazy_content \
