@@ -1103,6 +1103,35 @@ def test_invalid_utf8_before_a_seam_is_kept(data: bytes) -> None:
     assert out == data.replace(b"<b>", b"y<b>")
 
 
+@pytest.mark.parametrize("insert", ["y", "é", ""])
+@pytest.mark.parametrize("data", [b"<p>\xc2<b>x</b>a</p>", b"<p>\xe2\x82<b>x</b>a</p>",
+                                  b"<style>\xc2<u</style>"])
+def test_incomplete_utf8_before_a_seam_is_kept_unless_continued(data: bytes,
+                                                                insert: str) -> None:
+    """The beginning of a character cut short (C2, E2 82) before a seam: what is written
+    next decides.  Inserted text never begins with a continuation byte, nor does the input
+    after the removed <b> here: the bytes stay as they were (a rewrite that changes nothing
+    writes the input unchanged, for every chunking: test_https_upgrade_with_no_known_host_
+    changes_nothing found the <style> one)."""
+    rw = Rewriter()
+    if data.startswith(b"<style>"):
+        rw.on("style", text=lambda c: c.replace(c.text) if c.text.startswith("<") else None)
+        assert _same_for_every_cut(rw, data) == data
+        return
+    rw.on("b", element=lambda el: el.before(insert) if insert else el.remove())
+    out = _same_for_every_cut(rw, data)
+    assert out == (data.replace(b"<b>", insert.encode() + b"<b>") if insert else
+                   data.replace(b"<b>x</b>", b""))
+
+
+def test_incomplete_utf8_continued_after_a_removal_stays_one_replacement() -> None:
+    """A removal between the beginning of a character and a continuation byte: joined they
+    would read as a character the input did not have, so the beginning is written as the
+    U+FFFD it read as."""
+    rw = Rewriter().on("b", element=lambda el: el.remove())
+    assert _same_for_every_cut(rw, b"<p>\xc2<b>x</b>\xa9</p>") == b"<p>\xef\xbf\xbd\xa9</p>"
+
+
 def test_removed_attribute_before_a_slash_keeps_an_unquoted_value() -> None:
     out = _rewrite(b"<p href=a a/>", "p", element=lambda el: el.remove_attribute("a"))
     assert structure(out)[0] == ["StartTag", "p", {"href": "a"}, True]

@@ -28,6 +28,9 @@ cdef class Output:
     cdef Py_ssize_t out_len
     cdef Py_ssize_t out_cap
     cdef Py_ssize_t out_pos             # input written (or skipped) up to this stream offset
+    cdef Py_ssize_t utf8_gap            # a seam (divert) left the output ending with an
+                                        # incomplete UTF-8 sequence that begins here: the next
+                                        # byte written decides (write), or -1
     # the output ends with input[verb_start_pos:verb_end_pos] written as it was, if out_len
     # is verb_end_out and out_pos is verb_end_pos
     cdef Py_ssize_t verb_start_pos

@@ -185,6 +185,7 @@ cdef class Output:
         self.out_len = 0
         self.out_cap = 0
         self.out_pos = 0
+        self.utf8_gap = -1
         self.script_end = -1
         self.verb_start_pos = 0
         self.verb_end_pos = -1
@@ -206,6 +207,14 @@ cdef class Output:
         cdef unsigned char* nb
         if n <= 0:
             return 0
+        if self.utf8_gap >= 0:
+            # (after a seam: a continuation byte would complete the sequence the input had
+            # incomplete; it stays one U+FFFD, as it read there)
+            if (p[0] & 0xC0) == 0x80:
+                self.out_len = self.utf8_gap
+                self.utf8_gap = -1
+                self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
+            self.utf8_gap = -1
         if self.out_len + n > self.out_cap:
             cap = self.out_cap * 2 if self.out_cap else 65536
             while cap < self.out_len + n:
@@ -297,6 +306,7 @@ cdef class Output:
                 return 0
         if (self.may_change and whole is not None and upto > self.out_pos
                 and self.pend is None and self.ready is None and not self.skipping
+                and self.utf8_gap < 0           # (write decides it: copy_input)
                 and self.guard_ctx < 0 and self.out_pos >= lx.base
                 and lx.data == <const unsigned char*>PyBytes_AS_STRING(whole)):
             # The chunk read in place: its input up to ``upto`` is written by take(), straight
@@ -345,6 +355,8 @@ cdef class Output:
         if keep:
             memmove(self.out, self.out + n, keep)
         self.out_len = keep
+        if self.utf8_gap >= 0:
+            self.utf8_gap = self.utf8_gap - n if self.utf8_gap >= n else -1
         self.verb_end_out -= n
         self.guard_lo -= n
         if self.guard_hi >= 0:
@@ -417,8 +429,9 @@ cdef class Output:
                 # [cr-pair] in docs/design/reliability.md.)
                 self.write(<const unsigned char*>b"\n", 1)
             elif c >= 0x80:
-                self.out_len = p                    # one U+FFFD, as it read before
-                self.write(<const unsigned char*>b"\xef\xbf\xbd", 3)
+                # an incomplete UTF-8 sequence: only a continuation byte next would read
+                # differently (write decides; ASCII, a lead byte, the end leave it as it is)
+                self.utf8_gap = p
             elif ctx <= T_RCDATA:
                 tail = PyBytes_FromStringAndSize(<const char*>self.out + p, n)
                 if ctx == T_RCDATA and n > 2 and tail[1] == 0x2F and not _may_become(
