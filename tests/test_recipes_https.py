@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 
+from chunking import feed_bytes
 from htmlstream import Rewriter, recipes
 from htmlstream.recipes.https import (
     STYLE_CARRY,
@@ -232,6 +233,52 @@ def test_report_counts_per_host() -> None:
     assert report.left == {"cdn.example": 1}
     # Every document has a report, even one with no URL at all.
     assert rewrite_all(rw, "")[1]["https_upgrade"] == recipes.UpgradeReport()
+
+
+@pytest.mark.parametrize("data", [
+    b"\xfe\xff",                                                    # (found by hypothesis)
+    b"\xff\xfe",
+    '<img src="http://example.com/x">'.encode("utf-16"),
+    '<img src="http://example.com/x">'.encode("utf-16-be"),          # (no BOM: utf-16be declared)
+])
+def test_report_when_the_stream_passes_through(data: bytes) -> None:
+    """A stream that passes its input through (UTF-16, not transcoded) runs no handler, yet
+    the report is there after close(), empty, with the reason (issue 38)."""
+    encoding = "utf-16be" if not data.startswith((b"\xfe\xff", b"\xff\xfe")) else "utf-8"
+    rw = Rewriter(encoding=encoding).use(recipes.https_upgrade(["example.com"],
+                                                               hsts_preload=False))
+    out, ctx = rewrite_all(rw, data)
+    assert out == data
+    report = ctx["https_upgrade"]
+    assert report.upgraded == {} and report.left == {}
+    assert report.passthrough_reason is not None
+    assert "not ASCII-compatible" in report.passthrough_reason
+    assert "https_upgrade.style_carry" not in ctx
+
+
+def test_report_when_a_limit_passes_the_rest_through() -> None:
+    """After a limit with on_limit="passthrough", the report counts what was read before it,
+    and says why the rest was not.  (Where a limit strikes depends on the chunking by design:
+    the buffer holds a token cut by a chunk's end; so this feeds 16-byte chunks.)"""
+    rw = Rewriter(max_buffer_size=64, on_limit="passthrough").use(
+        recipes.https_upgrade(["example.com"], hsts_preload=False))
+    doc = ('<img src="http://example.com/a"><p ' + "x" * 200 + '><img src="http://example.com/b">'
+           ).encode()
+    ctx: dict[str, object] = {}
+    out = feed_bytes(lambda: rw.stream(context=ctx),
+                     [doc[i:i + 16] for i in range(0, len(doc), 16)])
+    report = ctx["https_upgrade"]
+    assert isinstance(report, recipes.UpgradeReport)
+    assert report.upgraded == {"example.com": 1}
+    assert report.passthrough_reason is not None
+    assert "max_buffer_size" in report.passthrough_reason
+    assert out.startswith(b'<img src="https://example.com/a">')
+    assert out.endswith(b'<img src="http://example.com/b">')
+
+
+def test_report_of_a_document_read_to_its_end_has_no_passthrough_reason() -> None:
+    _, ctx = rewrite_all(up(), '<img src="http://example.com/a">')
+    assert ctx["https_upgrade"].passthrough_reason is None
 
 
 def test_host_patterns() -> None:

@@ -207,6 +207,46 @@ def test_decorators() -> None:
     assert out == b'<div><p>AB<img src=i loading="lazy"></p></div><!--y-->'
 
 
+def test_on_document_passthrough_hook() -> None:
+    """on_document(passthrough=...): called once, with the context and the reason, when a
+    stream passes its input through; never for a document that is rewritten; in every
+    chunking; the stream's end handlers do not run then."""
+    calls: list[tuple[int, str]] = []
+    ends: list[int] = []
+
+    def hook(context: Any, reason: str) -> None:
+        calls.append((id(context), reason))
+
+    rw = Rewriter(sniff=True)
+    rw.on_document(end=lambda e: ends.append(1), passthrough=hook)
+    for data in (b"\xff\xfe<\x00p\x00>\x00", b"%PDF-1.7\n" + b"x" * 2000):
+        for chunks in chunkings(data):
+            calls.clear()
+            ends.clear()
+            stream = rw.stream()
+            out = b"".join(stream.feed(c) for c in chunks) + stream.close()
+            assert out == data
+            assert calls == [(id(stream.context), stream.passthrough_reason)]
+            assert ends == []
+    calls.clear()
+    assert rw.rewrite(b"<p>x</p>") == b"<p>x</p>"
+    assert calls == [] and ends == [1]
+
+
+def test_on_document_passthrough_hook_error_fails_the_stream() -> None:
+    def hook(context: Any, reason: str) -> None:
+        raise LookupError("from the hook")
+
+    rw = Rewriter().on_document(passthrough=hook)
+    stream = rw.stream()
+    with pytest.raises(LookupError, match="from the hook"):
+        stream.feed(b"\xfe\xff\x00<")
+    with pytest.raises(HtmlStreamError, match="failed earlier"):
+        stream.close()
+    with pytest.raises(TypeError, match="not callable"):
+        Rewriter().on_document(passthrough="hook")  # type: ignore[arg-type]
+
+
 def test_on_document_keywords_and_object() -> None:
     class Doc:
         def __init__(self) -> None:

@@ -494,7 +494,7 @@ def compare_generated(data: bytes, *, require_stream_shaped: bool) -> None:
         )
 
 
-GENERATED = settings(max_examples=80, deadline=None, derandomize=True,
+GENERATED = settings(max_examples=80, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -635,7 +635,7 @@ def foreign_documents(draw: st.DrawFn) -> bytes:
     return out.encode()
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(foreign_documents())
 def test_generated_foreign_documents_match_soupsieve(data: bytes) -> None:

@@ -63,8 +63,8 @@ from htmlstream.handlers import (
 from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
 
 __all__ = [
-    "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "Rewriter", "RewriterStream",
-    "StageFactory", "TextFilter",
+    "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "PassthroughHook", "Rewriter",
+    "RewriterStream", "StageFactory", "TextFilter",
 ]
 
 #: What a stream does when a limit is exceeded (``Rewriter(on_limit=...)``).
@@ -112,6 +112,10 @@ class OutputStage(Protocol):
 #: codec name, e.g. ``"utf-8"``) and its context, at the stream's first output; returns the
 #: stream's :class:`OutputStage`.
 StageFactory = Callable[[str, Context], OutputStage]
+
+#: What ``Rewriter.on_document(passthrough=...)`` takes: called with the document's context and
+#: the stream's ``passthrough_reason`` when the stream passes its input through unchanged.
+PassthroughHook = Callable[[Context, str], object]
 
 
 def _check_callable(fn: object) -> None:
@@ -300,6 +304,7 @@ class Rewriter:
         self._doc_doctype: _Entries = []
         self._doc_end: list[Callable[..., Any]] = []
         self._stages: list[StageFactory] = []
+        self._doc_passthrough: list[PassthroughHook] = []
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -384,17 +389,26 @@ class Rewriter:
         text: TextHandler | None = None,
         end: EndHandler | None = None,
         text_filter: str | TextFilter | None = None,
+        passthrough: PassthroughHook | None = None,
     ) -> Rewriter:
         """Run handlers on the whole document: its doctype, every comment, every text chunk,
         and its end (``end`` handlers run in registration order).  ``text_filter``: as in
         :meth:`on`, the text handler gets a text node that comes in one piece only if it holds
-        one of these characters (or passes the :class:`TextFilter`)."""
+        one of these characters (or passes the :class:`TextFilter`).
+
+        ``passthrough``: called as ``passthrough(context, reason)``, once, when a stream stops
+        rewriting and passes its input through unchanged (UTF-16 input without ``transcode``,
+        content that is not HTML, a limit with ``on_limit="passthrough"``; ``reason`` is the
+        stream's ``passthrough_reason``).  No handler runs on what passes through, the ``end``
+        handlers included: a recipe that promises something in the context after
+        ``close()`` (a report) makes it here too."""
         if handler is not None:
             doctype = doctype or _method(handler, "doctype")
             comments = comments or _method(handler, "comments")
             text = text or _method(handler, "text")
             end = end or _method(handler, "end")
         _check_callable(end)
+        _check_callable(passthrough)
         filter_ = _text_filter(text_filter)
         with self._lock:
             self._add_handlers(((doctype, self._doc_doctype, None),
@@ -402,6 +416,8 @@ class Rewriter:
                                 (text, self._doc_text, filter_)))
             if end is not None:
                 self._doc_end.append(end)
+            if passthrough is not None:
+                self._doc_passthrough.append(passthrough)
             self._compiled = None
         return self
 
@@ -519,6 +535,7 @@ class Rewriter:
                 first.attribute_tags = attribute_tags(selectors)
                 compiled = CompiledRules(self._settings, first, codec, selectors, meta)
                 compiled.stages = tuple(self._stages) or None
+                compiled.passthrough_hooks = tuple(self._doc_passthrough) or None
                 self._compiled = compiled
             return self._compiled
 

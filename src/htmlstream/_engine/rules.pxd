@@ -52,6 +52,9 @@ cdef class CompiledRules:
     # Rewriter.pipe: the factories of the output stages each stream runs its output through
     # (a tuple), or None
     cdef public object stages
+    # on_document(passthrough=...): called as fn(context, reason) when a stream stops
+    # rewriting and passes its input through (a tuple), or None
+    cdef public object passthrough_hooks
     cpdef Rules for_codec(self, str codec)
 
 

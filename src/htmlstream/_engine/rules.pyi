@@ -77,6 +77,7 @@ class CompiledRules:
     def meta_rule(self) -> bool: ...
     # Rewriter.pipe's stage factories (a tuple), or None
     stages: tuple[Callable[[str, MutableMapping[str, Any]], Any], ...] | None
+    passthrough_hooks: tuple[Callable[[MutableMapping[str, Any], str], Any], ...] | None
     def __init__(
         self,
         settings: RewriterSettings,

@@ -80,6 +80,7 @@ cdef class CompiledRules:
         self.by_codec = {codec: rules}
         self.lock = threading.Lock()
         self.stages = None
+        self.passthrough_hooks = None
 
     cpdef Rules for_codec(self, str codec):
         """The rules compiled for the Python codec ``codec``: the same handlers, with the

@@ -62,6 +62,7 @@ cdef class RewriterStream:
     cdef bytes feed_checked(self, chunk)
     cdef bytes decide(self, bint final)
     cdef bytes pass_held(self, str reason)
+    cdef int notify_passthrough(self) except -1
     cdef bytes transcode_chunk(self, chunk, bint final=*)
     cdef bytes feed_engine(self, chunk)
     cdef bytes run_lexer(self, chunk)

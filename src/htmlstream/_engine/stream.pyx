@@ -280,7 +280,26 @@ cdef class RewriterStream:
         self.held = None
         self.mode = M_PASSTHROUGH
         self.passthrough_reason = reason
+        self.notify_passthrough()
         return bytes(data or b"")
+
+    cdef int notify_passthrough(self) except -1:
+        """The ``on_document(passthrough=...)`` hooks, once, when the stream starts passing its
+        input through: recipes that promise a context entry (a report) make it there, since
+        no handler of theirs runs on what passes through.  A hook's exception fails the
+        stream, as a handler's does."""
+        hooks = self.compiled.passthrough_hooks
+        if hooks is None:
+            return 0
+        context = self.context
+        try:
+            for hook in hooks:
+                hook(context, self.passthrough_reason)
+        except BaseException as exc:
+            self.mode = M_FAILED
+            self.error = exc
+            raise
+        return 0
 
     cdef int start_engine(self, StreamEncoding encoding) except -1:
         """Make the engine (sink, simulator, lexer) for reading the input in ``encoding``."""
@@ -339,6 +358,7 @@ cdef class RewriterStream:
             # (the output stages end with the rewritten part: the rest passes them by).
             self.mode = M_PASSTHROUGH
             self.passthrough_reason = str(exc)
+            self.notify_passthrough()
             out = self.sink.take_output()
             if self.stage_factories is not None:
                 out = self.run_stages(out, True)

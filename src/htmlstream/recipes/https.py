@@ -25,7 +25,9 @@ Protocol-relative (``//host/``), relative and other-scheme URLs are left alone a
 
 The report: ``context["https_upgrade"]`` is an :class:`UpgradeReport` (made when the document
 ends if not before): per host, how many URLs were upgraded and how many ``http:`` URLs were
-left as they were because the host is not known to serve HTTPS.
+left as they were because the host is not known to serve HTTPS.  A stream that passes its input
+through unread (UTF-16, not HTML, a limit with ``on_limit="passthrough"``) has one too, with
+``passthrough_reason`` saying why (``Rewriter.on_document(passthrough=...)``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ class UpgradeReport:
 
     upgraded: dict[str, int] = field(default_factory=dict)
     left: dict[str, int] = field(default_factory=dict)
+    #: Why the document (or its rest, after a limit) was passed through without a look at its
+    #: URLs (the stream's ``passthrough_reason``: UTF-16 input, content that is not HTML, a
+    #: limit with ``on_limit="passthrough"``), or None when it was read to its end.
+    passthrough_reason: str | None = None
 
     @property
     def total_upgraded(self) -> int:
@@ -476,7 +482,7 @@ class HttpsUpgrade:
         if self.upgrade_insecure_requests:
             # The start of <head>, tag or no tag: inject's points, with a state of its own.
             Inject(UIR_META, None, None, None, key=KEY + ".inject").apply(rewriter)
-        rewriter.on_document(end=self.end)
+        rewriter.on_document(end=self.end, passthrough=self.passthrough)
 
     # handlers
 
@@ -553,6 +559,11 @@ class HttpsUpgrade:
         """Make sure the report exists, and drop a carry left by a broken document."""
         context = end.context
         report_of(context)
+        context.pop(_CARRY_KEY, None)
+
+    def passthrough(self, context: MutableMapping[str, Any], reason: str) -> None:
+        """The stream passes its input (or its rest) through: the report says so."""
+        report_of(context).passthrough_reason = reason
         context.pop(_CARRY_KEY, None)
 
 
