@@ -26,9 +26,9 @@ from htmlstream.scrape.fetch import (
     Session,
     _anext,
     _options,
-    _wrap,
     with_retries,
 )
+from htmlstream.scrape.transport import wrap_error
 
 __all__ = ["RECORD_KEYS", "OnError", "Page", "ascrape", "scrape"]
 
@@ -177,7 +177,7 @@ class _Runner:
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
-            return self._failed(url, _wrap(httpx.InvalidURL(str(exc)), url), start)
+            return self._failed(url, wrap_error(httpx.InvalidURL(str(exc)), url), start)
         host = self.hosts.setdefault(parsed.netloc.decode("ascii", "replace"),
                                      _Host(self.per_host))
         delay = self.host_delay
