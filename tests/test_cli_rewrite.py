@@ -534,7 +534,7 @@ def test_url_input(server: str, capsysbinary: pytest.CaptureFixture[bytes]) -> N
 def test_url_input_chunked_with_demo(
     server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    local = tmp_path / "local.html"
+    local = tmp_path / "new" / "local.html"      # its missing folder is created
     assert main(["rewrite", "--demo", "-o", str(local)]) == 0
     remote = tmp_path / "remote.html"
     url = f"{server}/sample.html".replace("http://", "HTTP://")

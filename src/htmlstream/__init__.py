@@ -20,6 +20,7 @@ from htmlstream import handlers, tokens
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
 from htmlstream.errors import (
+    AllInputsFailed,
     BufferLimitExceeded,
     EncodingError,
     HtmlStreamError,
@@ -93,6 +94,7 @@ def minify(html: str | bytes, **options: Any) -> str | bytes:
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
+    "AllInputsFailed",
     "BufferLimitExceeded",
     "Comment",
     "Doctype",

@@ -600,9 +600,12 @@ class Rewriter:
         context: Context | None = None,
     ) -> None:
         """Rewrite the file ``src`` into ``dst`` (paths or binary file objects), streaming.
-        ``context``: the document's context (see :meth:`stream`)."""
+        ``context``: the document's context (see :meth:`stream`).  A ``dst`` path's missing
+        folders are created."""
         src_file = open(src, "rb") if isinstance(src, (str, os.PathLike)) else src  # noqa: SIM115
         try:
+            if isinstance(dst, (str, os.PathLike)):
+                os.makedirs(os.path.dirname(os.fspath(dst)) or ".", exist_ok=True)
             dst_file = (open(dst, "wb") if isinstance(dst, (str, os.PathLike))  # noqa: SIM115
                         else dst)
             try:

@@ -21,7 +21,13 @@ length, a chunked ``Transfer-Encoding`` decoded).  Which responses are rewritten
 :mod:`htmlstream.http`'s decision (HTML by ``Content-Type`` and sniffing, not HEAD, not 304...).
 
 A record that cannot be read (a corrupt gzip member, a truncated record, a broken header) is
-reported in :attr:`WarcReport.bad_records` and skipped: reading resumes at the next record.
+reported in :attr:`WarcReport.bad_records` and skipped: reading resumes at the next record.  A
+record whose rewrite or extraction raises is counted in :attr:`WarcReport.failed` (and copied
+untouched, or gives no row), with the rule of :func:`htmlstream.errors.check_failures`: when
+*every* HTML record failed with the same type of error (a handler that always raises), the
+function raises :class:`~htmlstream.errors.AllInputsFailed` at the end; when some failed, one
+summary line is logged (``WARNING`` on the ``htmlstream.warc`` logger).  An output path's
+missing folders are created; the output is removed when the function raises.
 
 This layer uses only htmlstream's public API; the core never imports it.
 """
@@ -29,9 +35,11 @@ This layer uses only htmlstream's public API; the core never imports it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import hashlib
 import io
+import logging
 import mmap
 import os
 import re
@@ -41,6 +49,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final, cast
 
 from htmlstream import HtmlStreamError, Rewriter
+from htmlstream.errors import check_failures
 from htmlstream.http import HttpOptions, ResponseRewrite, decide
 
 if TYPE_CHECKING:
@@ -54,6 +63,8 @@ __all__ = [
     "extract_warc",
     "rewrite_warc",
 ]
+
+_log = logging.getLogger("htmlstream.warc")
 
 #: Payload bytes read (and fed) at a time.
 DEFAULT_CHUNK_SIZE: Final = 64 * 1024
@@ -542,6 +553,8 @@ def rewrite_warc(
         gzip = (str(output).endswith(".gz") if isinstance(output, (str, os.PathLike))
                 else src.gzip)
     own = isinstance(output, (str, os.PathLike))
+    if own:
+        os.makedirs(os.path.dirname(os.fspath(output)) or ".", exist_ok=True)  # type: ignore[arg-type]
     out_file: BinaryIO = open(output, "wb") if own else output  # type: ignore[arg-type,assignment]  # noqa: SIM115
     methods = _Methods()
     try:
@@ -610,7 +623,21 @@ def rewrite_warc(
         src.close()
         if own:
             out_file.close()
+    try:
+        _check(report)
+    except HtmlStreamError:
+        if own:     # (as the command line and the Dask job do: a failed run leaves no output)
+            with contextlib.suppress(OSError):
+                os.unlink(output)  # type: ignore[arg-type]
+        raise
     return report
+
+
+def _check(report: WarcReport) -> None:
+    """The failure rule over the HTML records of one pass (those done, those failed)."""
+    if report.failed:
+        check_failures("HTML records", [None] * report.html + [r for _, r in report.failures],
+                       _log)
 
 
 # --------------------------------------------------------------------------------------------
@@ -697,6 +724,7 @@ def extract_warc(
             yield held[1]
     finally:
         src.close()
+    _check(report)
 
 
 def _extract_record(record: Any, fields: Mapping[str, str | Field], encoding: str | None,

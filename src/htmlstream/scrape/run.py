@@ -3,19 +3,24 @@ delay between a host's requests, robots.txt's ``Crawl-delay``), extract fields f
 it streams in, stop reading a page once every field is final, and give a :class:`Page` per URL as
 it completes (a response that is not HTML, by its type or its first bytes, fails at once as
 :class:`~htmlstream.scrape.NotHTML`); a page that fails is retried when that may help, then
-raises, is skipped (given with its error) or goes to a callback, as ``on_error`` says."""
+raises, is skipped (given with its error) or goes to a callback, as ``on_error`` says.  A run
+that ends with failed pages logs one summary line (``WARNING`` on the ``htmlstream.scrape``
+logger: how many of how many failed, by error type, and the first error), by the rule of
+:func:`htmlstream.errors.check_failures` (never raising: every failed page was given)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeAlias
 
 import httpx
 
+from htmlstream.errors import check_failures
 from htmlstream.extraction import Extractor, Field
 from htmlstream.http import HOLD_BYTES, HttpOptions, decide, decide_headers
 from htmlstream.scrape.errors import ExtractionFailed, HTTPStatusError, NotHTML, ScrapeError
@@ -31,6 +36,8 @@ from htmlstream.scrape.fetch import (
 from htmlstream.scrape.transport import wrap_error
 
 __all__ = ["RECORD_KEYS", "OnError", "Page", "ascrape", "scrape"]
+
+_log = logging.getLogger("htmlstream.scrape")
 
 #: The keys every record starts with (a field may not take these names).
 RECORD_KEYS: Final = ("url", "final_url", "status", "error")
@@ -278,6 +285,16 @@ async def _run(urls: Iterable[str], fields: Mapping[str, str | Field], opts: Fet
             await asyncio.gather(task, return_exceptions=True)
 
 
+def _summary(errors: list[str | None]) -> None:
+    """The run's one summary line when pages failed (the failure rule of
+    :func:`htmlstream.errors.check_failures`, never raising: each failed page was given)."""
+    check_failures("pages", errors, _log, raise_all=False)
+
+
+def _outcome(page: Page) -> str | None:
+    return None if page.error is None else f"{type(page.error).__name__}: {page.error}"
+
+
 def _handle(page: Page, on_error: OnError) -> None:
     if page.error is not None:
         if on_error == "raise":
@@ -315,11 +332,14 @@ async def ascrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
     """
     _check_on_error(on_error)
     opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs})
+    errors: list[str | None] = []
     async with contextlib.aclosing(_run(urls, fields, opts, concurrency, per_host, host_delay,
                                         client)) as pages:
         async for page in pages:
             _handle(page, on_error)
+            errors.append(_outcome(page))
             yield page
+    _summary(errors)
 
 
 def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
@@ -333,6 +353,7 @@ def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
     _check_on_error(on_error)
     opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs})
     compile_fields(fields)  # a bad spec fails here, in the caller's thread
+    errors: list[str | None] = []
     with LoopThread() as runner:
         pages = _run(urls, fields, opts, concurrency, per_host, host_delay, None)
         try:
@@ -340,8 +361,10 @@ def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
                 try:
                     page = runner.run(_anext(pages))
                 except StopAsyncIteration:
+                    _summary(errors)
                     return
                 _handle(page, on_error)
+                errors.append(_outcome(page))
                 yield page
         finally:
             # (after an interrupted step the generator may still be running: the loop's
