@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from htmlstream import Rewriter
-from htmlstream.errors import check_failures
+from htmlstream.errors import check_failures, check_type
 
 if TYPE_CHECKING:
     from htmlstream.extraction import Field
@@ -54,6 +54,12 @@ _log = logging.getLogger("htmlstream.dask")
 REPORT_COLUMNS: tuple[str, ...] = (
     "warc_file", "output", "records", "html", "rewritten", "copied", "extracted", "failed",
     "bad_records", "error")
+
+
+def _check_paths(where: str, paths: object) -> None:
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Iterable):
+        raise TypeError(f"{where}: paths must be an iterable of paths (str, os.PathLike), not "
+                        f"{type(paths).__name__}")
 
 
 def _check(reports: Sequence[Mapping[str, Any]]) -> None:
@@ -231,6 +237,9 @@ def extract_warcs(paths: Iterable[str | os.PathLike[str]], fields: Mapping[str, 
     """
     from htmlstream.extraction import Field
 
+    _check_paths("extract_warcs()", paths)
+    check_type(fields, Mapping, "extract_warcs()", "fields",
+               "a mapping of names to selector strs or Fields")
     _, bag = _imports()
     names = [os.fspath(p) for p in paths]
     field_map = {name: spec if isinstance(spec, Field) else Field.parse(spec)
@@ -252,6 +261,12 @@ def rewrite_warcs(paths: Sequence[str | os.PathLike[str]], output_dir: str | os.
         the job; its ``compute()`` runs it and gives the per-file reports
         (:data:`REPORT_COLUMNS`).
     """
+    _check_paths("rewrite_warcs()", paths)
+    check_type(output_dir, (str, os.PathLike), "rewrite_warcs()", "output_dir",
+               "a path (str, os.PathLike)")
+    if not callable(make_rewriter):
+        raise TypeError(f"rewrite_warcs(): make_rewriter must be a callable that makes a "
+                        f"Rewriter (on each worker), not {type(make_rewriter).__name__}")
     _, bag = _imports()
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -14,9 +14,10 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 __all__ = [
+    "BYTES_LIKE",
     "AllInputsFailed",
     "BufferLimitExceeded",
     "EncodingError",
@@ -25,8 +26,34 @@ __all__ = [
     "ParseErrorCallback",
     "ParsingAmbiguityError",
     "SelectorError",
+    "check_callable",
     "check_failures",
+    "check_type",
 ]
+
+
+def check_type(value: object, types: type | tuple[type, ...], where: str, param: str,
+               accepted: str) -> None:
+    """Raise the ``TypeError`` of htmlstream's public API when ``value`` is not one of
+    ``types``: ``"{where}: {param} must be {accepted}, not {type}"`` (e.g. ``"sanitize(): html
+    must be str or bytes-like (bytes, bytearray, memoryview), not int"``).
+
+    Every entry point checks what it is given this way, once per call at the API boundary
+    (never per chunk in the engine); recipes and integrations of your own may too.
+    """
+    if not isinstance(value, types):
+        raise TypeError(f"{where}: {param} must be {accepted}, not {type(value).__name__}")
+
+
+def check_callable(value: object, where: str, param: str, accepted: str) -> None:
+    """:func:`check_type` for a callable parameter (``accepted`` says what it is called
+    with)."""
+    if not callable(value):
+        raise TypeError(f"{where}: {param} must be {accepted}, not {type(value).__name__}")
+
+
+#: What the byte-taking entry points accept, for :func:`check_type`.
+BYTES_LIKE: Final = (bytes, bytearray, memoryview)
 
 
 class HtmlStreamError(Exception):
@@ -140,7 +167,7 @@ class AllInputsFailed(HtmlStreamError):
         self.count = count
         self.reason = reason
         self.first = first
-        every = "the only one of the" if count == 1 else f"all {count}"
+        every = "1 of 1" if count == 1 else f"all {count}"
         super().__init__(f"{every} {what} failed with {reason}; the first: {first}")
 
 
@@ -161,6 +188,10 @@ def check_failures(what: str, errors: Sequence[str | None],
     the first: ..."``), logged at ``WARNING`` on ``logger`` when one is given; None when
     nothing failed (or there were no inputs).
     """
+    check_type(what, str, "check_failures()", "what", "a str (what the inputs are)")
+    if isinstance(errors, str) or not isinstance(errors, Sequence):
+        raise TypeError(f"check_failures(): errors must be a sequence of str or None (one per "
+                        f"input), not {type(errors).__name__}")
     failed = [error for error in errors if error is not None]
     if not failed:
         return None

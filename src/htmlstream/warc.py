@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final, cast
 
 from htmlstream import HtmlStreamError, Rewriter
-from htmlstream.errors import check_failures
+from htmlstream.errors import check_failures, check_type
 from htmlstream.http import HttpOptions, ResponseRewrite, decide
 
 if TYPE_CHECKING:
@@ -78,6 +78,12 @@ _PLAIN_START: Final = re.compile(rb"WARC/1\.[01]\r\n")
 _METHODS_KEPT: Final = 256
 
 WarcSource = str | os.PathLike[str] | BinaryIO
+
+
+def _check_path_or_file(where: str, param: str, value: object, method: str) -> None:
+    if not isinstance(value, (str, os.PathLike)) and not callable(getattr(value, method, None)):
+        raise TypeError(f"{where}: {param} must be a path (str, os.PathLike) or a binary file, "
+                        f"not {type(value).__name__}")
 
 
 class WarcError(HtmlStreamError):
@@ -546,6 +552,11 @@ def rewrite_warc(
     Returns:
         the counts; bad records in :attr:`WarcReport.bad_records`.
     """
+    _check_path_or_file("rewrite_warc()", "source", source, "read")
+    _check_path_or_file("rewrite_warc()", "output", output, "write")
+    if not callable(getattr(rewriter, "stream", None)):
+        raise TypeError(f"rewrite_warc(): rewriter must be a Rewriter, not "
+                        f"{type(rewriter).__name__}")
     fastwarc = _fastwarc()
     report = WarcReport()
     src = _Source(source, auto_decode="transfer")
@@ -672,6 +683,9 @@ def extract_warc(
     Raises:
         ValueError: a field is named ``url`` or ``date``.
     """
+    _check_path_or_file("extract_warc()", "source", source, "read")
+    check_type(fields, Mapping, "extract_warc()", "fields",
+               "a mapping of names to selector strs or Fields")
     from htmlstream.extraction import Extractor
 
     clash = {"url", "date"} & set(fields)

@@ -382,9 +382,19 @@ class Session(Transport):
         return page
 
 
-def _options(options: FetchOptions | None, kwargs: dict[str, Any]) -> FetchOptions:
+def _options(options: FetchOptions | None, kwargs: dict[str, Any],
+             where: str = "fetch()") -> FetchOptions:
+    if options is not None and not isinstance(options, FetchOptions):
+        raise TypeError(f"{where}: options must be FetchOptions or None, not "
+                        f"{type(options).__name__}")
     base = options or FetchOptions()
     return dataclasses.replace(base, **kwargs) if kwargs else base
+
+
+def _check_url(where: str, url: object) -> None:
+    if not isinstance(url, str):
+        raise TypeError(f"{where}: url must be a str (an http or https URL), not "
+                        f"{type(url).__name__}")
 
 
 def _deadline(options: FetchOptions) -> float | None:
@@ -403,7 +413,8 @@ async def afetch(url: str, *, options: FetchOptions | None = None,
     the deadline runs from the call to the end of the block.  Raises a
     :class:`~htmlstream.scrape.ScrapeError` (a non-2xx final status is
     :class:`~htmlstream.scrape.HTTPStatusError`)."""
-    opts = _options(options, kwargs)
+    _check_url("afetch()", url)
+    opts = _options(options, kwargs, "afetch()")
     deadline = _deadline(opts)
     async with Session(opts, client) as session:
         response = await session.open(url, deadline)
@@ -549,7 +560,8 @@ def fetch(url: str, *, options: FetchOptions | None = None, **kwargs: Any) -> It
     final status is :class:`~htmlstream.scrape.HTTPStatusError`).  The work is done by
     :func:`afetch` on an event loop in a thread of its own.
     """
-    opts = _options(options, kwargs)
+    _check_url("fetch()", url)
+    opts = _options(options, kwargs, "fetch()")
     deadline = _deadline(opts)
     with LoopThread() as runner:
         session = Session(opts)

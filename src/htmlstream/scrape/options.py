@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Final
 
 import htmlstream
@@ -17,6 +18,24 @@ DEFAULT_USER_AGENT: Final = f"htmlstream/{htmlstream.__version__}"
 #: The statuses retried (with ``Retry-After`` honoured): too many requests, and the gateway
 #: answers of a server busy or restarting.
 RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
+
+
+_NUMBER = "a number of seconds (int or float)"
+#: The fields' types, checked when FetchOptions are made (the options are read everywhere).
+_FIELD_TYPES: Final = (
+    ("timeout", (int, float, type(None)), _NUMBER + " or None"),
+    ("connect_timeout", (int, float), _NUMBER), ("read_timeout", (int, float), _NUMBER),
+    ("retries", (int,), "an int"), ("backoff", (int, float), _NUMBER),
+    ("max_backoff", (int, float), _NUMBER), ("max_retry_after", (int, float), _NUMBER),
+    ("retry_statuses", (AbstractSet,), "a set of status codes (a frozenset of int)"),
+    ("max_bytes", (int, type(None)), "an int or None"), ("max_redirects", (int,), "an int"),
+    ("user_agent", (str,), "a str"), ("robots", (bool,), "a bool"),
+    ("headers", (Mapping, type(None)), "a mapping of str to str, or None"),
+    ("verify", (bool,), "a bool"),
+    ("html_types", (AbstractSet,), "a set of media types (a frozenset of str)"),
+    ("verify_html", (bool,), "a bool"),
+    ("sniff_types", (AbstractSet,), "a set of media types (a frozenset of str)"),
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -78,6 +97,12 @@ class FetchOptions:
     sniff_types: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        for name, types, accepted in _FIELD_TYPES:
+            value = getattr(self, name)
+            # (a bool is an int to isinstance: not a number of seconds or retries here)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise TypeError(f"FetchOptions(): {name} must be {accepted}, not "
+                                f"{type(value).__name__}")
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"timeout must be > 0 or None, not {self.timeout!r}")
         if self.retries < 0 or self.max_redirects < 0:

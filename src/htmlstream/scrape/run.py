@@ -101,6 +101,9 @@ OnError: TypeAlias = Literal["raise", "skip"] | Callable[[Page], object]
 def compile_fields(fields: Mapping[str, str | Field]) -> dict[str, Field]:
     """The fields as :class:`~htmlstream.extraction.Field` objects (specs parsed once, so a bad
     one fails before anything is fetched)."""
+    if not isinstance(fields, Mapping):
+        raise TypeError(f"fields must be a mapping of names to selector strs or Fields, not "
+                        f"{type(fields).__name__}")
     compiled: dict[str, Field] = {}
     for name, spec in fields.items():
         if name in RECORD_KEYS:
@@ -108,6 +111,12 @@ def compile_fields(fields: Mapping[str, str | Field]) -> dict[str, Field]:
         compiled[name] = spec if isinstance(spec, Field) else Field.parse(spec)
     Extractor(compiled)  # compiles the selectors: a bad one raises here
     return compiled
+
+
+def _check_urls(where: str, urls: object) -> None:
+    if isinstance(urls, (str, bytes)) or not isinstance(urls, Iterable):
+        raise TypeError(f"{where}: urls must be an iterable of URLs (str), not "
+                        f"{type(urls).__name__}")
 
 
 def _check_on_error(on_error: OnError) -> None:
@@ -330,8 +339,9 @@ async def ascrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
         options: a :class:`FetchOptions`; ``kwargs`` are further fields of it
             (``max_bytes=``, ``robots=``, ``user_agent=``...).
     """
+    _check_urls("ascrape()", urls)
     _check_on_error(on_error)
-    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs})
+    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs}, "ascrape()")
     errors: list[str | None] = []
     async with contextlib.aclosing(_run(urls, fields, opts, concurrency, per_host, host_delay,
                                         client)) as pages:
@@ -350,8 +360,9 @@ def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
     complete (the fetching runs on an event loop in a thread of its own; ``on_error``'s
     callable is called in the caller's thread).  Leaving the loop early (``break``, an
     exception) stops the run and closes every connection."""
+    _check_urls("scrape()", urls)
     _check_on_error(on_error)
-    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs})
+    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs}, "scrape()")
     compile_fields(fields)  # a bad spec fails here, in the caller's thread
     errors: list[str | None] = []
     with LoopThread() as runner:
