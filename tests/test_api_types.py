@@ -38,6 +38,7 @@ MODULES = [
     "htmlstream.integrations.asgi", "htmlstream.integrations.wsgi",
     "htmlstream.integrations.django", "htmlstream.integrations.aiohttp",
     "htmlstream.integrations.httpx", "htmlstream.integrations.proxy",
+    "htmlstream.integrations.mitmproxy",     # (where mitmproxy is installed)
 ]
 
 #: Public classes users do not construct (htmlstream makes them and hands them out), and the
@@ -266,6 +267,9 @@ def entries(tmp: Path) -> dict[str, Entry]:
                                      ["response", "rewriter"])
         e["httpx.aiter_rewritten"] = (hx.aiter_rewritten, (response, rw), {},
                                       ["response", "rewriter"])
+    if importlib.util.find_spec("mitmproxy"):
+        from htmlstream.integrations import mitmproxy
+        e["mitmproxy.HtmlRewriteAddon"] = (mitmproxy.HtmlRewriteAddon, (rw,), {}, ["rewriter"])
     return e
 
 

@@ -128,12 +128,13 @@ class Tokenizer:
 
     def feed(self, chunk: bytes | bytearray | memoryview | str) -> list[Token]:
         """Tokenize the next chunk; return the tokens it completed (text as far as it is known)."""
-        if isinstance(chunk, str):
-            chunk = chunk.encode(self._codec, "surrogatepass" if self._codec == "utf-8"
-                                 else "xmlcharrefreplace")
-        elif not isinstance(chunk, BYTES_LIKE):
-            check_type(chunk, BYTES_LIKE, "Tokenizer.feed()", "chunk",
-                       "bytes-like (bytes, bytearray, memoryview) or str")
+        if type(chunk) is not bytes:    # (one test per chunk for bytes)
+            if isinstance(chunk, str):
+                chunk = chunk.encode(self._codec, "surrogatepass" if self._codec == "utf-8"
+                                     else "xmlcharrefreplace")
+            else:
+                check_type(chunk, BYTES_LIKE, "Tokenizer.feed()", "chunk",
+                           "bytes-like (bytes, bytearray, memoryview) or str")
         self._lexer.feed_bytes(chunk)
         return self._take()
 
