@@ -736,7 +736,9 @@ def test_missing_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_unwritable_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    output = tmp_path / "no-such-dir" / "out.html"
+    # (a missing folder is created: one that cannot be, under a file, is an error)
+    (tmp_path / "a-file").write_text("x")
+    output = tmp_path / "a-file" / "out.html"
     assert main(["rewrite", "-o", str(output)]) == 2
     assert capsys.readouterr().err.startswith(f"htmlstream: error: cannot write {str(output)!r}")
 

@@ -6,7 +6,12 @@ Dask jobs, :func:`htmlstream.scrape.scrape` with ``on_error="skip"``) follow one
 :func:`check_failures`: when *every* input failed, all with the same type of error, the run
 raises :class:`AllInputsFailed` (a wrong output folder, a missing extra, a handler that always
 raises: nothing would be done); when some failed, one summary line is logged (``WARNING``, on the
-run's logger), never one line per input."""
+run's logger), never one line per input.  A run that hands each failure to its caller (the
+scraper's pages) only logs the line, all failed or not.
+
+The entry points of the public API check the types of what they are given, once per call, with
+:func:`check_type` and :func:`check_callable`: the ``TypeError`` names the parameter, what it
+accepts and what it got."""
 
 from __future__ import annotations
 
