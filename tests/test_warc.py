@@ -286,7 +286,7 @@ def test_cli_rewrite_and_extract(warc_in: Path, tmp_path: Path,
 
 def test_cli_parquet(warc_in: Path, tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
-    out = tmp_path / "rows.parquet"
+    out = tmp_path / "new" / "rows.parquet"      # (its missing folder is created)
     assert main(["warc", "extract", str(warc_in), "-f", "title=title",
                  "-f", "links=a::attr(href)*", "--parquet", str(out)]) == 0
     table = pq.read_table(out)
