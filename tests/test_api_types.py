@@ -334,6 +334,44 @@ def test_wrong_type_names_parameter_and_accepted_types(name: str, param: str,
     assert "Wrong" in message, message       # the type given is named too
 
 
+#: The rewritable units' methods a handler calls: (the rule's kind, the call, the parameter).
+UNIT_CALLS: list[tuple[str, Callable[[Any], object], str]] = [
+    ("element", lambda el: el.set_attribute(WRONG, "v"), "attribute name"),
+    ("element", lambda el: el.set_attribute("a", WRONG), "value"),
+    ("element", lambda el: el.get_attribute(WRONG), "name"),
+    ("element", lambda el: el.has_attribute(WRONG), "name"),
+    ("element", lambda el: el.remove_attribute(WRONG), "name"),
+    ("element", lambda el: setattr(el, "tag_name", WRONG), "tag name"),
+    ("element", lambda el: el.before(WRONG), "content"),
+    ("element", lambda el: el.after(WRONG), "content"),
+    ("element", lambda el: el.prepend(WRONG), "content"),
+    ("element", lambda el: el.append(WRONG), "content"),
+    ("element", lambda el: el.set_inner_content(WRONG), "content"),
+    ("element", lambda el: el.replace(WRONG), "content"),
+    ("element", lambda el: el.on_end_tag(WRONG), "handler"),
+    ("text", lambda chunk: chunk.before(WRONG), "content"),
+    ("text", lambda chunk: chunk.replace(WRONG), "content"),
+    ("comments", lambda comment: comment.after(WRONG), "content"),
+    ("end", lambda end: end.append(WRONG), "content"),
+]
+
+
+@pytest.mark.parametrize(("kind", "call", "param"), UNIT_CALLS,
+                         ids=[f"{kind}-{i}" for i, (kind, _, _) in enumerate(UNIT_CALLS)])
+def test_unit_methods_name_what_they_accept(kind: str, call: Callable[[Any], object],
+                                            param: str) -> None:
+    rw = hs.Rewriter()
+    if kind == "end":
+        rw.on_document(end=call)
+    else:
+        rw.on("p", **{kind: call})
+    with pytest.raises(TypeError) as info:
+        rw.rewrite("<p>x<!--c--></p>")
+    message = str(info.value)
+    assert param in message and ("must be" in message or "expected" in message), message
+    assert "Wrong" in message, message
+
+
 def _public_callables() -> Iterator[tuple[str, str, object]]:
     for module_name in MODULES:
         try:
