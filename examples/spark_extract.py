@@ -1,15 +1,14 @@
-"""A PySpark job in the cc-pyspark shape: extract fields from the HTML responses of the WARC
-files named in a listing (one path per line), with htmlstream.warc, one Spark task per
-partition of the listing (``mapPartitions``); counters of files, records and failures.
+"""A PySpark job in the cc-pyspark shape: fields of the HTML responses of the WARC files named in
+a listing, one Spark task per partition of it; counters of files, records and failures.
 
-    spark-submit examples/spark_extract.py warc.paths out/ -f title=title \
-        -f 'links=a::attr(href)*' --output-format parquet
-
-(or ``python examples/spark_extract.py ... --master 'local[2]'``).  Each worker needs
-htmlstream with its ``warc`` extra.  A file that cannot be read, or a record that cannot, is
-counted (``warc_input_failed``, ``records_failed``, ``records_bad``), never raised: a
-crawl-sized job does not stop for one broken file.
+    spark-submit examples/spark_extract.py warc.paths out/ -f title=title -f 'links=a::attr(href)*'
 """
+
+# (or ``python examples/spark_extract.py ... --master 'local[2]'``; ``--output-format parquet``
+# or ``json``.)  Each worker needs htmlstream with its ``warc`` extra.  A file that cannot be
+# read, or a record that cannot, is counted (``warc_input_failed``, ``records_failed``,
+# ``records_bad``), never raised: a crawl-sized job does not stop for one broken file; when
+# every file failed, the job exits with status 1.
 
 from __future__ import annotations
 
@@ -96,9 +95,15 @@ def main(argv: list[str] | None = None) -> int:
         frame.write.mode("overwrite").format(args.output_format).save(args.output)
         for name, counter in counters.items():
             print(f"{name}: {counter.value}")
+        # The failure rule (docs/guide/warc.md): one summary line; every file failed: status 1.
+        failed = counters["warc_input_failed"].value
+        total = failed + counters["warc_input_processed"].value
+        if failed:
+            print(f"{failed} of {total} WARC files failed (the lines above say why)",
+                  file=sys.stderr)
     finally:
         spark.stop()
-    return 0
+    return 1 if failed and failed == total else 0
 
 
 if __name__ == "__main__":

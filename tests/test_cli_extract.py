@@ -92,7 +92,7 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
 
 def test_csv_to_file(files: list[str], tmp_path: Path,
                      capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out.csv"
+    out = tmp_path / "new" / "out.csv"     # its missing folder is created
     assert main(["extract", files[0], *FIELDS, "--csv", "-o", str(out)]) == 0
     rows = list(csv.reader(out.open(encoding="utf-8")))
     assert rows == [["url", "final_url", "status", "error", "title", "links"],

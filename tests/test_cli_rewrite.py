@@ -534,7 +534,7 @@ def test_url_input(server: str, capsysbinary: pytest.CaptureFixture[bytes]) -> N
 def test_url_input_chunked_with_demo(
     server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    local = tmp_path / "local.html"
+    local = tmp_path / "new" / "local.html"      # its missing folder is created
     assert main(["rewrite", "--demo", "-o", str(local)]) == 0
     remote = tmp_path / "remote.html"
     url = f"{server}/sample.html".replace("http://", "HTTP://")
@@ -736,7 +736,9 @@ def test_missing_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_unwritable_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    output = tmp_path / "no-such-dir" / "out.html"
+    # (a missing folder is created: one that cannot be, under a file, is an error)
+    (tmp_path / "a-file").write_text("x")
+    output = tmp_path / "a-file" / "out.html"
     assert main(["rewrite", "-o", str(output)]) == 2
     assert capsys.readouterr().err.startswith(f"htmlstream: error: cannot write {str(output)!r}")
 

@@ -122,8 +122,8 @@ def test_context_on_every_adapter(tmp_path: Path) -> None:
     src = tmp_path / "in.html"
     src.write_bytes(DOC)
     ctx = {}
-    rw.rewrite_file(src, tmp_path / "out.html", chunk_size=16, context=ctx)
-    assert (tmp_path / "out.html").read_bytes() == expected_output()
+    rw.rewrite_file(src, tmp_path / "new" / "out.html", chunk_size=16, context=ctx)
+    assert (tmp_path / "new" / "out.html").read_bytes() == expected_output()   # (folder made)
     assert ctx["n"] == 5
     ctx = {}
     dst = io.BytesIO()

@@ -35,6 +35,8 @@ TOP_LEVEL = {
     # errors
     "HtmlStreamError", "BufferLimitExceeded", "EncodingError", "ParsingAmbiguityError",
     "SelectorError",
+    # runs over many inputs: the failure rule (htmlstream.errors.check_failures)
+    "AllInputsFailed",
     # parse errors, reported on request (docs/guide/errors.md)
     "ParseError", "ParseErrorCallback",
     # sanitizing (the recipe layer's one-call form)

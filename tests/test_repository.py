@@ -3,10 +3,14 @@
 * The tests, benchmarks and fuzz scripts read their data from ``tests/data`` (a clone alone must
   pass ``make test``): none of them names the ``shared`` folder next to the repository.
 * Generated C is never tracked: the sdist and the wheels are built from the ``.pyx`` sources.
+* No two modules of the package import each other (DESIGN.md), at any level: module top,
+  ``TYPE_CHECKING`` blocks and imports inside functions alike.
 """
 
 from __future__ import annotations
 
+import ast
+import itertools
 import shutil
 import subprocess
 from pathlib import Path
@@ -59,3 +63,42 @@ def test_no_generated_c_is_tracked() -> None:
     tracked = subprocess.run(["git", "ls-files", "*.c", "*.so", "*.pyd"], cwd=ROOT,
                              capture_output=True, text=True, check=True).stdout.split()
     assert tracked == ["tests/c/test_portable.c"]
+
+
+def _imports_of_package() -> dict[str, set[str]]:
+    """Every module of src/htmlstream and the modules of the package it imports, wherever the
+    import statement is."""
+    src = ROOT / "src"
+    paths = {}
+    for path in (src / "htmlstream").rglob("*.py"):
+        name = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        paths[name] = path
+    graph = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    deps.add(full if full in paths else base)
+        graph[name] = {d for d in deps if d in paths and d != name}
+    return graph
+
+
+def test_no_two_modules_import_each_other() -> None:
+    graph = _imports_of_package()
+    assert "htmlstream.scrape.transport" in graph["htmlstream.scrape.robots"]
+    # The package itself is the facade of the public names: layers import those names from it,
+    # and its one-call functions (sanitize, minify) import their layer when called.
+    pairs = [
+        (a, b) for a, b in itertools.combinations(sorted(graph), 2)
+        if b in graph[a] and a in graph[b] and "htmlstream" not in (a, b)
+    ]
+    assert pairs == []

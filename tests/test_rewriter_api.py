@@ -243,7 +243,7 @@ def test_on_document_passthrough_hook_error_fails_the_stream() -> None:
         stream.feed(b"\xfe\xff\x00<")
     with pytest.raises(HtmlStreamError, match="failed earlier"):
         stream.close()
-    with pytest.raises(TypeError, match="not callable"):
+    with pytest.raises(TypeError, match="passthrough must be a callable"):
         Rewriter().on_document(passthrough="hook")  # type: ignore[arg-type]
 
 

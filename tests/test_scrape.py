@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import email.utils
 import itertools
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -511,14 +512,30 @@ def test_user_agent_sent(server: FaultServer) -> None:
 MIXED = ["/p0", "/missing", "/reset", "/p1"]
 
 
-def test_on_error_skip(server: FaultServer) -> None:
-    pages = list(scrape([server.url(p) for p in MIXED], FIELDS, on_error="skip",
-                        **{**FAST, "retries": 0}))
+def test_on_error_skip(server: FaultServer, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="htmlstream.scrape"):
+        pages = list(scrape([server.url(p) for p in MIXED], FIELDS, on_error="skip",
+                            **{**FAST, "retries": 0}))
     assert len(pages) == 4
+    # The run ends with one summary line (the failure rule), not one per page.
+    [line] = [r.getMessage() for r in caplog.records if r.name == "htmlstream.scrape"]
+    assert line.startswith("2 of 4 pages failed: ") and "1 HTTPStatusError" in line
+    assert "1 ConnectionFailed" in line
     errors = {p.url.rsplit("/", 1)[1]: p.error for p in pages}
     assert errors["p0"] is None and errors["p1"] is None
     assert isinstance(errors["missing"], HTTPStatusError)
     assert isinstance(errors["reset"], ConnectionFailed)
+
+
+def test_every_page_failing_is_said_not_raised(server: FaultServer,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    # Each failed page was given to the caller: all failing alike is said, in one line.
+    with caplog.at_level(logging.WARNING, logger="htmlstream.scrape"):
+        pages = list(scrape([server.url("/missing")] * 2, FIELDS, on_error="skip",
+                            **{**FAST, "retries": 0}))
+    assert [p.ok for p in pages] == [False, False]
+    assert [r.getMessage() for r in caplog.records if r.name == "htmlstream.scrape"] == [
+        f"all 2 pages failed with HTTPStatusError; the first: HTTPStatusError: {pages[0].error}"]
 
 
 def test_on_error_callable(server: FaultServer) -> None:

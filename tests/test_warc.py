@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip as gzip_module
 import io
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 pytest.importorskip("fastwarc")
 pytest.importorskip("warcio")
 
-from htmlstream import Rewriter
+from htmlstream import AllInputsFailed, Rewriter
 from htmlstream.cli import main
 from htmlstream.warc import BadRecord, WarcError, WarcReport, extract_warc, rewrite_warc
 from warc_files import (
@@ -285,7 +286,7 @@ def test_cli_rewrite_and_extract(warc_in: Path, tmp_path: Path,
 
 def test_cli_parquet(warc_in: Path, tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
-    out = tmp_path / "rows.parquet"
+    out = tmp_path / "new" / "rows.parquet"      # (its missing folder is created)
     assert main(["warc", "extract", str(warc_in), "-f", "title=title",
                  "-f", "links=a::attr(href)*", "--parquet", str(out)]) == 0
     table = pq.read_table(out)
@@ -302,17 +303,42 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["warc", "extract", str(tmp_path / "missing.warc"), "-f", "title"]) == 2
 
 
-def test_a_failing_rewrite_copies_the_record(warc_in: Path, tmp_path: Path) -> None:
+def test_a_failing_rewrite_copies_the_record(warc_in: Path, tmp_path: Path,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[object] = []
+
+    def boom(el: object) -> None:          # fails on the first record's title only
+        calls.append(el)
+        if len(calls) == 1:
+            raise ValueError("handler failed")
+
+    rw = Rewriter()
+    rw.on("title", element=boom)
+    out = tmp_path / "deep" / "er" / ("out" + "".join(warc_in.suffixes))
+    with caplog.at_level(logging.WARNING, logger="htmlstream.warc"):
+        report = rewrite_warc(warc_in, out, rw)      # (its missing folders are created)
+    assert report.failed == 1 and report.rewritten == 4
+    assert [reason for _, reason in report.failures] == ["ValueError: handler failed"]
+    assert len(split_records(out.read_bytes())) == len(split_records(warc_in.read_bytes()))
+    assert report.copied == report.records - 4     # the failed one among them
+    # One summary line, not one per record.
+    assert [r.getMessage() for r in caplog.records] == [
+        "1 of 5 HTML records failed: 1 ValueError; the first: ValueError: handler failed"]
+
+
+def test_every_record_failing_alike_raises(warc_in: Path, tmp_path: Path) -> None:
     def boom(_: object) -> None:
         raise ValueError("handler failed")
 
     rw = Rewriter()
     rw.on("title", element=boom)
     out = tmp_path / ("out" + "".join(warc_in.suffixes))
-    report = rewrite_warc(warc_in, out, rw)
-    assert report.failed == 5 and report.rewritten == 0
-    assert all("handler failed" in reason for _, reason in report.failures)
-    assert split_records(out.read_bytes()) == split_records(warc_in.read_bytes())
+    with pytest.raises(AllInputsFailed, match="all 5 HTML records failed with ValueError") as info:
+        rewrite_warc(warc_in, out, rw)
+    assert info.value.count == 5 and info.value.reason == "ValueError"
+    assert not out.exists()        # a run that raises leaves no output
+    with pytest.raises(AllInputsFailed, match="HTML records failed with EncodingError"):
+        list(extract_warc(warc_in, {"t": "title"}, encoding="no-such-encoding"))
 
 
 def test_cli_reads_standard_input(warc_in: Path, tmp_path: Path,

@@ -20,6 +20,8 @@ from htmlstream import handlers, tokens
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
 from htmlstream.errors import (
+    BYTES_LIKE,
+    AllInputsFailed,
     BufferLimitExceeded,
     EncodingError,
     HtmlStreamError,
@@ -27,6 +29,7 @@ from htmlstream.errors import (
     ParseErrorCallback,
     ParsingAmbiguityError,
     SelectorError,
+    check_type,
 )
 from htmlstream.extraction import Extractor, Field, extract
 from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream, TextFilter
@@ -54,6 +57,8 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0.dev0"
 
+_HTML = "str or bytes-like (bytes, bytearray, memoryview)"   # (what the one-call forms take)
+
 
 def __getattr__(name: str) -> Any:
     # The sanitizer's policy is the recipe layer's: imported when first asked for (the core
@@ -73,6 +78,7 @@ def sanitize(html: Any, policy: Policy | None = None) -> Any:
     """``html`` sanitized in one call (str gives str, bytes give bytes): the
     :func:`htmlstream.recipes.sanitize` recipe with ``policy`` (default: ammonia's defaults,
     :class:`Policy`)."""
+    check_type(html, (str, *BYTES_LIKE), "sanitize()", "html", _HTML)
     from htmlstream.recipes.sanitize import sanitize_html  # (a layer: imported when used)
 
     return sanitize_html(html, policy)
@@ -85,6 +91,7 @@ def minify(html: bytes, **options: Any) -> bytes: ...
 def minify(html: str | bytes, **options: Any) -> str | bytes:
     """``html`` minified in one call (str gives str, bytes give bytes): the
     :func:`htmlstream.recipes.minify` recipe, whose keyword arguments ``options`` are."""
+    check_type(html, (str, *BYTES_LIKE), "minify()", "html", _HTML)
     from htmlstream.recipes.minify import minify_html  # (a layer: imported when used)
 
     return minify_html(html, **options)
@@ -93,6 +100,7 @@ def minify(html: str | bytes, **options: Any) -> str | bytes:
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
+    "AllInputsFailed",
     "BufferLimitExceeded",
     "Comment",
     "Doctype",

@@ -178,6 +178,8 @@ def decode_charrefs(text: str, *, in_attribute: bool = False) -> str:
     >>> decode_charrefs("?a=1&ampb=2", in_attribute=True)
     '?a=1&ampb=2'
     """
+    if not isinstance(text, str):
+        raise TypeError(f"decode_charrefs(): text must be a str, not {type(text).__name__}")
     if "&" not in text:
         return text
     replace = _replace_in_attribute if in_attribute else _replace_in_text

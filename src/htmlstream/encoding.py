@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, Literal, NamedTuple, TypeAlias
 
 from htmlstream._ascii import ascii_lower as _ascii_lower
-from htmlstream.errors import EncodingError
+from htmlstream.errors import BYTES_LIKE, EncodingError, check_type
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -55,6 +55,8 @@ __all__ = [
     "sniff_content",
     "sniff_encoding",
 ]
+
+_BYTES = "bytes-like (bytes, bytearray, memoryview)"   # (in TypeErrors)
 
 #: What :func:`sniff_encoding` returns when nothing declares an encoding.
 DEFAULT_ENCODING: Final = "windows-1252"
@@ -446,6 +448,7 @@ _ASCII_WHITESPACE: Final = "\t\n\x0c\r "
 def get_encoding(label: str | bytes) -> Encoding | None:
     """The Encoding Standard's "get an encoding": the encoding ``label`` names (ASCII
     whitespace around it and ASCII case ignored), or ``None``."""
+    check_type(label, (str, bytes), "get_encoding()", "label", "a str or bytes")
     if isinstance(label, (bytes, bytearray)):
         label = bytes(label).decode("latin-1")
     key = label.strip(_ASCII_WHITESPACE)
@@ -580,6 +583,7 @@ def sniff(
         default: the encoding when nothing declares one (the HTML Standard suggests
             ``windows-1252`` for most locales; see its table for others).
     """
+    check_type(prefix, BYTES_LIKE, "sniff()", "prefix", _BYTES)
     bom, _ = sniff_bom(prefix)
     if bom is not None:
         return SniffResult(bom.name, "bom", True)
@@ -613,6 +617,7 @@ def sniff_encoding(
     >>> sniff_encoding(b'<p>hi', 'text/html; charset=ISO-8859-1')
     'windows-1252'
     """
+    check_type(prefix, BYTES_LIKE, "sniff_encoding()", "prefix", _BYTES)
     return sniff(prefix, content_type, default=default).encoding
 
 
@@ -620,6 +625,7 @@ def prescan(prefix: bytes | bytearray | memoryview) -> str | None:
     """The HTML Standard's "prescan a byte stream to determine its encoding" over the first
     1024 bytes of ``prefix``: the encoding a ``<meta>`` (or, failing that, an XML declaration)
     declares, or ``None``."""
+    check_type(prefix, BYTES_LIKE, "prescan()", "prefix", _BYTES)
     found = _prescan(bytes(prefix[:PRESCAN_BYTES]))
     return None if found is None else found[0].name
 
@@ -847,6 +853,7 @@ def _xml_encoding(data: bytes) -> Encoding | None:
 def meta_content_charset(content: str) -> Encoding | None:
     """The HTML Standard's "algorithm for extracting a character encoding from a meta
     element", applied to a ``content`` attribute's value (``"text/html; charset=utf-8"``)."""
+    check_type(content, str, "meta_content_charset()", "content", "a str")
     position = 0
     lower = _ascii_lower(content)
     n = len(content)
@@ -1012,6 +1019,7 @@ def _split_header_values(value: str) -> list[str]:
 def content_type_charset(content_type: str) -> str | None:
     """The ``charset`` parameter of a ``Content-Type`` header value (Fetch's "extract a MIME
     type"), or None: ``'text/html; charset="Shift_JIS"'`` -> ``'Shift_JIS'``."""
+    check_type(content_type, str, "content_type_charset()", "content_type", "a str")
     essence: str | None = None
     charset: str | None = None
     result: str | None = None
@@ -1088,6 +1096,7 @@ def sniff_content(prefix: bytes | bytearray | memoryview) -> str | None:
     mark) and XML that is not XHTML (``"XML (not XHTML)"``, ``"RSS feed"``, ``"Atom feed"``,
     ``"SVG image"``) are recognised.  An empty (or all-whitespace) input is ``"no content"``.
     """
+    check_type(prefix, BYTES_LIKE, "sniff_content()", "prefix", _BYTES)
     result = _classify(bytes(prefix[:SNIFF_BYTES]), final=True)
     assert result is not _NEED_MORE
     return result
@@ -1096,6 +1105,7 @@ def sniff_content(prefix: bytes | bytearray | memoryview) -> str | None:
 def looks_like_html(prefix: bytes | bytearray | memoryview) -> bool:
     """Whether ``prefix`` (the first bytes of a response) looks like HTML: see
     :func:`sniff_content`, which says why not."""
+    check_type(prefix, BYTES_LIKE, "looks_like_html()", "prefix", _BYTES)
     return sniff_content(prefix) is None
 
 

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from htmlstream.errors import SelectorError
+from htmlstream.errors import BYTES_LIKE, SelectorError, check_type
 from htmlstream.rewriter import Rewriter, RewriterStream
 from htmlstream.selectors import Combinator, SelectorList, parse_selector
 from htmlstream.units import DEFAULT_MAX_CAPTURE_BYTES, Captured, Element
@@ -83,7 +83,8 @@ class Field:
 
     def __post_init__(self) -> None:
         if not isinstance(self.selector, str):
-            raise TypeError("a Field's selector must be a str")
+            raise TypeError(f"Field(): selector must be a str (a CSS selector), not "
+                            f"{type(self.selector).__name__}")
         if self.attr is not None and self.html:
             raise ValueError("a Field extracts an attribute or HTML, not both")
         if self.attr is None and not self.html and not self.text:
@@ -280,7 +281,8 @@ def _plan(fields: tuple[Field, ...], encoding: str | None, max_bytes: int,
 
 def _fields(fields: Mapping[str, str | Field]) -> tuple[list[str], tuple[Field, ...]]:
     if not isinstance(fields, Mapping):
-        raise TypeError("fields must be a mapping of names to selectors or Fields")
+        raise TypeError(f"fields must be a mapping of names to selector strs or Fields, not "
+                        f"{type(fields).__name__}")
     names = list(fields)
     out = []
     for name in names:
@@ -353,8 +355,12 @@ class Extractor:
         """Read the next chunk of the document (ignored once ``done`` or closed)."""
         if self._stream is None or self._doc.open_fields == 0:
             return
-        if isinstance(chunk, str):
-            raise TypeError("feed() takes bytes; extract() takes a whole str document")
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            if isinstance(chunk, str):
+                raise TypeError("Extractor.feed(): chunk must be bytes-like (bytes, bytearray, "
+                                "memoryview), not str; extract() takes a whole str document")
+            check_type(chunk, BYTES_LIKE, "Extractor.feed()", "chunk",
+                       "bytes-like (bytes, bytearray, memoryview)")
         self._bytes_read += len(chunk)
         self._stream.feed(chunk)
 
@@ -407,8 +413,8 @@ def _chunks(source: Any) -> tuple[Iterator[bytes], Callable[[], None] | None]:
         iterator = iter(source)
         close = getattr(iterator, "close", None)
         return iterator, close if callable(close) else None
-    raise TypeError(f"extract() cannot read a {type(source).__name__}: bytes, str, a binary "
-                    f"file, an iterable of bytes chunks or a streamed httpx.Response")
+    raise TypeError(f"extract(): source must be bytes, str, a binary file, an iterable of bytes "
+                    f"chunks or a streamed httpx.Response, not {type(source).__name__}")
 
 
 def extract(source: Any, fields: Mapping[str, str | Field], *,
@@ -466,8 +472,8 @@ async def aextract(source: Any, fields: Mapping[str, str | Field], *,
         chunks = aiter(source)
         close = getattr(chunks, "aclose", None)
     else:
-        raise TypeError(f"aextract() cannot read a {type(source).__name__}: an async iterable "
-                        f"of bytes chunks or a streamed httpx.Response")
+        raise TypeError(f"aextract(): source must be an async iterable of bytes chunks or a "
+                        f"streamed httpx.Response, not {type(source).__name__}")
     extractor = Extractor(fields, encoding=encoding, max_bytes=max_bytes, on_limit=on_limit,
                           scripting=scripting)
     finished = False

@@ -26,11 +26,12 @@ import inspect
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, AnyStr, Final, Generic, Literal, Protocol, TypeAlias
 
 from htmlstream import Rewriter, RewriterStream, lookup_encoding, sniff_content
 from htmlstream.encoding import sniff as _sniff_encoding
-from htmlstream.errors import EncodingError, HtmlStreamError
+from htmlstream.errors import BYTES_LIKE, EncodingError, HtmlStreamError, check_type
 
 __all__ = [
     "DEFAULT_MAX_DECODED_SIZE",
@@ -145,6 +146,11 @@ class HttpOptions:
     gzip_level: int = 6
     brotli_quality: int = 5
     zstd_level: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("html_types", "sniff_types"):
+            check_type(getattr(self, name), AbstractSet, "HttpOptions()", name,
+                       "a set of media types (a frozenset of str)")
 
 
 _DEFAULT_OPTIONS: Final = HttpOptions()
@@ -570,6 +576,7 @@ def content_decoder(coding: str) -> ContentDecoder:
         ContentDecodingError: the coding is not one of these (a list of codings, too), or its
             library is missing (the message says what to install).
     """
+    check_type(coding, str, "content_decoder()", "coding", "a str (a content coding)")
     name = coding.strip(_WS).lower()
     name = "gzip" if name == "x-gzip" else name
     if name not in _CODINGS:
@@ -758,6 +765,14 @@ def _rewritten_headers(headers: list[tuple[AnyStr, AnyStr]], options: HttpOption
     return out
 
 
+def _check_response(where: str, method: object, status: object, headers: object) -> None:
+    """The TypeErrors of the response entry points (once per response)."""
+    check_type(method, (str, bytes), where, "method", "a str or bytes (the request method)")
+    check_type(status, int, where, "status", "an int (the status code)")
+    check_type(headers, (Mapping, Iterable), where, "headers",
+               "(name, value) pairs of str or of bytes, or a mapping")
+
+
 def decide_headers(
     method: str | bytes,
     status: int,
@@ -770,6 +785,7 @@ def decide_headers(
     HEAD, 1xx/204/205/304, 206, ``Content-Range``, a request ``Range``, ``no-transform``, not
     HTML, an attachment, a content coding that cannot be decoded), or None when the first body
     bytes are needed (:func:`decide`)."""
+    _check_response("decide_headers()", method, status, headers)
     result = _check_headers(method, status, _pairs(headers), request_headers,
                             options or _DEFAULT_OPTIONS)
     return result if isinstance(result, Decision) else None
@@ -792,6 +808,8 @@ def decide(
     ``transcode`` is the rewriter's setting (UTF-16 bodies are rewritten only with it);
     ``default_encoding`` is used when the document declares none.  :class:`ResponseRewrite`
     does this, and the content decoding, for a body fed in chunks."""
+    _check_response("decide()", method, status, headers)
+    check_type(prefix, BYTES_LIKE, "decide()", "prefix", "bytes-like (the first body bytes)")
     opts = options or _DEFAULT_OPTIONS
     header_list = _pairs(headers)
     result = _check_headers(method, status, header_list, request_headers, opts)
@@ -849,6 +867,10 @@ class ResponseRewrite(Generic[AnyStr]):
         options: HttpOptions | None = None,
         context: Mapping[str, Any] | None = None,
     ) -> None:
+        if not callable(getattr(rewriter, "stream", None)):
+            raise TypeError(f"ResponseRewrite(): rewriter must be a Rewriter, not "
+                            f"{type(rewriter).__name__}")
+        _check_response("ResponseRewrite()", method, status, headers)
         self._rewriter = rewriter
         self._options = opts = options or _DEFAULT_OPTIONS
         self._headers: list[tuple[AnyStr, AnyStr]] = _pairs(headers)
@@ -1126,6 +1148,8 @@ def add_csp_nonce(headers: Iterable[tuple[AnyStr, AnyStr]], nonce: str
     Raises:
         ValueError: ``nonce`` is not a base64 (or base64url) value.
     """
+    check_type(headers, Iterable, "add_csp_nonce()", "headers", "(name, value) pairs")
+    check_type(nonce, str, "add_csp_nonce()", "nonce", "a str")
     if not nonce or not all(ch in _NONCE for ch in nonce):
         raise ValueError(f"a CSP nonce is a base64 value, not {nonce!r}")
     source = f"'nonce-{nonce}'"
@@ -1143,6 +1167,8 @@ def csp_nonce_hook(context: Mapping[str, Any] | None, headers: list[tuple[AnyStr
     headers to send when a response is rewritten, it allows the context's ``csp_nonce`` (what a
     rewrite that adds nonces to scripts sets) in the ``Content-Security-Policy``
     (:func:`add_csp_nonce`); without a context or a ``csp_nonce`` the headers are unchanged."""
+    check_type(context, (Mapping, type(None)), "csp_nonce_hook()", "context", "a mapping or None")
+    check_type(headers, list, "csp_nonce_hook()", "headers", "a list of (name, value) pairs")
     nonce = None if context is None else context.get("csp_nonce")
     if not nonce:
         return headers

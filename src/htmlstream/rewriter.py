@@ -50,7 +50,7 @@ from htmlstream._engine.rules import (
 )
 from htmlstream._engine.stream import RewriterStream, check_encoding
 from htmlstream.encoding import Encoding
-from htmlstream.errors import ParseErrorCallback
+from htmlstream.errors import BYTES_LIKE, ParseErrorCallback, check_callable, check_type
 from htmlstream.handlers import (
     CommentHandler,
     DoctypeHandler,
@@ -121,6 +121,12 @@ PassthroughHook = Callable[[Context, str], object]
 def _check_callable(fn: object) -> None:
     if fn is not None and not callable(fn):
         raise TypeError(f"handler {fn!r} is not callable")
+
+
+def _check_handlers(where: str, **handlers: object) -> None:
+    for name, fn in handlers.items():
+        if fn is not None:
+            check_callable(fn, where, name, f"a callable (a {name} handler) or None")
 
 
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
@@ -365,12 +371,15 @@ class Rewriter:
         cannot decode, and only filters text of the types named (the others all go to the
         handler).
         """
+        check_type(selector, str, "Rewriter.on()", "selector", "a str (a CSS selector)")
+        _check_handlers("Rewriter.on()", element=element, text=text, comments=comments)
         if handler is not None:
             element = element or _method(handler, "element")
             text = text or _method(handler, "text")
             comments = comments or _method(handler, "comments")
             if element is None and text is None and comments is None:
-                raise TypeError("the handler object has no element, text or comments method")
+                raise TypeError(f"Rewriter.on(): handler must be an object with element, text "
+                                f"or comments methods, not {type(handler).__name__}")
         filter_ = _text_filter(text_filter)
         rule = _Rule(selector, parse_selector(selector, namespaces), bool(implied))
         with self._lock:
@@ -402,13 +411,14 @@ class Rewriter:
         stream's ``passthrough_reason``).  No handler runs on what passes through, the ``end``
         handlers included: a recipe that promises something in the context after
         ``close()`` (a report) makes it here too."""
+        _check_handlers("Rewriter.on_document()", doctype=doctype, comments=comments, text=text,
+                        end=end, passthrough=passthrough)
         if handler is not None:
             doctype = doctype or _method(handler, "doctype")
             comments = comments or _method(handler, "comments")
             text = text or _method(handler, "text")
             end = end or _method(handler, "end")
         _check_callable(end)
-        _check_callable(passthrough)
         filter_ = _text_filter(text_filter)
         with self._lock:
             self._add_handlers(((doctype, self._doc_doctype, None),
@@ -434,7 +444,8 @@ class Rewriter:
         for recipe in recipes:
             apply = getattr(recipe, "apply", None)
             if not callable(apply):
-                raise TypeError(f"{recipe!r} is not a recipe: it has no apply(rewriter) method")
+                raise TypeError(f"Rewriter.use(): recipes must be recipes (objects with an "
+                                f"apply(rewriter) method), not {type(recipe).__name__}")
             apply(self)
         return self
 
@@ -448,8 +459,8 @@ class Rewriter:
         passes its input through unchanged (content that is not HTML, UTF-16 without
         ``transcode``) has none; after a limit with ``on_limit="passthrough"``, the stages
         end with the rewritten part and the rest passes them by.  Returns the rewriter."""
-        if not callable(factory):
-            raise TypeError("pipe() takes a factory: factory(encoding, context) -> stage")
+        check_callable(factory, "Rewriter.pipe()", "factory",
+                       "a callable: factory(encoding, context) -> stage")
         with self._lock:
             self._stages.append(factory)
             self._compiled = None
@@ -469,6 +480,8 @@ class Rewriter:
     ) -> Callable[[_T], _T]:
         """Decorator: ``@rw.text("p")`` is ``rw.on("p", text=fn)`` (``text_filter``: see
         :meth:`on`)."""
+        check_type(selector, str, "Rewriter.text()", "selector", "a str (a CSS selector)")
+
         def register(fn: _T) -> _T:
             self.on(selector, namespaces=namespaces, text=fn, text_filter=text_filter)
             return fn
@@ -484,6 +497,8 @@ class Rewriter:
         self, selector: str, kind: str, namespaces: Mapping[str, str] | None,
         implied: bool = False,
     ) -> Callable[[_F], _F]:
+        check_type(selector, str, f"Rewriter.{kind}()", "selector", "a str (a CSS selector)")
+
         def register(fn: _F) -> _F:
             # (the public decorators bind _F to the handler type of ``kind``)
             self.on(selector, namespaces=namespaces, implied=implied,
@@ -577,6 +592,9 @@ class Rewriter:
             stream = RewriterStream(self._compiled_rules(), "utf-8", context, _text=True)
             raw = data.encode("utf-8", "surrogatepass")
             return (stream.feed(raw) + stream.close()).decode("utf-8", "surrogatepass")
+        if not isinstance(data, BYTES_LIKE):
+            check_type(data, BYTES_LIKE, "Rewriter.rewrite()", "data",
+                       "str or bytes-like (bytes, bytearray, memoryview)")
         stream = self.stream(context=context)
         return stream.feed(data) + stream.close()
 
@@ -585,6 +603,9 @@ class Rewriter:
     ) -> Iterator[bytes]:
         """Rewrite a document given as an iterable of byte chunks; yield output chunks
         (empty ones are skipped).  ``context``: the document's context (see :meth:`stream`)."""
+        if isinstance(chunks, (str, *BYTES_LIKE)) or not isinstance(chunks, Iterable):
+            raise TypeError(f"Rewriter.rewrite_iter(): chunks must be an iterable of bytes "
+                            f"chunks (a whole document: rewrite()), not {type(chunks).__name__}")
         stream = self.stream(context=context)
         for chunk in chunks:
             out = stream.feed(chunk)
@@ -599,6 +620,8 @@ class Rewriter:
     ) -> AsyncIterator[bytes]:
         """Rewrite a document given as an async iterable of byte chunks.  ``context``: the
         document's context (see :meth:`stream`)."""
+        check_type(chunks, AsyncIterable, "Rewriter.rewrite_aiter()", "chunks",
+                   "an async iterable of bytes chunks")
         stream = self.stream(context=context)
         async for chunk in chunks:
             out = stream.feed(chunk)
@@ -617,9 +640,17 @@ class Rewriter:
         context: Context | None = None,
     ) -> None:
         """Rewrite the file ``src`` into ``dst`` (paths or binary file objects), streaming.
-        ``context``: the document's context (see :meth:`stream`)."""
+        ``context``: the document's context (see :meth:`stream`).  A ``dst`` path's missing
+        folders are created."""
+        for name, value in (("src", src), ("dst", dst)):
+            if not isinstance(value, (str, os.PathLike)) and not callable(
+                    getattr(value, "read" if name == "src" else "write", None)):
+                raise TypeError(f"Rewriter.rewrite_file(): {name} must be a path (str, "
+                                f"os.PathLike) or a binary file, not {type(value).__name__}")
         src_file = open(src, "rb") if isinstance(src, (str, os.PathLike)) else src  # noqa: SIM115
         try:
+            if isinstance(dst, (str, os.PathLike)):
+                os.makedirs(os.path.dirname(os.fspath(dst)) or ".", exist_ok=True)
             dst_file = (open(dst, "wb") if isinstance(dst, (str, os.PathLike))  # noqa: SIM115
                         else dst)
             try:

@@ -486,6 +486,9 @@ def attribute_tags(selector_lists: Iterable[SelectorList]) -> tuple[str, ...] | 
     """The start tags whose attributes rules with these selectors may read (see
     :meth:`SelectorList.attribute_tags`), sorted; None when that can be any tag.  Every other
     tag's attributes can be scanned past."""
+    if not isinstance(selector_lists, Iterable):
+        raise TypeError(f"attribute_tags(): selector_lists must be an iterable of SelectorLists,"
+                        f" not {type(selector_lists).__name__}")
     names: set[str] = set()
     for selector_list in selector_lists:
         tags = selector_list.attribute_tags()
@@ -522,6 +525,8 @@ def _needs_attributes(compound: Compound) -> bool:
 
 def serialize_identifier(name: str) -> str:
     """Serialise ``name`` as a CSS identifier (CSSOM "serialize an identifier")."""
+    if not isinstance(name, str):
+        raise TypeError(f"serialize_identifier(): name must be a str, not {type(name).__name__}")
     out: list[str] = []
     for index, char in enumerate(name):
         code = ord(char)
@@ -544,6 +549,8 @@ def serialize_identifier(name: str) -> str:
 
 def serialize_string(value: str) -> str:
     """Serialise ``value`` as a double-quoted CSS string (CSSOM "serialize a string")."""
+    if not isinstance(value, str):
+        raise TypeError(f"serialize_string(): value must be a str, not {type(value).__name__}")
     out = ['"']
     for char in value:
         code = ord(char)
@@ -1499,7 +1506,8 @@ def parse_selector(text: str, namespaces: Mapping[str, str] | None = None) -> Se
             is the character index in ``text``.
     """
     if not isinstance(text, str):
-        raise TypeError(f"a selector must be a str, not {type(text).__name__}")
+        raise TypeError(f"parse_selector(): text must be a str (a CSS selector), not "
+                        f"{type(text).__name__}")
     return _Parser(text, _check_namespaces(namespaces)).parse()
 
 

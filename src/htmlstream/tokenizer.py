@@ -13,7 +13,7 @@ from htmlstream._engine import lexer as _lexer
 from htmlstream._engine.collector import TokenCollector
 from htmlstream._engine.lexer import Lexer
 from htmlstream.encoding import _resolve_encoding, lookup
-from htmlstream.errors import ParseErrorCallback
+from htmlstream.errors import BYTES_LIKE, ParseErrorCallback, check_type
 from htmlstream.tokens import Text, TextType, Token
 
 __all__ = [
@@ -128,9 +128,13 @@ class Tokenizer:
 
     def feed(self, chunk: bytes | bytearray | memoryview | str) -> list[Token]:
         """Tokenize the next chunk; return the tokens it completed (text as far as it is known)."""
-        if isinstance(chunk, str):
-            chunk = chunk.encode(self._codec, "surrogatepass" if self._codec == "utf-8"
-                                 else "xmlcharrefreplace")
+        if type(chunk) is not bytes:    # (one test per chunk for bytes)
+            if isinstance(chunk, str):
+                chunk = chunk.encode(self._codec, "surrogatepass" if self._codec == "utf-8"
+                                     else "xmlcharrefreplace")
+            else:
+                check_type(chunk, BYTES_LIKE, "Tokenizer.feed()", "chunk",
+                           "bytes-like (bytes, bytearray, memoryview) or str")
         self._lexer.feed_bytes(chunk)
         return self._take()
 
@@ -184,6 +188,8 @@ def tokenize(
     )
     chunks: Iterable[bytes | bytearray | memoryview | str]
     chunks = (source,) if isinstance(source, (bytes, bytearray, memoryview, str)) else source
+    check_type(chunks, Iterable, "tokenize()", "source",
+               "bytes-like, str, or an iterable of bytes or str chunks")
     for chunk in chunks:
         yield from tokenizer.feed(chunk)
     yield from tokenizer.close()

@@ -21,7 +21,13 @@ length, a chunked ``Transfer-Encoding`` decoded).  Which responses are rewritten
 :mod:`htmlstream.http`'s decision (HTML by ``Content-Type`` and sniffing, not HEAD, not 304...).
 
 A record that cannot be read (a corrupt gzip member, a truncated record, a broken header) is
-reported in :attr:`WarcReport.bad_records` and skipped: reading resumes at the next record.
+reported in :attr:`WarcReport.bad_records` and skipped: reading resumes at the next record.  A
+record whose rewrite or extraction raises is counted in :attr:`WarcReport.failed` (and copied
+untouched, or gives no row), with the rule of :func:`htmlstream.errors.check_failures`: when
+*every* HTML record failed with the same type of error (a handler that always raises), the
+function raises :class:`~htmlstream.errors.AllInputsFailed` at the end; when some failed, one
+summary line is logged (``WARNING`` on the ``htmlstream.warc`` logger).  An output path's
+missing folders are created; the output is removed when the function raises.
 
 This layer uses only htmlstream's public API; the core never imports it.
 """
@@ -29,9 +35,11 @@ This layer uses only htmlstream's public API; the core never imports it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import hashlib
 import io
+import logging
 import mmap
 import os
 import re
@@ -41,6 +49,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final, cast
 
 from htmlstream import HtmlStreamError, Rewriter
+from htmlstream.errors import check_failures, check_type
 from htmlstream.http import HttpOptions, ResponseRewrite, decide
 
 if TYPE_CHECKING:
@@ -55,6 +64,8 @@ __all__ = [
     "rewrite_warc",
 ]
 
+_log = logging.getLogger("htmlstream.warc")
+
 #: Payload bytes read (and fed) at a time.
 DEFAULT_CHUNK_SIZE: Final = 64 * 1024
 #: A rewritten payload larger than this is spooled to a temporary file (the WARC header, which
@@ -67,6 +78,12 @@ _PLAIN_START: Final = re.compile(rb"WARC/1\.[01]\r\n")
 _METHODS_KEPT: Final = 256
 
 WarcSource = str | os.PathLike[str] | BinaryIO
+
+
+def _check_path_or_file(where: str, param: str, value: object, method: str) -> None:
+    if not isinstance(value, (str, os.PathLike)) and not callable(getattr(value, method, None)):
+        raise TypeError(f"{where}: {param} must be a path (str, os.PathLike) or a binary file, "
+                        f"not {type(value).__name__}")
 
 
 class WarcError(HtmlStreamError):
@@ -535,6 +552,11 @@ def rewrite_warc(
     Returns:
         the counts; bad records in :attr:`WarcReport.bad_records`.
     """
+    _check_path_or_file("rewrite_warc()", "source", source, "read")
+    _check_path_or_file("rewrite_warc()", "output", output, "write")
+    if not callable(getattr(rewriter, "stream", None)):
+        raise TypeError(f"rewrite_warc(): rewriter must be a Rewriter, not "
+                        f"{type(rewriter).__name__}")
     fastwarc = _fastwarc()
     report = WarcReport()
     src = _Source(source, auto_decode="transfer")
@@ -542,6 +564,8 @@ def rewrite_warc(
         gzip = (str(output).endswith(".gz") if isinstance(output, (str, os.PathLike))
                 else src.gzip)
     own = isinstance(output, (str, os.PathLike))
+    if own:
+        os.makedirs(os.path.dirname(os.fspath(output)) or ".", exist_ok=True)  # type: ignore[arg-type]
     out_file: BinaryIO = open(output, "wb") if own else output  # type: ignore[arg-type,assignment]  # noqa: SIM115
     methods = _Methods()
     try:
@@ -610,7 +634,21 @@ def rewrite_warc(
         src.close()
         if own:
             out_file.close()
+    try:
+        _check(report)
+    except HtmlStreamError:
+        if own:     # (as the command line and the Dask job do: a failed run leaves no output)
+            with contextlib.suppress(OSError):
+                os.unlink(output)  # type: ignore[arg-type]
+        raise
     return report
+
+
+def _check(report: WarcReport) -> None:
+    """The failure rule over the HTML records of one pass (those done, those failed)."""
+    if report.failed:
+        check_failures("HTML records", [None] * report.html + [r for _, r in report.failures],
+                       _log)
 
 
 # --------------------------------------------------------------------------------------------
@@ -645,6 +683,9 @@ def extract_warc(
     Raises:
         ValueError: a field is named ``url`` or ``date``.
     """
+    _check_path_or_file("extract_warc()", "source", source, "read")
+    check_type(fields, Mapping, "extract_warc()", "fields",
+               "a mapping of names to selector strs or Fields")
     from htmlstream.extraction import Extractor
 
     clash = {"url", "date"} & set(fields)
@@ -697,6 +738,7 @@ def extract_warc(
             yield held[1]
     finally:
         src.close()
+    _check(report)
 
 
 def _extract_record(record: Any, fields: Mapping[str, str | Field], encoding: str | None,

@@ -214,8 +214,17 @@ cdef class RewriterStream:
         return out
 
     cdef bytes feed_checked(self, chunk):
-        if isinstance(chunk, str):
-            raise TypeError("feed() takes bytes; encode str input or use Rewriter.rewrite(str)")
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            # (the slow path only: the fast one takes exact bytes)
+            if isinstance(chunk, str):
+                raise TypeError("RewriterStream.feed(): chunk must be bytes-like (bytes, "
+                                "bytearray, memoryview), not str; encode str input or use "
+                                "Rewriter.rewrite(str)")
+            try:
+                memoryview(chunk)
+            except TypeError:
+                raise TypeError(f"RewriterStream.feed(): chunk must be bytes-like (bytes, "
+                                f"bytearray, memoryview), not {type(chunk).__name__}") from None
         self.fed += len(chunk)
         if self.mode == M_START:
             if self.held:

@@ -434,7 +434,9 @@ cdef bytes _encode_name(str name, str encoding, str what):
 cpdef str validate_tag_name(name):
     """Check a tag name given by a handler; return it."""
     cdef Py_UCS4 ch
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):
+        raise TypeError(f"a tag name must be a str, not {type(name).__name__}")
+    if not name:
         raise ValueError("a tag name must be a non-empty str")
     ch = (<str>name)[0]
     if not (("a" <= ch <= "z") or ("A" <= ch <= "Z")):
@@ -448,7 +450,9 @@ cpdef str validate_tag_name(name):
 cpdef str validate_attribute_name(name):
     """Check an attribute name given by a handler; return it."""
     cdef Py_UCS4 ch
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):
+        raise TypeError(f"an attribute name must be a str, not {type(name).__name__}")
+    if not name:
         raise ValueError("an attribute name must be a non-empty str")
     for ch in <str>name:
         if ch in "\t\n\f\r />=\"'<\0":
@@ -1267,7 +1271,7 @@ cdef class Element(Unit):
         cdef Py_ssize_t k
         self.check_tag("have attributes set")
         if not isinstance(value, str):
-            raise TypeError("an attribute value must be str")
+            raise TypeError(f"set_attribute(): value must be a str, not {type(value).__name__}")
         if not FREE_THREADED and name is _last_name and self.encoding is _last_name_encoding:
             lname = _last_lname
         else:
@@ -1559,7 +1563,8 @@ cdef class Element(Unit):
         if not self.can_have_content_:
             raise ValueError(f"<{self.tag_name}> cannot have content, so it has no end tag")
         if not callable(handler):
-            raise TypeError("the end-tag handler must be callable")
+            raise TypeError(f"on_end_tag(): handler must be callable (called with the EndTag), "
+                            f"not {type(handler).__name__}")
         if self.end_handlers is None:
             self.end_handlers = []
         self.end_handlers.append(handler)

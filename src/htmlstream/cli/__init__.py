@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     0 on success, 1 when htmlstream reports an error on the document
     (:class:`htmlstream.HtmlStreamError`), 2 on a usage or input error (bad option, missing file).
     """
+    if argv is not None and (isinstance(argv, str) or not isinstance(argv, list | tuple)):
+        raise TypeError(f"main(): argv must be a list of str (the arguments) or None, not "
+                        f"{type(argv).__name__}")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

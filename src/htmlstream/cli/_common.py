@@ -252,6 +252,7 @@ def open_output(path: str | None, input_path: str | None) -> Iterator[BinaryIO]:
             if os.path.samefile(path, input_path):
                 raise CliError(f"-o {path!r} is the input file: it would be overwritten")
     try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)   # (missing folders made)
         stream = open(path, "wb")  # noqa: SIM115 - closed below, errors mapped to CliError
     except OSError as exc:
         raise CliError(f"cannot write {path!r}: {exc.strerror or exc}") from exc

@@ -236,6 +236,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     out: TextIO
     if args.output:
         try:
+            os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
             out = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115
         except OSError as exc:
             raise CliError(f"cannot write {args.output!r}: {exc.strerror or exc}") from exc

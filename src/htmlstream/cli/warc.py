@@ -178,6 +178,7 @@ def _write_parquet(rows: Iterator[dict[str, Any]], fields: dict[str, Any], path:
         (name, pa.list_(pa.string()) if field.many else pa.string())
         for name, field in fields.items()])
     batch: list[dict[str, Any]] = []
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)     # (missing folders made)
     with pq.ParquetWriter(path, schema) as writer:
         for row in rows:
             batch.append(row)

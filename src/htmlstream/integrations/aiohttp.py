@@ -73,6 +73,9 @@ def rewrite_middleware(
             default :func:`htmlstream.http.csp_nonce_hook`, as for the other middlewares (the
             context's ``csp_nonce`` allowed in the ``Content-Security-Policy``); None: none.
     """
+    if not isinstance(rewriter, Rewriter):
+        raise TypeError(f"rewrite_middleware(): rewriter must be a Rewriter, not "
+                        f"{type(rewriter).__name__}")
 
     @web.middleware
     async def htmlstream_rewrite(request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -83,6 +83,10 @@ class HtmlRewriteMiddleware:
     headers_hook: HeadersHook | None = staticmethod(csp_nonce_hook)
 
     def __init__(self, get_response: _GetResponse) -> None:
+        if not callable(get_response):
+            raise TypeError(f"HtmlRewriteMiddleware(): get_response must be a callable (the "
+                            f"next middleware or view, as Django gives it), not "
+                            f"{type(get_response).__name__}")
         self.get_response = get_response
         self._async = iscoroutinefunction(get_response)
         if self._async:

@@ -243,6 +243,19 @@ class AsyncRewrittenBody(_BodyBase, AsyncIterator[bytes]):
         await self.aclose()
 
 
+def _check_arguments(where: str, response: object, rewriter: object,
+                     transport: object = None, transport_type: type | None = None) -> None:
+    if response is not None and not isinstance(response, httpx.Response):
+        raise TypeError(f"{where}: response must be an httpx.Response (streamed), not "
+                        f"{type(response).__name__}")
+    if not isinstance(rewriter, Rewriter):
+        raise TypeError(f"{where}: rewriter must be a Rewriter, not {type(rewriter).__name__}")
+    if transport_type is not None and transport is not None and not isinstance(
+            transport, transport_type):
+        raise TypeError(f"{where}: transport must be an httpx.{transport_type.__name__} or "
+                        f"None, not {type(transport).__name__}")
+
+
 def iter_rewritten(
     response: httpx.Response,
     rewriter: Rewriter,
@@ -263,6 +276,7 @@ def iter_rewritten(
     Errors (httpx's, :class:`~htmlstream.http.ContentDecodingError`, a handler's) propagate
     after the response is closed; the body returned so far is then incomplete.
     """
+    _check_arguments("iter_rewritten()", response, rewriter)
     return RewrittenBody(response, rewriter, decoded=decoded, chunk_size=chunk_size,
                          options=options, context=context)
 
@@ -278,6 +292,7 @@ def aiter_rewritten(
 ) -> AsyncRewrittenBody:
     """:func:`iter_rewritten` for an :class:`httpx.AsyncClient`'s streamed response: an async
     iterator (``async for``; ``async with`` or ``aclose()`` to stop early)."""
+    _check_arguments("aiter_rewritten()", response, rewriter)
     return AsyncRewrittenBody(response, rewriter, decoded=decoded, chunk_size=chunk_size,
                               options=options, context=context)
 
@@ -366,6 +381,8 @@ class RewritingTransport(httpx.BaseTransport):
 
     def __init__(self, rewriter: Rewriter, transport: httpx.BaseTransport | None = None, *,
                  options: HttpOptions | None = None) -> None:
+        _check_arguments("RewritingTransport()", None, rewriter, transport,
+                         httpx.BaseTransport)
         self.rewriter = rewriter
         self.transport = transport if transport is not None else httpx.HTTPTransport()
         self.options = options
@@ -406,6 +423,8 @@ class AsyncRewritingTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, rewriter: Rewriter, transport: httpx.AsyncBaseTransport | None = None, *,
                  options: HttpOptions | None = None) -> None:
+        _check_arguments("AsyncRewritingTransport()", None, rewriter, transport,
+                         httpx.AsyncBaseTransport)
         self.rewriter = rewriter
         self.transport = transport if transport is not None else httpx.AsyncHTTPTransport()
         self.options = options

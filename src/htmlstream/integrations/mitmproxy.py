@@ -90,6 +90,9 @@ class HtmlRewriteAddon:
         headers_hook: HeadersHook | None = csp_nonce_hook,
         only: Callable[[Any], bool] | None = None,
     ) -> None:
+        if not isinstance(rewriter, Rewriter):
+            raise TypeError(f"HtmlRewriteAddon(): rewriter must be a Rewriter, not "
+                            f"{type(rewriter).__name__}")
         self.rewriter = rewriter
         self.options = options
         self.context = context

@@ -95,6 +95,9 @@ _SET_BY_PROXY: Final = frozenset({"host", "x-forwarded-for", "x-forwarded-proto"
 def hop_by_hop(headers: list[tuple[str, str]]) -> set[str]:
     """The lower-case names of the hop-by-hop fields of ``headers``: the fixed ones, those the
     ``Connection`` fields name, and every ``Proxy-*`` present."""
+    if not isinstance(headers, list):
+        raise TypeError(f"hop_by_hop(): headers must be a list of (name, value) pairs, not "
+                        f"{type(headers).__name__}")
     names = set(_HOP_BY_HOP)
     for name, value in headers:
         lower = name.lower()
@@ -175,6 +178,12 @@ class ReverseProxy:
         websocket_idle_timeout: float = 300.0,
         websocket_max_message: int = 4 << 20,
     ) -> None:
+        if not isinstance(rewriter, Rewriter):
+            raise TypeError(f"ReverseProxy(): rewriter must be a Rewriter, not "
+                            f"{type(rewriter).__name__}")
+        if not isinstance(upstream, str):
+            raise TypeError(f"ReverseProxy(): upstream must be a str (an http:// or https:// "
+                            f"URL), not {type(upstream).__name__}")
         url = URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"the upstream is an http:// or https:// URL, not {upstream!r}")

@@ -76,6 +76,12 @@ class HtmlRewriteMiddleware:
         context: Callable[[WSGIEnvironment], Mapping[str, Any]] | None = None,
         headers_hook: HeadersHook | None = csp_nonce_hook,
     ) -> None:
+        if not callable(app):
+            raise TypeError(f"HtmlRewriteMiddleware(): app must be a WSGI app (a callable), not "
+                            f"{type(app).__name__}")
+        if not isinstance(rewriter, Rewriter):
+            raise TypeError(f"HtmlRewriteMiddleware(): rewriter must be a Rewriter, not "
+                            f"{type(rewriter).__name__}")
         self.app = app
         self.rewriter = rewriter
         self.options = options

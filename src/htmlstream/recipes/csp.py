@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from functools import lru_cache
 from typing import Any
 
+from htmlstream.errors import check_type
 from htmlstream.units import DocumentEnd, Element
 
 __all__ = ["CspNonce", "csp_nonce", "merge_policy", "new_nonce", "nonce_of", "prepare",
@@ -57,6 +58,7 @@ def nonce_of(context: MutableMapping[str, Any]) -> str | None:
 
     For recipes that insert scripts or styles: add it to what they insert
     (:func:`with_nonce`)."""
+    check_type(context, Mapping, "nonce_of()", "context", "a mapping (the document's context)")
     nonce = context.get(KEY)
     return nonce if isinstance(nonce, str) else None
 
@@ -66,6 +68,9 @@ def prepare(context: MutableMapping[str, Any] | None = None,
     """The context for a document with its nonce: ``context`` (default: a new dict) with
     ``context["csp_nonce"]`` set to ``nonce`` or a fresh one, unless it already has one.
     Returns the context, to pass as ``Rewriter.stream(context=...)``."""
+    check_type(context, (MutableMapping, type(None)), "prepare()", "context",
+               "a mutable mapping (the document's context) or None")
+    check_type(nonce, (str, type(None)), "prepare()", "nonce", "a str or None")
     if context is None:
         context = {}
     if nonce_of(context) is None:
@@ -91,6 +96,8 @@ def _template(html: str) -> str:
 def with_nonce(html: str, nonce: str | None) -> str:
     """``html`` (a snippet a recipe inserts) with ``nonce="..."`` on each of its ``<script>``
     and ``<style>`` elements that has no nonce; ``html`` itself when ``nonce`` is None."""
+    check_type(html, str, "with_nonce()", "html", "a str of HTML")
+    check_type(nonce, (str, type(None)), "with_nonce()", "nonce", "a str or None")
     if nonce is None or ("<" not in html):
         return html
     template = _template(html)
@@ -108,6 +115,8 @@ def merge_policy(policy: str, nonce: str, kinds: tuple[str, ...] = ("script", "s
     it allows every inline element anyway or none (``'unsafe-inline'``, ``'none'``: a nonce
     would disable ``'unsafe-inline'`` and lift ``'none'``), and so is a policy with no such
     directive (it does not restrict them)."""
+    check_type(policy, str, "merge_policy()", "policy", "a str (a Content-Security-Policy)")
+    check_type(nonce, str, "merge_policy()", "nonce", "a str")
     token = f"'nonce-{nonce}'"
     parts = policy.split(";")
     names = [p.strip().split(None, 1)[0].lower() if p.strip() else "" for p in parts]
@@ -215,4 +224,8 @@ def csp_nonce(*, nonce: str | Callable[[], str] | None = None,
             nonce too, so narrow ``select`` to what the origin writes
             (``"script[src^='https://cdn.example/'], style.site"``, ``"head script"``).
     """
+    if nonce is not None and not isinstance(nonce, str) and not callable(nonce):
+        raise TypeError(f"csp_nonce(): nonce must be a str, a callable giving one, or None, not "
+                        f"{type(nonce).__name__}")
+    check_type(select, str, "csp_nonce()", "select", "a str (a CSS selector)")
     return CspNonce(nonce, select)

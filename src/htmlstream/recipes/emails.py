@@ -43,6 +43,7 @@ from html import escape
 from typing import Any
 
 from htmlstream import Element, EndTag, Rewriter, TextChunk, TextType, lookup_encoding
+from htmlstream.errors import check_type
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
 __all__ = [
@@ -104,6 +105,7 @@ def is_address(candidate: str) -> bool:
 def find_addresses(text: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` spans of the addresses in ``text`` (a whole text: its first and last
     runs are taken as complete)."""
+    check_type(text, str, "find_addresses()", "text", "a str")
     if "@" not in text:
         return []
     spans = []
@@ -123,6 +125,8 @@ def find_addresses(text: str) -> list[tuple[int, int]]:
 
 def encode_hex(address: str, key: int) -> str:
     """``address`` in Cloudflare's format: ``key`` (0-255), then each UTF-8 byte XOR ``key``."""
+    check_type(address, str, "encode_hex()", "address", "a str")
+    check_type(key, int, "encode_hex()", "key", "an int (0-255)")
     if not 0 <= key <= 255:
         raise ValueError(f"key {key!r} is not in range(256)")
     table = _XOR_TABLES[key]
@@ -138,6 +142,7 @@ _XOR_TABLES: list[bytes | None] = [None] * 256
 def decode_hex(encoded: str) -> str | None:
     """The address ``encoded`` holds (Cloudflare's format), or None if it is not valid hex of
     UTF-8 text."""
+    check_type(encoded, str, "decode_hex()", "encoded", "a str of hex digits")
     try:
         data = bytes.fromhex(encoded)
     except ValueError:
@@ -180,6 +185,8 @@ SCRIPT_MARK = 'data-htmlstream="email-decode"'
 
 def decoder_script(path: str = DEFAULT_PATH, nonce: str | None = None) -> str:
     """The ``<script>`` element that decodes the obfuscated addresses in a browser (HTML)."""
+    check_type(path, str, "decoder_script()", "path", "a str (a URL path)")
+    check_type(nonce, (str, type(None)), "decoder_script()", "nonce", "a str or None")
     # JSON is a JS string literal; "<" and "&" escaped so that it reads the same as raw text
     # and as an SVG script's text (no "</script", no tag, no character reference).
     literal = json.dumps(path).replace("<", "\\u003c").replace("&", "\\u0026")
@@ -524,6 +531,7 @@ def obfuscate_emails(
     attributes other than ``href``, and what lies between ``<!--email_off-->`` and
     ``<!--/email_off-->``.
     """
+    check_type(path, str, "obfuscate_emails()", "path", "a str (a URL path)")
     return ObfuscateEmails(path=path, links=links, text=text, script=script, random=random)
 
 
@@ -571,4 +579,5 @@ def decode_emails(*, path: str = DEFAULT_PATH, keep_script: bool = False) -> Dec
     ``mailto:`` back, and the decoder script (Cloudflare's ``email-decode.min.js`` or ours) is
     removed unless ``keep_script``.  Invalid hex is left as it is.
     """
+    check_type(path, str, "decode_emails()", "path", "a str (a URL path)")
     return DecodeEmails(path=path, keep_script=keep_script)

@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
+from htmlstream.errors import check_type
 from htmlstream.recipes.inject import Inject
 from htmlstream.selectors import HTML_NAMESPACE, SVG_NAMESPACE, XLINK_NAMESPACE
 from htmlstream.units import DocumentEnd, Element, TextChunk
@@ -168,6 +169,10 @@ def http_host(value: str) -> tuple[int, str | None] | None:
 def upgrade_url(value: str, known: HostPredicate, report: UpgradeReport | None = None) -> str:
     """``value`` with its scheme made ``https`` when it is an ``http:`` URL whose host ``known``
     accepts; otherwise ``value`` itself.  ``report`` (optional) counts the decision."""
+    check_type(value, str, "upgrade_url()", "value", "a str (a URL)")
+    if not callable(known):
+        raise TypeError(f"upgrade_url(): known must be a callable known(host) -> bool, not "
+                        f"{type(known).__name__}")
     found = http_host(value)
     if found is None:
         return value
@@ -639,6 +644,10 @@ def https_upgrade(
 
     After the document, ``context["https_upgrade"]`` is its :class:`UpgradeReport`.
     """
+    if hosts is not None and not callable(hosts) and (
+            isinstance(hosts, str) or not isinstance(hosts, Iterable)):
+        raise TypeError(f"https_upgrade(): hosts must be an iterable of host patterns (str), a "
+                        f"predicate known(host) -> bool, or None, not {type(hosts).__name__}")
     preload = _load_preload(hosts is not None) if hsts_preload else None
     return HttpsUpgrade(_host_predicate(hosts, preload), links=links,
                         upgrade_insecure_requests=upgrade_insecure_requests)

@@ -61,6 +61,7 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from htmlstream import Element, Rewriter, TextChunk, TextType, lookup_encoding
+from htmlstream.errors import check_type
 from htmlstream.rewriter import Minifier
 from htmlstream.units import HTML_NS, DocumentEnd
 
@@ -292,7 +293,8 @@ class Minify:
                  optional_tags: bool, css: bool, js: bool,
                  keep_comment: Callable[[str], bool] | None) -> None:
         if keep_comment is not None and not callable(keep_comment):
-            raise TypeError("keep_comment must be a predicate: keep_comment(text) -> bool")
+            raise TypeError(f"minify(): keep_comment must be a predicate keep_comment(text) -> "
+                            f"bool, or None, not {type(keep_comment).__name__}")
         self.comments = comments
         self.whitespace = whitespace
         self.attributes = attributes
@@ -351,4 +353,6 @@ def minify(
 def minify_html(html: str | bytes, **options: Any) -> str | bytes:
     """``html`` minified in one call (str gives str, bytes give bytes); ``options`` are
     :func:`minify`'s."""
+    check_type(html, (str, bytes, bytearray, memoryview), "minify_html()", "html",
+               "str or bytes-like (bytes, bytearray, memoryview)")
     return Rewriter().use(minify(**options)).rewrite(html)

@@ -57,6 +57,7 @@ from functools import lru_cache
 from operator import methodcaller
 from typing import Any, overload
 
+from htmlstream.errors import check_type
 from htmlstream.rewriter import Rewriter, TextFilter
 from htmlstream.tokens import TextType
 from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
@@ -164,8 +165,9 @@ _SIMPLE_NAME = re.compile(r"[a-z][-a-z0-9_]*\Z")
 
 
 def _names(values: Iterable[str], what: str) -> frozenset[str]:
-    if isinstance(values, str):
-        raise TypeError(f"{what} must be a collection of names, not a string")
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise TypeError(f"Policy(): {what} must be a collection of names (a set of str), not "
+                        f"{type(values).__name__}")
     return frozenset(v.lower() for v in values)
 
 
@@ -223,6 +225,9 @@ class Policy:
         bad = sorted(tags & FORBIDDEN_TAGS)
         if bad:
             raise ValueError(f"a sanitizer policy cannot allow {', '.join(bad)}")
+        if not isinstance(self.attributes, Mapping):
+            raise TypeError(f"Policy(): attributes must be a mapping of tag names to sets of "
+                            f"attribute names, not {type(self.attributes).__name__}")
         attributes = {tag.lower(): _names(names, "attributes")
                       for tag, names in dict(self.attributes).items()}
         for names in attributes.values():
@@ -339,6 +344,7 @@ def safe_style(value: str, properties: AbstractSet[str] | None = None) -> str:
     ``vbscript``, ``behavior`` or ``binding`` and no comment in it.  So no escape, ``url()``,
     ``expression()``, ``javascript:`` or ``@import`` gets through, however it is written; a
     value that needs one of them goes.  ``safe_style(safe_style(v)) == safe_style(v)``."""
+    check_type(value, str, "safe_style()", "value", "a str (a style attribute's value)")
     kept = []
     for declaration in value.split(";"):
         name, colon, val = declaration.partition(":")
@@ -810,4 +816,6 @@ def sanitize_html(html: bytes | bytearray | memoryview, policy: Policy | None = 
 def sanitize_html(html: Any, policy: Policy | None = None) -> Any:
     """Sanitize a whole document or fragment: ``str`` gives ``str``, ``bytes`` (UTF-8) give
     ``bytes``.  ``htmlstream.sanitize`` is this function."""
+    check_type(html, (str, bytes, bytearray, memoryview), "sanitize_html()", "html",
+               "str or bytes-like (bytes, bytearray, memoryview)")
     return _rewriter(DEFAULT_POLICY if policy is None else policy).rewrite(html)

@@ -16,9 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import email.utils
-import functools
 import random
-import ssl
 import threading
 import time
 import zlib
@@ -30,7 +28,6 @@ from collections.abc import (
     Coroutine,
     Generator,
     Iterator,
-    Mapping,
 )
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar, cast
@@ -42,7 +39,6 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
         "htmlstream.scrape needs httpx: install the extra, pip install 'htmlstream[scrape]'"
     ) from exc
 
-import htmlstream
 from htmlstream import lookup_encoding
 from htmlstream.errors import EncodingError
 from htmlstream.http import ContentDecoder, ContentDecodingError, content_decoder
@@ -57,6 +53,8 @@ from htmlstream.scrape.errors import (
     ScrapeError,
     TooManyRedirects,
 )
+from htmlstream.scrape.options import DEFAULT_USER_AGENT, RETRY_STATUSES, FetchOptions
+from htmlstream.scrape.transport import Transport, deadline_error, remaining, wrap_error
 
 if TYPE_CHECKING:
     from htmlstream.scrape.robots import RobotsCache
@@ -71,110 +69,13 @@ __all__ = [
     "fetch",
 ]
 
-#: The ``User-Agent`` sent (and the name robots.txt rules are matched against) by default.
-DEFAULT_USER_AGENT: Final = f"htmlstream/{htmlstream.__version__}"
-#: The statuses retried (with ``Retry-After`` honoured): too many requests, and the gateway
-#: answers of a server busy or restarting.
-RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
 #: Decompression step: the most decoded bytes produced at once.
 _STEP: Final = 64 * 1024
 
 T = TypeVar("T")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class FetchOptions:
-    """How pages are fetched (every field has a default; :func:`fetch`, :func:`scrape
-    <htmlstream.scrape.scrape>` and the command line take them as keyword arguments).
-
-    Attributes:
-        timeout: the page's deadline in seconds: connecting, redirects, retries and their waits,
-            and reading the whole body all fit in it (None: no deadline).
-        connect_timeout: the most seconds one connection takes to open.
-        read_timeout: the most seconds without a byte from the server.
-        retries: how many times a page is requested again after a connection error, a connect
-            or read timeout, or a status of ``retry_statuses`` (0: never).
-        backoff: the first wait before a retry, in seconds; it doubles on each retry (with
-            jitter: a random 50-100 % of it), up to ``max_backoff``.
-        max_backoff: the longest wait between two attempts.
-        max_retry_after: the longest ``Retry-After`` (seconds or an HTTP date) honoured: a
-            server asking for a longer wait fails the page at once (so does one asking for more
-            than is left of the deadline).
-        retry_statuses: the statuses retried.
-        max_bytes: the most body bytes read, as received and once decompressed: a larger page
-            (or a decompression bomb) fails with :class:`~htmlstream.scrape.BodyTooLarge`
-            (None: no limit).
-        max_redirects: the most redirects followed; a redirect back to a URL already visited
-            is a :class:`~htmlstream.scrape.RedirectLoop`.
-        user_agent: the ``User-Agent`` header, and the name robots.txt rules are matched
-            against (its product token, before ``/``).
-        robots: honour robots.txt (fetched once per origin and cached for the run).
-        headers: further request headers.
-        verify: verify TLS certificates (httpx's ``verify``).
-        html_types: the ``Content-Type`` essences scraped as HTML (their first bytes sniffed:
-            JSON, an image or binary data served as one of them is not a page); any other type
-            fails the page with :class:`~htmlstream.scrape.NotHTML` before its body is read
-            (:func:`fetch` does not check: it gives any response).
-        verify_html: sniff the first bytes of an ``html_types`` response (False: scrape it
-            whatever it holds; a page that starts with text before its first tag, as a PHP
-            warning printed before ``<!DOCTYPE html>``, is not HTML to the sniffing).
-        sniff_types: further types scraped when their first bytes look like HTML (as a missing
-            ``Content-Type`` is): e.g. ``{"text/plain"}`` for sites that mislabel pages.
-    """
-
-    timeout: float | None = 60.0
-    connect_timeout: float = 10.0
-    read_timeout: float = 30.0
-    retries: int = 3
-    backoff: float = 0.5
-    max_backoff: float = 30.0
-    max_retry_after: float = 120.0
-    retry_statuses: frozenset[int] = RETRY_STATUSES
-    max_bytes: int | None = 32 * 1024 * 1024
-    max_redirects: int = 10
-    user_agent: str = DEFAULT_USER_AGENT
-    robots: bool = True
-    headers: Mapping[str, str] | None = None
-    verify: bool = True
-    html_types: frozenset[str] = frozenset({"text/html", "application/xhtml+xml"})
-    verify_html: bool = True
-    sniff_types: frozenset[str] = frozenset()
-
-    def __post_init__(self) -> None:
-        if self.timeout is not None and self.timeout <= 0:
-            raise ValueError(f"timeout must be > 0 or None, not {self.timeout!r}")
-        if self.retries < 0 or self.max_redirects < 0:
-            raise ValueError("retries and max_redirects must be >= 0")
-        if self.max_bytes is not None and self.max_bytes <= 0:
-            raise ValueError(f"max_bytes must be > 0 or None, not {self.max_bytes!r}")
-
-
-# ---------------------------------------------------------------------------- errors
-
-def _wrap(exc: Exception, url: str) -> ScrapeError:
-    """The ScrapeError for an httpx exception."""
-    detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectTimeout):
-        return FetchTimeout(f"connect timeout: {detail}", url, phase="connect")
-    if isinstance(exc, httpx.TimeoutException):
-        return FetchTimeout(f"read timeout: {detail}", url, phase="read")
-    if isinstance(exc, httpx.DecodingError):
-        return ContentDecodingFailed(detail, url)
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return InvalidURL(detail, url)
-    if isinstance(exc, httpx.TransportError):
-        return ConnectionFailed(f"{type(exc).__name__}: {detail}", url)
-    return ScrapeError(f"{type(exc).__name__}: {detail}", url)
-
-
-def _deadline_error(url: str, options: FetchOptions) -> FetchTimeout:
-    return FetchTimeout(f"the page's deadline (timeout={options.timeout} s) passed", url,
-                        phase="deadline")
-
-
-def _remaining(deadline: float | None) -> float | None:
-    return None if deadline is None else deadline - time.monotonic()
-
+# ---------------------------------------------------------------------------- retries
 
 def retryable(error: ScrapeError, options: FetchOptions) -> bool:
     """Whether another attempt may succeed where this one failed."""
@@ -231,7 +132,7 @@ async def with_retries(options: FetchOptions, url: str, deadline: float | None,
                 error.args = (f"{error.args[0]} (Retry-After longer than max_retry_after="
                               f"{options.max_retry_after} s)",)
                 raise
-            left = _remaining(deadline)
+            left = remaining(deadline)
             if left is not None and wait >= left:
                 error.args = (f"{error.args[0]} (no time left for retry {retry + 1} before "
                               f"the deadline)",)
@@ -307,19 +208,6 @@ class _Decoder:
                     yield out
 
 
-@functools.cache
-def _ssl_context(verify: bool) -> ssl.SSLContext:
-    """One TLS context per process (loading the CA bundle costs tenths of a second: not once
-    per run)."""
-    if not verify:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
-    import certifi  # httpx's own dependency, its default CA bundle
-
-    return ssl.create_default_context(cafile=certifi.where())
-
 
 def _charset(response: httpx.Response) -> str | None:
     """The WHATWG name of the Content-Type charset, when it names an encoding (else None)."""
@@ -390,14 +278,14 @@ class AsyncResponse:
         try:
             while True:
                 try:
-                    async with asyncio.timeout(_remaining(self._deadline)):
+                    async with asyncio.timeout(remaining(self._deadline)):
                         chunk = await anext(raw)
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
-                    raise _deadline_error(self.url, self._options) from None
+                    raise deadline_error(self.url, self._options) from None
                 except httpx.HTTPError as exc:
-                    raise _wrap(exc, self.url) from None
+                    raise wrap_error(exc, self.url) from None
                 self.bytes_read += len(chunk)
                 limit = self._options.max_bytes
                 if limit is not None and self.bytes_read > limit:
@@ -420,61 +308,27 @@ class AsyncResponse:
         await self._response.aclose()
 
 
-class Session:
-    """What the fetches of one run share: the httpx client, robots.txt answers, options.
+class Session(Transport):
+    """What the fetches of one run share: the transport (httpx client and options), the request
+    headers, and robots.txt answers.
 
     Use as an async context manager; ``client`` (an ``httpx.AsyncClient`` of the caller's, for
     proxies, auth, cookies...) is left open, the one made otherwise is closed.
     """
 
     def __init__(self, options: FetchOptions, client: httpx.AsyncClient | None = None) -> None:
-        self.options = options
-        self._own = client is None
+        super().__init__(options, client)
         headers = {"User-Agent": options.user_agent,
                    # Only the codings decoded here in bounded steps.
                    "Accept-Encoding": "gzip, deflate",
                    "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"}
         headers.update(options.headers or {})
         self._headers = headers
-        self.client = client if client is not None else httpx.AsyncClient(
-            verify=_ssl_context(options.verify), follow_redirects=False,
-            limits=httpx.Limits(keepalive_expiry=5.0))
         self.robots: RobotsCache | None = None
         if options.robots:
+            # (imported when asked for: protego is needed only then)
             from htmlstream.scrape.robots import RobotsCache
             self.robots = RobotsCache(self)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the client, when it is the session's own."""
-        if self._own:
-            await self.client.aclose()
-
-    def timeouts(self, deadline: float | None) -> httpx.Timeout:
-        """httpx's per-operation timeouts, none longer than what is left of the deadline."""
-        o = self.options
-        left = _remaining(deadline)
-        cap = o.read_timeout if left is None else max(0.001, min(o.read_timeout, left))
-        connect = o.connect_timeout if left is None else max(0.001, min(o.connect_timeout, left))
-        return httpx.Timeout(cap, connect=connect)
-
-    async def send(self, request: httpx.Request, url: str, deadline: float | None,
-                   follow_redirects: bool = False) -> httpx.Response:
-        """Send ``request`` (streamed) within the deadline; httpx errors as ScrapeErrors."""
-        request.extensions["timeout"] = self.timeouts(deadline).as_dict()
-        try:
-            async with asyncio.timeout(_remaining(deadline)):
-                return await self.client.send(request, stream=True,
-                                              follow_redirects=follow_redirects)
-        except TimeoutError:
-            raise _deadline_error(url, self.options) from None
-        except httpx.HTTPError as exc:
-            raise _wrap(exc, url) from None
 
     async def open_once(self, url: str, deadline: float | None) -> AsyncResponse:
         """One request for ``url``, redirects followed (robots.txt asked at each hop); raises
@@ -483,7 +337,7 @@ class Session:
         try:
             request = self.client.build_request("GET", url, headers=self._headers)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise _wrap(exc, url) from None
+            raise wrap_error(exc, url) from None
         if request.url.scheme not in ("http", "https") or not request.url.host:
             raise InvalidURL(f"not an http(s) URL: {url!r}", url)
         visited = [str(request.url)]
@@ -528,9 +382,19 @@ class Session:
         return page
 
 
-def _options(options: FetchOptions | None, kwargs: dict[str, Any]) -> FetchOptions:
+def _options(options: FetchOptions | None, kwargs: dict[str, Any],
+             where: str = "fetch()") -> FetchOptions:
+    if options is not None and not isinstance(options, FetchOptions):
+        raise TypeError(f"{where}: options must be FetchOptions or None, not "
+                        f"{type(options).__name__}")
     base = options or FetchOptions()
     return dataclasses.replace(base, **kwargs) if kwargs else base
+
+
+def _check_url(where: str, url: object) -> None:
+    if not isinstance(url, str):
+        raise TypeError(f"{where}: url must be a str (an http or https URL), not "
+                        f"{type(url).__name__}")
 
 
 def _deadline(options: FetchOptions) -> float | None:
@@ -549,7 +413,8 @@ async def afetch(url: str, *, options: FetchOptions | None = None,
     the deadline runs from the call to the end of the block.  Raises a
     :class:`~htmlstream.scrape.ScrapeError` (a non-2xx final status is
     :class:`~htmlstream.scrape.HTTPStatusError`)."""
-    opts = _options(options, kwargs)
+    _check_url("afetch()", url)
+    opts = _options(options, kwargs, "afetch()")
     deadline = _deadline(opts)
     async with Session(opts, client) as session:
         response = await session.open(url, deadline)
@@ -695,7 +560,8 @@ def fetch(url: str, *, options: FetchOptions | None = None, **kwargs: Any) -> It
     final status is :class:`~htmlstream.scrape.HTTPStatusError`).  The work is done by
     :func:`afetch` on an event loop in a thread of its own.
     """
-    opts = _options(options, kwargs)
+    _check_url("fetch()", url)
+    opts = _options(options, kwargs, "fetch()")
     deadline = _deadline(opts)
     with LoopThread() as runner:
         session = Session(opts)

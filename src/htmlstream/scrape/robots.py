@@ -1,12 +1,15 @@
 """robots.txt for :mod:`htmlstream.scrape`: fetched once per origin, parsed by protego, cached for
-the session; read as RFC 9309 says: a 2xx answer's rules apply, a 4xx answer allows everything,
-a 5xx answer disallows everything; a failure to connect fails the page (and is retried)."""
+the run; read as RFC 9309 says: a 2xx answer's rules apply, a 4xx answer allows everything, a
+5xx answer disallows everything; a failure to connect fails the page (and is retried).
+
+Requests go through the run's :class:`~htmlstream.scrape.transport.Transport`: this module knows
+nothing of fetching pages (:mod:`.fetch` uses it, never the other way round)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import httpx
 
@@ -19,9 +22,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
     ) from exc
 
 from htmlstream.scrape.errors import ConnectionFailed, RobotsDisallowed, ScrapeError
-
-if TYPE_CHECKING:
-    from htmlstream.scrape.fetch import Session
+from htmlstream.scrape.transport import Transport
 
 __all__ = ["RobotsCache"]
 
@@ -52,10 +53,11 @@ class _Rules:
 
 
 class RobotsCache:
-    """robots.txt answers per origin (``scheme://host:port``) for a session."""
+    """robots.txt answers per origin (``scheme://host:port``) for a run, fetched through its
+    transport."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
         self._rules: dict[str, _Rules] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -76,8 +78,8 @@ class RobotsCache:
     async def check(self, url: httpx.URL, page_url: str, deadline: float | None) -> None:
         """Raise :class:`~htmlstream.scrape.RobotsDisallowed` when ``url`` may not be fetched."""
         rules = await self.rules(url, page_url, deadline)
-        if not rules.allowed(str(url), self._session.options.user_agent):
-            agent = self._session.options.user_agent
+        if not rules.allowed(str(url), self._transport.options.user_agent):
+            agent = self._transport.options.user_agent
             why = rules.why or f"robots.txt disallows {url} for {agent!r}"
             raise RobotsDisallowed(why, page_url)
 
@@ -85,19 +87,19 @@ class RobotsCache:
                           deadline: float | None) -> float | None:
         """The origin's ``Crawl-delay`` for the user agent (None when none)."""
         rules = await self.rules(url, page_url, deadline)
-        return rules.crawl_delay(self._session.options.user_agent)
+        return rules.crawl_delay(self._transport.options.user_agent)
 
     async def _fetch(self, origin: str, page_url: str, deadline: float | None) -> _Rules:
-        session = self._session
-        client = session.client
+        transport = self._transport
+        client = transport.client
         robots_url = f"{origin}/robots.txt"
         loop_deadline = time.monotonic() + ROBOTS_TIMEOUT
         if deadline is not None:
             loop_deadline = min(loop_deadline, deadline)
         request = client.build_request("GET", robots_url,
-                                       headers={"User-Agent": session.options.user_agent})
+                                       headers={"User-Agent": transport.options.user_agent})
         try:
-            response = await session.send(request, page_url, loop_deadline, follow_redirects=True)
+            response = await transport.send(request, page_url, loop_deadline, follow_redirects=True)
         except ScrapeError as exc:
             exc.args = (f"robots.txt: {exc.args[0]}",)
             raise

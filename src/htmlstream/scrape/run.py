@@ -3,19 +3,24 @@ delay between a host's requests, robots.txt's ``Crawl-delay``), extract fields f
 it streams in, stop reading a page once every field is final, and give a :class:`Page` per URL as
 it completes (a response that is not HTML, by its type or its first bytes, fails at once as
 :class:`~htmlstream.scrape.NotHTML`); a page that fails is retried when that may help, then
-raises, is skipped (given with its error) or goes to a callback, as ``on_error`` says."""
+raises, is skipped (given with its error) or goes to a callback, as ``on_error`` says.  A run
+that ends with failed pages logs one summary line (``WARNING`` on the ``htmlstream.scrape``
+logger: how many of how many failed, by error type, and the first error), by the rule of
+:func:`htmlstream.errors.check_failures` (never raising: every failed page was given)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeAlias
 
 import httpx
 
+from htmlstream.errors import check_failures
 from htmlstream.extraction import Extractor, Field
 from htmlstream.http import HOLD_BYTES, HttpOptions, decide, decide_headers
 from htmlstream.scrape.errors import ExtractionFailed, HTTPStatusError, NotHTML, ScrapeError
@@ -26,11 +31,13 @@ from htmlstream.scrape.fetch import (
     Session,
     _anext,
     _options,
-    _wrap,
     with_retries,
 )
+from htmlstream.scrape.transport import wrap_error
 
 __all__ = ["RECORD_KEYS", "OnError", "Page", "ascrape", "scrape"]
+
+_log = logging.getLogger("htmlstream.scrape")
 
 #: The keys every record starts with (a field may not take these names).
 RECORD_KEYS: Final = ("url", "final_url", "status", "error")
@@ -94,6 +101,9 @@ OnError: TypeAlias = Literal["raise", "skip"] | Callable[[Page], object]
 def compile_fields(fields: Mapping[str, str | Field]) -> dict[str, Field]:
     """The fields as :class:`~htmlstream.extraction.Field` objects (specs parsed once, so a bad
     one fails before anything is fetched)."""
+    if not isinstance(fields, Mapping):
+        raise TypeError(f"fields must be a mapping of names to selector strs or Fields, not "
+                        f"{type(fields).__name__}")
     compiled: dict[str, Field] = {}
     for name, spec in fields.items():
         if name in RECORD_KEYS:
@@ -101,6 +111,12 @@ def compile_fields(fields: Mapping[str, str | Field]) -> dict[str, Field]:
         compiled[name] = spec if isinstance(spec, Field) else Field.parse(spec)
     Extractor(compiled)  # compiles the selectors: a bad one raises here
     return compiled
+
+
+def _check_urls(where: str, urls: object) -> None:
+    if isinstance(urls, (str, bytes)) or not isinstance(urls, Iterable):
+        raise TypeError(f"{where}: urls must be an iterable of URLs (str), not "
+                        f"{type(urls).__name__}")
 
 
 def _check_on_error(on_error: OnError) -> None:
@@ -177,7 +193,7 @@ class _Runner:
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
-            return self._failed(url, _wrap(httpx.InvalidURL(str(exc)), url), start)
+            return self._failed(url, wrap_error(httpx.InvalidURL(str(exc)), url), start)
         host = self.hosts.setdefault(parsed.netloc.decode("ascii", "replace"),
                                      _Host(self.per_host))
         delay = self.host_delay
@@ -278,6 +294,16 @@ async def _run(urls: Iterable[str], fields: Mapping[str, str | Field], opts: Fet
             await asyncio.gather(task, return_exceptions=True)
 
 
+def _summary(errors: list[str | None]) -> None:
+    """The run's one summary line when pages failed (the failure rule of
+    :func:`htmlstream.errors.check_failures`, never raising: each failed page was given)."""
+    check_failures("pages", errors, _log, raise_all=False)
+
+
+def _outcome(page: Page) -> str | None:
+    return None if page.error is None else f"{type(page.error).__name__}: {page.error}"
+
+
 def _handle(page: Page, on_error: OnError) -> None:
     if page.error is not None:
         if on_error == "raise":
@@ -313,13 +339,17 @@ async def ascrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
         options: a :class:`FetchOptions`; ``kwargs`` are further fields of it
             (``max_bytes=``, ``robots=``, ``user_agent=``...).
     """
+    _check_urls("ascrape()", urls)
     _check_on_error(on_error)
-    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs})
+    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs}, "ascrape()")
+    errors: list[str | None] = []
     async with contextlib.aclosing(_run(urls, fields, opts, concurrency, per_host, host_delay,
                                         client)) as pages:
         async for page in pages:
             _handle(page, on_error)
+            errors.append(_outcome(page))
             yield page
+    _summary(errors)
 
 
 def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
@@ -330,9 +360,11 @@ def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
     complete (the fetching runs on an event loop in a thread of its own; ``on_error``'s
     callable is called in the caller's thread).  Leaving the loop early (``break``, an
     exception) stops the run and closes every connection."""
+    _check_urls("scrape()", urls)
     _check_on_error(on_error)
-    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs})
+    opts = _options(options, {"timeout": timeout, "retries": retries, **kwargs}, "scrape()")
     compile_fields(fields)  # a bad spec fails here, in the caller's thread
+    errors: list[str | None] = []
     with LoopThread() as runner:
         pages = _run(urls, fields, opts, concurrency, per_host, host_delay, None)
         try:
@@ -340,8 +372,10 @@ def scrape(urls: Iterable[str], fields: Mapping[str, str | Field], *,
                 try:
                     page = runner.run(_anext(pages))
                 except StopAsyncIteration:
+                    _summary(errors)
                     return
                 _handle(page, on_error)
+                errors.append(_outcome(page))
                 yield page
         finally:
             # (after an interrupted step the generator may still be running: the loop's
