@@ -1187,6 +1187,19 @@ class ResponseRewrite(Generic[AnyStr]):
         return _rewritten_headers(self._headers, self._options)
 
     @property
+    def coding(self) -> str | None:
+        """The content coding (``"gzip"``...) of a body that may be rewritten, or that is (or,
+        for a ``HEAD``, would be): decoded and re-encoded.  A middleware in front of an
+        application that compresses its pages itself warns about it
+        (:func:`warn_app_compresses`)."""
+        if self._pending is not None:
+            return self._pending.coding
+        decision = self._decision
+        if decision is not None and decision.rewritten_headers:
+            return decision.content_coding
+        return None
+
+    @property
     def rewriting(self) -> bool:
         """Whether the body is rewritten (False while undecided)."""
         return self._decision is not None and self._decision.rewrite
