@@ -135,10 +135,18 @@ def test_not_html_passes_through(server: Origin, whole: bool) -> None:
         assert r.headers["etag"] == '"j"'
 
 
-def test_head_passes_through(server: Origin) -> None:
-    url = server.serve("/head", Reply([PAGE], HTML, whole=True))
-    r, body = _get(url, method="HEAD")
-    assert body == b"" and r.headers["content-length"] == str(len(PAGE))
+@pytest.mark.parametrize("whole", [False, True])
+def test_head_has_the_headers_of_the_get(server: Origin, whole: bool) -> None:
+    headers = [*HTML, ("Content-Length", str(len(PAGE))), ("ETag", '"h"')]
+    url = server.serve(f"/head-{whole}", Reply([PAGE], headers, whole=whole))
+    head, body = _get(url, method="HEAD")
+    get, got = _get(url)
+    assert body == b"" and got == EXPECTED
+    if whole:   # the rewritten body's length
+        assert head.headers["content-length"] == str(len(EXPECTED))
+    assert head.headers["etag"] == 'W/"h"'
+    assert {k: v for k, v in head.headers.items() if k != "date"} == {
+        k: v for k, v in get.headers.items() if k != "date"}
 
 
 def test_http10_client(server: Origin) -> None:

@@ -34,8 +34,9 @@ then closes the connection without ending the body (the client sees it incomplet
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
@@ -43,9 +44,19 @@ from aiohttp.typedefs import Handler, Middleware
 from multidict import CIMultiDict
 
 from htmlstream import Rewriter
-from htmlstream.http import ContentDecodingError, HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    ContentDecodingError,
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    csp_nonce_hook,
+    forwarded_request_headers,
+)
 
-__all__ = ["ContextFactory", "HeadersHook", "rewrite_middleware"]
+__all__ = ["ContextFactory", "HeadersHook", "logger", "rewrite_middleware"]
+
+#: Responses refused (a byte range of a page, a coding that cannot be decoded...): WARNING.
+logger: Final = logging.getLogger("htmlstream.aiohttp")
 
 #: A function of the request giving the per-document context (``Rewriter.stream(context=...)``).
 ContextFactory = Callable[[web.Request], Mapping[str, Any] | None]
@@ -79,17 +90,56 @@ def rewrite_middleware(
         ctx = context(request) if context is not None else None
         original = request._payload_writer
         # Responses the handler prepares itself write through this writer.
-        request._payload_writer = _RewritingWriter(original, request, rewriter, options, ctx,
-                                                   headers_hook)
+        writer = _RewritingWriter(original, request, rewriter, options, ctx, headers_hook)
+        request._payload_writer = writer
         try:
-            response = await handler(request)
+            # The handler's request: Range and If-Range only for what cannot be a page,
+            # Accept-Encoding naming only codings that are decoded (htmlstream.http).
+            forwarded = request.clone(headers=CIMultiDict(forwarded_request_headers(
+                request.method, request.raw_path, list(request.headers.items()), options)))
+            response = await handler(forwarded)
+            if isinstance(response, web.FileResponse) and not response.prepared:
+                await _prepare_file(response, forwarded, writer)
+        except ResponseRefused as exc:
+            if writer.headers_sent:
+                raise
+            return _refused(request, exc)
         finally:
             request._payload_writer = original
         if isinstance(response, web.Response) and not response.prepared:
-            _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+            try:
+                _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+            except (ResponseRefused, ContentDecodingError) as exc:
+                return _refused(request, exc)
         return response
 
     return htmlstream_rewrite
+
+
+def _refused(request: web.Request, exc: ResponseRefused | ContentDecodingError) -> web.Response:
+    """A 502 instead of a response that would be rewritten and cannot be."""
+    logger.warning("%s %s: 502: %s", request.method, request.path,
+                   exc.reason if isinstance(exc, ResponseRefused) else exc)
+    return web.Response(status=502, text="the response cannot be rewritten\n")
+
+
+async def _prepare_file(response: web.FileResponse, request: web.Request,
+                        writer: _RewritingWriter) -> None:
+    """Prepare a ``FileResponse`` through the rewriting writer (while the middleware runs): its
+    headers decide; a page is read in chunks through the writer (and rewritten), anything else
+    is sent as aiohttp sends files (``sendfile``)."""
+    sendfile = response._sendfile
+
+    async def through_writer(req: web.BaseRequest, fobj: Any, offset: int, count: int
+                             ) -> AbstractStreamWriter:
+        out = await web.StreamResponse.prepare(response, req)
+        assert out is not None
+        if writer.passing:
+            return await sendfile(req, fobj, offset, count)
+        return await response._sendfile_fallback(out, fobj, offset, count)
+
+    response._sendfile = through_writer     # type: ignore[method-assign,assignment]
+    await response.prepare(request)
 
 
 def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
@@ -102,13 +152,15 @@ def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewri
     headers = list(response.headers.items())
     if body and "Content-Type" not in response.headers:
         headers.append(("Content-Type", "application/octet-stream"))    # (what aiohttp sends)
-    transform = ResponseRewrite(rewriter, request.method, response.status, headers,
+    # A HEAD is decided (and its body rewritten) as the GET: aiohttp sends its Content-Length
+    # (of the body it then drops), which must be the GET's.
+    method = "GET" if request.method == "HEAD" else request.method
+    transform = ResponseRewrite(rewriter, method, response.status, headers,
                                 request_headers=request.headers, options=options,
                                 context=context)
-    try:
-        out = transform.feed(body) + transform.close()
-    except ContentDecodingError:
-        return      # nothing was sent: the body goes as it came
+    # (A ContentDecodingError after the decision, a truncated body, is raised too: the body as
+    # it came would show a browser what it decodes of it.)
+    out = transform.feed(body) + transform.close()
     if not transform.rewriting:
         return
     headers = transform.headers
@@ -139,6 +191,16 @@ class _RewritingWriter(AbstractStreamWriter):
         self._status_line = ""
         self._headers: CIMultiDict[str] = CIMultiDict()
         self._sent = False          # the headers went to the inner writer
+
+    @property
+    def headers_sent(self) -> bool:
+        """Whether the headers went to aiohttp's writer (an error can no longer be answered)."""
+        return self._sent
+
+    @property
+    def passing(self) -> bool:
+        """Whether the body goes on as it is (decided by the headers, or not rewritten)."""
+        return self._transform is None
 
     # What aiohttp reads of its writer.
     @property
@@ -186,6 +248,12 @@ class _RewritingWriter(AbstractStreamWriter):
             if not transform.decided:
                 self._transform = transform
                 return      # held until the body decides
+            decision = transform.decision
+            if decision is not None and decision.rewritten_headers:
+                # A HEAD whose GET is rewritten: the GET's headers (and framing), no body.
+                self._transform = None
+                await self._send_headers(transform.headers, None, head=True)
+                return
         self._transform = None
         await self._send_headers(None, None)
 
@@ -194,7 +262,7 @@ class _RewritingWriter(AbstractStreamWriter):
             self._inner.send_headers()
 
     async def _send_headers(self, rewritten: list[tuple[str, str]] | None,
-                            whole_length: int | None) -> None:
+                            whole_length: int | None, head: bool = False) -> None:
         self._sent = True
         inner = self._inner
         if rewritten is None:       # passing through: as aiohttp framed it
@@ -209,7 +277,12 @@ class _RewritingWriter(AbstractStreamWriter):
         if self._compression is not None:
             headers["Content-Encoding"] = self._compression
         inner.length = None
-        if self._chunking:
+        if head:
+            # (The framing the GET would have, without a body: aiohttp writes none for HEAD.)
+            if self._chunking or self.length is not None:
+                headers["Transfer-Encoding"] = "chunked"
+            inner.length = 0
+        elif self._chunking:
             inner.enable_chunking()
         elif self.length is not None:
             if whole_length is not None:    # the whole body is known: its length
