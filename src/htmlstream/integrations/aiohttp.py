@@ -139,7 +139,14 @@ async def _prepare_file(response: web.FileResponse, request: web.Request,
         return await response._sendfile_fallback(out, fobj, offset, count)
 
     response._sendfile = through_writer     # type: ignore[method-assign,assignment]
-    await response.prepare(request)
+    writer_out = await response.prepare(request)
+
+    async def prepared(request: web.BaseRequest) -> AbstractStreamWriter | None:
+        return writer_out
+
+    # aiohttp prepares the response it gets again (FileResponse.prepare does not check that it
+    # was): it was, here, while the rewriting writer was the request's.
+    response.prepare = prepared     # type: ignore[method-assign]
 
 
 def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,

@@ -262,6 +262,12 @@ class _Response:
         if self._refused:
             return _Body((piece for piece in [_REFUSED_BODY]), result)
         rewrite = self._rewrite
+        decision = None if rewrite is None else rewrite.decision
+        if decision is not None and decision.rewritten_headers and not decision.rewrite:
+            # A HEAD of a page: no body (the server would count the one the application gave
+            # for HEAD, the original's length, into a Content-Length the GET does not have).
+            nothing: tuple[bytes, ...] = ()
+            return _Body((piece for piece in nothing), result)
         if rewrite is not None and rewrite.decided and not rewrite.rewriting and self._begun:
             # Passed through: the server iterates and closes the application's iterable.
             self._direct = True
