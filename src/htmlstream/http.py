@@ -12,6 +12,15 @@ the rewriter's stream, and re-encoding with the same content coding::
     if t.decided: t.headers      # the headers to send, once decided
     out = t.close()              # the rest
 
+No way around the rewrite: a response that would be rewritten and cannot be (a byte range of a
+page, a content coding that is not decoded, a compressed body corrupt before the decision, a
+UTF-16 page without transcoding) raises :class:`ResponseRefused`, always before any output, so
+the integration answers an error, never the original bytes.  On the request side,
+:func:`forwarded_request_headers` is what the origin (or the application) may see: ``Range``
+only for what cannot be a page (:func:`forward_range`), ``Accept-Encoding`` naming only codings
+this installation decodes (:func:`accept_encoding`).  Nothing of the request decides whether a
+response is rewritten.  A ``HEAD`` gets the headers its ``GET`` would have.
+
 :func:`content_decoder` gives those bounded decoders alone, to a layer that reads bodies itself
 (``htmlstream.scrape``), and :func:`decide` the decision alone, to one that only reads them.
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and

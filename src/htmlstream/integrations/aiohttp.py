@@ -21,10 +21,20 @@ headers, content codings); this module only connects it to aiohttp's two kinds o
   client gets such a response untouched).  ``resp.enable_compression()`` keeps working: the
   body is rewritten before aiohttp compresses it.
 
-Not rewritten: responses prepared after the handler returned other than ``web.Response``
-(``web.FileResponse`` sends its file with ``sendfile``, past any writer), a ``web.Response``
-whose body is a payload object (a file, a stream) rather than bytes, error responses raised as
+A ``web.FileResponse`` (which aiohttp would send with ``sendfile``, past any writer) is
+prepared by the middleware, through its writer: a page is read in chunks and rewritten, any
+other file is sent with ``sendfile`` as aiohttp does.  Not rewritten: a ``web.Response`` whose
+body is a payload object (a file, a stream) rather than bytes, error responses raised as
 ``web.HTTPException``, and WebSocket responses.
+
+No way around the rewrite: the handler gets a clone of the request whose headers are
+:func:`htmlstream.http.forwarded_request_headers` (``Range`` and ``If-Range`` only for what
+cannot be a page, ``Accept-Encoding`` naming only codings htmlstream decodes: the codings
+``FileResponse`` picks a precompressed ``.br``/``.gz`` sibling by, too).  A response that would
+be rewritten and cannot be (:class:`htmlstream.http.ResponseRefused`: partial, in a coding not
+decoded...; for a ``web.Response``, a truncated compressed body too) is answered 502 instead,
+logged on ``htmlstream.aiohttp``.  A ``HEAD`` answers the headers of the ``GET`` (a
+``web.Response`` is decided as a ``GET``: its ``Content-Length`` is the rewritten body's).
 
 Client disconnect: aiohttp's writer raises ``ConnectionResetError`` (or aiohttp cancels the
 handler); it reaches the handler's ``await resp.write(...)`` unchanged.  An error after output
