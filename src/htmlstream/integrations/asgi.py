@@ -33,16 +33,19 @@ per process (:func:`htmlstream.http.warn_app_compresses`): put the compression m
 outside, around this one.
 
 Responses the middleware does not rewrite, whatever their type: those with trailers
-(``trailers: True`` in ``http.response.start``: a trailer may hold a digest of the body), and
-files the server sends itself (``http.response.pathsend``, ``http.response.zerocopysend``): they
-are files, not generated pages, and rewriting them would read them through the event loop.
+(``trailers: True`` in ``http.response.start``: a trailer may hold a digest of the body).  A
+file the server would send itself (``http.response.pathsend``, ``http.response.zerocopysend``:
+Starlette's ``FileResponse`` under a server that offers them) is sent as it is when its headers
+decided (an image...); a page's is read here, in a thread, and rewritten like body messages.
 This module imports nothing outside the standard library and htmlstream.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Final, TypeAlias
 
 from htmlstream import Rewriter
@@ -136,6 +139,36 @@ class HtmlRewriteMiddleware:
             raise response.error
 
 
+#: How much of a file is read at once (``http.response.pathsend`` of a page).
+_FILE_CHUNK = 64 * 1024
+
+
+async def _read_file(message: Message) -> AsyncIterator[bytes]:
+    """The bytes of the file of a ``pathsend`` (its path) or ``zerocopysend`` (its open file,
+    ``offset`` and ``count``) message, read in a thread, a chunk at a time."""
+    owned = message["type"] == "http.response.pathsend"
+    if owned:
+        fd = await asyncio.to_thread(os.open, message["path"], os.O_RDONLY)
+        offset, count = 0, None
+    else:
+        file = message["file"]
+        fd = file if isinstance(file, int) else file.fileno()
+        offset, count = message.get("offset") or 0, message.get("count")
+    try:
+        while count is None or count > 0:
+            size = _FILE_CHUNK if count is None else min(_FILE_CHUNK, count)
+            data = await asyncio.to_thread(os.pread, fd, size, offset)
+            if not data:
+                return
+            offset += len(data)
+            if count is not None:
+                count -= len(data)
+            yield data
+    finally:
+        if owned:
+            os.close(fd)
+
+
 class _Response:
     """One ``http`` response through the middleware."""
 
@@ -187,9 +220,15 @@ class _Response:
             except ResponseRefused as exc:      # (always before any output)
                 self.error = None
                 await self._refuse(exc)
+        elif kind in _FILE_MESSAGES and self._rewrite is not None:
+            # A file the server would send itself, of a response that may be a page (or is
+            # being rewritten): read here, in a thread, and rewritten like body messages
+            # (sent on, the page would reach the client unrewritten).
+            async for data in _read_file(message):
+                await self.send({"type": "http.response.body", "body": data, "more_body": True})
+            if not (kind == "http.response.zerocopysend" and message.get("more_body", False)):
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
         elif kind in _FILE_MESSAGES and self._start is not None:
-            if self._fed or (self._rewrite is not None and self._rewrite.rewriting):
-                raise RuntimeError(f"{kind} after body bytes that are being rewritten")
             if not self._started:
                 await self._send_raw_start()
             self._forward = True
