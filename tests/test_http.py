@@ -970,3 +970,18 @@ def test_forwarded_request_headers_adds_accept_encoding() -> None:
         ("accept-encoding", "identity")]
     options = HttpOptions(range_extensions=frozenset({"html"}))
     assert htmlstream.http.forward_range("GET", "/a.html", [("Range", "bytes=0-")], options)
+
+
+def test_304_etag_weakened_as_the_client_holds_it() -> None:
+    """A client revalidating the rewritten copy (``If-None-Match: W/"v1"``) gets the weak tag
+    back, not the origin's strong one (which would replace it in its cache)."""
+    headers = [(b"ETag", b'"v1"'), (b"Cache-Control", b"max-age=60")]
+    for request in ([(b"if-none-match", b'W/"v1"')], {"If-None-Match": 'W/"v0", W/"v1"'}):
+        t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 304, headers,
+                                                    request_headers=request)
+        assert t.decided and not t.rewriting
+        assert t.headers == [(b"ETag", b'W/"v1"'), (b"Cache-Control", b"max-age=60")]
+    for request in (None, [(b"if-none-match", b'"v1"')], [(b"if-none-match", b'"v1", W/"v1"')],
+                    [(b"if-none-match", b'W/"v2"')], [(b"if-none-match", b"*")]):
+        t = ResponseRewrite(RW, "GET", 304, headers, request_headers=request)
+        assert t.headers == headers

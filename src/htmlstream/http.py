@@ -263,7 +263,7 @@ def _str(value: str | bytes) -> str:
 
 #: The fields the decision reads.
 _READ: Final = frozenset({"content-range", "range", "cache-control", "content-type",
-                          "content-disposition", "content-encoding"})
+                          "content-disposition", "content-encoding", "if-none-match"})
 
 
 def _fields(headers: Iterable[tuple[str | bytes, str | bytes]]) -> dict[str, list[str]]:
@@ -696,6 +696,13 @@ def _check_headers(
         return passing("CONNECT: a tunnel, not a body")
     if status < 200:
         return passing(f"{status} informational response: no body")
+    if status == 304 and request_headers is not None:
+        weakened = _weakened_304(headers, request_headers)
+        if weakened is not None:
+            # The client holds a rewritten copy, validated by the weak tag it was sent: the
+            # origin's strong one would replace it in the client's cache (RFC 9111 4.3.4).
+            return Decision(False, "304 Not Modified: no body (its ETag weakened, as the "
+                            "client's rewritten copy has it)", weakened)
     if status in _NO_BODY_STATUS:
         return passing(f"{_NO_BODY_STATUS[status]}: no body")
     fields = _fields(headers)
@@ -765,6 +772,26 @@ def _check_headers(
                         new_headers, content_coding=coding, mime_type=mime,
                         rewritten_headers=True)
     return _Pending(sniff, mime, charset, coding)
+
+
+def _weakened_304(headers: list[tuple[AnyStr, AnyStr]], request_headers: RequestHeaders
+                  ) -> list[tuple[AnyStr, AnyStr]] | None:
+    """A 304's headers with its strong ``ETag`` weakened when the request's ``If-None-Match``
+    named it weak only (the client's copy is a rewrite of it), or None when nothing changes."""
+    request = _fields(request_headers.items() if isinstance(request_headers, Mapping)
+                      else request_headers)
+    asked = {tag.strip(_WS) for tag in _split_outside_quotes(request.get("if-none-match", []))}
+    weak = {tag[2:] for tag in asked if tag.startswith("W/")} - asked
+    if not weak:
+        return None
+    out: list[tuple[AnyStr, AnyStr]] = []
+    changed = False
+    for name, value in headers:
+        if _str(name).lower() == "etag" and _str(value).strip(_WS) in weak:
+            value = _like(value, "W/" + _str(value).strip(_WS))
+            changed = True
+        out.append((name, value))
+    return out if changed else None
 
 
 #: Why a page in UTF-16 is refused by a rewriter that does not transcode.
