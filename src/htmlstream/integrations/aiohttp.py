@@ -17,8 +17,9 @@ headers, content codings); this module only connects it to aiohttp's two kinds o
   wrapping aiohttp's, for the time of the handler call): it holds the headers until the decision
   (at most 1024 decoded body bytes), then sends the decided headers and each chunk's rewritten
   bytes as it is written, awaiting aiohttp's writer (so its backpressure reaches the handler).
-  A rewritten body with a ``Content-Length`` is sent chunked instead (HTTP/1.1; an HTTP/1.0
-  client gets such a response untouched).  ``resp.enable_compression()`` keeps working: the
+  A rewritten body with a ``Content-Length`` is sent chunked instead (HTTP/1.1; to an HTTP/1.0
+  client it is sent whole at its end, with its new length: passed through untouched, any
+  client could read the page unrewritten by asking in HTTP/1.0).  ``resp.enable_compression()`` keeps working: the
   body is rewritten before aiohttp compresses it.
 
 A ``web.FileResponse`` (which aiohttp would send with ``sendfile``, past any writer) is
@@ -208,6 +209,7 @@ class _RewritingWriter(AbstractStreamWriter):
         self._status_line = ""
         self._headers: CIMultiDict[str] = CIMultiDict()
         self._sent = False          # the headers went to the inner writer
+        self._hold: list[bytes] | None = None    # the whole output, for an HTTP/1.0 client
 
     @property
     def headers_sent(self) -> bool:
@@ -256,21 +258,25 @@ class _RewritingWriter(AbstractStreamWriter):
         seen: list[tuple[str, str]] = [
             (k, v) for k, v in headers.items()
             if not (self._compression is not None and k.lower() == "content-encoding")]
-        # An HTTP/1.0 client cannot be sent a rewritten body of unknown length but by closing
-        # the connection, which aiohttp decided against already: such responses pass through.
-        if not (version == "HTTP/1.0" and self.length is not None):
-            transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
-                                        request_headers=self._request.headers,
-                                        options=self._options, context=self._context)
-            if not transform.decided:
-                self._transform = transform
-                return      # held until the body decides
-            decision = transform.decision
-            if decision is not None and decision.rewritten_headers:
-                # A HEAD whose GET is rewritten: the GET's headers (and framing), no body.
-                self._transform = None
-                await self._send_headers(transform.headers, None, head=True)
-                return
+        transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
+                                    request_headers=self._request.headers,
+                                    options=self._options, context=self._context)
+        if not transform.decided:
+            self._transform = transform
+            if version == "HTTP/1.0" and self.length is not None:
+                # An HTTP/1.0 client cannot be sent a body of unknown length but by closing the
+                # connection, which aiohttp decided against already: the body is held whole
+                # (its length is the handler's Content-Length) and sent with its new length.
+                # (Passed through, any client could read the page unrewritten by asking in
+                # HTTP/1.0.)
+                self._hold = []
+            return      # held until the body decides
+        decision = transform.decision
+        if decision is not None and decision.rewritten_headers:
+            # A HEAD whose GET is rewritten: the GET's headers (and framing), no body.
+            self._transform = None
+            await self._send_headers(transform.headers, None, head=True)
+            return
         self._transform = None
         await self._send_headers(None, None)
 
@@ -320,6 +326,9 @@ class _RewritingWriter(AbstractStreamWriter):
             await self._inner.write(chunk)
             return
         out = transform.feed(chunk)
+        if self._hold is not None:
+            self._hold.append(out)
+            return
         if not self._sent and transform.decided:
             await self._decided(transform, None)
             if not transform.rewriting:
@@ -336,6 +345,9 @@ class _RewritingWriter(AbstractStreamWriter):
             return
         self._transform = None
         out = (transform.feed(chunk) if chunk else b"") + transform.close()
+        if self._hold is not None:
+            out = b"".join([*self._hold, out])
+            self._hold = None
         if not self._sent:
             await self._decided(transform, len(out))
         await self._inner.write_eof(out)
