@@ -985,3 +985,11 @@ def test_304_etag_weakened_as_the_client_holds_it() -> None:
                     [(b"if-none-match", b'W/"v2"')], [(b"if-none-match", b"*")]):
         t = ResponseRewrite(RW, "GET", 304, headers, request_headers=request)
         assert t.headers == headers
+
+
+def test_416_is_an_error_page_not_a_range() -> None:
+    headers = [*HTML, (b"Content-Range", b"bytes */9000")]
+    for chunks in some_chunkings(SMALL)[:20]:
+        t, out = rewrite(headers, chunks, status=416,
+                         request_headers=[(b"range", b"bytes=99999-")])
+        assert t.rewriting and out == RW.rewrite(SMALL)

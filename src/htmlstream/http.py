@@ -715,7 +715,9 @@ def _check_headers(
     type_values = fields.get("content-type", [])
     parsed = _content_type(type_values) if type_values else None
     mime, charset = parsed if parsed is not None else (None, None)
-    partial = status == 206 or "content-range" in fields
+    # (A 416's Content-Range, "bytes */length", says which ranges exist: its body is an error
+    # page, rewritten like any.)
+    partial = status == 206 or ("content-range" in fields and status != 416)
     if mime == "multipart/byteranges":
         # Parts of any type, a page's too: never passed (forward_range sends one range only).
         raise ResponseRefused("a multipart/byteranges response (its parts may be a page's)")
