@@ -19,8 +19,9 @@ headers, content codings); this module only connects it to aiohttp's two kinds o
   bytes as it is written, awaiting aiohttp's writer (so its backpressure reaches the handler).
   A rewritten body with a ``Content-Length`` is sent chunked instead (HTTP/1.1; to an HTTP/1.0
   client it is sent whole at its end, with its new length: passed through untouched, any
-  client could read the page unrewritten by asking in HTTP/1.0).  ``resp.enable_compression()`` keeps working: the
-  body is rewritten before aiohttp compresses it.
+  client could read the page unrewritten by asking in HTTP/1.0).
+  ``resp.enable_compression()`` keeps working: the body is rewritten before aiohttp compresses
+  it.
 
 A ``web.FileResponse`` (which aiohttp would send with ``sendfile``, past any writer) is
 prepared by the middleware, through its writer: a page is read in chunks and rewritten, any
