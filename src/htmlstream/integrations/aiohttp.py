@@ -35,7 +35,9 @@ cannot be a page, ``Accept-Encoding`` naming only codings htmlstream decodes: th
 ``FileResponse`` picks a precompressed ``.br``/``.gz`` sibling by, too).  A response that would
 be rewritten and cannot be (:class:`htmlstream.http.ResponseRefused`: partial, in a coding not
 decoded...; for a ``web.Response``, a truncated compressed body too) is answered 502 instead,
-logged on ``htmlstream.aiohttp``.  A ``HEAD`` answers the headers of the ``GET`` (a
+logged on ``htmlstream.aiohttp``.  A handler that compresses its pages itself (rather than
+``resp.enable_compression()``, which compresses after the rewrite) is warned about once per
+process.  A ``HEAD`` answers the headers of the ``GET`` (a
 ``web.Response`` is decided as a ``GET``: its ``Content-Length`` is the rewritten body's).
 
 Client disconnect: aiohttp's writer raises ``ConnectionResetError`` (or aiohttp cancels the
@@ -63,6 +65,7 @@ from htmlstream.http import (
     ResponseRewrite,
     csp_nonce_hook,
     forwarded_request_headers,
+    warn_app_compresses,
 )
 
 __all__ = ["ContextFactory", "HeadersHook", "logger", "rewrite_middleware"]
@@ -177,6 +180,8 @@ def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewri
     transform = ResponseRewrite(rewriter, method, response.status, headers,
                                 request_headers=request.headers, options=options,
                                 context=context)
+    if transform.coding is not None:
+        warn_app_compresses("aiohttp middleware", transform.coding)
     # (A ContentDecodingError after the decision, a truncated body, is raised too: the body as
     # it came would show a browser what it decodes of it.)
     out = transform.feed(body) + transform.close()
@@ -262,6 +267,9 @@ class _RewritingWriter(AbstractStreamWriter):
         transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
                                     request_headers=self._request.headers,
                                     options=self._options, context=self._context)
+        if transform.coding is not None:
+            # (a body the handler compressed itself; resp.enable_compression() is not that)
+            warn_app_compresses("aiohttp middleware", transform.coding)
         if not transform.decided:
             self._transform = transform
             if version == "HTTP/1.0" and self.length is not None:
