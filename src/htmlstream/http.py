@@ -30,6 +30,7 @@ the core never imports it.  docs/guide/http.md has the table of decisions.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import logging
@@ -974,10 +975,16 @@ def accept_encoding(values: Iterable[str | bytes] | str | bytes | None) -> str:
         values = []
     elif isinstance(values, str | bytes):
         values = [values]
-    decodable = decodable_codings()
+    # (Cached: a server sees the same few fields again and again; bounded, so varied ones
+    # cost no memory.)
+    return _accept_encoding(tuple(_str(value) for value in values), decodable_codings())
+
+
+@functools.lru_cache(maxsize=256)
+def _accept_encoding(values: tuple[str, ...], decodable: frozenset[str]) -> str:
     items: list[tuple[str, str, float | None]] = []    # (coding, item as given, weight)
     for value in values:
-        for item in _split_outside_quotes([_str(value)]):
+        for item in _split_outside_quotes([value]):
             name, *params = item.split(";")
             coding = name.strip(_WS).lower()
             if coding:
