@@ -349,3 +349,84 @@ def test_https_upgrade_with_no_known_host_changes_nothing(data: bytes) -> None:
     for chunks in cuts_of(data):
         out, _ = _run_recipes(rw, chunks)
         assert out == data
+
+
+# --------------------------------------------------------------------------- issue 35: HTTP
+
+_PAGE_FOR_HTTP = (b"<!doctype html><p>write to alice@example.com</p>"
+                  + b"<p>filler text for the decision</p>" * 40)
+_RESPONSE_FIELDS = st.lists(st.sampled_from([
+    (b"content-type", b"text/html; charset=utf-8"), (b"content-type", b"image/png"),
+    (b"content-type", b"multipart/byteranges; boundary=b"), (b"content-type", b"text/plain"),
+    (b"content-encoding", b"gzip"), (b"content-encoding", b"br"), (b"content-encoding", b"zstd"),
+    (b"content-encoding", b"made-up"), (b"content-encoding", b"identity"),
+    (b"content-encoding", b"gzip, br"), (b"content-range", b"bytes 0-9/2000"),
+    (b"cache-control", b"max-age=9"), (b"content-disposition", b"inline"),
+    (b"content-length", b"1234"), (b"etag", b'"e"'), (b"accept-ranges", b"bytes"),
+]), max_size=6)
+_REQUEST_FIELDS = st.lists(st.sampled_from([
+    (b"range", b"bytes=0-"), (b"range", b"bytes=0-10"), (b"range", b"bytes=0-1, 4-5"),
+    (b"if-range", b'"e"'), (b"cache-control", b"no-transform"), (b"sec-fetch-dest", b"video"),
+    (b"accept-encoding", b"br, zstd, made-up"), (b"accept-encoding", b"*"),
+]), max_size=5)
+
+
+@SETTINGS
+@given(method=st.sampled_from(["GET", "HEAD", "POST"]),
+       status=st.sampled_from([200, 203, 206, 304, 404, 500]),
+       response=_RESPONSE_FIELDS, request=_REQUEST_FIELDS,
+       extras=st.booleans(), cut=st.integers(1, 700))
+def test_no_response_gets_a_page_past_the_rewrite(method: str, status: int,
+                                                  response: list[tuple[bytes, bytes]],
+                                                  request: list[tuple[bytes, bytes]],
+                                                  extras: bool, cut: int) -> None:
+    """Whatever the request and the response headers, a page (HTML, as a browser would render
+    it) is rewritten or refused, never passed on; and what goes upstream names only codings
+    that are decoded, a range only where forward_range allows one."""
+    import gzip
+
+    import htmlstream.http as http
+    from htmlstream import Rewriter, recipes
+
+    saved = dict(http._modules)
+    if not extras:
+        http._modules.update({"br": None, "zstd": None})
+    try:
+        sent = http.forwarded_request_headers(method, "/page", request)
+        codings = http.decodable_codings()
+        for name, value in sent:
+            if name == b"accept-encoding":
+                for item in value.decode().split(","):
+                    coding = item.split(";")[0].strip()
+                    assert coding in codings | {"identity", "x-gzip"}, (coding, value)
+        ranged = any(name in (b"range", b"if-range") for name, _ in sent)
+        # (at /page, only a browser's media request: the page's 206 is refused below)
+        assert not ranged or (b"sec-fetch-dest", b"video") in request
+        rw = Rewriter().use(recipes.obfuscate_emails(random=1))
+        coding = next((v for k, v in response if k == b"content-encoding"), b"identity")
+        body = gzip.compress(_PAGE_FOR_HTTP) if coding == b"gzip" else _PAGE_FOR_HTTP
+        try:
+            t: http.ResponseRewrite[bytes] = http.ResponseRewrite(rw, method, status, response,
+                                                                  request_headers=request)
+            out = b"".join(t.feed(body[i:i + cut]) for i in range(0, len(body), cut))
+            out += t.close()
+        except http.ResponseRefused:
+            event("refused")
+            return
+        decision = t.decision
+        assert decision is not None
+        if decision.rewrite:
+            event("rewritten")
+            assert b"alice@example.com" not in (gzip.decompress(out) if coding == b"gzip"
+                                                else out)
+            return
+        event(f"passed: {(decision.reason or '').split(':')[0]}")
+        # Passed: not a page a browser renders as one.
+        reason = decision.reason or ""
+        types = [v for k, v in response if k == b"content-type"]
+        assert (status == 304 or method == "HEAD"
+                or (types and not types[-1].startswith(b"text/html"))
+                or (coding == b"identity" and "not HTML" in reason)), (reason, response)
+    finally:
+        http._modules.clear()
+        http._modules.update(saved)

@@ -33,6 +33,7 @@ from htmlstream.http import (
     ContentDecodingError,
     DecodedSizeExceeded,
     HttpOptions,
+    ResponseRefused,
     ResponseRewrite,
     content_decoder,
     decide,
@@ -84,8 +85,6 @@ def some_chunkings(data: bytes) -> list[list[bytes]]:
 # --------------------------------------------------------------------------------------------
 
 HEADER_PASSTHROUGH = [
-    ("HEAD", 200, HTML, None, "HEAD request"),
-    ("head", 200, HTML, None, "HEAD request"),
     ("CONNECT", 200, HTML, None, "CONNECT: a tunnel"),
     ("GET", 100, HTML, None, "100 informational"),
     ("GET", 101, HTML, None, "101 informational"),
@@ -93,24 +92,21 @@ HEADER_PASSTHROUGH = [
     ("GET", 204, HTML, None, "204 No Content"),
     ("GET", 205, HTML, None, "205 Reset Content"),
     ("GET", 304, HTML, None, "304 Not Modified"),
-    ("GET", 206, [*HTML, (b"content-range", b"bytes 0-9/100")], None, "206 Partial"),
-    ("GET", 200, [*HTML, (b"Content-Range", b"bytes 0-9/100")], None, "Content-Range"),
-    ("GET", 200, HTML, [(b"range", b"bytes=0-9")], "Range header"),
-    ("GET", 200, HTML, [("Range", "bytes=0-")], "Range header"),
+    ("GET", 206, [(b"content-type", b"image/png"), (b"content-range", b"bytes 0-9/100")], None,
+     "image/png"),
+    ("GET", 206, [*HTML, (b"content-range", b"bytes 0-9/100"),
+                  (b"content-disposition", b"attachment")], None, "attachment"),
     ("GET", 200, [*HTML, (b"cache-control", b"public, No-Transform")], None, "no-transform"),
     ("GET", 200, [*HTML, (b"Cache-Control", b"max-age=60"), (b"cache-control", b"no-transform")],
      None, "no-transform"),
-    ("GET", 200, HTML, [(b"cache-control", b"no-transform")], "request's Cache-Control"),
     ("GET", 200, [(b"content-type", b"image/png")], None, "not HTML: Content-Type image/png"),
     ("GET", 200, [(b"content-type", b"application/json")], None, "application/json"),
     ("GET", 200, [(b"content-type", b"application/xhtml+xml")], None, "application/xhtml+xml"),
     ("GET", 200, [(b"content-type", b"text/plain")], None, "text/plain"),
     ("GET", 200, [*HTML, (b"content-disposition", b'attachment; filename="a.html"')], None,
      "attachment"),
-    ("GET", 200, [*HTML, (b"content-encoding", b"compress")], None, "unknown content coding"),
-    ("GET", 200, [*HTML, (b"content-encoding", b"gzip, br")], None, "stacked content codings"),
-    ("GET", 200, [*HTML, (b"content-encoding", b"gzip"), (b"content-encoding", b"gzip")], None,
-     "stacked"),
+    ("GET", 200, [(b"content-type", b"image/png"), (b"content-encoding", b"made-up")], None,
+     "image/png"),
 ]
 
 
@@ -128,6 +124,72 @@ def test_passthrough_by_headers(method: str, status: int, headers: Headers,
         assert run(t, chunks) == b"".join(chunks)
     decision = decide_headers(method, status, headers, request_headers=request_headers)
     assert decision is not None and not decision.rewrite and decision.headers == headers
+
+
+#: Responses that would be rewritten and cannot be: never passed, whatever the request.
+HEADER_REFUSED = [
+    ("GET", 206, [*HTML, (b"content-range", b"bytes 0-9/100")], "206 Partial Content"),
+    ("GET", 206, [(b"content-range", b"bytes 0-9/100")], "no Content-Type"),
+    ("GET", 200, [*HTML, (b"Content-Range", b"bytes 0-9/100")], "Content-Range"),
+    ("GET", 206, [(b"content-type", b"multipart/byteranges; boundary=x")], "multipart"),
+    ("HEAD", 206, [*HTML, (b"content-range", b"bytes 0-9/100")], "206 Partial Content"),
+    ("GET", 200, [*HTML, (b"content-encoding", b"compress")], "unknown content coding"),
+    ("GET", 200, [(b"content-encoding", b"made-up")], "unknown content coding 'made-up'"),
+    ("GET", 200, [*HTML, (b"content-encoding", b"gzip, br")], "stacked content codings"),
+    ("GET", 200, [*HTML, (b"content-encoding", b"gzip"), (b"content-encoding", b"gzip")],
+     "stacked"),
+    ("HEAD", 200, [*HTML, (b"content-encoding", b"made-up")], "unknown content coding"),
+]
+
+
+@pytest.mark.parametrize(("method", "status", "headers", "reason"), HEADER_REFUSED)
+def test_refused_by_headers(method: str, status: int, headers: Headers, reason: str) -> None:
+    for request in (None, [(b"range", b"bytes=0-")], [(b"sec-fetch-dest", b"video")]):
+        with pytest.raises(ResponseRefused, match=reason) as info:
+            ResponseRewrite(RW, method, status, headers, request_headers=request)
+        assert reason in info.value.reason
+        with pytest.raises(ResponseRefused, match=reason):
+            decide_headers(method, status, headers, request_headers=request)
+        with pytest.raises(ResponseRefused, match=reason):
+            decide(method, status, headers, PAGE[:HOLD_BYTES], request_headers=request)
+
+
+def test_requests_headers_decide_nothing() -> None:
+    """A client cannot keep its response from being rewritten: a ``Range`` answered with the
+    whole representation (200) and a request's ``no-transform`` are rewritten as any."""
+    for request in ([(b"range", b"bytes=0-9")], [("Range", "bytes=0-")],
+                    [("If-Range", '"v1"'), ("Range", "bytes=0-10")],
+                    [(b"cache-control", b"no-transform")], {"Range": "bytes=1-"}):
+        for chunks in some_chunkings(SMALL)[:30]:
+            t, out = rewrite(HTML, chunks, request_headers=request)
+            assert t.rewriting and out == RW.rewrite(SMALL)
+
+
+def test_head_has_the_headers_of_the_get() -> None:
+    headers = [*HTML, (b"Content-Length", b"%d" % len(PAGE)), (b"ETag", b'"v1"'),
+               (b"Accept-Ranges", b"bytes"), (b"X-Kept", b"1")]
+    get, _ = rewrite(headers, [PAGE])
+    for method in ("HEAD", "head"):
+        head: ResponseRewrite[bytes] = ResponseRewrite(RW, method, 200, headers)
+        assert head.decided and not head.rewriting and "HEAD request" in (head.reason or "")
+        assert head.headers == get.headers
+        assert head.decision is not None and head.decision.rewritten_headers
+        assert run(head, []) == b""
+    options = HttpOptions(drop_etag=True)
+    get, _ = rewrite(headers, [PAGE], options=options)
+    head = ResponseRewrite(RW, "HEAD", 200, headers, options=options)
+    assert head.headers == get.headers
+    # Not a page: untouched, as the GET's.
+    png = [(b"content-type", b"image/png"), (b"Content-Length", b"9"), (b"ETag", b'"p"')]
+    head = ResponseRewrite(RW, "HEAD", 200, png)
+    assert head.headers == png and not head.decision.rewritten_headers  # type: ignore[union-attr]
+    # A UTF-16 page: transcoded (its charset) or refused, as the GET.
+    utf16 = [(b"content-type", b"text/html; charset=utf-16le"), (b"Content-Length", b"9")]
+    get, _ = rewrite(utf16, [UTF16], rewriter=make_rewriter(transcode=True))
+    head = ResponseRewrite(make_rewriter(transcode=True), "HEAD", 200, utf16)
+    assert head.headers == get.headers == [(b"content-type", b"text/html; charset=utf-8")]
+    with pytest.raises(ResponseRefused, match="not ASCII-compatible"):
+        ResponseRewrite(RW, "HEAD", 200, utf16)
 
 
 def test_options_open_what_headers_close() -> None:
@@ -311,16 +373,18 @@ def test_default_encoding_option() -> None:
 UTF16 = "<!doctype html><p><a href='http://a/é'>x</a>".encode("utf-16le")
 
 
-def test_utf16_passes_through_unless_transcoding() -> None:
+def test_utf16_is_refused_unless_transcoding() -> None:
+    # A browser renders it: passing it through would show the page unrewritten.
     headers = [(b"content-type", b"text/html; charset=utf-16le"), (b"content-length", b"9")]
     for chunks in some_chunkings(UTF16):
-        t, out = rewrite(headers, chunks)
-        assert out == UTF16 and t.headers == headers
-        assert t.reason is not None and "not ASCII-compatible" in t.reason
-        assert "transcode=True" in t.reason
+        t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 200, headers)
+        with pytest.raises(ResponseRefused, match=r"not ASCII-compatible.*transcode=True"):
+            run(t, chunks)
+        with pytest.raises(ResponseRefused):    # (and again: nothing of it is ever given)
+            t.close()
     bom = b"\xff\xfe" + UTF16
-    t, out = rewrite([(b"content-type", b"text/html")], [bom])
-    assert out == bom and t.reason is not None and "utf-16le, from the bom" in t.reason
+    with pytest.raises(ResponseRefused, match="utf-16le, from the bom"):
+        rewrite([(b"content-type", b"text/html")], [bom])
 
 
 def test_utf16_transcoded() -> None:
@@ -350,19 +414,21 @@ def test_early_headers_fit_either_outcome() -> None:
             assert out == (EXPECTED if rewritten else body)
             assert t.early_headers() == t.headers     # once decided: the decision's
     # Decided by the headers alone: their decision.
-    t = ResponseRewrite(RW, "HEAD", 200, headers)
-    assert t.decided and t.early_headers() == headers
+    png = [(b"content-type", b"image/png"), (b"Content-Length", b"9")]
+    t = ResponseRewrite(RW, "GET", 200, png)
+    assert t.decided and t.early_headers() == png
 
 
 def test_early_headers_and_transcoding() -> None:
-    # The Content-Type is sent already: a UTF-16 body is not transcoded (its charset would
-    # change) but passed through; without early_headers() it is transcoded.
+    # The Content-Type is sent already: a UTF-16 body cannot be transcoded (its charset would
+    # change), so it is refused; without early_headers() it is transcoded.
     rw = make_rewriter(transcode=True)
     headers = [(b"Content-Type", b"text/html; charset=UTF-16LE")]
     for chunks in some_chunkings(UTF16)[:40]:
         t: ResponseRewrite[bytes] = ResponseRewrite(rw, "GET", 200, headers)
         assert t.early_headers() == headers
-        assert run(t, chunks) == UTF16 and not t.rewriting
+        with pytest.raises(ResponseRefused, match="not ASCII-compatible"):
+            run(t, chunks)
         t = ResponseRewrite(rw, "GET", 200, headers)
         assert run(t, chunks) != UTF16 and t.rewriting
 
@@ -425,7 +491,7 @@ def test_mappings_of_headers() -> None:
     t, out = rewrite({"Content-Type": "text/html", "Content-Length": "3"}, [PAGE])
     assert out == EXPECTED and t.headers == [("Content-Type", "text/html")]
     t, out = rewrite({"Content-Type": "text/html"}, [PAGE], request_headers={"Range": "bytes=1-"})
-    assert out == PAGE and t.reason is not None and "Range" in t.reason
+    assert out == EXPECTED and t.rewriting
     decision = decide_headers("GET", 200, {b"content-type": b"image/gif"})
     assert decision is not None and decision.headers == [(b"content-type", b"image/gif")]
 
@@ -451,7 +517,8 @@ def test_decide_function() -> None:
     decision = decide("GET", 200, HTML, JSON_BODY[:HOLD_BYTES])
     assert not decision.rewrite and decision.reason == "served as text/html but not HTML: JSON"
     decision = decide("HEAD", 200, HTML, b"")
-    assert decision.reason == "HEAD request: no body"
+    assert decision.reason is not None and decision.reason.startswith("HEAD request: no body")
+    assert not decision.rewrite and decision.rewritten_headers
     decision = decide("GET", 200, [(b"content-type", b"text/html; charset=utf-16")],
                       "<p>".encode("utf-16le"), transcode=True)
     assert decision.rewrite and decision.encoding == "utf-16le"
@@ -558,11 +625,11 @@ def test_data_after_the_end_is_ignored() -> None:
         for chunks in chunkings(body, single_bytes=False, random_splits=2):
             _, out = rewrite([*HTML, (b"content-encoding", coding.encode())], chunks)
             assert decompress(out) == EXPECTED, coding
-    # br and zstd: corrupt (before the decision: passed through untouched; after: an error).
+    # br and zstd: corrupt (before the decision: refused; after: an error).
     for coding, compressed in [("br", brotli.compress(PAGE)), ("zstd", zstd.compress(PAGE))]:
         headers = [*HTML, (b"content-encoding", coding.encode())]
-        t, out = rewrite(headers, [compressed + b"garbage"])
-        assert out == compressed + b"garbage" and "corrupt" in (t.reason or "")
+        with pytest.raises(ResponseRefused, match="corrupt"):
+            rewrite(headers, [compressed + b"garbage"])
         t = ResponseRewrite(RW, "GET", 200, headers)
         t.feed(compressed)
         assert t.rewriting
@@ -652,11 +719,11 @@ def test_bomb_of_zeros_served_as_html_passes_through_after_sniffing() -> None:
     assert peak < 2 * len(bomb) + 512 * 1024
 
 
-def test_limit_before_the_decision_passes_through() -> None:
+def test_limit_before_the_decision_is_refused() -> None:
     body = gzip.compress(PAGE)
-    t, out = rewrite([*HTML, (b"content-encoding", b"gzip")], [body],
-                     options=HttpOptions(max_decoded_size=500))
-    assert out == body and t.reason is not None and "max_decoded_size=500" in t.reason
+    with pytest.raises(ResponseRefused, match="max_decoded_size=500"):
+        rewrite([*HTML, (b"content-encoding", b"gzip")], [body],
+                options=HttpOptions(max_decoded_size=500))
 
 
 def test_default_limit() -> None:
@@ -677,20 +744,21 @@ def test_truncated_body(coding: str, compress: Callable[[bytes], bytes],
         assert t.rewriting
         with pytest.raises(ContentDecodingError, match=f"truncated {t.decision.content_coding}"):
             t.close()
-    # Before it (a short body): passed through untouched, saying why.
+    # Before it (a short body): refused, saying why (a browser would show what it decodes).
     short = compress(SMALL)[:-3]
-    t, out = rewrite(headers, [short])
-    assert out == short and t.reason is not None and "truncated" in t.reason
+    for chunks in some_chunkings(short)[:40]:
+        with pytest.raises(ResponseRefused, match=r"truncated|corrupt"):
+            rewrite(headers, chunks)
 
 
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd"])
 def test_corrupt_body(coding: str) -> None:
     headers = [*HTML, (b"content-encoding", coding.encode())]
     garbage = b"this is not compressed at all, <p>hello</p>" * 3
-    t, out = rewrite(headers, [garbage])
-    assert out == garbage
-    assert t.reason is not None and "(passed through untouched)" in t.reason
-    assert "corrupt" in t.reason or "truncated" in t.reason
+    for chunks in some_chunkings(garbage)[:40]:
+        with pytest.raises(ResponseRefused, match=r"corrupt|truncated") as info:
+            rewrite(headers, chunks)
+        assert "before the response was decided" in info.value.reason
 
 
 def test_corrupt_gzip_after_the_decision() -> None:
@@ -711,9 +779,9 @@ def test_gzip_header_too_long_before_any_content() -> None:
     # FLG.FNAME with a 100 KiB file name before the compressed data.
     body = member[:3] + b"\x08" + member[4:10] + name + b"\x00" + member[10:]
     assert gzip.decompress(body) == PAGE
-    t, out = rewrite([*HTML, (b"content-encoding", b"gzip")],
-                     [body[i:i + 4096] for i in range(0, len(body), 4096)])
-    assert out == body and t.reason is not None and "gave only 0 bytes" in t.reason
+    with pytest.raises(ResponseRefused, match="gave only 0 bytes"):
+        rewrite([*HTML, (b"content-encoding", b"gzip")],
+                [body[i:i + 4096] for i in range(0, len(body), 4096)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -758,23 +826,33 @@ def test_imports_are_lazy() -> None:
     assert out.split() == ["False", "False", "False"]
 
 
-def test_missing_library_passes_through_saying_what_to_install() -> None:
+def test_missing_library_is_refused_saying_what_to_install() -> None:
     code = (
         "import sys, gzip\n"
         "sys.modules['brotli'] = None; sys.modules['backports.zstd'] = None\n"
         "sys.modules['compression.zstd'] = None\n"
         "import htmlstream\n"
-        "from htmlstream.http import ResponseRewrite\n"
+        "from htmlstream.http import ResponseRefused, ResponseRewrite\n"
+        "from htmlstream.http import accept_encoding, decodable_codings\n"
         "for coding in ('br', 'zstd', 'gzip'):\n"
-        "    t = ResponseRewrite(htmlstream.Rewriter(), 'GET', 200,\n"
-        "        [('content-type', 'text/html'), ('content-encoding', coding)])\n"
-        "    print(t.decided, t.reason)\n")
+        "    try:\n"
+        "        t = ResponseRewrite(htmlstream.Rewriter(), 'GET', 200,\n"
+        "            [('content-type', 'text/html'), ('content-encoding', coding)])\n"
+        "        print(t.decided, t.reason)\n"
+        "    except ResponseRefused as exc:\n"
+        "        print('refused', exc.reason)\n"
+        "print(sorted(decodable_codings()))\n"
+        "print(accept_encoding('br, zstd;q=0.9, gzip;q=0.5'))\n"
+        "print(accept_encoding('br, zstd'))\n")
     lines = run_python(code).splitlines()
-    assert lines[0] == ("True Content-Encoding br needs a library: "
-                        "pip install htmlstream[brotli] (brotli>=1.2)")
-    assert lines[1].startswith("True Content-Encoding zstd needs a library: "
+    assert lines[0] == ("refused Content-Encoding br of a response that would be rewritten "
+                        "(text/html) needs a library: pip install htmlstream[brotli] "
+                        "(brotli>=1.2)")
+    assert lines[1].startswith("refused Content-Encoding zstd of a response that would be "
+                               "rewritten (text/html) needs a library: "
                                "pip install htmlstream[zstd]")
     assert lines[2] == "False None"
+    assert lines[3:] == ["['deflate', 'gzip']", "gzip;q=0.5", "identity"]
 
 
 def test_http_uses_only_public_names() -> None:
@@ -829,3 +907,89 @@ def test_content_decoder(coding: str, compress: Any) -> None:
 def test_content_decoder_unknown(coding: str) -> None:
     with pytest.raises(ContentDecodingError, match="not supported"):
         content_decoder(coding)
+
+
+# --------------------------------------------------------------------------------------------
+# Requests: Range and Accept-Encoding as sent upstream
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("given", "sent"), [
+    (None, "identity"),
+    ("", "identity"),
+    ("gzip, deflate, br, zstd", "gzip, deflate, br, zstd"),
+    ("br;q=1.0, zstd, made-up", "br;q=1.0, zstd"),
+    ("made-up, compress", "identity"),
+    ("gzip;q=0, br", "br"),
+    ("*", "br, deflate, gzip, zstd"),
+    ("x-gzip;q=0.5, *;q=0.1", "x-gzip;q=0.5, br;q=0.1, deflate;q=0.1, zstd;q=0.1"),
+    ("gzip;q=bad, deflate", "deflate"),
+    ("identity;q=0, made-up", "identity"),
+    ("gzip, identity;q=0", "gzip, identity;q=0"),
+    (["gzip", "br"], "gzip, br"),
+    (b"GZIP", "GZIP"),
+])
+def test_accept_encoding_names_only_decodable_codings(given: Any, sent: str) -> None:
+    assert htmlstream.http.accept_encoding(given) == sent
+
+
+@pytest.mark.parametrize(("method", "path", "request_headers", "forwarded"), [
+    ("GET", "/page.html", [("Range", "bytes=0-")], False),
+    ("GET", "/", [("Range", "bytes=0-10")], False),
+    ("GET", "/video.mp4", [("Range", "bytes=0-")], True),
+    ("HEAD", "/video.MP4?t=1#x", [("Range", "bytes=0-")], True),
+    ("GET", "/a%2Epng", [("Range", "bytes=0-")], True),
+    ("GET", "/.png", [("Range", "bytes=0-")], False),
+    ("GET", "/stream/9", [("Range", "bytes=0-"), ("Sec-Fetch-Dest", "video")], True),
+    ("GET", "/stream/9", [("Range", "bytes=0-"), ("Sec-Fetch-Dest", "document")], False),
+    ("GET", "/video.mp4", [("Range", "bytes=0-1, 5-6")], False),     # multipart answer
+    ("GET", "/video.mp4", [("Range", "bytes=0-1"), ("Range", "bytes=5-6")], False),
+    ("GET", "/video.mp4", [("Range", "items=0-1")], False),
+    ("POST", "/video.mp4", [("Range", "bytes=0-")], False),
+    ("GET", "/video.mp4", [], False),
+])
+def test_forward_range(method: str, path: str, request_headers: list[tuple[str, str]],
+                       forwarded: bool) -> None:
+    assert htmlstream.http.forward_range(method, path, request_headers) is forwarded
+    headers = [*request_headers, ("If-Range", '"v1"'), ("Accept-Encoding", "br, made-up")]
+    sent = htmlstream.http.forwarded_request_headers(method, path, headers)
+    names = [name.lower() for name, _ in sent]
+    assert ("range" in names) is (forwarded and bool(request_headers))
+    assert ("if-range" in names) is forwarded
+    assert ("accept-encoding", "br") in sent
+    as_bytes = [(k.encode(), v.encode()) for k, v in headers]
+    sent_bytes = htmlstream.http.forwarded_request_headers(method, path.encode(), as_bytes)
+    assert sent_bytes == [(k.encode(), v.encode()) for k, v in sent]
+
+
+def test_forwarded_request_headers_adds_accept_encoding() -> None:
+    sent = htmlstream.http.forwarded_request_headers("GET", "/", [("Host", "a"),
+                                                                  ("Range", "bytes=0-")])
+    assert sent == [("Host", "a"), ("accept-encoding", "identity")]
+    assert htmlstream.http.forwarded_request_headers("GET", "/", []) == [
+        ("accept-encoding", "identity")]
+    options = HttpOptions(range_extensions=frozenset({"html"}))
+    assert htmlstream.http.forward_range("GET", "/a.html", [("Range", "bytes=0-")], options)
+
+
+def test_304_etag_weakened_as_the_client_holds_it() -> None:
+    """A client revalidating the rewritten copy (``If-None-Match: W/"v1"``) gets the weak tag
+    back, not the origin's strong one (which would replace it in its cache)."""
+    headers = [(b"ETag", b'"v1"'), (b"Cache-Control", b"max-age=60")]
+    for request in ([(b"if-none-match", b'W/"v1"')], {"If-None-Match": 'W/"v0", W/"v1"'}):
+        t: ResponseRewrite[bytes] = ResponseRewrite(RW, "GET", 304, headers,
+                                                    request_headers=request)
+        assert t.decided and not t.rewriting
+        assert t.headers == [(b"ETag", b'W/"v1"'), (b"Cache-Control", b"max-age=60")]
+    for request in (None, [(b"if-none-match", b'"v1"')], [(b"if-none-match", b'"v1", W/"v1"')],
+                    [(b"if-none-match", b'W/"v2"')], [(b"if-none-match", b"*")]):
+        t = ResponseRewrite(RW, "GET", 304, headers, request_headers=request)
+        assert t.headers == headers
+
+
+def test_416_is_an_error_page_not_a_range() -> None:
+    headers = [*HTML, (b"Content-Range", b"bytes */9000")]
+    for chunks in some_chunkings(SMALL)[:20]:
+        t, out = rewrite(headers, chunks, status=416,
+                         request_headers=[(b"range", b"bytes=99999-")])
+        assert t.rewriting and out == RW.rewrite(SMALL)

@@ -135,18 +135,27 @@ def test_not_html_passes_through(server: Origin, whole: bool) -> None:
         assert r.headers["etag"] == '"j"'
 
 
-def test_head_passes_through(server: Origin) -> None:
-    url = server.serve("/head", Reply([PAGE], HTML, whole=True))
-    r, body = _get(url, method="HEAD")
-    assert body == b"" and r.headers["content-length"] == str(len(PAGE))
+@pytest.mark.parametrize("whole", [False, True])
+def test_head_has_the_headers_of_the_get(server: Origin, whole: bool) -> None:
+    headers = [*HTML, ("Content-Length", str(len(PAGE))), ("ETag", '"h"')]
+    url = server.serve(f"/head-{whole}", Reply([PAGE], headers, whole=whole))
+    head, body = _get(url, method="HEAD")
+    get, got = _get(url)
+    assert body == b"" and got == EXPECTED
+    if whole:   # the rewritten body's length
+        assert head.headers["content-length"] == str(len(EXPECTED))
+    assert head.headers["etag"] == 'W/"h"'
+    assert {k: v for k, v in head.headers.items() if k != "date"} == {
+        k: v for k, v in get.headers.items() if k != "date"}
 
 
 def test_http10_client(server: Origin) -> None:
     """HTTP/1.0: a streamed body without a length is rewritten (ended by closing); one with a
-    Content-Length passes through untouched."""
+    Content-Length is rewritten whole and sent with its new length (issue 35: it passed through
+    untouched, a way around the rewrite for any client)."""
     for name, headers, expected in [
         ("/h10-stream", HTML, EXPECTED),
-        ("/h10-length", [*HTML, ("Content-Length", str(len(PAGE)))], PAGE),
+        ("/h10-length", [*HTML, ("Content-Length", str(len(PAGE)))], EXPECTED),
     ]:
         server.serve(name, Reply([PAGE[:700], PAGE[700:]], headers))
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
@@ -157,6 +166,8 @@ def test_http10_client(server: Origin) -> None:
         head, _, body = data.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.0 200")
         assert body == expected
+        if name == "/h10-length":
+            assert f"Content-Length: {len(EXPECTED)}".encode() in head
 
 
 def test_client_disconnect(server: Origin) -> None:

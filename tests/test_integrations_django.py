@@ -9,9 +9,11 @@ import gzip
 import inspect
 import io
 import logging
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import django
@@ -46,13 +48,27 @@ from django.http import (
     FileResponse,
     HttpRequest,
     HttpResponse,
+    HttpResponseBase,
     JsonResponse,
     StreamingHttpResponse,
 )
 from django.test import AsyncClient, Client, override_settings
 from django.urls import path
+from django.views.static import serve
 
 from htmlstream.integrations.django import HtmlRewriteMiddleware
+from test_no_way_around import (
+    CODINGS_ASKED,
+    PAGE_REQUESTS,
+    PNG,
+    RECIPES,
+    Got,
+    check_page,
+    chosen_coding,
+    cuts,
+    encode,
+)
+from test_no_way_around import PAGE as BYPASS_PAGE
 
 CHUNKINGS = app_chunkings(PAGE)
 GZ = gzip.compress(PAGE)
@@ -168,9 +184,47 @@ def csp(request: HttpRequest) -> HttpResponse:
     return response
 
 
+# Issue 35: Django's static serving, a view that honours Range, one that honours any coding.
+STATIC_ROOT = Path(tempfile.mkdtemp(prefix="htmlstream-django-static-"))
+(STATIC_ROOT / "page.html").write_bytes(BYPASS_PAGE)
+(STATIC_ROOT / "img.png").write_bytes(PNG)
+
+
+def static(request: HttpRequest, name: str) -> HttpResponseBase:
+    return serve(request, name, document_root=str(STATIC_ROOT))
+
+
+def ranged(request: HttpRequest, name: str) -> HttpResponseBase:
+    """A file view that honours Range (one range: a 206) and If-Range (as matching)."""
+    data = (STATIC_ROOT / name).read_bytes()
+    kind = "text/html; charset=utf-8" if name.endswith(".html") else "image/png"
+    spec = request.META.get("HTTP_RANGE", "")
+    n = chunking(request)
+    if spec.startswith("bytes=") and "," not in spec:
+        first, _, last = spec[6:].partition("-")
+        start = int(first) if first else len(data) - int(last)
+        end = int(last) if first and last else len(data) - 1
+        response = StreamingHttpResponse(cuts(data[start:end + 1], n), status=206,
+                                         content_type=kind)
+        response["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
+        return response
+    return StreamingHttpResponse(cuts(data, n), content_type=kind)
+
+
+def coded(request: HttpRequest, how: str) -> HttpResponse:
+    coding = chosen_coding(request.META.get("HTTP_ACCEPT_ENCODING"))
+    if how == "always-made-up":
+        coding = "made-up"
+    response = HttpResponse(encode(coding, BYPASS_PAGE), content_type=HTML)
+    if coding != "identity":
+        response["Content-Encoding"] = coding
+    return response
+
+
 urlpatterns = [path("page", page), path("stream", stream), path("astream", astream),
                path("spaced", spaced), path("boom", boom), path("file", file),
-               path("data", data), path("csp", csp)]
+               path("data", data), path("csp", csp), path("static/<str:name>", static),
+               path("ranged/<str:name>", ranged), path("coded/<str:how>", coded)]
 
 
 def content(response: Any) -> bytes:
@@ -225,15 +279,17 @@ def test_async_iterator_under_the_sync_chain() -> None:
         assert content(Client().get(f"/astream?c={n}")) == EXPECTED
 
 
-def test_pass_through() -> None:
+def test_pass_through_and_files() -> None:
     client = Client()
+    # An HTML file: rewritten as it streams (a FileResponse passed on would not be).
     r = client.get("/file")
-    assert isinstance(r, FileResponse)
-    assert b"".join(r.streaming_content) == PAGE
+    assert isinstance(r, FileResponse) and r.file_to_stream is None
+    assert b"".join(r.streaming_content) == EXPECTED
     r = client.get("/data")
     assert r.json() == {"link": "<a href='http://example.com/'>x</a>"}
+    # A Range the view ignores: the page, rewritten.
     r = client.get("/page", HTTP_RANGE="bytes=0-10")
-    assert r.content == PAGE and r["ETag"] == '"v1"'
+    assert r.content == EXPECTED and r["ETag"] == 'W/"v1"'
 
 
 FAILING = make_rewriter()
@@ -361,3 +417,49 @@ def test_django_asgi_behind_the_asgi_middleware() -> None:
         r = client.get(f"{url}/page")
         assert r.content == EXPECTED and r.headers["etag"] == 'W/"v1"'
         assert "content-length" not in r.headers
+
+
+# ------------------------------------------------------------------------------ issue 35
+
+
+def _recipe_middleware(recipe: str) -> type[HtmlRewriteMiddleware]:
+    return type(f"Recipe_{recipe}", (HtmlRewriteMiddleware,), {"rewriter": RECIPES[recipe][0]()})
+
+
+for _recipe in RECIPES:
+    globals()[f"Recipe_{_recipe}"] = _recipe_middleware(_recipe)
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_no_way_around_the_rewrite(recipe: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Django's static serving and a view that honours Range, under waitress: no request gets
+    the page unrewritten; an image's range still gets its 206."""
+    with override_settings(MIDDLEWARE=[f"{__name__}.Recipe_{recipe}"]):
+        handler = WSGIHandler()
+    with waitress_server(handler) as url, httpx.Client(timeout=10) as client:
+        for n in range(4):
+            for view in ("static", "ranged"):
+                for headers in PAGE_REQUESTS:
+                    r = client.get(f"{url}/{view}/page.html?c={n}", headers=headers)
+                    check_page(recipe, r)
+                    if "Sec-Fetch-Dest" not in headers or view == "static":
+                        assert r.status_code == 200, (view, headers)
+                    else:   # the range went on, the view answered a 206 of the page
+                        assert r.status_code == 502
+            r = client.get(f"{url}/ranged/img.png?c={n}", headers={"Range": "bytes=10-99"})
+            assert r.status_code == 206 and r.content == PNG[10:100]
+        for asked in CODINGS_ASKED:
+            got = Got(client, "GET", f"{url}/coded/honours", {"Accept-Encoding": asked})
+            check_page(recipe, got)
+            assert got.status_code == 200
+        got = Got(client, "GET", f"{url}/coded/always-made-up", {"Accept-Encoding": "br"})
+        assert got.status_code == 502
+    assert "Partial Content of a response that would be rewritten" in caplog.text
+
+
+def test_head_is_decided_as_the_get() -> None:
+    client = Client()
+    for url in ("/page", "/static/page.html", "/static/img.png", "/stream"):
+        get, head = client.get(url), client.head(url)
+        assert get.status_code == head.status_code == 200
+        assert dict(get.headers) == dict(head.headers), url

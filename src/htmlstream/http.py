@@ -12,6 +12,15 @@ the rewriter's stream, and re-encoding with the same content coding::
     if t.decided: t.headers      # the headers to send, once decided
     out = t.close()              # the rest
 
+No way around the rewrite: a response that would be rewritten and cannot be (a byte range of a
+page, a content coding that is not decoded, a compressed body corrupt before the decision, a
+UTF-16 page without transcoding) raises :class:`ResponseRefused`, always before any output, so
+the integration answers an error, never the original bytes.  On the request side,
+:func:`forwarded_request_headers` is what the origin (or the application) may see: ``Range``
+only for what cannot be a page (:func:`forward_range`), ``Accept-Encoding`` naming only codings
+this installation decodes (:func:`accept_encoding`).  Nothing of the request decides whether a
+response is rewritten.  A ``HEAD`` gets the headers its ``GET`` would have.
+
 :func:`content_decoder` gives those bounded decoders alone, to a layer that reads bodies itself
 (``htmlstream.scrape``), and :func:`decide` the decision alone, to one that only reads them.
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
@@ -21,13 +30,17 @@ the core never imports it.  docs/guide/http.md has the table of decisions.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
+import logging
 import sys
+import urllib.parse
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, AnyStr, Final, Generic, Literal, Protocol, TypeAlias
+from typing import Any, AnyStr, Final, Generic, Literal, Protocol, TypeAlias, cast
 
 from htmlstream import Rewriter, RewriterStream, lookup_encoding, sniff_content
 from htmlstream.encoding import sniff as _sniff_encoding
@@ -44,12 +57,18 @@ __all__ = [
     "HttpOptions",
     "RequestHeaders",
     "ResponseHeaders",
+    "ResponseRefused",
     "ResponseRewrite",
+    "accept_encoding",
     "add_csp_nonce",
     "content_decoder",
     "csp_nonce_hook",
     "decide",
     "decide_headers",
+    "decodable_codings",
+    "forward_range",
+    "forwarded_request_headers",
+    "warn_app_compresses",
 ]
 
 #: How many (decoded) body bytes are held back at most before deciding: what content sniffing
@@ -78,6 +97,25 @@ class ContentDecodingError(HtmlStreamError):
     (before that, the response passes through untouched instead).  An integration should abort
     the response (close the connection), never end it cleanly: it is incomplete.  (Also what
     :func:`content_decoder` and its decoders raise.)"""
+
+
+class ResponseRefused(HtmlStreamError):
+    """A response that would be rewritten cannot be: sending it would get its original bytes
+    past the rewrite (a byte range of a page, a content coding this installation cannot decode,
+    a compressed body that is corrupt before anything was decided...).  Nothing of it may be
+    sent: the integration answers an error instead (the proxy 502, the middlewares 502 or the
+    server's 500), and logs :attr:`reason`.
+
+    Raised by :class:`ResponseRewrite` (its constructor when the headers decide, else ``feed``
+    or ``close``, always before any output), :func:`decide_headers` and :func:`decide`.
+
+    Attributes:
+        reason: why, for the log.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"refused: {reason}")
 
 
 class DecodedSizeExceeded(ContentDecodingError):
@@ -132,6 +170,13 @@ class HttpOptions:
         gzip_level: the zlib compression level for gzip and deflate (0-9).
         brotli_quality: the brotli quality for br (0-11; 11 is far too slow for streaming).
         zstd_level: the zstd compression level.
+        range_destinations: the ``Sec-Fetch-Dest`` values of requests whose ``Range`` is
+            forwarded (:func:`forward_range`): media a browser plays or shows, never a page.
+        range_extensions: the file name extensions (lower case, no dot) of request paths whose
+            ``Range`` is forwarded: media, fonts, archives, documents to download.  Any other
+            request's ``Range`` and ``If-Range`` are dropped, so the origin sends the whole
+            representation; and a partial response that would be rewritten is refused
+            (:class:`ResponseRefused`) whatever the request said.
     """
 
     html_types: frozenset[str] = frozenset({"text/html"})
@@ -146,6 +191,18 @@ class HttpOptions:
     gzip_level: int = 6
     brotli_quality: int = 5
     zstd_level: int = 3
+    range_destinations: frozenset[str] = frozenset({"audio", "video", "image", "font", "track"})
+    range_extensions: frozenset[str] = frozenset({
+        # video, audio, streaming segments
+        "mp4", "m4v", "m4a", "m4s", "mov", "webm", "mkv", "avi", "mpg", "mpeg", "ts", "ogv",
+        "mp3", "ogg", "oga", "opus", "flac", "wav", "aac", "weba",
+        # images, fonts
+        "jpg", "jpeg", "png", "gif", "webp", "avif", "ico", "bmp", "tif", "tiff",
+        "woff", "woff2", "ttf", "otf",
+        # downloads and documents
+        "pdf", "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "iso", "img", "dmg",
+        "exe", "msi", "deb", "rpm", "apk", "whl", "jar", "bin", "wasm", "epub",
+    })
 
     def __post_init__(self) -> None:
         for name in ("html_types", "sniff_types"):
@@ -174,6 +231,10 @@ class Decision(Generic[AnyStr]):
         content_coding: the content coding decoded and re-applied (``"gzip"``, ``"deflate"``,
             ``"br"``, ``"zstd"``), or None for none; set when passing through too.
         mime_type: the ``Content-Type`` essence (``"text/html"``), or None when there is none.
+        rewritten_headers: :attr:`headers` are those of a rewritten response: when rewriting,
+            and for a ``HEAD`` whose ``GET`` would be rewritten (it has no body, but answers the
+            headers the ``GET`` would: no ``Content-Length``, ``ETag`` weakened).  An
+            integration calls its headers hook (the CSP nonce) when this is true.
     """
 
     rewrite: bool
@@ -183,6 +244,7 @@ class Decision(Generic[AnyStr]):
     encoding_source: EncodingSource | None = None
     content_coding: str | None = None
     mime_type: str | None = None
+    rewritten_headers: bool = False
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,7 +270,7 @@ def _str(value: str | bytes) -> str:
 
 #: The fields the decision reads.
 _READ: Final = frozenset({"content-range", "range", "cache-control", "content-type",
-                          "content-disposition", "content-encoding"})
+                          "content-disposition", "content-encoding", "if-none-match"})
 
 
 def _fields(headers: Iterable[tuple[str | bytes, str | bytes]]) -> dict[str, list[str]]:
@@ -624,42 +686,49 @@ def _check_headers(
     headers: list[tuple[AnyStr, AnyStr]],
     request_headers: RequestHeaders | None,
     options: HttpOptions,
+    transcode: bool = False,
 ) -> Decision[AnyStr] | _Pending:
-    """The decision the headers alone give (always a pass-through), or what the body needs."""
+    """The decision the headers alone give (a pass-through), or what the body needs.
+
+    Raises:
+        ResponseRefused: the response would be rewritten but cannot be (a byte range of it, a
+            content coding that is not decoded).
+    """
 
     def passing(reason: str, mime: str | None = None, coding: str | None = None
                 ) -> Decision[AnyStr]:
         return Decision(False, reason, list(headers), content_coding=coding, mime_type=mime)
 
     verb = _str(method).upper()
-    if verb == "HEAD":
-        return passing("HEAD request: no body")
     if verb == "CONNECT" and 200 <= status < 300:
         return passing("CONNECT: a tunnel, not a body")
     if status < 200:
         return passing(f"{status} informational response: no body")
+    if status == 304 and request_headers is not None:
+        weakened = _weakened_304(headers, request_headers)
+        if weakened is not None:
+            # The client holds a rewritten copy, validated by the weak tag it was sent: the
+            # origin's strong one would replace it in the client's cache (RFC 9111 4.3.4).
+            return Decision(False, "304 Not Modified: no body (its ETag weakened, as the "
+                            "client's rewritten copy has it)", weakened)
     if status in _NO_BODY_STATUS:
         return passing(f"{_NO_BODY_STATUS[status]}: no body")
-    if status == 206:
-        return passing("206 Partial Content: a byte range of the representation")
     fields = _fields(headers)
-    if "content-range" in fields:
-        return passing("Content-Range: a byte range of the representation")
-    request: dict[str, list[str]] = {}
-    if isinstance(request_headers, Mapping):
-        request = _fields(request_headers.items())
-    elif request_headers is not None:
-        request = _fields(request_headers)
-    if "range" in request:
-        return passing("the request has a Range header (the client asks for byte ranges)")
+    # (The request's Range, If-Range and Cache-Control are not read: a response to a Range
+    # request that is not partial is the whole representation, rewritten like any; and a
+    # client's no-transform would let any client read the original page.)
     if "no-transform" in _list_items(fields.get("cache-control", ())):
         return passing("Cache-Control: no-transform")
-    if "no-transform" in _list_items(request.get("cache-control", ())):
-        return passing("the request's Cache-Control: no-transform")
 
     type_values = fields.get("content-type", [])
     parsed = _content_type(type_values) if type_values else None
     mime, charset = parsed if parsed is not None else (None, None)
+    # (A 416's Content-Range, "bytes */length", says which ranges exist: its body is an error
+    # page, rewritten like any.)
+    partial = status == 206 or ("content-range" in fields and status != 416)
+    if mime == "multipart/byteranges":
+        # Parts of any type, a page's too: never passed (forward_range sends one range only).
+        raise ResponseRefused("a multipart/byteranges response (its parts may be a page's)")
     if mime is None:
         if not options.sniff_missing:
             return passing("no Content-Type (and HttpOptions.sniff_missing is off)")
@@ -676,18 +745,77 @@ def _check_headers(
             and disposition[-1].strip(_WS).lower().startswith("attachment")):
         return passing("Content-Disposition: attachment (a download)", mime)
 
+    # From here on the response would be rewritten (or sniffed to be): its original bytes must
+    # not get past the rewrite.
+    what = "no Content-Type" if mime is None else mime
+    if partial:
+        why = f"{status} Partial Content" if status == 206 else "Content-Range"
+        raise ResponseRefused(f"{why} of a response that would be rewritten ({what}): a byte "
+                              f"range of a page cannot be rewritten")
     codings = [c for c in _list_items(fields.get("content-encoding", ())) if c != "identity"]
     coding: str | None = None
     if len(codings) > 1:
-        return passing(f"stacked content codings ({', '.join(codings)}) are not decoded", mime)
+        raise ResponseRefused(f"stacked content codings ({', '.join(codings)}) of a response "
+                              f"that would be rewritten ({what}) are not decoded")
     if codings:
         coding = "gzip" if codings[0] == "x-gzip" else codings[0]
         if codings[0] not in _CODINGS:
-            return passing(f"unknown content coding {codings[0]!r}", mime, coding)
+            raise ResponseRefused(f"unknown content coding {codings[0]!r} of a response that "
+                                  f"would be rewritten ({what})")
         if _CODINGS[codings[0]] and _codec_module(coding) is None:
-            return passing(f"Content-Encoding {coding} needs a library: {_CODINGS[coding]}",
-                           mime, coding)
+            raise ResponseRefused(f"Content-Encoding {coding} of a response that would be "
+                                  f"rewritten ({what}) needs a library: {_CODINGS[coding]}")
+    if verb == "HEAD":
+        # No body to decide with: the headers the GET would have (rewritten), as far as the
+        # headers tell (a UTF-16 charset is transcoded, or refused, as for the GET).
+        new_headers = _rewritten_headers(headers, options)
+        if charset is not None and _non_ascii_charset(charset):
+            if not transcode:
+                raise ResponseRefused(_NON_ASCII_REFUSAL.format(
+                    encoding=charset.strip(_WS), source="transport"))
+            new_headers = [
+                (k, _like(v, _set_charset(_str(v), "utf-8")))
+                if _str(k).lower() == "content-type" else (k, v)
+                for k, v in new_headers
+            ]
+        return Decision(False, "HEAD request: no body (the headers of the GET, rewritten)",
+                        new_headers, content_coding=coding, mime_type=mime,
+                        rewritten_headers=True)
     return _Pending(sniff, mime, charset, coding)
+
+
+def _weakened_304(headers: list[tuple[AnyStr, AnyStr]], request_headers: RequestHeaders
+                  ) -> list[tuple[AnyStr, AnyStr]] | None:
+    """A 304's headers with its strong ``ETag`` weakened when the request's ``If-None-Match``
+    named it weak only (the client's copy is a rewrite of it), or None when nothing changes."""
+    request = _fields(request_headers.items() if isinstance(request_headers, Mapping)
+                      else request_headers)
+    asked = {tag.strip(_WS) for tag in _split_outside_quotes(request.get("if-none-match", []))}
+    weak = {tag[2:] for tag in asked if tag.startswith("W/")} - asked
+    if not weak:
+        return None
+    out: list[tuple[AnyStr, AnyStr]] = []
+    changed = False
+    for name, value in headers:
+        if _str(name).lower() == "etag" and _str(value).strip(_WS) in weak:
+            value = _like(value, "W/" + _str(value).strip(_WS))
+            changed = True
+        out.append((name, value))
+    return out if changed else None
+
+
+#: Why a page in UTF-16 is refused by a rewriter that does not transcode.
+_NON_ASCII_REFUSAL: Final = (
+    "the page's encoding ({encoding}, from the {source}) is not ASCII-compatible and the "
+    "rewriter does not transcode (Rewriter(transcode=True) rewrites it as UTF-8): a browser "
+    "would render the original bytes")
+
+
+def _non_ascii_charset(label: str) -> bool:
+    try:
+        return not lookup_encoding(label.strip(_WS)).ascii_compatible
+    except EncodingError:
+        return False
 
 
 def _decide_body(
@@ -736,16 +864,15 @@ def _decide_body(
     new_headers = _rewritten_headers(headers, options)
     if not encoding.ascii_compatible:
         if not transcode:
-            return passing(
-                f"the body's encoding ({encoding.name}, from the {found.source}) is not "
-                f"ASCII-compatible (Rewriter(transcode=True) rewrites it as UTF-8)")
+            raise ResponseRefused(_NON_ASCII_REFUSAL.format(encoding=encoding.name,
+                                                            source=found.source))
         # Transcoded: the output is UTF-8, and the Content-Type says so.
         new_headers = [
             (k, _like(v, _set_charset(_str(v), "utf-8")))
             if _str(k).lower() == "content-type" else (k, v)
             for k, v in new_headers
         ]
-    return Decision(True, None, new_headers, encoding.name, found.source, coding, mime)
+    return Decision(True, None, new_headers, encoding.name, found.source, coding, mime, True)
 
 
 def _rewritten_headers(headers: list[tuple[AnyStr, AnyStr]], options: HttpOptions
@@ -773,21 +900,39 @@ def _check_response(where: str, method: object, status: object, headers: object)
                "(name, value) pairs of str or of bytes, or a mapping")
 
 
+def _check_request(where: str, method: object, path: object, headers: object,
+                   options: object) -> None:
+    """The TypeErrors of the request entry points (once per request)."""
+    check_type(method, (str, bytes), where, "method", "a str or bytes (the request method)")
+    check_type(path, (str, bytes), where, "path", "a str or bytes (the request target)")
+    check_type(headers, (Mapping, Iterable), where,
+               "request_headers" if where.startswith("forward_range") else "headers",
+               "(name, value) pairs of str or of bytes, or a mapping")
+    if options is not None:
+        check_type(options, HttpOptions, where, "options", "an HttpOptions or None")
+
+
 def decide_headers(
     method: str | bytes,
     status: int,
     headers: ResponseHeaders[AnyStr],
     *,
     request_headers: RequestHeaders | None = None,
+    transcode: bool = False,
     options: HttpOptions | None = None,
 ) -> Decision[AnyStr] | None:
-    """The decision the request method, status and headers give alone (always a pass-through:
-    HEAD, 1xx/204/205/304, 206, ``Content-Range``, a request ``Range``, ``no-transform``, not
-    HTML, an attachment, a content coding that cannot be decoded), or None when the first body
-    bytes are needed (:func:`decide`)."""
+    """The decision the request method, status and headers give alone (a pass-through: 1xx,
+    204/205/304, not HTML, an attachment, ``no-transform``; and ``HEAD``, with the headers of
+    the ``GET``), or None when the first body bytes are needed (:func:`decide`).
+
+    Raises:
+        ResponseRefused: a response that would be rewritten and cannot be: partial (206,
+            ``Content-Range``, ``multipart/byteranges``), or in a content coding that is not
+            decoded.
+    """
     _check_response("decide_headers()", method, status, headers)
     result = _check_headers(method, status, _pairs(headers), request_headers,
-                            options or _DEFAULT_OPTIONS)
+                            options or _DEFAULT_OPTIONS, transcode)
     return result if isinstance(result, Decision) else None
 
 
@@ -805,18 +950,204 @@ def decide(
     """The whole decision, given the first bytes of the body after content decoding:
     ``HOLD_BYTES`` (1024) of them, or the whole body when it is shorter.
 
-    ``transcode`` is the rewriter's setting (UTF-16 bodies are rewritten only with it);
-    ``default_encoding`` is used when the document declares none.  :class:`ResponseRewrite`
-    does this, and the content decoding, for a body fed in chunks."""
+    ``transcode`` is the rewriter's setting (UTF-16 bodies are rewritten only with it, and
+    refused without it); ``default_encoding`` is used when the document declares none.
+    :class:`ResponseRewrite` does this, and the content decoding, for a body fed in chunks.
+
+    Raises:
+        ResponseRefused: see :func:`decide_headers`; and a page in UTF-16 without
+            ``transcode``.
+    """
     _check_response("decide()", method, status, headers)
     check_type(prefix, BYTES_LIKE, "decide()", "prefix", "bytes-like (the first body bytes)")
     opts = options or _DEFAULT_OPTIONS
     header_list = _pairs(headers)
-    result = _check_headers(method, status, header_list, request_headers, opts)
+    result = _check_headers(method, status, header_list, request_headers, opts, transcode)
     if isinstance(result, Decision):
         return result
     return _decide_body(result, header_list, bytes(prefix), transcode,
                         opts.default_encoding or default_encoding, opts)
+
+
+# --------------------------------------------------------------------------------------------
+# Requests: what to send upstream (or let the application see)
+# --------------------------------------------------------------------------------------------
+
+
+def decodable_codings() -> frozenset[str]:
+    """The content codings this installation decodes (and so rewrites): ``gzip`` and
+    ``deflate`` always, ``br`` and ``zstd`` when their libraries import (the ``brotli`` and
+    ``zstd`` extras)."""
+    return frozenset(name for name in ("gzip", "deflate", "br", "zstd")
+                     if not _CODINGS[name] or _codec_module(name) is not None)
+
+
+def _qvalue(params: list[str]) -> float | None:
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip(_WS).lower() == "q":
+            try:
+                return float(value.strip(_WS))
+            except ValueError:
+                return None
+    return 1.0
+
+
+def accept_encoding(values: Iterable[str | bytes] | str | bytes | None) -> str:
+    """The ``Accept-Encoding`` to send upstream (or to show the application) for the client's
+    ``values`` (every field's value; None or empty when it sent none): the codings the client
+    accepts that :func:`decodable_codings` has, with their weights, so that any response the
+    origin compresses can be decoded and rewritten, and is still in a coding the client
+    accepts.  ``*`` stands for the decodable codings it does not name; ``identity`` is kept as
+    the client gave it.  ``"identity"`` when nothing is left, or the client sent no field (which
+    would let the origin choose any coding, one this installation may not decode)."""
+    if values is None:
+        values = []
+    elif isinstance(values, str | bytes):
+        values = [values]
+    else:
+        check_type(values, Iterable, "accept_encoding()", "values",
+                   "a str or bytes, an iterable of them (each field's value), or None")
+    # (Cached: a server sees the same few fields again and again; bounded, so varied ones
+    # cost no memory.)
+    return _accept_encoding(tuple(_str(value) for value in values), decodable_codings())
+
+
+@functools.lru_cache(maxsize=256)
+def _accept_encoding(values: tuple[str, ...], decodable: frozenset[str]) -> str:
+    items: list[tuple[str, str, float | None]] = []    # (coding, item as given, weight)
+    for value in values:
+        for item in _split_outside_quotes([value]):
+            name, *params = item.split(";")
+            coding = name.strip(_WS).lower()
+            if coding:
+                items.append((coding, item.strip(_WS), _qvalue(params)))
+    named = {"gzip" if coding == "x-gzip" else coding for coding, _, _ in items}
+    out: list[str] = []
+    for coding, item, weight in items:
+        if weight is None:
+            continue                # a malformed weight: not accepted
+        canonical = "gzip" if coding == "x-gzip" else coding
+        if coding == "identity":
+            out.append(item)
+        elif coding == "*":
+            if weight > 0:
+                suffix = "" if weight == 1.0 else f";q={weight:g}"
+                out.extend(f"{c}{suffix}" for c in sorted(decodable - named))
+        elif canonical in decodable and weight > 0:
+            out.append(item)
+    if not any(_qvalue(i.split(";")[1:]) for i in out):
+        return "identity"
+    return ", ".join(out)
+
+
+def _single_range(values: list[str]) -> bool:
+    if len(values) != 1:
+        return False
+    unit, eq, ranges = values[0].partition("=")
+    return bool(eq) and unit.strip(_WS).lower() == "bytes" and "," not in ranges
+
+
+def forward_range(method: str | bytes, path: str | bytes, request_headers: RequestHeaders,
+                  options: HttpOptions | None = None) -> bool:
+    """Whether a request's ``Range`` and ``If-Range`` are sent on (upstream, or to the
+    application): only for a ``GET`` or ``HEAD`` of one byte range whose response is not a
+    page, as far as the request tells: a browser's media request (``Sec-Fetch-Dest`` in
+    ``HttpOptions.range_destinations``: a video, an image...) or a path ending in one of
+    ``HttpOptions.range_extensions`` (``.mp4``, ``.png``, ``.zip``...).  Any other request's
+    range is dropped: the origin answers with the whole representation, rewritten and sent as
+    a ``200`` (which HTTP allows for any ``Range`` request).
+
+    This is for efficiency only, not what protects: whatever the request said, a partial
+    response that would be rewritten is refused (:class:`ResponseRefused`), so a request that
+    lies (a page at ``/a.mp4``, a forged ``Sec-Fetch-Dest``) gets an error, never the page's
+    bytes."""
+    _check_request("forward_range()", method, path, request_headers, options)
+    opts = options or _DEFAULT_OPTIONS
+    if _str(method).upper() not in ("GET", "HEAD"):
+        return False
+    pairs = (list(request_headers.items()) if isinstance(request_headers, Mapping)
+             else list(request_headers))
+    ranges: list[str] = []
+    dest: list[str] = []
+    for name, value in pairs:
+        key = _str(name).lower()
+        if key == "range":
+            ranges.append(_str(value))
+        elif key == "sec-fetch-dest":
+            dest.append(_str(value).strip(_WS).lower())
+    if not _single_range(ranges):
+        return False
+    if dest and dest[-1] in opts.range_destinations:
+        return True
+    target = _str(path).partition("?")[0].partition("#")[0]
+    last = urllib.parse.unquote(target.rpartition("/")[2])
+    base, dot, extension = last.rpartition(".")
+    return bool(dot and base) and extension.lower() in opts.range_extensions
+
+
+#: Request fields :func:`forwarded_request_headers` drops or replaces.
+_RANGE_FIELDS: Final = frozenset({"range", "if-range"})
+
+
+def forwarded_request_headers(method: str | bytes, path: str | bytes,
+                              headers: Iterable[tuple[AnyStr, AnyStr]],
+                              options: HttpOptions | None = None
+                              ) -> list[tuple[AnyStr, AnyStr]]:
+    """The request headers to send upstream (or to let the application see), so that no
+    response gets past the rewrite: ``Range`` and ``If-Range`` dropped unless
+    :func:`forward_range` says they may go on, and ``Accept-Encoding`` replaced by one field
+    naming only codings this installation decodes (:func:`accept_encoding`).  Pairs of the
+    same type as given, in order (the new ``Accept-Encoding`` where the first one was, or at
+    the end; its name in lower case)."""
+    _check_request("forwarded_request_headers()", method, path, headers, options)
+    pairs = list(headers)
+    keep_range = forward_range(method, path, pairs, options)
+    codings = [value for name, value in pairs if _str(name).lower() == "accept-encoding"]
+    out: list[tuple[AnyStr, AnyStr]] = []
+    placed = False
+    for name, value in pairs:
+        key = _str(name).lower()
+        if key in _RANGE_FIELDS and not keep_range:
+            continue
+        if key == "accept-encoding":
+            if not placed:
+                out.append((_like(name, "accept-encoding"),
+                            _like(value, accept_encoding(codings))))
+                placed = True
+            continue
+        out.append((name, value))
+    if not placed:
+        field = accept_encoding(None)
+        if not pairs:       # (no pair to take the type from: str)
+            return cast(list[tuple[AnyStr, AnyStr]], [("accept-encoding", field)])
+        out.append((_like(pairs[0][0], "accept-encoding"), _like(pairs[0][0], field)))
+    return out
+
+
+_warned: set[str] = set()
+
+
+def warn_app_compresses(integration: str, coding: str) -> None:
+    """Say once per process and integration (a :class:`RuntimeWarning`, and on the
+    ``htmlstream.http`` logger) that the application compresses its pages itself, before the
+    rewrite: each is decoded and re-encoded (and refused when its coding cannot be decoded).
+    The middlewares call this; docs/guide/integrations.md gives the order of middlewares that
+    avoids it (compression outside the rewrite)."""
+    check_type(integration, str, "warn_app_compresses()", "integration",
+               "a str (the integration's name)")
+    check_type(coding, str, "warn_app_compresses()", "coding", "a str (the content coding)")
+    if integration in _warned:
+        return
+    _warned.add(integration)
+    message = (
+        f"htmlstream {integration}: the application compresses its HTML itself "
+        f"(Content-Encoding: {coding}), inside the rewriting middleware: every page is decoded "
+        f"and re-encoded, and a coding htmlstream cannot decode is refused. Put the "
+        f"compression middleware outside (around) the rewriting one, so that it compresses "
+        f"the rewritten page.")
+    logging.getLogger("htmlstream.http").warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 # --------------------------------------------------------------------------------------------
@@ -892,7 +1223,9 @@ class ResponseRewrite(Generic[AnyStr]):
         self._unflushed = False
         self._closed = False
         self._early = False                 # early_headers() was called
-        result = _check_headers(method, status, self._headers, request_headers, opts)
+        self._refused: ResponseRefused | None = None
+        result = _check_headers(method, status, self._headers, request_headers, opts,
+                                rewriter.transcode)
         if isinstance(result, Decision):
             self._decision = result
         else:
@@ -941,6 +1274,19 @@ class ResponseRewrite(Generic[AnyStr]):
         return _rewritten_headers(self._headers, self._options)
 
     @property
+    def coding(self) -> str | None:
+        """The content coding (``"gzip"``...) of a body that may be rewritten, or that is (or,
+        for a ``HEAD``, would be): decoded and re-encoded.  A middleware in front of an
+        application that compresses its pages itself warns about it
+        (:func:`warn_app_compresses`)."""
+        if self._pending is not None:
+            return self._pending.coding
+        decision = self._decision
+        if decision is not None and decision.rewritten_headers:
+            return decision.content_coding
+        return None
+
+    @property
     def rewriting(self) -> bool:
         """Whether the body is rewritten (False while undecided)."""
         return self._decision is not None and self._decision.rewrite
@@ -959,6 +1305,8 @@ class ResponseRewrite(Generic[AnyStr]):
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """The bytes to send for the next body chunk (``b""`` while held back)."""
+        if self._refused is not None:
+            raise self._refused
         if self._closed:
             raise HtmlStreamError("the response body is closed")
         data = bytes(chunk)
@@ -972,6 +1320,8 @@ class ResponseRewrite(Generic[AnyStr]):
 
     def close(self) -> bytes:
         """The rest of the body, at its end (deciding first, if not decided yet)."""
+        if self._refused is not None:
+            raise self._refused
         if self._closed:
             raise HtmlStreamError("the response body is closed")
         out = b""
@@ -1003,6 +1353,14 @@ class ResponseRewrite(Generic[AnyStr]):
             yield piece
 
     def _feed_undecided(self, data: bytes, final: bool) -> bytes:
+        try:
+            return self._feed_undecided_checked(data, final)
+        except ResponseRefused as exc:
+            self._refused = exc
+            self._release_raw()
+            raise
+
+    def _feed_undecided_checked(self, data: bytes, final: bool) -> bytes:
         if data:
             self._raw.append(data)
             self._raw_size += len(data)
@@ -1023,23 +1381,16 @@ class ResponseRewrite(Generic[AnyStr]):
                         self._prefix += piece
                 out = self._decide(iter(()))
         except ContentDecodingError as exc:
-            # Nothing was sent yet: the response passes through as it came, and the client sees
-            # what it would have seen without us.
-            return self._pass(f"{exc} (passed through untouched)")
+            # Nothing was sent yet; but the compressed bytes as they came would show a browser
+            # (which decodes what it can of a corrupt or truncated body) the original page.
+            raise ResponseRefused(f"{exc}, before the response was decided") from exc
         if out is not None:
             self._raw = []
             return out
         if self._raw_size > _MAX_HELD_RAW:
-            return self._pass(f"{self._raw_size} bytes of {self._coding} body gave only "
-                              f"{len(self._prefix)} bytes of content")
+            raise ResponseRefused(f"{self._raw_size} bytes of {self._coding} body gave only "
+                                  f"{len(self._prefix)} bytes of content")
         return b""
-
-    def _pass(self, reason: str) -> bytes:
-        pending = self._pending
-        assert pending is not None
-        self._decision = Decision(False, reason, list(self._headers),
-                                  content_coding=pending.coding, mime_type=pending.mime_type)
-        return self._release_raw()
 
     def _release_raw(self) -> bytes:
         raw = b"".join(self._raw)

@@ -50,7 +50,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final, cast
 
 from htmlstream import HtmlStreamError, Rewriter
 from htmlstream.errors import check_failures, check_type
-from htmlstream.http import HttpOptions, ResponseRewrite, decide
+from htmlstream.http import HttpOptions, ResponseRefused, ResponseRewrite, decide
 
 if TYPE_CHECKING:
     from htmlstream.extraction import Field
@@ -432,9 +432,14 @@ def _rewrite_record(record: Any, rewriter: Rewriter, method: str, options: HttpO
     pairs = _http_pairs(record)
     # (FastWARC decodes a chunked transfer coding: the record gets a Content-Length instead.)
     headers = [(k, v) for k, v in pairs if k.lower() != b"transfer-encoding"]
-    transform: ResponseRewrite[bytes] = ResponseRewrite(
-        rewriter, method, status, headers, options=options,
-        context=None if context is None else dict(context))
+    try:
+        transform: ResponseRewrite[bytes] = ResponseRewrite(
+            rewriter, method, status, headers, options=options,
+            context=None if context is None else dict(context))
+    except ResponseRefused as exc:
+        # (A partial record of a page, a coding not decoded: kept as the archive has it, the
+        # reason saying why; an archive is not a client that could ask for another answer.)
+        return f"refused: {exc.reason}"
     if transform.decided and not transform.rewriting:
         return transform.reason or "not rewritten"
     algorithm = _algorithm(record)
@@ -445,7 +450,11 @@ def _rewrite_record(record: Any, rewriter: Rewriter, method: str, options: HttpO
     try:
         while True:
             chunk = reader.read(chunk_size)
-            out = transform.feed(chunk) if chunk else transform.close()
+            try:
+                out = transform.feed(chunk) if chunk else transform.close()
+            except ResponseRefused as exc:     # (before any output)
+                spool.close()
+                return f"refused: {exc.reason}"
             if out:
                 if transform.decided and not transform.rewriting:
                     spool.close()
@@ -748,8 +757,11 @@ def _extract_record(record: Any, fields: Mapping[str, str | Field], encoding: st
     headers = [(k, v) for k, v in _http_pairs(record) if k.lower() not in _DROP_DECODED]
     reader = record.reader
     prefix = reader.read(1024)
-    decision = decide(method, int(record.http_headers.status_code), headers, prefix,
-                      options=options)
+    try:
+        decision = decide(method, int(record.http_headers.status_code), headers, prefix,
+                          options=options)
+    except ResponseRefused:
+        return None         # (a partial record of a page, a coding not decoded...)
     if not decision.rewrite:
         return None
     ex = extractor(fields, encoding=encoding or decision.encoding)

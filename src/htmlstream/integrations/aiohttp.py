@@ -17,14 +17,28 @@ headers, content codings); this module only connects it to aiohttp's two kinds o
   wrapping aiohttp's, for the time of the handler call): it holds the headers until the decision
   (at most 1024 decoded body bytes), then sends the decided headers and each chunk's rewritten
   bytes as it is written, awaiting aiohttp's writer (so its backpressure reaches the handler).
-  A rewritten body with a ``Content-Length`` is sent chunked instead (HTTP/1.1; an HTTP/1.0
-  client gets such a response untouched).  ``resp.enable_compression()`` keeps working: the
-  body is rewritten before aiohttp compresses it.
+  A rewritten body with a ``Content-Length`` is sent chunked instead (HTTP/1.1; to an HTTP/1.0
+  client it is sent whole at its end, with its new length: passed through untouched, any
+  client could read the page unrewritten by asking in HTTP/1.0).
+  ``resp.enable_compression()`` keeps working: the body is rewritten before aiohttp compresses
+  it.
 
-Not rewritten: responses prepared after the handler returned other than ``web.Response``
-(``web.FileResponse`` sends its file with ``sendfile``, past any writer), a ``web.Response``
-whose body is a payload object (a file, a stream) rather than bytes, error responses raised as
+A ``web.FileResponse`` (which aiohttp would send with ``sendfile``, past any writer) is
+prepared by the middleware, through its writer: a page is read in chunks and rewritten, any
+other file is sent with ``sendfile`` as aiohttp does.  Not rewritten: a ``web.Response`` whose
+body is a payload object (a file, a stream) rather than bytes, error responses raised as
 ``web.HTTPException``, and WebSocket responses.
+
+No way around the rewrite: the handler gets a clone of the request whose headers are
+:func:`htmlstream.http.forwarded_request_headers` (``Range`` and ``If-Range`` only for what
+cannot be a page, ``Accept-Encoding`` naming only codings htmlstream decodes: the codings
+``FileResponse`` picks a precompressed ``.br``/``.gz`` sibling by, too).  A response that would
+be rewritten and cannot be (:class:`htmlstream.http.ResponseRefused`: partial, in a coding not
+decoded...; for a ``web.Response``, a truncated compressed body too) is answered 502 instead,
+logged on ``htmlstream.aiohttp``.  A handler that compresses its pages itself (rather than
+``resp.enable_compression()``, which compresses after the rewrite) is warned about once per
+process.  A ``HEAD`` answers the headers of the ``GET`` (a
+``web.Response`` is decided as a ``GET``: its ``Content-Length`` is the rewritten body's).
 
 Client disconnect: aiohttp's writer raises ``ConnectionResetError`` (or aiohttp cancels the
 handler); it reaches the handler's ``await resp.write(...)`` unchanged.  An error after output
@@ -34,8 +48,9 @@ then closes the connection without ending the body (the client sees it incomplet
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
@@ -43,9 +58,20 @@ from aiohttp.typedefs import Handler, Middleware
 from multidict import CIMultiDict
 
 from htmlstream import Rewriter
-from htmlstream.http import ContentDecodingError, HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    ContentDecodingError,
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    csp_nonce_hook,
+    forwarded_request_headers,
+    warn_app_compresses,
+)
 
-__all__ = ["ContextFactory", "HeadersHook", "rewrite_middleware"]
+__all__ = ["ContextFactory", "HeadersHook", "logger", "rewrite_middleware"]
+
+#: Responses refused (a byte range of a page, a coding that cannot be decoded...): WARNING.
+logger: Final = logging.getLogger("htmlstream.aiohttp")
 
 #: A function of the request giving the per-document context (``Rewriter.stream(context=...)``).
 ContextFactory = Callable[[web.Request], Mapping[str, Any] | None]
@@ -82,17 +108,63 @@ def rewrite_middleware(
         ctx = context(request) if context is not None else None
         original = request._payload_writer
         # Responses the handler prepares itself write through this writer.
-        request._payload_writer = _RewritingWriter(original, request, rewriter, options, ctx,
-                                                   headers_hook)
+        writer = _RewritingWriter(original, request, rewriter, options, ctx, headers_hook)
+        request._payload_writer = writer
         try:
-            response = await handler(request)
+            # The handler's request: Range and If-Range only for what cannot be a page,
+            # Accept-Encoding naming only codings that are decoded (htmlstream.http).
+            forwarded = request.clone(headers=CIMultiDict(forwarded_request_headers(
+                request.method, request.raw_path, list(request.headers.items()), options)))
+            response = await handler(forwarded)
+            if isinstance(response, web.FileResponse) and not response.prepared:
+                await _prepare_file(response, forwarded, writer)
+        except ResponseRefused as exc:
+            if writer.headers_sent:
+                raise
+            return _refused(request, exc)
         finally:
             request._payload_writer = original
         if isinstance(response, web.Response) and not response.prepared:
-            _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+            try:
+                _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+            except (ResponseRefused, ContentDecodingError) as exc:
+                return _refused(request, exc)
         return response
 
     return htmlstream_rewrite
+
+
+def _refused(request: web.Request, exc: ResponseRefused | ContentDecodingError) -> web.Response:
+    """A 502 instead of a response that would be rewritten and cannot be."""
+    logger.warning("%s %s: 502: %s", request.method, request.path,
+                   exc.reason if isinstance(exc, ResponseRefused) else exc)
+    return web.Response(status=502, text="the response cannot be rewritten\n")
+
+
+async def _prepare_file(response: web.FileResponse, request: web.Request,
+                        writer: _RewritingWriter) -> None:
+    """Prepare a ``FileResponse`` through the rewriting writer (while the middleware runs): its
+    headers decide; a page is read in chunks through the writer (and rewritten), anything else
+    is sent as aiohttp sends files (``sendfile``)."""
+    sendfile = response._sendfile
+
+    async def through_writer(req: web.BaseRequest, fobj: Any, offset: int, count: int
+                             ) -> AbstractStreamWriter:
+        out = await web.StreamResponse.prepare(response, req)
+        assert out is not None
+        if writer.passing:
+            return await sendfile(req, fobj, offset, count)
+        return await response._sendfile_fallback(out, fobj, offset, count)
+
+    response._sendfile = through_writer     # type: ignore[method-assign,assignment]
+    writer_out = await response.prepare(request)
+
+    async def prepared(request: web.BaseRequest) -> AbstractStreamWriter | None:
+        return writer_out
+
+    # aiohttp prepares the response it gets again (FileResponse.prepare does not check that it
+    # was): it was, here, while the rewriting writer was the request's.
+    response.prepare = prepared     # type: ignore[method-assign]
 
 
 def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
@@ -105,13 +177,17 @@ def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewri
     headers = list(response.headers.items())
     if body and "Content-Type" not in response.headers:
         headers.append(("Content-Type", "application/octet-stream"))    # (what aiohttp sends)
-    transform = ResponseRewrite(rewriter, request.method, response.status, headers,
+    # A HEAD is decided (and its body rewritten) as the GET: aiohttp sends its Content-Length
+    # (of the body it then drops), which must be the GET's.
+    method = "GET" if request.method == "HEAD" else request.method
+    transform = ResponseRewrite(rewriter, method, response.status, headers,
                                 request_headers=request.headers, options=options,
                                 context=context)
-    try:
-        out = transform.feed(body) + transform.close()
-    except ContentDecodingError:
-        return      # nothing was sent: the body goes as it came
+    if transform.coding is not None:
+        warn_app_compresses("aiohttp middleware", transform.coding)
+    # (A ContentDecodingError after the decision, a truncated body, is raised too: the body as
+    # it came would show a browser what it decodes of it.)
+    out = transform.feed(body) + transform.close()
     if not transform.rewriting:
         return
     headers = transform.headers
@@ -142,6 +218,17 @@ class _RewritingWriter(AbstractStreamWriter):
         self._status_line = ""
         self._headers: CIMultiDict[str] = CIMultiDict()
         self._sent = False          # the headers went to the inner writer
+        self._hold: list[bytes] | None = None    # the whole output, for an HTTP/1.0 client
+
+    @property
+    def headers_sent(self) -> bool:
+        """Whether the headers went to aiohttp's writer (an error can no longer be answered)."""
+        return self._sent
+
+    @property
+    def passing(self) -> bool:
+        """Whether the body goes on as it is (decided by the headers, or not rewritten)."""
+        return self._transform is None
 
     # What aiohttp reads of its writer.
     @property
@@ -180,15 +267,28 @@ class _RewritingWriter(AbstractStreamWriter):
         seen: list[tuple[str, str]] = [
             (k, v) for k, v in headers.items()
             if not (self._compression is not None and k.lower() == "content-encoding")]
-        # An HTTP/1.0 client cannot be sent a rewritten body of unknown length but by closing
-        # the connection, which aiohttp decided against already: such responses pass through.
-        if not (version == "HTTP/1.0" and self.length is not None):
-            transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
-                                        request_headers=self._request.headers,
-                                        options=self._options, context=self._context)
-            if not transform.decided:
-                self._transform = transform
-                return      # held until the body decides
+        transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
+                                    request_headers=self._request.headers,
+                                    options=self._options, context=self._context)
+        if transform.coding is not None:
+            # (a body the handler compressed itself; resp.enable_compression() is not that)
+            warn_app_compresses("aiohttp middleware", transform.coding)
+        if not transform.decided:
+            self._transform = transform
+            if version == "HTTP/1.0" and self.length is not None:
+                # An HTTP/1.0 client cannot be sent a body of unknown length but by closing the
+                # connection, which aiohttp decided against already: the body is held whole
+                # (its length is the handler's Content-Length) and sent with its new length.
+                # (Passed through, any client could read the page unrewritten by asking in
+                # HTTP/1.0.)
+                self._hold = []
+            return      # held until the body decides
+        decision = transform.decision
+        if decision is not None and decision.rewritten_headers:
+            # A HEAD whose GET is rewritten: the GET's headers (and framing), no body.
+            self._transform = None
+            await self._send_headers(transform.headers, None, head=True)
+            return
         self._transform = None
         await self._send_headers(None, None)
 
@@ -197,7 +297,7 @@ class _RewritingWriter(AbstractStreamWriter):
             self._inner.send_headers()
 
     async def _send_headers(self, rewritten: list[tuple[str, str]] | None,
-                            whole_length: int | None) -> None:
+                            whole_length: int | None, head: bool = False) -> None:
         self._sent = True
         inner = self._inner
         if rewritten is None:       # passing through: as aiohttp framed it
@@ -212,7 +312,12 @@ class _RewritingWriter(AbstractStreamWriter):
         if self._compression is not None:
             headers["Content-Encoding"] = self._compression
         inner.length = None
-        if self._chunking:
+        if head:
+            # (The framing the GET would have, without a body: aiohttp writes none for HEAD.)
+            if self._chunking or self.length is not None:
+                headers["Transfer-Encoding"] = "chunked"
+            inner.length = 0
+        elif self._chunking:
             inner.enable_chunking()
         elif self.length is not None:
             if whole_length is not None:    # the whole body is known: its length
@@ -233,6 +338,9 @@ class _RewritingWriter(AbstractStreamWriter):
             await self._inner.write(chunk)
             return
         out = transform.feed(chunk)
+        if self._hold is not None:
+            self._hold.append(out)
+            return
         if not self._sent and transform.decided:
             await self._decided(transform, None)
             if not transform.rewriting:
@@ -249,6 +357,9 @@ class _RewritingWriter(AbstractStreamWriter):
             return
         self._transform = None
         out = (transform.feed(chunk) if chunk else b"") + transform.close()
+        if self._hold is not None:
+            out = b"".join([*self._hold, out])
+            self._hold = None
         if not self._sent:
             await self._decided(transform, len(out))
         await self._inner.write_eof(out)

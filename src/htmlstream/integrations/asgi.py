@@ -21,24 +21,49 @@ body) is raised from ``send`` and again when the application returns, so the ser
 before the headers, and aborts the connection after them: a response is never ended cleanly
 when its body is incomplete.
 
+No way around the rewrite: the application is called with a scope whose headers are
+:func:`htmlstream.http.forwarded_request_headers` (``Range`` and ``If-Range`` only for what
+cannot be a page, ``Accept-Encoding`` naming only codings htmlstream decodes), so a
+Range-capable application (Starlette's ``StaticFiles``) answers a page whole.  A response that
+would be rewritten and cannot be (partial, in a coding not decoded, corrupt before the
+decision: :class:`htmlstream.http.ResponseRefused`) is answered 502 by the middleware, logged
+on ``htmlstream.asgi``; what the application sends of it is dropped.  An application that
+compresses its pages itself (a compression middleware inside this one) is warned about once
+per process (:func:`htmlstream.http.warn_app_compresses`): put the compression middleware
+outside, around this one.
+
 Responses the middleware does not rewrite, whatever their type: those with trailers
-(``trailers: True`` in ``http.response.start``: a trailer may hold a digest of the body), and
-files the server sends itself (``http.response.pathsend``, ``http.response.zerocopysend``): they
-are files, not generated pages, and rewriting them would read them through the event loop.
+(``trailers: True`` in ``http.response.start``: a trailer may hold a digest of the body).  A
+file the server would send itself (``http.response.pathsend``, ``http.response.zerocopysend``:
+Starlette's ``FileResponse`` under a server that offers them) is sent as it is when its headers
+decided (an image...); a page's is read here, in a thread, and rewritten like body messages.
 This module imports nothing outside the standard library and htmlstream.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any, TypeAlias
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any, Final, TypeAlias
 
 from htmlstream import Rewriter
 from htmlstream.errors import HtmlStreamError
-from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    csp_nonce_hook,
+    forwarded_request_headers,
+    warn_app_compresses,
+)
 
 __all__ = ["ASGIApp", "HeadersHook", "HtmlRewriteMiddleware", "Message", "Receive", "Scope",
-           "Send"]
+           "Send", "logger"]
+
+#: Responses refused (a byte range of a page, a coding that cannot be decoded...): WARNING.
+logger: Final = logging.getLogger("htmlstream.asgi")
 
 #: An ASGI connection scope.
 Scope: TypeAlias = MutableMapping[str, Any]
@@ -101,6 +126,11 @@ class HtmlRewriteMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # No way around the rewrite: the application sees Range and If-Range only for what
+        # cannot be a page, and an Accept-Encoding naming only codings that are decoded.
+        scope = {**scope, "headers": forwarded_request_headers(
+            scope["method"], scope.get("path", ""), list(scope.get("headers", [])),
+            self.options)}
         response = _Response(self, scope, send)
 
         async def receive_observed() -> Message:
@@ -113,6 +143,36 @@ class HtmlRewriteMiddleware:
         if response.error is not None:
             # The application swallowed the transform's error: the response must not end.
             raise response.error
+
+
+#: How much of a file is read at once (``http.response.pathsend`` of a page).
+_FILE_CHUNK = 64 * 1024
+
+
+async def _read_file(message: Message) -> AsyncIterator[bytes]:
+    """The bytes of the file of a ``pathsend`` (its path) or ``zerocopysend`` (its open file,
+    ``offset`` and ``count``) message, read in a thread, a chunk at a time."""
+    owned = message["type"] == "http.response.pathsend"
+    if owned:
+        fd = await asyncio.to_thread(os.open, message["path"], os.O_RDONLY)
+        offset, count = 0, None
+    else:
+        file = message["file"]
+        fd = file if isinstance(file, int) else file.fileno()
+        offset, count = message.get("offset") or 0, message.get("count")
+    try:
+        while count is None or count > 0:
+            size = _FILE_CHUNK if count is None else min(_FILE_CHUNK, count)
+            data = await asyncio.to_thread(os.pread, fd, size, offset)
+            if not data:
+                return
+            offset += len(data)
+            if count is not None:
+                count -= len(data)
+            yield data
+    finally:
+        if owned:
+            os.close(fd)
 
 
 class _Response:
@@ -128,6 +188,7 @@ class _Response:
         self._started = False                   # a start message went to the server
         self._fed = False                       # body bytes went into the transform
         self._forward = False                   # pass every message on as it is
+        self._refused = False                   # answered 502: the app's messages dropped
         self.error: BaseException | None = None
 
     async def disconnected(self) -> None:
@@ -144,20 +205,36 @@ class _Response:
         if self.error is not None:
             raise HtmlStreamError("the response was aborted by an error of its rewrite") \
                 from self.error
+        if self._refused:
+            return              # (what the application sends of a refused response: dropped)
         if self._forward:
             await self._send(message)
             return
         kind = message["type"]
         if kind == "http.response.start":
-            self._on_start(message)
+            try:
+                self._on_start(message)
+            except ResponseRefused as exc:
+                await self._refuse(exc)
+                return
             if self._rewrite is None or self._rewrite.decided:
                 await self._send_start()
                 self._pass_on()
         elif kind == "http.response.body" and self._rewrite is not None:
-            await self._on_body(message, self._rewrite)
+            try:
+                await self._on_body(message, self._rewrite)
+            except ResponseRefused as exc:      # (always before any output)
+                self.error = None
+                await self._refuse(exc)
+        elif kind in _FILE_MESSAGES and self._rewrite is not None:
+            # A file the server would send itself, of a response that may be a page (or is
+            # being rewritten): read here, in a thread, and rewritten like body messages
+            # (sent on, the page would reach the client unrewritten).
+            async for data in _read_file(message):
+                await self.send({"type": "http.response.body", "body": data, "more_body": True})
+            if not (kind == "http.response.zerocopysend" and message.get("more_body", False)):
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
         elif kind in _FILE_MESSAGES and self._start is not None:
-            if self._fed or (self._rewrite is not None and self._rewrite.rewriting):
-                raise RuntimeError(f"{kind} after body bytes that are being rewritten")
             if not self._started:
                 await self._send_raw_start()
             self._forward = True
@@ -180,9 +257,27 @@ class _Response:
                 self._mw.rewriter, self._scope["method"], int(message["status"]),
                 message.get("headers", []), request_headers=self._scope.get("headers", []),
                 options=self._mw.options, context=self._context)
+        except ResponseRefused:
+            raise
         except BaseException as exc:
             self.error = exc
             raise
+        if self._rewrite.coding is not None:
+            warn_app_compresses("ASGI middleware", self._rewrite.coding)
+
+    async def _refuse(self, exc: ResponseRefused) -> None:
+        """Answer 502 instead of a response that would be rewritten and cannot be; what the
+        application sends of it from here on is dropped."""
+        logger.warning("%s %s: 502: %s", self._scope.get("method"), self._scope.get("path"),
+                       exc.reason)
+        self._rewrite = None
+        self._refused = True
+        self._started = True
+        body = b"the response cannot be rewritten\n"
+        await self._send({"type": "http.response.start", "status": 502, "headers": [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode())]})
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _on_body(self, message: Message, rewrite: ResponseRewrite[bytes]) -> None:
         body: bytes = message.get("body", b"")
@@ -231,7 +326,8 @@ class _Response:
         if rewrite is not None:
             headers = rewrite.headers
             hook = self._mw.headers_hook
-            if rewrite.rewriting and hook is not None:
+            decision = rewrite.decision
+            if decision is not None and decision.rewritten_headers and hook is not None:
                 headers = hook(self._context, list(headers))
         self._started = True
         await self._send({**start, "headers": list(headers)})

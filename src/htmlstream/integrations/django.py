@@ -23,7 +23,17 @@ ASGI, with no thread switch).  :class:`htmlstream.http.ResponseRewrite` decides;
   streams.  Sync iterators under WSGI and async iterators under ASGI stream; in the other two
   cases Django itself buffers the whole body (with a warning), and so does the middleware, in
   the iterator's own mode, before deciding.
-* ``FileResponse`` passes through untouched: files the server may send itself, not pages.
+* ``FileResponse`` (what ``django.views.static.serve`` gives): a page is rewritten as it
+  streams, like any ``StreamingHttpResponse``; any other file keeps its ``file_to_stream``,
+  which the server may send itself.
+* No way around the rewrite: before the views run, ``Range`` and ``If-Range`` are removed from
+  ``request.META`` unless :func:`htmlstream.http.forward_range` allows them (what cannot be a
+  page), and ``HTTP_ACCEPT_ENCODING`` names only codings htmlstream decodes.  A response that
+  would be rewritten and cannot be (:class:`htmlstream.http.ResponseRefused`: partial, in a
+  coding not decoded...) is replaced by a 502, logged on ``htmlstream.django``.  A ``HEAD`` is
+  decided (and its body rewritten) as the ``GET``, so its headers are the ``GET``'s.  A
+  compression middleware (``GZipMiddleware``) belongs above this one in ``MIDDLEWARE`` (it
+  then compresses the rewritten page); below, it is warned about once per process.
 
 Errors from the application propagate; an error of the transform is raised (a 500 before the
 headers; from the streaming iterator after them, which the server turns into an aborted
@@ -32,19 +42,31 @@ connection, never a clean end).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from asgiref.sync import async_to_sync, iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.http import FileResponse, HttpRequest, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.module_loading import import_string
 
 from htmlstream import Rewriter
-from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    accept_encoding,
+    csp_nonce_hook,
+    forward_range,
+    warn_app_compresses,
+)
 
-__all__ = ["HeadersHook", "HtmlRewriteMiddleware"]
+__all__ = ["HeadersHook", "HtmlRewriteMiddleware", "logger"]
+
+#: Responses refused (a byte range of a page, a coding that cannot be decoded...): WARNING.
+logger: Final = logging.getLogger("htmlstream.django")
 
 #: Called with the document's context (None without one) and the headers to send, when a
 #: response is rewritten; returns the headers to send (pairs of ``str``).
@@ -105,46 +127,56 @@ class HtmlRewriteMiddleware:
 
     def __call__(self, request: HttpRequest) -> Any:
         """The middleware, in the handler's mode (a coroutine under ASGI)."""
+        _forward_request(request, self._options)
         if self._async:
             return self._acall(request)
         return self._process(request, self.get_response(request))
 
     async def _acall(self, request: HttpRequest) -> HttpResponseBase:
         response = await self.get_response(request)
-        plan = self._plan(request, response)
-        if plan is None:
-            return response
-        rewrite, context = plan
-        if not isinstance(response, StreamingHttpResponse):
-            return self._whole(response, rewrite, context)
-        if response.is_async:
-            held, done, rest = await _pull_async(rewrite, response.streaming_content)
-            self._set_headers(response, rewrite, context)
-            response.streaming_content = _stream_async(rewrite, held, done, rest)
-        else:
-            # Django would buffer a sync iterator under ASGI; do so in its thread, then decide.
-            chunks = await sync_to_async(_list)(response.streaming_content)
-            held, done, it = _pull(rewrite, iter(chunks))
-            self._set_headers(response, rewrite, context)
-            response.streaming_content = _stream_async(rewrite, held, done, _aiter(it))
+        try:
+            plan = self._plan(request, response)
+            if plan is None:
+                return response
+            rewrite, context = plan
+            if not isinstance(response, StreamingHttpResponse):
+                return self._whole(response, rewrite, context)
+            if response.is_async:
+                held, done, rest = await _pull_async(rewrite, response.streaming_content)
+                self._set_headers(response, rewrite, context)
+                response.streaming_content = _stream_async(rewrite, held, done, rest)
+            else:
+                # Django would buffer a sync iterator under ASGI; do so in its thread, then
+                # decide.
+                chunks = await sync_to_async(_list)(response.streaming_content)
+                held, done, it = _pull(rewrite, iter(chunks))
+                self._set_headers(response, rewrite, context)
+                response.streaming_content = _stream_async(rewrite, held, done, _aiter(it))
+        except ResponseRefused as exc:
+            return _refused(request, response, exc)
         return response
 
     def _process(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-        plan = self._plan(request, response)
-        if plan is None:
-            return response
-        rewrite, context = plan
-        if not isinstance(response, StreamingHttpResponse):
-            return self._whole(response, rewrite, context)
-        if response.is_async:
-            # Django would buffer an async iterator under WSGI; do so in one event loop.
-            chunks = async_to_sync(_alist)(response.streaming_content)
-            it: Iterator[bytes] = iter(chunks)
-        else:
-            it = iter(response.streaming_content)
-        held, done, rest = _pull(rewrite, it)
-        self._set_headers(response, rewrite, context)
-        response.streaming_content = _stream(rewrite, held, done, rest)
+        try:
+            plan = self._plan(request, response)
+            if plan is None:
+                return response
+            rewrite, context = plan
+            if not isinstance(response, StreamingHttpResponse):
+                return self._whole(response, rewrite, context)
+            if response.is_async:
+                # Django would buffer an async iterator under WSGI; do so in one event loop.
+                chunks = async_to_sync(_alist)(response.streaming_content)
+                it: Iterator[bytes] = iter(chunks)
+            else:
+                it = iter(response.streaming_content)
+            held, done, rest = _pull(rewrite, it)
+            self._set_headers(response, rewrite, context)
+            # (A FileResponse's file goes through the rewrite too: the assignment drops its
+            # file_to_stream, which the WSGI handler would otherwise send as it is.)
+            response.streaming_content = _stream(rewrite, held, done, rest)
+        except ResponseRefused as exc:
+            return _refused(request, response, exc)
         return response
 
     # ------------------------------------------------------------------ the decision
@@ -152,13 +184,17 @@ class HtmlRewriteMiddleware:
     def _plan(self, request: HttpRequest, response: HttpResponseBase
               ) -> tuple[ResponseRewrite[str], Mapping[str, Any] | None] | None:
         """The transform for a response that may be rewritten, or None to pass it through."""
-        if isinstance(response, FileResponse):
-            return None
         context = None if self._context is None else self._context(request)
+        # A HEAD is decided as the GET (Django's views give it the GET's body; the server
+        # drops it), so that it answers exactly the GET's headers, Content-Length included.
+        method = request.method or "GET"
         rewrite = ResponseRewrite(
-            self._rewriter, request.method or "GET", response.status_code,
-            list(response.headers.items()), request_headers=list(request.headers.items()),
-            options=self._options, context=context)
+            self._rewriter, "GET" if method.upper() == "HEAD" else method,
+            response.status_code, list(response.headers.items()),
+            request_headers=list(request.headers.items()), options=self._options,
+            context=context)
+        if rewrite.coding is not None:
+            warn_app_compresses("Django middleware", rewrite.coding)
         if rewrite.decided:       # by the headers alone: passed through
             return None
         return rewrite, context
@@ -177,7 +213,8 @@ class HtmlRewriteMiddleware:
 
     def _set_headers(self, response: HttpResponseBase, rewrite: ResponseRewrite[str],
                      context: Mapping[str, Any] | None) -> None:
-        if not rewrite.rewriting:
+        decision = rewrite.decision
+        if decision is None or not decision.rewritten_headers:
             return
         headers = rewrite.headers
         hook = type(self).headers_hook
@@ -187,6 +224,27 @@ class HtmlRewriteMiddleware:
             del response.headers[name]
         for name, value in headers:
             response.headers[name] = value
+
+
+def _forward_request(request: HttpRequest, options: HttpOptions | None) -> None:
+    """What the views see of the request: ``Range`` and ``If-Range`` only for what cannot be a
+    page, ``Accept-Encoding`` naming only codings htmlstream decodes (htmlstream.http)."""
+    meta = request.META
+    if not forward_range(request.method or "GET", request.path,
+                         list(request.headers.items()), options):
+        meta.pop("HTTP_RANGE", None)
+        meta.pop("HTTP_IF_RANGE", None)
+    meta["HTTP_ACCEPT_ENCODING"] = accept_encoding(meta.get("HTTP_ACCEPT_ENCODING"))
+    request.__dict__.pop("headers", None)   # (a cached view of META: made again from it)
+
+
+def _refused(request: HttpRequest, response: HttpResponseBase, exc: ResponseRefused
+             ) -> HttpResponseBase:
+    """A 502 instead of a response that would be rewritten and cannot be."""
+    logger.warning("%s %s: 502: %s", request.method, request.path, exc.reason)
+    response.close()
+    return HttpResponse("the response cannot be rewritten\n", status=502,
+                        content_type="text/plain; charset=utf-8")
 
 
 # ---------------------------------------------------------------------- the streaming bodies

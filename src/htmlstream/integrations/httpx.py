@@ -21,6 +21,16 @@ is rewritten and how; nothing here decides on its own):
   every response of a client comes out rewritten (``httpx.Client(transport=...)``); the
   response's headers are the decided ones and httpx decodes the re-encoded body as usual.
 
+No way around the rewrite: a response that would be rewritten and cannot be (a byte range
+of a page, a content coding that is not decoded, a corrupt compressed body before the
+decision...) raises :class:`htmlstream.http.ResponseRefused` (from ``iter_rewritten`` and
+``aiter_rewritten`` at once, from the transports' ``handle_request``), never gives its bytes as
+if rewritten.  The transports send each request as
+:func:`htmlstream.http.forwarded_request_headers` says (``Range``/``If-Range`` only for what
+cannot be a page, ``Accept-Encoding`` naming only codings htmlstream decodes); ``iter_rewritten``
+reads a response already requested: send such requests with those headers yourself.  A ``HEAD``
+through a transport answers the headers of the ``GET``.
+
 The connection is always released: at the end of the body, on an error (a read timeout, a
 corrupt compressed body, a handler's exception) and on :meth:`RewrittenBody.close`, which
 ``for`` loops reach through ``with`` (the iterators are context managers) or the response's own
@@ -36,7 +46,7 @@ from typing import Any, Final, Self
 import httpx
 
 from htmlstream import Rewriter
-from htmlstream.http import Decision, HttpOptions, ResponseRewrite
+from htmlstream.http import Decision, HttpOptions, ResponseRewrite, forwarded_request_headers
 
 __all__ = [
     "AsyncRewritingTransport",
@@ -365,6 +375,27 @@ def _request_transform(rewriter: Rewriter, request: httpx.Request, response: htt
                            request_headers=request.headers.raw, options=options)
 
 
+def _forwarded(request: httpx.Request, options: HttpOptions | None) -> httpx.Request:
+    """The request as sent: ``Range`` and ``If-Range`` only for what cannot be a page, and an
+    ``Accept-Encoding`` naming only codings htmlstream decodes (htmlstream.http)."""
+    headers = forwarded_request_headers(request.method, request.url.raw_path,
+                                        request.headers.raw, options)
+    if headers == list(request.headers.raw):
+        return request
+    return httpx.Request(request.method, request.url, headers=headers, stream=request.stream,
+                         extensions=request.extensions)
+
+
+def _head_response(response: httpx.Response, transform: ResponseRewrite[bytes]
+                   ) -> httpx.Response:
+    """A ``HEAD``'s response with the headers of the ``GET`` (when it would be rewritten)."""
+    decision = transform.decision
+    if decision is None or not decision.rewritten_headers:
+        return response
+    return httpx.Response(response.status_code, headers=transform.headers,
+                          stream=response.stream, extensions=response.extensions)
+
+
 class RewritingTransport(httpx.BaseTransport):
     """A transport that rewrites the HTML responses of the transport it wraps (by default a
     new :class:`httpx.HTTPTransport`)::
@@ -388,14 +419,20 @@ class RewritingTransport(httpx.BaseTransport):
         self.options = options
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Send the request on the wrapped transport; the response, rewritten when HTML."""
+        """Send the request on the wrapped transport; the response, rewritten when HTML.
+
+        Raises:
+            htmlstream.http.ResponseRefused: the response would be rewritten and cannot be (a
+                byte range of a page, a coding that is not decoded...); it is closed unread.
+        """
+        request = _forwarded(request, self.options)
         response = self.transport.handle_request(request)
         inner = response.stream
         assert isinstance(inner, httpx.SyncByteStream)
         try:
             transform = _request_transform(self.rewriter, request, response, self.options)
             if transform.decided:       # (the headers decide alone: it passes through)
-                return response
+                return _head_response(response, transform)
             source = iter(inner)
             held: list[bytes] = []
             ended = False
@@ -430,14 +467,16 @@ class AsyncRewritingTransport(httpx.AsyncBaseTransport):
         self.options = options
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send the request on the wrapped transport; the response, rewritten when HTML."""
+        """Send the request on the wrapped transport; the response, rewritten when HTML
+        (raises :class:`htmlstream.http.ResponseRefused` as the sync transport does)."""
+        request = _forwarded(request, self.options)
         response = await self.transport.handle_async_request(request)
         inner = response.stream
         assert isinstance(inner, httpx.AsyncByteStream)
         try:
             transform = _request_transform(self.rewriter, request, response, self.options)
             if transform.decided:
-                return response
+                return _head_response(response, transform)
             source = aiter(inner)
             held: list[bytes] = []
             ended = False

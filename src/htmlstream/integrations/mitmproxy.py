@@ -11,6 +11,14 @@
     rewriter = htmlstream.Rewriter().use(recipes.obfuscate_emails())
     addons = [HtmlRewriteAddon(rewriter)]
 
+No way around the rewrite: in the ``requestheaders`` hook the request sent upstream gets
+``Range`` and ``If-Range`` only for what cannot be a page and an ``Accept-Encoding`` naming only
+codings htmlstream decodes (:func:`htmlstream.http.forwarded_request_headers`); a response that
+would be rewritten and cannot be (:class:`htmlstream.http.ResponseRefused`: partial, in a coding
+not decoded...) is answered 502, its body dropped (logged on ``htmlstream.mitmproxy``); one
+refused after the headers went out (a corrupt compressed body before the decision) kills the
+flow.  A ``HEAD`` of a page answers the headers of the ``GET``.
+
 In mitmproxy's ``responseheaders`` hook, :class:`htmlstream.http.ResponseRewrite` looks at the
 request method, the status and the headers:
 
@@ -56,7 +64,13 @@ except ImportError as exc:     # pragma: no cover - the message is the point
         f"'htmlstream[mitmproxy]' ({exc})") from exc
 
 from htmlstream import Rewriter
-from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    csp_nonce_hook,
+    forwarded_request_headers,
+)
 
 __all__ = ["ContextFactory", "HeadersHook", "HtmlRewriteAddon", "logger"]
 
@@ -99,6 +113,17 @@ class HtmlRewriteAddon:
         self.headers_hook = headers_hook
         self.only = only
 
+    def requestheaders(self, flow: mitmproxy_http.HTTPFlow) -> None:
+        """mitmproxy's hook: the request headers arrived.  What goes upstream: ``Range`` and
+        ``If-Range`` only for what cannot be a page, ``Accept-Encoding`` naming only codings
+        htmlstream decodes (:func:`htmlstream.http.forwarded_request_headers`)."""
+        if self.only is not None and not self.only(flow):
+            return
+        request = flow.request
+        headers = forwarded_request_headers(request.method, request.path,
+                                            list(request.headers.fields), self.options)
+        request.headers.fields = tuple(headers)
+
     def responseheaders(self, flow: mitmproxy_http.HTTPFlow) -> None:
         """mitmproxy's hook: the response headers arrived, the body not yet."""
         response = flow.response
@@ -106,12 +131,23 @@ class HtmlRewriteAddon:
             return
         request = flow.request
         ctx = self.context(flow) if self.context is not None else None
-        transform: ResponseRewrite[str] = ResponseRewrite(
-            self.rewriter, request.method, response.status_code,
-            [(name, value) for name, value in _str_fields(response.headers.fields)],
-            request_headers=_str_fields(request.headers.fields), options=self.options,
-            context=ctx)
+        try:
+            transform: ResponseRewrite[str] = ResponseRewrite(
+                self.rewriter, request.method, response.status_code,
+                [(name, value) for name, value in _str_fields(response.headers.fields)],
+                request_headers=_str_fields(request.headers.fields), options=self.options,
+                context=ctx)
+        except ResponseRefused as exc:
+            _refuse(flow, exc)
+            return
         if transform.decided:
+            decision = transform.decision
+            if decision is not None and decision.rewritten_headers:    # a HEAD of a page
+                headers = transform.headers
+                if self.headers_hook is not None:
+                    headers = self.headers_hook(ctx, list(headers))
+                response.headers.fields = tuple(
+                    (name.encode("latin-1"), value.encode("latin-1")) for name, value in headers)
             logger.debug("%s %s: passed: %s", request.method, request.pretty_url,
                          transform.reason)
             return
@@ -125,6 +161,26 @@ class HtmlRewriteAddon:
         response.headers.fields = tuple((name.encode("latin-1"), value.encode("latin-1"))
                                         for name, value in headers)
         response.stream = _Body(transform, flow)
+
+
+_REFUSED_BODY: Final = b"the response cannot be rewritten\n"
+
+
+def _refuse(flow: mitmproxy_http.HTTPFlow, exc: ResponseRefused) -> None:
+    """A 502 instead of a response that would be rewritten and cannot be: the status and
+    headers replaced, the upstream's body read and dropped."""
+    response = flow.response
+    assert response is not None
+    logger.warning("%s %s: 502: %s", flow.request.method, flow.request.pretty_url, exc.reason)
+    response.status_code = 502
+    response.reason = "Bad Gateway"
+    response.headers.fields = ((b"content-type", b"text/plain; charset=utf-8"),
+                               (b"content-length", str(len(_REFUSED_BODY)).encode()))
+
+    def dropped(chunk: bytes) -> list[bytes]:
+        return [] if chunk else [_REFUSED_BODY]
+
+    response.stream = dropped
 
 
 def _str_fields(fields: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:

@@ -27,6 +27,15 @@ right:
 * Hop-by-hop headers (``Connection`` and the fields it names, ``Keep-Alive``, ``TE``,
   ``Trailer``, ``Transfer-Encoding``, ``Upgrade``, ``Proxy-*``) are removed both ways; each side
   is framed by aiohttp.  ``Expect: 100-continue`` is answered by the proxy.
+* No way around the rewrite (htmlstream.http decides, docs/guide/http.md has the rules):
+  ``Range`` and ``If-Range`` go upstream only for what cannot be a page (a single byte range
+  of a ``.mp4``, a ``.png``..., or a browser's media request), so the origin answers a page
+  whole, rewritten and sent as a 200; ``Accept-Encoding`` upstream names only the codings the
+  client accepts that this installation decodes (so the proxy's answer is compressed as the
+  client accepts, in the coding the origin chose among those).  A response that would be
+  rewritten and cannot be (partial, or in a coding not decoded, or corrupt before the
+  decision) is refused: 502, logged ``refused: <why>``, none of its bytes sent.  A ``HEAD``
+  answers the headers the ``GET`` would.
 * WebSocket upgrades are relayed: the proxy opens the
   WebSocket to the upstream first (the client's subprotocols offered, its end-to-end headers
   forwarded) and accepts the client's only once the upstream accepted, with the subprotocol the
@@ -69,7 +78,13 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from htmlstream import Rewriter
-from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    csp_nonce_hook,
+    forwarded_request_headers,
+)
 
 __all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "hop_by_hop", "logger"]
 
@@ -345,9 +360,13 @@ class ReverseProxy:
         if request.headers.get("Expect", "").lower() == "100-continue":
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         data: Any = request.content if request.body_exists else None
+        # No way around the rewrite: Range and If-Range only for what cannot be a page,
+        # Accept-Encoding naming only codings ResponseRewrite decodes (htmlstream.http).
+        headers = forwarded_request_headers(request.method, request.raw_path,
+                                            self._upstream_headers(request), self._options)
         try:
             upstream = await session.request(
-                request.method, url, headers=self._upstream_headers(request), data=data,
+                request.method, url, headers=headers, data=data,
                 allow_redirects=False, compress=None, chunked=None,
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"))
         except (TimeoutError, aiohttp.ClientError) as exc:
@@ -363,9 +382,12 @@ class ReverseProxy:
                        state: dict[str, Any]) -> web.StreamResponse:
         headers = _end_to_end(_str_pairs(upstream.raw_headers))
         ctx = self._context(request) if self._context is not None else None
-        transform: ResponseRewrite[str] = ResponseRewrite(
-            self.rewriter, request.method, upstream.status, headers,
-            request_headers=request.headers, options=self._options, context=ctx)
+        try:
+            transform: ResponseRewrite[str] = ResponseRewrite(
+                self.rewriter, request.method, upstream.status, headers,
+                request_headers=request.headers, options=self._options, context=ctx)
+        except ResponseRefused as exc:
+            return _refused(state, exc)
         state["status"] = upstream.status
         response: web.StreamResponse | None = None
 
@@ -393,6 +415,8 @@ class ReverseProxy:
                 raise _Aborted(f"upstream: {exc}") from exc
             try:
                 out = transform.feed(chunk) if chunk else transform.close()
+            except ResponseRefused as exc:      # (always before any output)
+                return _refused(state, exc)
             except Exception as exc:    # a corrupt or oversized compressed body, a handler's
                 if response is None:
                     state["note"] = f"rewrite failed: {exc}"
@@ -411,7 +435,8 @@ class ReverseProxy:
                               transform: ResponseRewrite[str], ctx: Mapping[str, Any] | None
                               ) -> web.StreamResponse:
         headers = transform.headers
-        if transform.rewriting and self._headers_hook is not None:
+        decision = transform.decision
+        if decision is not None and decision.rewritten_headers and self._headers_hook is not None:
             headers = self._headers_hook(ctx, list(headers))
         untyped = not any(name.lower() == "content-type" for name, _ in headers)
         response = _Response(status=upstream.status, reason=upstream.reason, untyped=untyped)
@@ -597,6 +622,15 @@ class _WebSocketRelay:
                 await self.close_both(WSCloseCode.GOING_AWAY, idle_for, idle_for)
                 return
             await asyncio.sleep(self.idle_timeout - idle)
+
+
+def _refused(state: dict[str, Any], exc: ResponseRefused) -> web.Response:
+    """The answer to a response that would be rewritten and cannot be (a byte range of a page,
+    a coding that cannot be decoded...): 502, nothing of the upstream's bytes; the access log
+    says why."""
+    state["status"] = 502
+    state["note"] = f"refused: {exc.reason}"
+    return web.Response(status=502, text="the upstream response cannot be rewritten\n")
 
 
 def _upstream_failure(state: dict[str, Any], exc: BaseException) -> web.Response:

@@ -23,8 +23,17 @@ PEP 3333 points:
   cannot be called yet, and an empty piece before it is an error for some servers.
 * ``start_response(..., exc_info)``: re-raises when body bytes were passed on already; else the
   new status and headers replace the old ones (the body held back so far is dropped).
-* ``wsgi.file_wrapper`` responses (an instance of the server's file wrapper class) are passed
-  through untouched: files the server sends itself (sendfile), not generated pages.
+* ``wsgi.file_wrapper`` responses (an instance of the server's file wrapper class) that are
+  not pages are returned as they are, for the server to send (sendfile); an HTML file is
+  iterated and rewritten like any body (passed to the server, it would reach the client
+  unrewritten).
+* No way around the rewrite: the application sees an environ without ``HTTP_RANGE`` and
+  ``HTTP_IF_RANGE`` unless :func:`htmlstream.http.forward_range` allows them (what cannot be a
+  page), and with an ``HTTP_ACCEPT_ENCODING`` naming only codings htmlstream decodes.  A
+  response that would be rewritten and cannot be (:class:`htmlstream.http.ResponseRefused`:
+  partial, in a coding not decoded...) is answered ``502 Bad Gateway`` instead, logged on
+  ``htmlstream.wsgi``; its body is dropped (and the application's iterable closed).  An
+  application that compresses its pages itself is warned about once per process.
 * Errors: application exceptions propagate; an error of the transform (a handler's exception,
   a corrupt compressed body) is raised to the server, which answers 500 before the headers and
   aborts the connection after them (an incomplete body is never ended cleanly).
@@ -34,15 +43,28 @@ This module imports nothing outside the standard library and htmlstream.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from htmlstream import Rewriter
-from htmlstream.http import HttpOptions, ResponseRewrite, csp_nonce_hook
+from htmlstream.http import (
+    HttpOptions,
+    ResponseRefused,
+    ResponseRewrite,
+    accept_encoding,
+    csp_nonce_hook,
+    forward_range,
+    warn_app_compresses,
+)
 
-__all__ = ["HeadersHook", "HtmlRewriteMiddleware"]
+__all__ = ["HeadersHook", "HtmlRewriteMiddleware", "logger"]
+
+#: Responses refused (a byte range of a page, a coding that cannot be decoded...): WARNING.
+logger: Final = logging.getLogger("htmlstream.wsgi")
+_REFUSED_BODY: Final = b"the response cannot be rewritten\n"
 
 #: Called with the document's context (None without one) and the headers to send, when a
 #: response is rewritten; returns the headers to send (WSGI headers: pairs of ``str``).
@@ -91,9 +113,24 @@ class HtmlRewriteMiddleware:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse
                  ) -> Iterable[bytes]:
         """The WSGI application."""
+        environ = _forwarded_environ(environ, self.options)
         response = _Response(self, environ, start_response)
         result = self.app(environ, response.start_response)
         return response.body(result)
+
+
+def _forwarded_environ(environ: WSGIEnvironment, options: HttpOptions | None
+                       ) -> WSGIEnvironment:
+    """The environ the application sees: ``Range`` and ``If-Range`` only for what cannot be a
+    page, ``Accept-Encoding`` naming only codings htmlstream decodes (htmlstream.http)."""
+    out = dict(environ)
+    path = f"{environ.get('SCRIPT_NAME', '')}{environ.get('PATH_INFO', '')}"
+    if not forward_range(environ.get("REQUEST_METHOD", "GET"), path,
+                         _request_headers(environ), options):
+        out.pop("HTTP_RANGE", None)
+        out.pop("HTTP_IF_RANGE", None)
+    out["HTTP_ACCEPT_ENCODING"] = accept_encoding(environ.get("HTTP_ACCEPT_ENCODING"))
+    return out
 
 
 def _request_headers(environ: WSGIEnvironment) -> list[tuple[str, str]]:
@@ -118,6 +155,7 @@ class _Response:
         self._begun = False          # the server's start_response ran for the current headers
         self._sent = False           # body bytes were passed on: the headers are out
         self._direct = False         # passed through: the server has the application's iterable
+        self._refused = False        # answered 502: the application's body is dropped
 
     # ------------------------------------------------------------------ start_response, write
 
@@ -142,19 +180,41 @@ class _Response:
         self._status, self._headers = status, headers
         factory = self._mw.context
         self._context = None if factory is None else factory(self._environ)
-        self._rewrite = ResponseRewrite(
-            self._mw.rewriter, self._environ.get("REQUEST_METHOD", "GET"), int(status[:3]),
-            headers, request_headers=_request_headers(self._environ), options=self._mw.options,
-            context=self._context)
+        try:
+            self._rewrite = ResponseRewrite(
+                self._mw.rewriter, self._environ.get("REQUEST_METHOD", "GET"), int(status[:3]),
+                headers, request_headers=_request_headers(self._environ),
+                options=self._mw.options, context=self._context)
+        except ResponseRefused as exc:
+            self._refuse(exc)
+            return self.write
+        if self._rewrite.coding is not None:
+            warn_app_compresses("WSGI middleware", self._rewrite.coding)
         if self._rewrite.decided:
             self._begin(self._rewrite)
         return self.write
+
+    def _refuse(self, exc: ResponseRefused) -> None:
+        """Answer 502 instead of a response that would be rewritten and cannot be (before any
+        of it went out); the application's body is dropped."""
+        logger.warning("%s %s: 502: %s", self._environ.get("REQUEST_METHOD"),
+                       self._environ.get("PATH_INFO"), exc.reason)
+        self._refused = True
+        replace, self._replace = self._replace, None
+        headers = [("Content-Type", "text/plain; charset=utf-8"),
+                   ("Content-Length", str(len(_REFUSED_BODY)))]
+        if replace is not None:
+            self._server_write = self._server_start("502 Bad Gateway", headers, replace)
+        else:
+            self._server_write = self._server_start("502 Bad Gateway", headers)
+        self._begun = True
 
     def _begin(self, rewrite: ResponseRewrite[str]) -> None:
         """Call the server's ``start_response`` with the headers decided."""
         headers = rewrite.headers
         hook = self._mw.headers_hook
-        if rewrite.rewriting and hook is not None:
+        decision = rewrite.decision
+        if decision is not None and decision.rewritten_headers and hook is not None:
             headers = hook(self._context, list(headers))
         replace, self._replace = self._replace, None
         if replace is not None:
@@ -165,6 +225,8 @@ class _Response:
 
     def write(self, data: bytes) -> None:
         """The ``write()`` the application sees: rewritten and written at once."""
+        if self._refused:
+            return
         out = self._feed(data)
         if out:
             assert self._server_write is not None
@@ -177,7 +239,11 @@ class _Response:
             raise RuntimeError("the application wrote a body before calling start_response()")
         if self._direct:
             return bytes(data)
-        out = rewrite.feed(data)
+        try:
+            out = rewrite.feed(data)
+        except ResponseRefused as exc:     # (always before any output)
+            self._refuse(exc)
+            return b""
         if not self._begun and rewrite.decided:
             self._begin(rewrite)
         return out
@@ -186,7 +252,11 @@ class _Response:
         rewrite = self._rewrite
         if rewrite is None:
             raise RuntimeError("the application returned without calling start_response()")
-        out = rewrite.close()
+        try:
+            out = rewrite.close()
+        except ResponseRefused as exc:
+            self._refuse(exc)
+            return b""
         if not self._begun:
             self._begin(rewrite)
         return out
@@ -195,31 +265,39 @@ class _Response:
 
     def body(self, result: Iterable[bytes]) -> Iterable[bytes]:
         """What the middleware returns to the server for the application's ``result``."""
+        if self._refused:
+            return _Body((piece for piece in [_REFUSED_BODY]), result)
         rewrite = self._rewrite
+        decision = None if rewrite is None else rewrite.decision
+        if decision is not None and decision.rewritten_headers and not decision.rewrite:
+            # A HEAD of a page: no body (the server would count the one the application gave
+            # for HEAD, the original's length, into a Content-Length the GET does not have).
+            nothing: tuple[bytes, ...] = ()
+            return _Body((piece for piece in nothing), result)
         if rewrite is not None and rewrite.decided and not rewrite.rewriting and self._begun:
             # Passed through: the server iterates and closes the application's iterable.
             self._direct = True
             return result
-        wrapper = self._environ.get("wsgi.file_wrapper")
-        if isinstance(wrapper, type) and isinstance(result, wrapper) and rewrite is not None \
-                and not rewrite.rewriting:
-            # A file for the server to send: untouched, with the application's headers.
-            self._direct = True
-            if not self._begun:
-                self._server_write = self._server_start(self._status, self._headers)
-                self._begun = True
-            return result
+        # (A wsgi.file_wrapper that is a page is iterated through the rewrite like any body:
+        # passed to the server, its file would reach the client unrewritten.  Anything else
+        # was decided by the headers and returned as it is above, sendfile and all.)
         return _Body(self._iterate(result), result)
 
     def _iterate(self, result: Iterable[bytes]) -> Generator[bytes, None, None]:
         for chunk in result:
             out = self._feed(chunk) if chunk else b""
+            if self._refused:
+                yield _REFUSED_BODY
+                return
             if out:
                 self._sent = True
                 yield out
             elif self._begun:
                 yield b""               # do not block iteration (PEP 3333)
         out = self._finish()
+        if self._refused:
+            yield _REFUSED_BODY
+            return
         if out:
             self._sent = True
             yield out

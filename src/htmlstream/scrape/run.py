@@ -22,7 +22,7 @@ import httpx
 
 from htmlstream.errors import check_failures
 from htmlstream.extraction import Extractor, Field
-from htmlstream.http import HOLD_BYTES, HttpOptions, decide, decide_headers
+from htmlstream.http import HOLD_BYTES, HttpOptions, ResponseRefused, decide, decide_headers
 from htmlstream.scrape.errors import ExtractionFailed, HTTPStatusError, NotHTML, ScrapeError
 from htmlstream.scrape.fetch import (
     AsyncResponse,
@@ -139,18 +139,21 @@ async def html_start(response: AsyncResponse, chunks: AsyncIterator[bytes],
     headers = [(k, v) for k, v in response.headers.multi_items() if k == "content-type"]
     http_options = HttpOptions(html_types=options.html_types, verify_html=options.verify_html,
                                sniff_types=options.sniff_types)
-    decision = decide_headers("GET", 200, headers, options=http_options)
     held: list[bytes] = []
-    if decision is None:
-        size = 0
-        async for chunk in chunks:
-            held.append(chunk)
-            size += len(chunk)
-            if size >= HOLD_BYTES:
-                break
-        # (transcode: the extraction reads UTF-16 too)
-        decision = decide("GET", 200, headers, b"".join(held), transcode=True,
-                          options=http_options)
+    try:
+        decision = decide_headers("GET", 200, headers, options=http_options)
+        if decision is None:
+            size = 0
+            async for chunk in chunks:
+                held.append(chunk)
+                size += len(chunk)
+                if size >= HOLD_BYTES:
+                    break
+            # (transcode: the extraction reads UTF-16 too)
+            decision = decide("GET", 200, headers, b"".join(held), transcode=True,
+                              options=http_options)
+    except ResponseRefused as exc:      # (multipart/byteranges)
+        raise NotHTML(exc.reason, response.url, None, exc.reason) from exc
     if not decision.rewrite and decision.mime_type in options.html_types and (
             decision.reason or "").endswith(_TEXT_FIRST):
         # Served as HTML, and nothing says it is not (no signature, no JSON, no binary): a
