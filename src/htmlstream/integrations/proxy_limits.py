@@ -448,6 +448,7 @@ class _Connection(web.RequestHandler):
             tr.abort()                  # the buffer cannot be delivered: drop it
         elif reason == "keepalive_timeout":
             self.force_close()
+            self._watch_buffer(now)
         else:
             request = self._request
             sent = request is not None and request.writer.output_size > 0
@@ -531,7 +532,9 @@ class _Listener:
         self._loop = asyncio.get_running_loop()
         self._watching = False
         self._stopped = False
-        self._handshakes: set[asyncio.Task[Any]] = set()
+        # Accepted connections whose protocol is not connected yet (a TLS handshake, or the
+        # step before connection_made): counted against the cap with the open ones.
+        self._pending: set[asyncio.Task[Any]] = set()
         self._retry: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
@@ -542,6 +545,8 @@ class _Listener:
         """Stop accepting and close the listening socket."""
         self._stopped = True
         self._watch(False)
+        for task in self._pending:
+            task.cancel()
         if self._retry is not None:
             self._retry.cancel()
         self.sock.close()
@@ -555,7 +560,7 @@ class _Listener:
             self._watching = False
 
     def _full(self) -> bool:
-        return self._edge.counters.open + len(self._handshakes) >= self._cap
+        return self._edge.counters.open + len(self._pending) >= self._cap
 
     def room(self) -> None:
         """A connection closed: accept again if accepting was paused."""
@@ -587,20 +592,21 @@ class _Listener:
                 continue                # ECONNABORTED and the like: that client is gone
             conn.setblocking(False)
             counters.accepted += 1
-            if self._ssl is None:
-                plain = self._loop.create_task(self._loop.connect_accepted_socket(
-                    self._factory, conn))
-                plain.add_done_callback(_quiet)
-            else:
-                tls = self._loop.create_task(self._handshake(conn))
-                self._handshakes.add(tls)
-                tls.add_done_callback(self._handshaken)
+            task = self._loop.create_task(self._connect(conn))
+            self._pending.add(task)
+            task.add_done_callback(self._connected)
 
     def _retried(self) -> None:
         self._retry = None
         self.room()
 
-    async def _handshake(self, conn: socket.socket) -> None:
+    async def _connect(self, conn: socket.socket) -> None:
+        if self._ssl is None:
+            try:
+                await self._loop.connect_accepted_socket(self._factory, conn)
+            except OSError:
+                conn.close()
+            return
         try:
             await self._loop.connect_accepted_socket(
                 self._factory, conn, ssl=self._ssl,
@@ -617,15 +623,11 @@ class _Listener:
         except (OSError, ssl.SSLError):
             conn.close()
 
-    def _handshaken(self, task: asyncio.Task[Any]) -> None:
-        self._handshakes.discard(task)
-        _quiet(task)
+    def _connected(self, task: asyncio.Task[Any]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled():
+            task.exception()    # (retrieved: a failed accept is not an error to report)
         self.room()
-
-
-def _quiet(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled():
-        task.exception()        # (retrieved: a failed accept is not an error to report)
 
 
 def make_server(handler: Callable[[web.BaseRequest], Any], limits: ServerLimits,

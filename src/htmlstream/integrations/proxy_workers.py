@@ -28,6 +28,9 @@ The supervisor (the process the command starts) binds the listening socket(s), t
   ``grace + 5`` seconds later is killed.
 * **Logs.**  Each worker writes its own access-log lines to the inherited standard error,
   each line with one ``write``: one line per request, whichever worker served it.
+* **Orphans.**  Each worker watches a pipe whose only writing end the supervisor holds:
+  when the supervisor dies (even by ``kill -9``), the pipe ends, and the worker stops as on
+  ``SIGTERM`` instead of serving on with nobody to stop it.
 * **Signals in the supervisor** are read from a self-pipe (``signal.set_wakeup_fd``) with
   ``select``, so its loop sleeps until something happens and has no event loop of its own.
 """
@@ -42,6 +45,7 @@ import select
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -106,6 +110,7 @@ def supervise(sockets: list[socket.socket], workers: int, grace: float,
     rfd, wfd = os.pipe()
     os.set_blocking(rfd, False)
     os.set_blocking(wfd, False)
+    alive_r, alive_w = os.pipe()    # ends (for the workers) when the supervisor does
     caught = (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD)
     previous = {sig: signal.signal(sig, _noop) for sig in caught}
     old_wakeup = signal.set_wakeup_fd(wfd)
@@ -131,6 +136,8 @@ def supervise(sockets: list[socket.socket], workers: int, grace: float,
                     signal.signal(sig, signal.SIG_DFL)
                 os.close(rfd)
                 os.close(wfd)
+                os.close(alive_w)
+                threading.Thread(target=_orphaned, args=(alive_r,), daemon=True).start()
                 mine = sock_of(worker)
                 for other in sockets:
                     if other is not mine:
@@ -209,11 +216,19 @@ def supervise(sockets: list[socket.socket], workers: int, grace: float,
         signal.set_wakeup_fd(old_wakeup)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        os.close(rfd)
-        os.close(wfd)
+        for fd in (rfd, wfd, alive_r, alive_w):
+            os.close(fd)
         for sock in sockets:
             sock.close()
     return status
+
+
+def _orphaned(fd: int) -> None:
+    """In a worker: wait for the supervisor's end (the pipe's), then stop as on SIGTERM."""
+    with contextlib.suppress(OSError):
+        while os.read(fd, 1):
+            pass
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _noop(signum: int, frame: object) -> None:
