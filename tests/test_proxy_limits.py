@@ -10,6 +10,7 @@ bounds are generous, for a loaded 2-core machine, and the figures measured are p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -17,6 +18,7 @@ import re
 import selectors
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -37,6 +39,7 @@ from aiohttp import web  # noqa: E402
 from htmlstream.integrations.proxy import ReverseProxy, ServerLimits  # noqa: E402
 from http_servers import Origin, Reply  # noqa: E402
 from integration_servers import PAGE, RW  # noqa: E402
+from tls_certs import client_context, self_signed, server_context  # noqa: E402
 
 EXPECTED = RW.rewrite(PAGE)
 CLI_RW = htmlstream.Rewriter()       # the command's --on "a[href^='http:']" --set-attr x=1
@@ -50,7 +53,9 @@ LINUX = sys.platform.startswith("linux")
 class ProxyThread:
     """A :class:`ReverseProxy` serving in a thread of its own (its own event loop)."""
 
-    def __init__(self, upstream: str, **limits: Any) -> None:
+    def __init__(self, upstream: str, ssl_context: ssl.SSLContext | None = None,
+                 **limits: Any) -> None:
+        self._ssl = ssl_context
         self.proxy = ReverseProxy(RW, upstream, read_timeout=30.0, shutdown_grace=2.0,
                                   limits=ServerLimits(**limits))
         self._loop = asyncio.new_event_loop()
@@ -68,7 +73,7 @@ class ProxyThread:
 
     def __enter__(self) -> Self:
         self._thread.start()
-        self.port = self.run(self.proxy.start("127.0.0.1", 0))[1]
+        self.port = self.run(self.proxy.start("127.0.0.1", 0, ssl_context=self._ssl))[1]
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -186,6 +191,33 @@ def test_slowloris_trickle_does_not_extend_the_header_timeout(origin: Origin) ->
         assert got.startswith(b"HTTP/1.1 408"), got
         assert time.monotonic() - started < 4.0
         assert proxy.counter("limits.header_timeout") == 1
+
+
+def test_tls_handshake_and_head_bounded_by_the_header_timeout(
+        origin: Origin, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pair = self_signed(tmp_path)
+    if pair is None:
+        pytest.skip("neither openssl nor cryptography is there to make a certificate")
+    cert, key = pair
+    caplog.set_level(logging.INFO, "htmlstream.proxy")
+    with ProxyThread(origin.url(""), ssl_context=server_context(cert, key),
+                     header_timeout=1.0) as proxy:
+        r = httpx.get(f"https://127.0.0.1:{proxy.port}/page", verify=client_context(cert),
+                      timeout=10)
+        assert r.status_code == 200 and r.content == EXPECTED
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as raw:
+            assert read_response(raw) == b""      # no handshake: closed
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as plain, \
+                client_context(cert).wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+            tls.sendall(b"GET /page HTTP/1.1\r\nHost: x\r\n")
+            got = b""
+            with contextlib.suppress(ssl.SSLError, OSError):
+                while piece := tls.recv(4096):
+                    got += piece
+            assert got.startswith(b"HTTP/1.1 408"), got
+        assert proxy.counter("limits.header_timeout") == 2
+        assert until(lambda: proxy.counter("open") == 0, 5)
+    assert "closed: header timeout (the TLS handshake did not complete)" in caplog.text
 
 
 # ------------------------------------------------------------------ bodies
@@ -417,82 +449,82 @@ def test_slowloris_1000_connections(origin: Origin, workers: int) -> None:
     header_timeout = 2.0
     count = 1000
     with Command(origin.url(""), "--header-timeout", str(header_timeout), "--workers",
-                 str(workers), "--max-connections", "4096") as cmd:
-        with httpx.Client(timeout=10) as client:
-            for _ in range(3):      # warm up: the upstream pool has its connection
-                assert client.get(cmd.url("/page")).content == CLI_EXPECTED
-            if workers > 1:
-                assert until(lambda: len(cmd.workers()) == workers, 10)
-            baseline = cmd.descriptors()
+                 str(workers), "--max-connections", "4096") as cmd, \
+            httpx.Client(timeout=10) as client:
+        for _ in range(3):      # warm up: the upstream pool has its connection
+            assert client.get(cmd.url("/page")).content == CLI_EXPECTED
+        if workers > 1:
+            assert until(lambda: len(cmd.workers()) == workers, 10)
+        baseline = cmd.descriptors()
 
-            latencies: list[float] = []
-            attack_over = threading.Event()
+        latencies: list[float] = []
+        attack_over = threading.Event()
 
-            def normal() -> None:
-                while not attack_over.is_set():
-                    started = time.perf_counter()
-                    r = client.get(cmd.url("/page"))
-                    latencies.append(time.perf_counter() - started)
-                    assert r.status_code == 200 and r.content == CLI_EXPECTED
-                    attack_over.wait(0.02)
+        def normal() -> None:
+            while not attack_over.is_set():
+                started = time.perf_counter()
+                r = client.get(cmd.url("/page"))
+                latencies.append(time.perf_counter() - started)
+                assert r.status_code == 200 and r.content == CLI_EXPECTED
+                attack_over.wait(0.02)
 
-            sel = selectors.DefaultSelector()
-            opened: dict[socket.socket, float] = {}
-            closed: dict[socket.socket, float] = {}
-            answered = 0
-            user = threading.Thread(target=normal)
-            user.start()
-            try:
-                for _ in range(count):
-                    sock = socket.create_connection(("127.0.0.1", cmd.port), timeout=10)
-                    opened[sock] = time.monotonic()
-                    sock.sendall(b"GET /page HTTP/1.1\r\nHost: x\r\n")
-                    sock.setblocking(False)
-                    sel.register(sock, selectors.EVENT_READ)
-                next_tick = time.monotonic() + 1.0
-                end = time.monotonic() + header_timeout + 10
-                while len(closed) < count and time.monotonic() < end:
-                    for key, _ in sel.select(max(0.0, next_tick - time.monotonic())):
-                        sock = key.fileobj
-                        assert isinstance(sock, socket.socket)
-                        try:
-                            data = sock.recv(4096)
-                        except (ConnectionResetError, BlockingIOError):
-                            data = b""
-                        if data.startswith(b"HTTP/1.1 408"):
-                            answered += 1
-                        if not data or b"request timed out" in data:
-                            closed[sock] = time.monotonic()
-                            sel.unregister(sock)
-                    if time.monotonic() >= next_tick:       # a byte a second, each
-                        next_tick += 1.0
-                        for sock in opened:
-                            if sock not in closed:
-                                try:
-                                    sock.send(b"X")
-                                except OSError as exc:
-                                    assert exc.errno in (errno.EPIPE, errno.ECONNRESET)
-            finally:
-                attack_over.set()
-                user.join(20)
-                sel.close()
-                for sock in opened:
-                    sock.close()
-            assert len(closed) == count, f"{count - len(closed)} still open"
-            held = sorted(closed[s] - opened[s] for s in opened)
-            latencies.sort()
-            p99 = latencies[int(len(latencies) * 0.99) - 1] if latencies else 0.0
-            print(f"slowloris, {workers} worker(s): {count} connections held "
-                  f"{held[0]:.2f}-{held[-1]:.2f}s (header timeout {header_timeout:g}s), "
-                  f"{answered} answered 408; {len(latencies)} normal requests meanwhile, "
-                  f"p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
-                  f"p99 {p99 * 1000:.1f} ms")
-            assert held[-1] <= header_timeout + 1.0 + 1.0, held[-1]
-            assert held[0] >= header_timeout - 0.3
-            assert answered == count
-            assert latencies and p99 < 1.0
-            assert until(lambda: cmd.descriptors() <= baseline, 10), \
-                (cmd.descriptors(), baseline)
+        sel = selectors.DefaultSelector()
+        opened: dict[socket.socket, float] = {}
+        closed: dict[socket.socket, float] = {}
+        answered = 0
+        user = threading.Thread(target=normal)
+        user.start()
+        try:
+            for _ in range(count):
+                sock = socket.create_connection(("127.0.0.1", cmd.port), timeout=10)
+                opened[sock] = time.monotonic()
+                sock.sendall(b"GET /page HTTP/1.1\r\nHost: x\r\n")
+                sock.setblocking(False)
+                sel.register(sock, selectors.EVENT_READ)
+            next_tick = time.monotonic() + 1.0
+            end = time.monotonic() + header_timeout + 10
+            while len(closed) < count and time.monotonic() < end:
+                for key, _ in sel.select(max(0.0, next_tick - time.monotonic())):
+                    sock = key.fileobj
+                    assert isinstance(sock, socket.socket)
+                    try:
+                        data = sock.recv(4096)
+                    except (ConnectionResetError, BlockingIOError):
+                        data = b""
+                    if data.startswith(b"HTTP/1.1 408"):
+                        answered += 1
+                    if not data or b"request timed out" in data:
+                        closed[sock] = time.monotonic()
+                        sel.unregister(sock)
+                if time.monotonic() >= next_tick:       # a byte a second, each
+                    next_tick += 1.0
+                    for sock in opened:
+                        if sock not in closed:
+                            try:
+                                sock.send(b"X")
+                            except OSError as exc:
+                                assert exc.errno in (errno.EPIPE, errno.ECONNRESET)
+        finally:
+            attack_over.set()
+            user.join(20)
+            sel.close()
+            for sock in opened:
+                sock.close()
+        assert len(closed) == count, f"{count - len(closed)} still open"
+        held = sorted(closed[s] - opened[s] for s in opened)
+        latencies.sort()
+        p99 = latencies[int(len(latencies) * 0.99) - 1] if latencies else 0.0
+        print(f"slowloris, {workers} worker(s): {count} connections held "
+              f"{held[0]:.2f}-{held[-1]:.2f}s (header timeout {header_timeout:g}s), "
+              f"{answered} answered 408; {len(latencies)} normal requests meanwhile, "
+              f"p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
+              f"p99 {p99 * 1000:.1f} ms")
+        assert held[-1] <= header_timeout + 1.0 + 1.0, held[-1]
+        assert held[0] >= header_timeout - 0.3
+        assert answered == count
+        assert latencies and p99 < 1.0
+        assert until(lambda: cmd.descriptors() <= baseline, 10), \
+            (cmd.descriptors(), baseline)
     # Stopped: the flood is in the log as a few lines and a summary, not 1,000 lines.
     log = "".join(cmd.lines)
     assert log.count("closed: header timeout") <= workers, log

@@ -578,7 +578,7 @@ class _Listener:
                     f"(max_connections) is {self._edge.limits.max_connections}"))
                 return
             try:
-                conn, _addr = self.sock.accept()
+                conn, addr = self.sock.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
@@ -592,7 +592,7 @@ class _Listener:
                 continue                # ECONNABORTED and the like: that client is gone
             conn.setblocking(False)
             counters.accepted += 1
-            task = self._loop.create_task(self._connect(conn))
+            task = self._loop.create_task(self._connect(conn, addr))
             self._pending.add(task)
             task.add_done_callback(self._connected)
 
@@ -600,27 +600,24 @@ class _Listener:
         self._retry = None
         self.room()
 
-    async def _connect(self, conn: socket.socket) -> None:
+    async def _connect(self, conn: socket.socket, addr: Any) -> None:
         if self._ssl is None:
             try:
                 await self._loop.connect_accepted_socket(self._factory, conn)
             except OSError:
                 conn.close()
             return
+        started = self._loop.time()
+        timeout = min(self._edge.header_timeout, 3600.0)
         try:
             await self._loop.connect_accepted_socket(
-                self._factory, conn, ssl=self._ssl,
-                ssl_handshake_timeout=min(self._edge.header_timeout, 3600.0))
-        except TimeoutError:
-            try:
-                host, port = conn.getpeername()[:2]
-                peer = f"{host}:{port}"
-            except OSError:
-                peer = "-"
-            self._edge.count("header_timeout", f'{peer} "-" 0 0 closed: header timeout '
-                             "(the TLS handshake did not complete)")
-            conn.close()
+                self._factory, conn, ssl=self._ssl, ssl_handshake_timeout=timeout)
         except (OSError, ssl.SSLError):
+            # (asyncio says a handshake timed out with a ConnectionAbortedError)
+            if self._loop.time() - started >= timeout * 0.99:
+                peer = f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else "-"
+                self._edge.count("header_timeout", f'{peer} "-" 0 0 {timeout:.3f}s closed: '
+                                 "header timeout (the TLS handshake did not complete)")
             conn.close()
 
     def _connected(self, task: asyncio.Task[Any]) -> None:
