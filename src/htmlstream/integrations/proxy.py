@@ -49,6 +49,15 @@ right:
   never a clean end.  A client that goes away closes the upstream connection.
 * One access-log line per request on the ``htmlstream.proxy`` logger: client, method, target,
   status, body bytes sent, duration, and ``rewritten`` or why not (or why it was aborted).
+* Client connections are bounded (:class:`~htmlstream.integrations.proxy_limits.ServerLimits`,
+  nginx's defaults): a request head must arrive within ``header_timeout`` (408), an upload
+  may not stall for ``body_timeout`` (408) nor pass ``max_body_size`` (413, before anything
+  goes upstream when its length is declared), a client whose response does not drain for
+  ``send_timeout`` is aborted with its upstream connection, idle keep-alive connections close
+  after ``keepalive_timeout``, and at ``max_connections`` the proxy stops accepting.  The
+  server is aiohttp's ``web.Server`` served through
+  :mod:`htmlstream.integrations.proxy_limits`' protocol (one timer per connection) and
+  accept loop; :attr:`ReverseProxy.counters` counts what the limits did.
 * :meth:`ReverseProxy.close` stops accepting, lets in-flight requests finish for
   ``shutdown_grace`` seconds, then cancels what is left.
 """
