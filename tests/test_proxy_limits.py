@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import itertools
 import logging
 import os
 import re
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any, Self
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import htmlstream
 
@@ -246,6 +249,43 @@ def test_chunked_body_too_large_is_cut_before_its_end(origin: Origin) -> None:
         assert small.status_code == 200 and small.text == "got 600"
         assert proxy.counter("limits.max_body_size") == 1
     assert origin.uploads == [600]      # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def limited() -> Iterator[tuple[Origin, ProxyThread]]:
+    async def upload(request: web.Request) -> web.Response:
+        body = await request.read()
+        uploads.append(body)
+        return web.Response(text=f"got {len(body)}")
+
+    uploads: list[bytes] = []
+    with Origin(routes=[("POST", "/upload", upload)]) as o, \
+            ProxyThread(o.url(""), max_body_size=1000) as proxy:
+        o.uploads = uploads     # type: ignore[attr-defined]
+        yield o, proxy
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None,
+          max_examples=60)
+@given(size=st.integers(0, 2500), pieces=st.integers(1, 7), chunked=st.booleans())
+def test_body_limit_property(limited: tuple[Origin, ProxyThread], size: int, pieces: int,
+                             chunked: bool) -> None:
+    """Whatever its size, framing and pieces: a body over 1000 bytes gets 413 and never
+    reaches the upstream; one within it reaches it whole."""
+    origin, proxy = limited
+    body = bytes(i % 251 for i in range(size))
+    cuts = sorted({size * k // pieces for k in range(pieces + 1)})
+    parts = [body[a:b] for a, b in itertools.pairwise(cuts)]
+    before = list(origin.uploads)       # type: ignore[attr-defined]
+    content: Any = iter(parts) if chunked else body
+    r = httpx.post(proxy.url("/upload"), content=content, timeout=10)
+    after = origin.uploads              # type: ignore[attr-defined]
+    if size > 1000:
+        assert r.status_code == 413
+        assert after == before
+    else:
+        assert r.status_code == 200 and r.text == f"got {size}"
+        assert after == [*before, body]
 
 
 def test_stalled_upload_closed_after_body_timeout(origin: Origin) -> None:
