@@ -263,7 +263,7 @@ class ReverseProxy:
         server, factory, self._edge = make_server(self.handle, self.limits, self.counters,
                                                   logger)
         self._server = server
-        self._listener = listen(sock, factory, self._edge, ssl_context)
+        self._listener = await listen(sock, factory, self._edge, ssl_context)
         address = sock.getsockname()
         return str(address[0]), int(address[1])
 

@@ -42,8 +42,10 @@ per connection, and accepts through :class:`_Listener`:
   (``loop.add_reader`` and ``loop.connect_accepted_socket``), and stops watching it while
   ``max_connections`` connections are open: new clients wait in the kernel's backlog (or
   are refused by the kernel once that is full) while established ones keep being served,
-  and accepting resumes as connections close.  Running out of descriptors anyway (``EMFILE``)
-  pauses accepting until a connection closes, or 1 s.
+  and accepting resumes as connections close.  Where the loop has no ``add_reader``
+  (Windows' proactor loop), asyncio accepts and a connection over the cap is closed at once.
+  Running out of descriptors anyway (``EMFILE``) pauses accepting until a connection
+  closes, or 1 s.
 
 Logging: a limit closing a connection during a request shows in that request's access-log
 line (``closed: send timeout``); one closing a connection without a request (a header
@@ -174,6 +176,8 @@ class _Edge:
         self.send_timeout = limits.timeout("send_timeout")
         self.keepalive_timeout = limits.timeout("keepalive_timeout")
         self.listener: _Listener | None = None
+        #: Where there is no add_reader: connections beyond this many are closed at once.
+        self.refuse_over = math.inf
         self._pending: dict[str, int] = {}
         self._logged: set[str] = set()
         self._flush: asyncio.TimerHandle | None = None
@@ -220,8 +224,17 @@ class _Edge:
                     self._flush.cancel()
                     self._flush = None
 
-    def opened(self) -> None:
+    def opened(self) -> bool:
+        """Count a connection made; False if it is one too many (it is then closed)."""
         self.counters.open += 1
+        if self.refuse_over == math.inf:
+            return True
+        self.counters.accepted += 1     # (asyncio accepted it: the listener did not count it)
+        if self.counters.open > self.refuse_over:
+            self.count("max_connections", f"- refused a connection: {self.counters.open - 1} "
+                       f"open, the cap (max_connections) is {self.limits.max_connections}")
+            return False
+        return True
 
     def closed(self) -> None:
         self.counters.open -= 1
@@ -280,7 +293,8 @@ class _Connection(web.RequestHandler):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._tr = transport
-        self._edge.opened()
+        if not self._edge.opened():
+            transport.abort()   # (connection_lost follows, and counts it closed)
         super().connection_made(transport)
         self._wait_head(self._loop.time())
 
@@ -442,30 +456,26 @@ class _Connection(web.RequestHandler):
     def _expire(self, reason: str, tr: asyncio.Transport, now: float) -> None:
         """Close the connection for ``reason``; count and log it."""
         self.limit = reason
-        edge = self._edge
+        request = self._request
+        sent = request is not None and request.writer.output_size > 0
+        answer = (reason == "header_timeout" and self._received > 0) or (
+            reason == "body_timeout" and not sent)
         line: str | None = None
+        if reason == "header_timeout":
+            line = (f'{_peer(tr)} "-" {408 if answer else 0} 0 '
+                    f"{now - self._phase_since:.3f}s closed: header timeout "
+                    f"({self._received} bytes of a request head)")
+        self._edge.count(reason, line)  # (first: the client may see the close at once)
         if reason == "send_timeout":
             tr.abort()                  # the buffer cannot be delivered: drop it
-        elif reason == "keepalive_timeout":
-            self.force_close()
-            self._watch_buffer(now)
+            return
+        if answer and not tr.is_closing():
+            tr.write(_RESPONSE_408)
+        if sent:
+            tr.abort()
         else:
-            request = self._request
-            sent = request is not None and request.writer.output_size > 0
-            answer = (reason == "header_timeout" and self._received > 0) or (
-                reason == "body_timeout" and not sent)
-            if answer and not tr.is_closing():
-                tr.write(_RESPONSE_408)
-            if reason == "header_timeout":
-                line = (f'{_peer(tr)} "-" {408 if answer else 0} 0 '
-                        f"{now - self._phase_since:.3f}s closed: header timeout "
-                        f"({self._received} bytes of a request head)")
-            if sent:
-                tr.abort()
-            else:
-                self.force_close()      # (flushes the 408 first)
+            self.force_close()          # (flushes the 408 first)
             self._watch_buffer(now)     # a client that does not read it is aborted later
-        edge.count(reason, line)
 
 
 def limit_note(request: web.BaseRequest) -> str:
@@ -536,14 +546,26 @@ class _Listener:
         # step before connection_made): counted against the cap with the open ones.
         self._pending: set[asyncio.Task[Any]] = set()
         self._retry: asyncio.TimerHandle | None = None
+        self._fallback: asyncio.Server | None = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
         self.sock.setblocking(False)
-        self._watch(True)
+        try:
+            self._watch(True)
+        except NotImplementedError:
+            # No add_reader (Windows' proactor loop): asyncio accepts, and a connection
+            # over the cap is closed at once instead of waiting in the backlog.
+            self._fallback = await self._loop.create_server(
+                self._factory, sock=self.sock, ssl=self._ssl,
+                ssl_handshake_timeout=min(self._edge.header_timeout, 3600.0)
+                if self._ssl is not None else None)
+            self._edge.refuse_over = self._cap
 
     def stop(self) -> None:
         """Stop accepting and close the listening socket."""
         self._stopped = True
+        if self._fallback is not None:
+            self._fallback.close()
         self._watch(False)
         for task in self._pending:
             task.cancel()
@@ -564,8 +586,8 @@ class _Listener:
 
     def room(self) -> None:
         """A connection closed: accept again if accepting was paused."""
-        if not self._watching and not self._stopped and self._retry is None \
-                and not self._full():
+        if (self._fallback is None and not self._watching and not self._stopped
+                and self._retry is None and not self._full()):
             self._watch(True)
 
     def _accept(self) -> None:
@@ -656,12 +678,12 @@ def make_server(handler: Callable[[web.BaseRequest], Any], limits: ServerLimits,
     return server, factory, edge
 
 
-def listen(sock: socket.socket, factory: Callable[[], _Connection], edge: _Edge,
-           ssl_context: ssl.SSLContext | None) -> _Listener:
+async def listen(sock: socket.socket, factory: Callable[[], _Connection], edge: _Edge,
+                 ssl_context: ssl.SSLContext | None) -> _Listener:
     """Start accepting on ``sock`` (listening already) with ``factory``'s protocols."""
     listener = _Listener(sock, factory, edge, ssl_context)
     edge.listener = listener
-    listener.start()
+    await listener.start()
     return listener
 
 
