@@ -641,3 +641,41 @@ def test_workers_stop_when_the_supervisor_is_killed(origin: Origin) -> None:
         cmd.proc.kill()
         cmd.proc.wait(5)
         assert until(lambda: all(_gone(pid) for pid in workers), 15), workers
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not LINUX, reason="POSIX, /proc")
+def test_limits_hold_with_two_workers(origin: Origin) -> None:
+    """The command with --workers 2: 413 for a large body (the origin never sees it), 408 for
+    a stalled one, an idle keep-alive closed; whichever worker a connection lands on."""
+    with Command(origin.url(""), "--workers", "2", "--max-body-size", "1k",
+                 "--body-timeout", "1.5", "--keepalive-timeout", "1.5") as cmd:
+        for _ in range(4):
+            r = httpx.post(cmd.url("/upload"), content=b"x" * 2000, timeout=10)
+            assert r.status_code == 413
+            ok = httpx.post(cmd.url("/upload"), content=b"x" * 1024, timeout=10)
+            assert ok.status_code == 200 and ok.text == "got 1024"
+        assert origin.uploads == [1024] * 4    # type: ignore[attr-defined]
+        socks = [socket.create_connection(("127.0.0.1", cmd.port), timeout=10)
+                 for _ in range(4)]
+        try:
+            for sock in socks:
+                sock.sendall(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+                             b"a")
+            started = time.monotonic()
+            for sock in socks:
+                assert read_response(sock).startswith(b"HTTP/1.1 408")
+            assert 1.4 <= time.monotonic() - started < 6.0
+        finally:
+            for sock in socks:
+                sock.close()
+        with socket.create_connection(("127.0.0.1", cmd.port), timeout=10) as sock:
+            sock.sendall(b"GET /page HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = b""
+            while not data.endswith(b"0\r\n\r\n"):
+                got = sock.recv(65536)
+                assert got, data
+                data += got
+            idle = time.monotonic()
+            assert sock.recv(100) == b""
+            assert 1.4 <= time.monotonic() - idle < 6.0
+    assert origin.uploads == [1024] * 4    # type: ignore[attr-defined]
