@@ -78,10 +78,11 @@ LIMIT_REASONS: Final = ("header_timeout", "body_timeout", "max_body_size", "send
 
 _HEAD, _REQUEST, _IDLE, _DRAIN = range(4)
 
+_BODY_408: Final = b"request timed out\r\n"
+#: Written by the protocol itself: no response of aiohttp's is under way then.
 _RESPONSE_408: Final = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; "
-                        b"charset=utf-8\r\nContent-Length: 19\r\nConnection: close\r\n\r\n"
-                        b"request timed out\r\n")
-assert _RESPONSE_408.endswith(b"\r\n\r\n" + b"request timed out\r\n")
+                        b"charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                        % len(_BODY_408)) + _BODY_408
 
 #: Connections accepted at most per readiness event of the listening socket.
 _ACCEPT_BATCH: Final = 64
