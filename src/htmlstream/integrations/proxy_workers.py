@@ -78,13 +78,16 @@ def listening_sockets(host: str, port: int, workers: int, backlog: int
     the port the first one got, for port 0), else one to share."""
     from htmlstream.integrations.proxy_limits import bind
 
-    first = bind(host, port, backlog, reuse_port=REUSE_PORT and workers > 1)
-    sockets = [first]
+    if not (REUSE_PORT and workers > 1):
+        return [bind(host, port, backlog)]
+    # A socket without SO_REUSEPORT first: it fails if anything holds the port, even another
+    # process's SO_REUSEPORT sockets, which the workers' sockets would silently join.
+    probe = bind(host, port, backlog)
+    port = probe.getsockname()[1]
+    probe.close()
+    sockets = [bind(host, port, backlog, reuse_port=True)]
     try:
-        if REUSE_PORT and workers > 1:
-            bound = first.getsockname()[1]
-            sockets += [bind(host, bound, backlog, reuse_port=True)
-                        for _ in range(workers - 1)]
+        sockets += [bind(host, port, backlog, reuse_port=True) for _ in range(workers - 1)]
     except BaseException:
         for sock in sockets:
             sock.close()
