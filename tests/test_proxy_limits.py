@@ -679,3 +679,16 @@ def test_limits_hold_with_two_workers(origin: Origin) -> None:
             assert sock.recv(100) == b""
             assert 1.4 <= time.monotonic() - idle < 6.0
     assert origin.uploads == [1024] * 4    # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not LINUX, reason="POSIX, /proc")
+def test_a_second_instance_on_the_port_fails(origin: Origin) -> None:
+    # SO_REUSEPORT would let it share the port silently: it must fail as a bind does.
+    with Command(origin.url(""), "--workers", "2") as cmd:
+        second = subprocess.run(
+            [sys.executable, "-m", "htmlstream.cli", "proxy", "--upstream", origin.url(""),
+             "--listen", f"127.0.0.1:{cmd.port}", "--workers", "2"],
+            capture_output=True, text=True, timeout=30, check=False)
+        assert second.returncode == 2, second.stderr
+        assert "Address already in use" in second.stderr
+        assert httpx.get(cmd.url("/page"), timeout=10).content == CLI_EXPECTED
