@@ -230,7 +230,8 @@ def main() -> None:
     o_port, p_port, n_port = free_port(), free_port(), free_port()
     origin = [sys.executable, "-c", ORIGIN, str(CORPUS), str(args.trickle), str(o_port)]
     proxy = [sys.executable, "-m", "htmlstream.cli", "proxy", "--upstream",
-             f"http://127.0.0.1:{o_port}", "--listen", f"127.0.0.1:{p_port}", "--demo"]
+             f"http://127.0.0.1:{o_port}", "--listen", f"127.0.0.1:{p_port}", "--demo",
+             "--workers", "1"]      # one process, as nginx has one worker here
     direct, proxied = f"http://127.0.0.1:{o_port}", f"http://127.0.0.1:{p_port}"
     rows: list[tuple[str, ...]] = []
     with process(origin, o_port), process(proxy, p_port) as proxy_proc, \

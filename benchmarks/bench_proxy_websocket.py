@@ -116,7 +116,7 @@ def main() -> None:
     origin = [sys.executable, "-c", ORIGIN, str(o_port)]
     proxy = [sys.executable, "-m", "htmlstream.cli", "proxy", "--upstream",
              f"http://127.0.0.1:{o_port}", "--listen", f"127.0.0.1:{p_port}", "--on", "title",
-             "--set-attr", "data-x=1"]
+             "--set-attr", "data-x=1", "--workers", "1"]
     rows: list[tuple[str, ...]] = []
     with process(origin, o_port), process(proxy, p_port), nginx_ws(o_port, n_port) as has_nginx:
         targets = [("direct", o_port), ("htmlstream proxy", p_port)]

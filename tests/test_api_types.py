@@ -60,6 +60,8 @@ NOT_ENTRY_POINTS = {
     # and Dask functions, of fetch() and scrape()
     "Encoding", "SniffResult", "Decision", "BadRecord", "WarcReport",
     "WarcJob", "RewriteJob", "Page", "Response", "AsyncResponse",
+    # the proxy's counters, made by the proxy and read by its log and metrics
+    "ServerCounters",
     # recipes: made by their functions (entry points), e.g. recipes.minify() -> Minify
     "CspNonce", "HttpsUpgrade", "Inject", "Minify", "Sanitize", "UpgradeReport",
     "DecodeEmails", "ObfuscateEmails",
@@ -265,6 +267,10 @@ def entries(tmp: Path) -> dict[str, Entry]:
         e["proxy.ReverseProxy"] = (proxy.ReverseProxy, (rw, "http://127.0.0.1:1"), {},
                                    ["rewriter", "upstream"])
         e["proxy.hop_by_hop"] = (proxy.hop_by_hop, ([],), {}, ["headers"])
+        limits = {"header_timeout": 1.0, "body_timeout": 1.0, "max_body_size": 1,
+                  "send_timeout": 1.0, "keepalive_timeout": 1.0, "max_connections": 1,
+                  "backlog": 1, "summary_interval": 1.0}
+        e["proxy.ServerLimits"] = (proxy.ServerLimits, (), limits, list(limits))
     if importlib.util.find_spec("httpx"):
         import httpx
 

@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import ssl
 import sys
 from typing import TYPE_CHECKING
 
-from htmlstream.cli._common import PROG, CliError, positive_float
+from htmlstream.cli._common import (
+    PROG,
+    CliError,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from htmlstream.cli.recipe_options import email_recipes, recipes_from_args
 from htmlstream.cli.rewrite import (
     DemoStats,
@@ -34,6 +42,20 @@ def listen_address(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def byte_size(value: str) -> int:
+    """``argparse`` type: a size in bytes, with an optional ``k``, ``m`` or ``g`` suffix
+    (binary multiples, as nginx's sizes; ``KiB``/``MiB``/``GiB`` too); 0 or more."""
+    text = value.strip().lower().removesuffix("ib").removesuffix("b")
+    number, unit = (text[:-1], text[-1]) if text[-1:] in ("k", "m", "g") else (text, "")
+    if not number.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a size such as 1048576, 512k or 10m, not "
+                                         f"{value!r}")
+    return int(number) * _UNITS[unit]
+
+
 def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``htmlstream proxy``: its own options, then every rewrite option of
     ``htmlstream rewrite`` (--on/--set-attr/..., --demo and whatever else it has)."""
@@ -44,7 +66,8 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
             "Serve UPSTREAM's responses on LISTEN, rewriting its HTML as it streams (the rewrite\n"
             "options are those of 'htmlstream rewrite'; without --on, --demo). One access-log\n"
             "line per request goes to standard error. SIGINT/SIGTERM stop accepting and let\n"
-            "in-flight requests finish (--grace seconds). Needs htmlstream[proxy]."
+            "in-flight requests finish (--grace seconds). --workers processes share the\n"
+            "port; the client timeouts and limits default to nginx's. Needs htmlstream[proxy]."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -71,6 +94,28 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                         "before both sides are closed (default: 300)")
     parser.add_argument("--grace", type=positive_float, default=10.0, metavar="S",
                         help="seconds in-flight requests get at shutdown (default: 10)")
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                        help="worker processes sharing the port, restarted if one dies "
+                        "(default: the number of CPUs)")
+    limits = parser.add_argument_group("client timeouts and limits (per worker)")
+    limits.add_argument("--header-timeout", type=positive_float, default=60.0, metavar="S",
+                        help="seconds a request head may take to arrive in full; then 408 "
+                        "and the connection is closed (default: 60)")
+    limits.add_argument("--body-timeout", type=positive_float, default=60.0, metavar="S",
+                        help="seconds an upload may go without a byte; then 408 and the "
+                        "connection is closed (default: 60)")
+    limits.add_argument("--max-body-size", type=byte_size, default=10 << 20, metavar="SIZE",
+                        help="the largest request body (512k, 10m...; 0: no limit); a larger "
+                        "one gets 413 and never reaches the upstream whole (default: 10m)")
+    limits.add_argument("--send-timeout", type=positive_float, default=60.0, metavar="S",
+                        help="seconds a client may take no part of its response before it "
+                        "and its upstream connection are closed (default: 60)")
+    limits.add_argument("--keepalive-timeout", type=positive_float, default=75.0,
+                        metavar="S", help="seconds an idle keep-alive connection is kept "
+                        "(default: 75)")
+    limits.add_argument("--max-connections", type=non_negative_int, default=1024,
+                        metavar="N", help="client connections open at most per worker; at "
+                        "the cap new ones wait in the backlog (0: no cap; default: 1024)")
     # The rewrite options, taken from the rewrite command itself so that every option it has
     # (recipes included) builds the proxy's Rewriter too.
     scratch = argparse.ArgumentParser(add_help=False)
@@ -104,7 +149,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     import signal
 
     try:
-        from htmlstream.integrations.proxy import ReverseProxy
+        from htmlstream.integrations.proxy import ReverseProxy, ServerLimits
+        from htmlstream.integrations.proxy_workers import cpu_count, listening_sockets, supervise
     except ImportError as exc:
         raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "
                        f"({exc})") from exc
@@ -116,14 +162,23 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     # The encoding is each response's (ResponseRewrite makes the stream in it).
     rewriter = build_rewriter(groups, DemoStats() if not groups and not recipes else None,
                                "utf-8", recipes=recipes)
+    workers = args.workers or cpu_count()
+    if workers > 1 and not hasattr(os, "fork"):
+        raise CliError("--workers needs os.fork (POSIX): use --workers 1 here")
+    limits = ServerLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+                          max_body_size=args.max_body_size, send_timeout=args.send_timeout,
+                          keepalive_timeout=args.keepalive_timeout,
+                          max_connections=args.max_connections)
     try:
         proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
                              trust_forwarded=args.trust_forwarded,
                              connect_timeout=args.connect_timeout,
                              read_timeout=args.read_timeout, shutdown_grace=args.grace,
-                             websocket_idle_timeout=args.websocket_idle_timeout)
+                             websocket_idle_timeout=args.websocket_idle_timeout,
+                             limits=limits)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    _raise_descriptor_limit(args.max_connections)
     tls = _tls_context(args.tls_cert, args.tls_key)
     log = logging.getLogger("htmlstream.proxy")
     handler = logging.StreamHandler(sys.stderr)
@@ -131,26 +186,67 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
 
-    async def serve() -> None:
+    def listening(host: str, port: int) -> None:
+        shown = f"[{host}]" if ":" in host else host
+        scheme = "https" if tls is not None else "http"
+        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream}",
+              flush=True)
+
+    async def serve(sock: socket.socket | None) -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         try:
-            host, port = await proxy.start(*args.listen, ssl_context=tls)
+            host, port = await proxy.start(*args.listen, ssl_context=tls, sock=sock)
         except OSError as exc:
             raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
                            f"{exc.strerror or exc}") from exc
-        shown = f"[{host}]" if ":" in host else host
-        scheme = "https" if tls is not None else "http"
-        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream}",
-              flush=True)
+        if sock is None:
+            listening(host, port)
         try:
             await stop.wait()
-            print(f"{PROG} proxy: stopping (in-flight requests get {args.grace:g} s)",
-                  file=sys.stderr, flush=True)
+            if sock is None:
+                print(f"{PROG} proxy: stopping (in-flight requests get {args.grace:g} s)",
+                      file=sys.stderr, flush=True)
         finally:
             await proxy.close()
 
-    asyncio.run(serve())
-    return 0
+    if workers == 1:
+        asyncio.run(serve(None))
+        return 0
+    try:
+        host, port = args.listen
+        sockets = listening_sockets(host, port, workers, limits.backlog)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
+                       f"{exc.strerror or exc}") from exc
+    listening(*sockets[0].getsockname()[:2])
+
+    def worker(sock: socket.socket) -> int:
+        asyncio.run(serve(sock))
+        return 0
+
+    return supervise(sockets, workers, args.grace, worker)
+
+
+def _raise_descriptor_limit(max_connections: int) -> None:
+    """Raise this process's soft descriptor limit to what ``max_connections`` clients, the
+    upstream pool (256 connections) and a margin need (up to the hard limit); warn if it
+    cannot."""
+    try:
+        import resource
+    except ImportError:         # pragma: no cover (not POSIX)
+        return
+    needed = (max_connections or 4096) + 256 + 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(hard, needed)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            target = soft
+        if target < needed:
+            print(f"{PROG} proxy: warning: the descriptor limit ({target}) is below what "
+                  f"--max-connections {max_connections} needs ({needed}); raise it (ulimit "
+                  f"-n) or lower --max-connections", file=sys.stderr, flush=True)

@@ -58,6 +58,15 @@ right:
   never a clean end.  A client that goes away closes the upstream connection.
 * One access-log line per request on the ``htmlstream.proxy`` logger: client, method, target,
   status, body bytes sent, duration, and ``rewritten`` or why not (or why it was aborted).
+* Client connections are bounded (:class:`~htmlstream.integrations.proxy_limits.ServerLimits`,
+  nginx's defaults): a request head must arrive within ``header_timeout`` (408), an upload
+  may not stall for ``body_timeout`` (408) nor pass ``max_body_size`` (413, before anything
+  goes upstream when its length is declared), a client whose response does not drain for
+  ``send_timeout`` is aborted with its upstream connection, idle keep-alive connections close
+  after ``keepalive_timeout``, and at ``max_connections`` the proxy stops accepting.  The
+  server is aiohttp's ``web.Server`` served through
+  :mod:`htmlstream.integrations.proxy_limits`' protocol (one timer per connection) and
+  accept loop; :attr:`ReverseProxy.counters` counts what the limits did.
 * :meth:`ReverseProxy.close` stops accepting, lets in-flight requests finish for
   ``shutdown_grace`` seconds, then cancels what is left.
 """
@@ -67,6 +76,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -85,8 +95,21 @@ from htmlstream.http import (
     csp_nonce_hook,
     forwarded_request_headers,
 )
+from htmlstream.integrations.proxy_limits import (
+    ServerCounters,
+    ServerLimits,
+    bind,
+    counted_body,
+    declared_too_large,
+    limit_note,
+    limit_status,
+    listen,
+    make_server,
+    too_large_response,
+)
 
-__all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "hop_by_hop", "logger"]
+__all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "ServerCounters", "ServerLimits",
+           "hop_by_hop", "logger"]
 
 #: The access log (one INFO line per request) and errors.
 logger: Final = logging.getLogger("htmlstream.proxy")
@@ -169,11 +192,18 @@ class ReverseProxy:
         read_timeout: seconds the upstream may stay silent, before its response (504) or
             between two body reads (the client connection is aborted).
         shutdown_grace: seconds :meth:`close` lets in-flight requests finish.
-        max_connections: upstream connections at most (requests beyond wait for one).
+        max_connections: upstream connections at most (requests beyond wait for one); the
+            cap on *client* connections is ``limits.max_connections``.
         websocket_idle_timeout: seconds a relayed WebSocket may carry no message either way
             before the proxy closes both sides (code 1001).
         websocket_max_message: the largest WebSocket message relayed, in bytes (a larger one
             closes that side with 1009, and the other with 1011).
+        limits: the timeouts and limits of client connections (header, body, send and
+            keep-alive timeouts, the largest request body, the connection cap).
+
+    Attributes:
+        counters: what the limits closed or refused, and the connections accepted and
+            open (:class:`~htmlstream.integrations.proxy_limits.ServerCounters`).
     """
 
     def __init__(
@@ -192,6 +222,7 @@ class ReverseProxy:
         max_connections: int = 256,
         websocket_idle_timeout: float = 300.0,
         websocket_max_message: int = 4 << 20,
+        limits: ServerLimits | None = None,
     ) -> None:
         if not isinstance(rewriter, Rewriter):
             raise TypeError(f"ReverseProxy(): rewriter must be a Rewriter, not "
@@ -218,18 +249,25 @@ class ReverseProxy:
         self._max_connections = max_connections
         self.websocket_idle_timeout = websocket_idle_timeout
         self.websocket_max_message = websocket_max_message
+        self.limits = limits if limits is not None else ServerLimits()
+        self.counters = ServerCounters()
         self._session: aiohttp.ClientSession | None = None
-        self._runner: web.ServerRunner | None = None
+        self._server: web.Server | None = None
+        self._listener: Any = None
+        self._edge: Any = None
         self._relays: set[_WebSocketRelay] = set()
         self._stopping = False
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self, host: str = "127.0.0.1", port: int = 0, *,
-                    ssl_context: ssl.SSLContext | None = None) -> tuple[str, int]:
+                    ssl_context: ssl.SSLContext | None = None,
+                    sock: socket.socket | None = None) -> tuple[str, int]:
         """Listen on ``host:port`` (0: a free port); returns the address listened on.
-        ``ssl_context``: serve HTTPS (a server-side context with the certificate loaded)."""
-        if self._runner is not None:
+        ``ssl_context``: serve HTTPS (a server-side context with the certificate loaded).
+        ``sock``: a listening socket to accept from instead (``host`` and ``port`` are then
+        ignored); the proxy closes it when it stops."""
+        if self._server is not None:
             raise RuntimeError("the proxy is started already")
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
@@ -239,29 +277,39 @@ class ReverseProxy:
             # Only the client's headers: no User-Agent, Accept, Accept-Encoding of aiohttp's.
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         )
-        server = web.Server(self.handle, access_log=None, handler_cancellation=True)
-        self._runner = web.ServerRunner(server, handle_signals=False,
-                                        shutdown_timeout=self._shutdown_grace)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context)
-        await site.start()
-        sockets = site._server.sockets if isinstance(site._server, asyncio.Server) else ()
-        address = sockets[0].getsockname() if sockets else (host, port)
+        if sock is None:
+            try:
+                sock = bind(host, port, self.limits.backlog)
+            except BaseException:
+                await self._session.close()
+                self._session = None
+                raise
+        server, factory, self._edge = make_server(self.handle, self.limits, self.counters,
+                                                  logger)
+        self._server = server
+        self._listener = await listen(sock, factory, self._edge, ssl_context)
+        address = sock.getsockname()
         return str(address[0]), int(address[1])
 
     async def close(self) -> None:
         """Close open WebSockets (1001), stop accepting, let in-flight requests finish
         (``shutdown_grace`` seconds at most, then they are cancelled), and close the upstream
         connections."""
-        runner, self._runner = self._runner, None
+        server, self._server = self._server, None
         self._stopping = True
         # Open WebSockets last as long as their users want: they are closed at once (1001),
         # the grace is for HTTP requests in flight.
         await asyncio.gather(*(relay.close_both(WSCloseCode.GOING_AWAY, "the proxy stopped",
                                                 "the proxy stops")
                                for relay in list(self._relays)))
-        if runner is not None:
-            await runner.cleanup()
+        if server is not None:
+            self._listener.stop()
+            # (as aiohttp's runner: requests that came in start, then idle connections
+            # close and in-flight requests get the grace)
+            await asyncio.sleep(0)
+            server.pre_shutdown()
+            await server.shutdown(self._shutdown_grace)
+            self._edge.stop()
         self._stopping = False
         session, self._session = self._session, None
         if session is not None:
@@ -281,12 +329,25 @@ class ReverseProxy:
         state: dict[str, Any] = {"sent": 0, "note": ""}
         status = 0
         try:
-            response = await self._proxy(request, state)
+            response: web.StreamResponse
+            if declared_too_large(request, self.limits):
+                response = too_large_response()
+                state["limit"] = "max_body_size"
+            else:
+                response = await self._proxy(request, state)
+                if state.get("limit") and not response.prepared:
+                    response = too_large_response()     # (the upstream got no whole body)
+            if state.get("limit"):
+                state["note"] = "refused: body over max_body_size"
+                self._edge.count("max_body_size", None)
             status = response.status
             return response
         except _Aborted as exc:
             status = state.get("status", 0)
             state["note"] = f"aborted: {exc}"
+            if state.get("limit"):
+                state["note"] = "aborted: body over max_body_size"
+                self._edge.count("max_body_size", None)
             if request.transport is not None:
                 request.transport.abort()
             # aiohttp's write_eof() on the aborted transport fails quietly: the body is not
@@ -294,8 +355,8 @@ class ReverseProxy:
             aborted: web.StreamResponse = state["response"]
             return aborted
         except (ConnectionError, asyncio.CancelledError):
-            status = state.get("status", 0)
-            state["note"] = "aborted: the client went away"
+            status = limit_status(request) or state.get("status", 0)
+            state["note"] = limit_note(request) or "aborted: the client went away"
             raise
         finally:
             relay = state.get("websocket")
@@ -364,6 +425,8 @@ class ReverseProxy:
         # Accept-Encoding naming only codings ResponseRewrite decodes (htmlstream.http).
         headers = forwarded_request_headers(request.method, request.raw_path,
                                             self._upstream_headers(request), self._options)
+        if data is not None and request.content_length is None and self.limits.max_body_size:
+            data = counted_body(request, self.limits.max_body_size, state)
         try:
             upstream = await session.request(
                 request.method, url, headers=headers, data=data,
