@@ -39,7 +39,8 @@ cdef class Rules:
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags
-    cdef object attribute_policy        # those and the simulator's, worked out for the lexer
+    cdef public object attribute_policy # those and the simulator's, worked out for the lexer
+                                        # (rewriter.attribute_policy_for; None: not yet)
 
 
 cdef class CompiledRules:
@@ -52,6 +53,9 @@ cdef class CompiledRules:
     # Rewriter.pipe: the factories of the output stages each stream runs its output through
     # (a tuple), or None
     cdef public object stages
+    # codec -> the selectors' Program for that codec (the Rewriter's shared cache of compiled
+    # selectors), or None: for_codec compiles them itself
+    cdef public object program_for
     cpdef Rules for_codec(self, str codec)
 
 

@@ -80,10 +80,12 @@ cdef class CompiledRules:
         self.by_codec = {codec: rules}
         self.lock = threading.Lock()
         self.stages = None
+        self.program_for = None
 
     cpdef Rules for_codec(self, str codec):
         """The rules compiled for the Python codec ``codec``: the same handlers, with the
-        selectors' literals in that encoding."""
+        selectors' literals in that encoding (the program from ``program_for`` when it is
+        set: one shared by every rewriter with the same selectors)."""
         cdef Rules rules = self.by_codec.get(codec)     # (no lock to read: one dict look-up)
         cdef Rules first = self.first
         if rules is not None:
@@ -91,11 +93,14 @@ cdef class CompiledRules:
         with self.lock:
             rules = self.by_codec.get(codec)
             if rules is None:
-                rules = Rules(Program(self.selectors, codec), first.element_handlers,
+                program = (Program(self.selectors, codec) if self.program_for is None
+                           else self.program_for(codec))
+                rules = Rules(program, first.element_handlers,
                               first.text_handlers, first.comment_handlers, first.doc_text,
                               first.doc_comments, first.doc_doctype, first.doc_end,
                               first.implied_handlers)
                 rules.attribute_tags = first.attribute_tags
+                rules.attribute_policy = first.attribute_policy
                 self.by_codec[codec] = rules
         return rules
 
