@@ -204,15 +204,8 @@ _Entries: TypeAlias = list[
     tuple[int, Callable[..., Any]] | tuple[int, Callable[..., Any], TextFilter]]
 
 
-class _Rule:
-    __slots__ = ("comments", "element", "implied", "key", "text")
-
-    def __init__(self, key: SelectorKey, implied: bool = False) -> None:
-        self.key = key                  # the selector's text and namespaces (selector_key)
-        self.implied = implied
-        self.element: _Entries = []
-        self.text: _Entries = []
-        self.comments: _Entries = []
+#: The handler list of a rule without handlers of one kind (shared: never changed).
+_NO_ENTRIES: _Entries = []
 
 
 class Rewriter:
@@ -330,7 +323,15 @@ class Rewriter:
         settings.strict = strict
         settings.max_buffer_size = max_buffer_size
         settings.on_error = on_error
-        self._rules: list[_Rule] = []
+        # The rules, one entry per rule in each list: its selector key (selector_key), its
+        # element, text and comment handlers, and its element handlers again if they also run
+        # for implied elements (else []).  A rule's handler lists are made by on() and never
+        # changed after: the compiled rules share them.
+        self._keys: list[SelectorKey] = []
+        self._element: list[_Entries] = []
+        self._text: list[_Entries] = []
+        self._comments: list[_Entries] = []
+        self._implied: list[_Entries] = []
         self._doc_text: _Entries = []
         self._doc_comments: _Entries = []
         self._doc_doctype: _Entries = []
@@ -410,20 +411,24 @@ class Rewriter:
         _check_callable(element)
         _check_callable(text)
         _check_callable(comments)
-        rule = _Rule(key, bool(implied))
         with self._lock:
             # (one sequence number per handler, in the order element, text, comments)
+            element_entries = text_entries = comment_entries = _NO_ENTRIES
             if element is not None:
                 self._seq += 1
-                rule.element.append((self._seq, element))
+                element_entries = [(self._seq, element)]
             if text is not None:
                 self._seq += 1
-                rule.text.append((self._seq, text) if filter_ is None
-                                 else (self._seq, text, filter_))
+                text_entries = [(self._seq, text) if filter_ is None
+                                else (self._seq, text, filter_)]
             if comments is not None:
                 self._seq += 1
-                rule.comments.append((self._seq, comments))
-            self._rules.append(rule)
+                comment_entries = [(self._seq, comments)]
+            self._keys.append(key)
+            self._element.append(element_entries)
+            self._text.append(text_entries)
+            self._comments.append(comment_entries)
+            self._implied.append(element_entries if implied else _NO_ENTRIES)
             self._compiled = None
         return self
 
@@ -547,12 +552,12 @@ class Rewriter:
             return compiled
         with self._lock:
             if self._compiled is None:
-                rules = list(self._rules)
-                element: list[_Entries] = [list(r.element) for r in rules]
-                text = [list(r.text) for r in rules]
-                comments = [list(r.comments) for r in rules]
-                implied = [list(r.element) if r.implied else [] for r in rules]
-                meta = bool(self.adjust_charset_on_meta_tag)
+                # (a snapshot of the lists of rules; each rule's handler lists never change)
+                element = list(self._element)
+                text = list(self._text)
+                comments = list(self._comments)
+                implied = list(self._implied)
+                meta = bool(self._settings.adjust_charset_on_meta_tag)
                 if meta:
                     # First of all: it runs before the user's handlers on the same <meta>.
                     element.insert(0, [(0, _META_RULE)])
@@ -561,7 +566,7 @@ class Rewriter:
                     implied.insert(0, [])
                 declared = self._check_encoding(self.encoding)
                 codec = declared.codec if declared.ascii_compatible else "utf-8"
-                keys = tuple([r.key for r in rules])
+                keys = tuple(self._keys)
                 # (the selectors compiled once per process: see _PROGRAMS)
                 compiled_selectors = _PROGRAMS.get((codec, meta, keys))
                 first = Rules(
