@@ -32,6 +32,8 @@ TOP_LEVEL = {
     "looks_like_html", "lookup_encoding", "sniff_content", "sniff_encoding",
     # one-call recipes
     "minify",
+    # caching what is compiled from a value (htmlstream.caching)
+    "CompileCache",
     # errors
     "HtmlStreamError", "BufferLimitExceeded", "EncodingError", "ParsingAmbiguityError",
     "SelectorError",
@@ -44,7 +46,8 @@ TOP_LEVEL = {
 
 PUBLIC_MODULES = [
     "htmlstream", "htmlstream.charrefs", "htmlstream.cli", "htmlstream.encoding",
-    "htmlstream.errors", "htmlstream.extraction", "htmlstream.handlers", "htmlstream.http",
+    "htmlstream.caching", "htmlstream.errors", "htmlstream.extraction", "htmlstream.handlers",
+    "htmlstream.http",
     "htmlstream.rewriter",
     "htmlstream.selectors",
     "htmlstream.tokenizer", "htmlstream.tokens", "htmlstream.units",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, overload
 
 from htmlstream import handlers, tokens
+from htmlstream.caching import CompileCache
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
 from htmlstream.errors import (
@@ -95,6 +96,7 @@ __all__ = [
     "DEFAULT_MAX_BUFFER_SIZE",
     "BufferLimitExceeded",
     "Comment",
+    "CompileCache",
     "Doctype",
     "DocumentEnd",
     "Element",
