@@ -49,7 +49,6 @@ cdef class CompiledRules:
     cdef readonly bint meta_rule        # rule 0 is the <meta charset> rule (META_RULE)
     cdef Rules first                    # compiled for the codec the Rewriter asked for
     cdef dict by_codec                  # codec -> Rules (first, and the others at first use)
-    cdef object lock
     # Rewriter.pipe: the factories of the output stages each stream runs its output through
     # (a tuple), or None
     cdef public object stages
