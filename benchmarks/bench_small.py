@@ -30,7 +30,9 @@ Rows:
   the three queries (the records are checked equal first);
 * ``minify``: ``htmlstream.minify(text)`` against ``minify_html.minify(text)``.
 
-A peer that is not installed is skipped with a note.  The machine's load moves absolute times;
+glibc's heap thresholds are set first (``steady_malloc``): with its defaults, lexbor's
+per-parse allocations paid page faults in some heap states.  A peer that is not installed is
+skipped with a note.  The machine's load moves absolute times;
 the ratios, taken in one process with the samples interleaved, move much less.
 """
 
@@ -213,6 +215,23 @@ def cases(docs: list[bytes]) -> dict[str, tuple[Call, Call | None, str]]:
     return out
 
 
+def steady_malloc() -> None:
+    """Keep glibc's heap from shrinking and growing back at every call: with its defaults, in
+    some heap states (a large object alive above the freed blocks) every parse of
+    selectolax's lexbor paid page faults for memory trimmed at the previous one's end, 3-8x
+    its time at these sizes.  Set the thresholds (as MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_ and
+    MALLOC_MMAP_THRESHOLD_ would) so that no engine pays for the allocator's state."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return      # (not glibc)
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    libc.mallopt(m_trim_threshold, 64 << 20)
+    libc.mallopt(m_top_pad, 16 << 20)
+    libc.mallopt(m_mmap_threshold, 32 << 20)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="samples per engine (median)")
@@ -222,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="document sizes in bytes, comma-separated")
     parser.add_argument("--case", action="append", help="only these rows (repeatable)")
     args = parser.parse_args(argv)
+    steady_malloc()
     pages = corpus()
     if not pages:
         print("no corpus pages found", file=sys.stderr)
