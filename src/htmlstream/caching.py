@@ -106,14 +106,17 @@ class CompileCache(Generic[K, V]):
     def _evict(self) -> None:
         """Forget one entry (lock held): the oldest not used since the hand last passed it."""
         entries = self._entries
-        # (at most one full turn gives every entry its second chance; the next is unused)
-        for _ in range(2 * len(entries)):
+        # (one full turn gives every entry its second chance, so the next is unused, unless
+        # hits in other threads marked it again meanwhile: then the oldest goes anyway, and
+        # the bound holds)
+        for _ in range(len(entries)):
             key = next(iter(entries))
             entry = entries.pop(key)
             if not entry[1]:
                 return
             entry[1] = False
             entries[key] = entry
+        del entries[next(iter(entries))]
 
     def __contains__(self, key: object) -> bool:
         """Whether an equal key is cached now (its use is not counted)."""
