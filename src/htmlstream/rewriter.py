@@ -103,10 +103,14 @@ class _CompiledSelectors:
     whose attributes they may read.  Immutable once built; shared by every rewriter whose
     rules have the same selectors (the handlers are each rewriter's own)."""
 
-    __slots__ = ("attribute_policy", "attribute_tags", "program", "selectors")
+    __slots__ = ("attribute_policy", "attribute_tags", "program", "program_for", "selectors")
 
     def __init__(self, key: _ProgramKey) -> None:
         codec, meta, keys = key
+        #: The same selectors' program for another codec (CompiledRules.program_for: a
+        #: <meta charset> switch), from the same cache.
+        self.program_for: Callable[[str], Program] = (
+            lambda other: _PROGRAMS.get((other, meta, keys)).program)
         selectors = [parse_selector_key(k) for k in keys]
         if meta:
             selectors.insert(0, _META_SELECTOR)
@@ -564,22 +568,22 @@ class Rewriter:
                     text.insert(0, [])
                     comments.insert(0, [])
                     implied.insert(0, [])
-                declared = self._check_encoding(self.encoding)
+                declared = check_encoding(self.encoding, self._settings.transcode)
                 codec = declared.codec if declared.ascii_compatible else "utf-8"
-                keys = tuple(self._keys)
                 # (the selectors compiled once per process: see _PROGRAMS)
-                compiled_selectors = _PROGRAMS.get((codec, meta, keys))
+                compiled_selectors = _PROGRAMS.get((codec, meta, tuple(self._keys)))
+                # (the document handlers' lists as they are now: on_document adds to them)
                 first = Rules(
                     compiled_selectors.program, element, text, comments,
-                    list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
-                    list(self._doc_end), implied,
+                    self._doc_text[:], self._doc_comments[:], self._doc_doctype[:],
+                    self._doc_end[:], implied,
                 )
                 first.attribute_tags = compiled_selectors.attribute_tags
                 first.attribute_policy = compiled_selectors.attribute_policy
                 compiled = CompiledRules(self._settings, first, codec,
                                          compiled_selectors.selectors, meta)
                 compiled.stages = tuple(self._stages) or None
-                compiled.program_for = lambda other: _PROGRAMS.get((other, meta, keys)).program
+                compiled.program_for = compiled_selectors.program_for
                 self._compiled = compiled
             return self._compiled
 
