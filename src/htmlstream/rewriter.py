@@ -412,9 +412,10 @@ class Rewriter:
             raise TypeError(f"a selector must be a str, not {type(selector).__name__}")
         key = selector if namespaces is None else selector_key(selector, namespaces)
         parse_selector_key(key)     # (a bad selector fails here; parsed once per process)
-        _check_callable(element)
-        _check_callable(text)
-        _check_callable(comments)
+        if not ((element is None or callable(element)) and (text is None or callable(text))
+                and (comments is None or callable(comments))):
+            for fn in (element, text, comments):
+                _check_callable(fn)     # (raises for the first one that is not callable)
         with self._lock:
             # (one sequence number per handler, in the order element, text, comments)
             element_entries = text_entries = comment_entries = _NO_ENTRIES
