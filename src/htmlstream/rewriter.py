@@ -21,6 +21,14 @@ documents keep their per-document state there.
 The stream itself is compiled (:class:`RewriterStream`, ``_engine/stream.pyx``): a Rewriter hands
 each stream a ``CompiledRules`` (its rules compiled for a codec, and its settings) and nothing
 else of itself.
+
+A new Rewriter is cheap (a Rewriter per request is a common idiom): selectors are parsed once
+per process (``parse_selector``'s cache, by text and namespaces), and a rule set's selectors are
+compiled once per process and codec (``_PROGRAMS``: the matcher's program, the tags whose
+attributes it reads and the lexer's attribute policy, by the selectors' keys), shared by every
+rewriter with the same selectors; the handlers stay each rewriter's own.  Both caches are
+:class:`~htmlstream.CompileCache` s (bounded, thread-safe); see docs/design/stream-costs.md,
+"A new rewriter per document".
 """
 
 from __future__ import annotations
