@@ -171,6 +171,7 @@ def entries(tmp: Path) -> dict[str, Entry]:
         "prescan": (encoding.prescan, (b"<p>",), {}, ["prefix"]),
         "sniff": (encoding.sniff, (b"<p>",), {}, ["prefix"]),
         "check_failures": (errors.check_failures, ("inputs", [None]), {}, ["what", "errors"]),
+        "CompileCache": (hs.CompileCache, (str,), {"maxsize": 4}, ["build", "maxsize"]),
         "attribute_tags": (selectors.attribute_tags, ([hs.parse_selector("p")],), {},
                            ["selector_lists"]),
         "serialize_identifier": (selectors.serialize_identifier, ("a",), {}, ["name"]),

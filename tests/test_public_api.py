@@ -32,6 +32,8 @@ TOP_LEVEL = {
     "looks_like_html", "lookup_encoding", "sniff_content", "sniff_encoding",
     # one-call recipes
     "minify",
+    # caching what is compiled from a value (htmlstream.caching)
+    "CompileCache",
     # errors
     "HtmlStreamError", "BufferLimitExceeded", "EncodingError", "ParsingAmbiguityError",
     "SelectorError",
@@ -46,7 +48,8 @@ TOP_LEVEL = {
 
 PUBLIC_MODULES = [
     "htmlstream", "htmlstream.charrefs", "htmlstream.cli", "htmlstream.encoding",
-    "htmlstream.errors", "htmlstream.extraction", "htmlstream.handlers", "htmlstream.http",
+    "htmlstream.caching", "htmlstream.errors", "htmlstream.extraction", "htmlstream.handlers",
+    "htmlstream.http",
     "htmlstream.rewriter",
     "htmlstream.selectors",
     "htmlstream.tokenizer", "htmlstream.tokens", "htmlstream.units",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, overload
 
 from htmlstream import handlers, tokens
+from htmlstream.caching import CompileCache
 from htmlstream.encoding import looks_like_html, sniff_content, sniff_encoding
 from htmlstream.encoding import lookup as lookup_encoding
 from htmlstream.errors import (
@@ -103,6 +104,7 @@ __all__ = [
     "AllInputsFailed",
     "BufferLimitExceeded",
     "Comment",
+    "CompileCache",
     "Doctype",
     "DocumentEnd",
     "Element",

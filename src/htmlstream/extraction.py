@@ -34,6 +34,7 @@ from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from htmlstream.caching import CompileCache
 from htmlstream.errors import BYTES_LIKE, SelectorError, check_type
 from htmlstream.rewriter import Rewriter, RewriterStream
 from htmlstream.selectors import Combinator, SelectorList, parse_selector
@@ -272,17 +273,53 @@ class _Plan:
             self.rewriter.on("body, body > *", element=_body_handler)
 
 
-@functools.lru_cache(maxsize=64)
+#: What a plan depends on: the fields, the declared encoding, max_bytes, on_limit, scripting.
+_PlanKey = tuple[tuple[Field, ...], str | None, int, OnValueLimit, bool]
+
+
+def _build_plan(key: _PlanKey) -> _Plan:
+    return _Plan(*key)
+
+
+#: Plans by value (compiled once: extractors of equal fields and options share one rewriter).
+_PLANS: CompileCache[_PlanKey, _Plan] = CompileCache(_build_plan, maxsize=256)
+
+
 def _plan(fields: tuple[Field, ...], encoding: str | None, max_bytes: int,
           on_limit: OnValueLimit, scripting: bool) -> _Plan:
     """The plan for these fields (compiled once: extractors of the same fields share it)."""
-    return _Plan(fields, encoding, max_bytes, on_limit, scripting)
+    return _PLANS.get((fields, encoding, max_bytes, on_limit, scripting))
+
+
+#: A field map by value: its (name, spec) items, in order.
+_FieldsKey = tuple[tuple[str, str | Field], ...]
+
+
+def _build_fields(key: _FieldsKey) -> tuple[list[str], tuple[Field, ...]]:
+    return _parse_fields(dict(key))
+
+
+#: Field maps parsed by value: a map equal to one seen before (the same names, in the same
+#: order, with equal specs) costs a look-up, not a parse of its specs.
+_FIELD_MAPS: CompileCache[_FieldsKey, tuple[list[str], tuple[Field, ...]]] = CompileCache(
+    _build_fields, maxsize=256)
 
 
 def _fields(fields: Mapping[str, str | Field]) -> tuple[list[str], tuple[Field, ...]]:
+    """The names of a field map, in order, and their Fields (from the cache of field maps
+    when every name is a str and every spec a str or a Field)."""
     if not isinstance(fields, Mapping):
         raise TypeError(f"fields must be a mapping of names to selector strs or Fields, not "
                         f"{type(fields).__name__}")
+    key = tuple(fields.items())
+    for name, spec in key:
+        if type(name) is not str or (type(spec) is not str and type(spec) is not Field):
+            return _parse_fields(fields)    # (not a plain map: parsed, or refused, uncached)
+    names, parsed = _FIELD_MAPS.get(key)
+    return list(names), parsed
+
+
+def _parse_fields(fields: Mapping[str, str | Field]) -> tuple[list[str], tuple[Field, ...]]:
     names = list(fields)
     out = []
     for name in names:
@@ -435,6 +472,12 @@ def extract(source: Any, fields: Mapping[str, str | Field], *,
             extractor.feed(data[i:i + CHUNK_SIZE])
             if extractor.done:
                 break
+        return extractor.close()
+    if type(source) is bytes and len(source) <= CHUNK_SIZE:
+        # (a small document: one chunk, without the chunking generator)
+        extractor = Extractor(fields, encoding=encoding, max_bytes=max_bytes,
+                              on_limit=on_limit, scripting=scripting)
+        extractor.feed(source)
         return extractor.close()
     if encoding is None and _is_response(source):
         encoding = getattr(source, "charset_encoding", None) or None

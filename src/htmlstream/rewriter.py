@@ -21,6 +21,14 @@ documents keep their per-document state there.
 The stream itself is compiled (:class:`RewriterStream`, ``_engine/stream.pyx``): a Rewriter hands
 each stream a ``CompiledRules`` (its rules compiled for a codec, and its settings) and nothing
 else of itself.
+
+A new Rewriter is cheap (a Rewriter per request is a common idiom): selectors are parsed once
+per process (``parse_selector``'s cache, by text and namespaces), and a rule set's selectors are
+compiled once per process and codec (``_PROGRAMS``: the matcher's program, the tags whose
+attributes it reads and the lexer's attribute policy, by the selectors' keys), shared by every
+rewriter with the same selectors; the handlers stay each rewriter's own.  Both caches are
+:class:`~htmlstream.CompileCache` s (bounded, thread-safe); see docs/design/stream-costs.md,
+"A new rewriter per document".
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from typing import IO, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, over
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 from htmlstream._engine.matcher import Program
 from htmlstream._engine.minifier import Minifier
+from htmlstream._engine.rewriter import attribute_policy_for
 from htmlstream._engine.rules import (
     CompiledRules,
     MetaCharsetRule,
@@ -49,6 +58,7 @@ from htmlstream._engine.rules import (
     TextFilter,
 )
 from htmlstream._engine.stream import RewriterStream, check_encoding
+from htmlstream.caching import CompileCache
 from htmlstream.encoding import Encoding
 from htmlstream.errors import BYTES_LIKE, ParseErrorCallback, check_callable, check_type
 from htmlstream.handlers import (
@@ -60,7 +70,12 @@ from htmlstream.handlers import (
     EndHandler,
     TextHandler,
 )
-from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
+from htmlstream.selectors import (
+    SelectorKey,
+    attribute_tags,
+    parse_selector_key,
+    selector_key,
+)
 
 __all__ = [
     "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "PassthroughHook", "Rewriter",
@@ -82,9 +97,41 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 #: The selector of the internal ``<meta charset>`` rule (``adjust_charset_on_meta_tag``).
-_META_SELECTOR = parse_selector("meta")
+_META_SELECTOR = parse_selector_key("meta")
 #: Its handler: the sink hands the element to its stream's encoding switch.
 _META_RULE = MetaCharsetRule()
+
+#: What a rule set's compiled selectors depend on: the codec, whether the ``<meta charset>``
+#: rule comes first, and each rule's selector key (text and namespaces), in rule order.
+_ProgramKey: TypeAlias = tuple[str, bool, tuple[SelectorKey, ...]]
+
+
+class _CompiledSelectors:
+    """A rule set's selectors compiled for one codec: the matcher's program and the start tags
+    whose attributes they may read.  Immutable once built; shared by every rewriter whose
+    rules have the same selectors (the handlers are each rewriter's own)."""
+
+    __slots__ = ("attribute_policy", "attribute_tags", "program", "program_for", "selectors")
+
+    def __init__(self, key: _ProgramKey) -> None:
+        codec, meta, keys = key
+        #: The same selectors' program for another codec (CompiledRules.program_for: a
+        #: <meta charset> switch), from the same cache.
+        self.program_for: Callable[[str], Program] = (
+            lambda other: _PROGRAMS.get((other, meta, keys)).program)
+        selectors = [parse_selector_key(k) for k in keys]
+        if meta:
+            selectors.insert(0, _META_SELECTOR)
+        self.selectors = selectors
+        self.program = Program(selectors, codec)
+        self.attribute_tags = tags = attribute_tags(selectors)
+        self.attribute_policy = None if tags is None else attribute_policy_for(tags)
+
+
+#: Compiled selectors by rule set and codec (see _CompiledSelectors): a new Rewriter with the
+#: rules of one made before compiles nothing.  (1024 rule sets: a program is a few KB.)
+_PROGRAMS: CompileCache[_ProgramKey, _CompiledSelectors] = CompileCache(
+    _CompiledSelectors, maxsize=1024)
 class Recipe(Protocol):
     """What :meth:`Rewriter.use` takes: an object that registers handlers on a rewriter."""
 
@@ -179,16 +226,8 @@ _Entries: TypeAlias = list[
     tuple[int, Callable[..., Any]] | tuple[int, Callable[..., Any], TextFilter]]
 
 
-class _Rule:
-    __slots__ = ("comments", "element", "implied", "selector", "source", "text")
-
-    def __init__(self, source: str, selector: SelectorList, implied: bool = False) -> None:
-        self.source = source
-        self.selector = selector
-        self.implied = implied
-        self.element: _Entries = []
-        self.text: _Entries = []
-        self.comments: _Entries = []
+#: The handler list of a rule without handlers of one kind (shared: never changed).
+_NO_ENTRIES: _Entries = []
 
 
 class Rewriter:
@@ -290,21 +329,31 @@ class Rewriter:
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
         if ignored_tags not in ("keep", "remove"):
             raise ValueError(f"ignored_tags must be 'keep' or 'remove', not {ignored_tags!r}")
-        self._settings = RewriterSettings()
+        # (the settings' C fields set directly: what the _Setting descriptors do, without a
+        # Python call each; a new Rewriter is made per request by some)
+        settings = self._settings = RewriterSettings()
         self._compiled: CompiledRules | None = None
-        self.adjust_charset_on_meta_tag = bool(adjust_charset_on_meta_tag)
-        self.sniff = bool(sniff)
-        self.transcode = bool(transcode)
-        self.ignored_tags = ignored_tags
+        settings.adjust_charset_on_meta_tag = bool(adjust_charset_on_meta_tag)
+        settings.sniff = bool(sniff)
+        settings.transcode = transcode = bool(transcode)
+        settings.ignored_tags = ignored_tags
         #: The documents' encoding (its WHATWG name, e.g. ``"windows-1252"``).
-        self.encoding = self._check_encoding(encoding).name
-        self.max_attributes = max_attributes
-        self.on_limit = on_limit
-        self.scripting = scripting
-        self.strict = strict
-        self.max_buffer_size = max_buffer_size
-        self.on_error = on_error
-        self._rules: list[_Rule] = []
+        self.encoding = check_encoding(encoding, transcode).name
+        settings.max_attributes = max_attributes
+        settings.on_limit = on_limit
+        settings.scripting = scripting
+        settings.strict = strict
+        settings.max_buffer_size = max_buffer_size
+        settings.on_error = on_error
+        # The rules, one entry per rule in each list: its selector key (selector_key), its
+        # element, text and comment handlers, and its element handlers again if they also run
+        # for implied elements (else []).  A rule's handler lists are made by on() and never
+        # changed after: the compiled rules share them.
+        self._keys: list[SelectorKey] = []
+        self._element: list[_Entries] = []
+        self._text: list[_Entries] = []
+        self._comments: list[_Entries] = []
+        self._implied: list[_Entries] = []
         self._doc_text: _Entries = []
         self._doc_comments: _Entries = []
         self._doc_doctype: _Entries = []
@@ -380,12 +429,27 @@ class Rewriter:
             if element is None and text is None and comments is None:
                 raise TypeError(f"Rewriter.on(): handler must be an object with element, text "
                                 f"or comments methods, not {type(handler).__name__}")
-        filter_ = _text_filter(text_filter)
-        rule = _Rule(selector, parse_selector(selector, namespaces), bool(implied))
+        filter_ = None if text_filter is None else _text_filter(text_filter)
+        key = selector if namespaces is None else selector_key(selector, namespaces)
+        parse_selector_key(key)     # (a bad selector fails here; parsed once per process)
         with self._lock:
-            self._add_handlers(((element, rule.element, None), (text, rule.text, filter_),
-                                (comments, rule.comments, None)))
-            self._rules.append(rule)
+            # (one sequence number per handler, in the order element, text, comments)
+            element_entries = text_entries = comment_entries = _NO_ENTRIES
+            if element is not None:
+                self._seq += 1
+                element_entries = [(self._seq, element)]
+            if text is not None:
+                self._seq += 1
+                text_entries = [(self._seq, text) if filter_ is None
+                                else (self._seq, text, filter_)]
+            if comments is not None:
+                self._seq += 1
+                comment_entries = [(self._seq, comments)]
+            self._keys.append(key)
+            self._element.append(element_entries)
+            self._text.append(text_entries)
+            self._comments.append(comment_entries)
+            self._implied.append(element_entries if implied else _NO_ENTRIES)
             self._compiled = None
         return self
 
@@ -526,31 +590,35 @@ class Rewriter:
             return compiled
         with self._lock:
             if self._compiled is None:
-                rules = list(self._rules)
-                selectors = [r.selector for r in rules]
-                element: list[_Entries] = [list(r.element) for r in rules]
-                text = [list(r.text) for r in rules]
-                comments = [list(r.comments) for r in rules]
-                implied = [list(r.element) if r.implied else [] for r in rules]
-                meta = bool(self.adjust_charset_on_meta_tag)
+                # (a snapshot of the lists of rules; each rule's handler lists never change)
+                element = list(self._element)
+                text = list(self._text)
+                comments = list(self._comments)
+                implied = list(self._implied)
+                meta = bool(self._settings.adjust_charset_on_meta_tag)
                 if meta:
                     # First of all: it runs before the user's handlers on the same <meta>.
-                    selectors.insert(0, _META_SELECTOR)
                     element.insert(0, [(0, _META_RULE)])
                     text.insert(0, [])
                     comments.insert(0, [])
                     implied.insert(0, [])
-                declared = self._check_encoding(self.encoding)
+                declared = check_encoding(self.encoding, self._settings.transcode)
                 codec = declared.codec if declared.ascii_compatible else "utf-8"
+                # (the selectors compiled once per process: see _PROGRAMS)
+                compiled_selectors = _PROGRAMS.get((codec, meta, tuple(self._keys)))
+                # (the document handlers' lists as they are now: on_document adds to them)
                 first = Rules(
-                    Program(selectors, codec), element, text, comments,
-                    list(self._doc_text), list(self._doc_comments), list(self._doc_doctype),
-                    list(self._doc_end), implied,
+                    compiled_selectors.program, element, text, comments,
+                    self._doc_text[:], self._doc_comments[:], self._doc_doctype[:],
+                    self._doc_end[:], implied,
                 )
-                first.attribute_tags = attribute_tags(selectors)
-                compiled = CompiledRules(self._settings, first, codec, selectors, meta)
+                first.attribute_tags = compiled_selectors.attribute_tags
+                first.attribute_policy = compiled_selectors.attribute_policy
+                compiled = CompiledRules(self._settings, first, codec,
+                                         compiled_selectors.selectors, meta)
                 compiled.stages = tuple(self._stages) or None
                 compiled.passthrough_hooks = tuple(self._doc_passthrough) or None
+                compiled.program_for = compiled_selectors.program_for
                 self._compiled = compiled
             return self._compiled
 

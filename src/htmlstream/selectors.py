@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from htmlstream._ascii import ascii_lower as _ascii_lower
+from htmlstream.caching import CompileCache
 from htmlstream.errors import SelectorError
 
 __all__ = [
@@ -1508,7 +1509,41 @@ def parse_selector(text: str, namespaces: Mapping[str, str] | None = None) -> Se
     if not isinstance(text, str):
         raise TypeError(f"parse_selector(): text must be a str (a CSS selector), not "
                         f"{type(text).__name__}")
-    return _Parser(text, _check_namespaces(namespaces)).parse()
+    return _PARSED.get(selector_key(text, namespaces))
+
+
+def selector_key(text: str, namespaces: Mapping[str, str] | None = None) -> SelectorKey:
+    """What a parsed selector depends on, as a hashable value: ``text`` alone without
+    ``namespaces`` (or with none), else ``text`` and the namespaces' items (checked: a
+    ``TypeError`` for what is not a mapping of str to str).  Equal keys parse to equal
+    selector lists; the caches of parsed and compiled selectors are keyed by it."""
+    if not namespaces:
+        if namespaces is not None:
+            _check_namespaces(namespaces)
+        return text
+    return (text, frozenset(_check_namespaces(namespaces).items()))
+
+
+#: See :func:`selector_key`: the text, or the text and the namespaces' (prefix, URI) items.
+SelectorKey = str | tuple[str, frozenset[tuple[str, str]]]
+
+
+def parse_selector_key(key: SelectorKey) -> SelectorList:
+    """The selector list a :func:`selector_key` stands for: :func:`parse_selector` of its
+    text and namespaces, from the cache of parsed selectors (one dictionary look-up for a
+    selector parsed before)."""
+    return _PARSED.get(key)
+
+
+def _parse_key(key: SelectorKey) -> SelectorList:
+    if isinstance(key, str):
+        return _Parser(key, _NO_NAMESPACES).parse()
+    return _Parser(key[0], dict(key[1])).parse()
+
+
+#: Parsed selectors by :func:`selector_key` (a SelectorList is immutable: shared by every
+#: rewriter that uses the same selector; a selector that fails to parse is not cached).
+_PARSED: CompileCache[SelectorKey, SelectorList] = CompileCache(_parse_key, maxsize=1024)
 
 
 _NO_NAMESPACES: dict[str, str] = {}

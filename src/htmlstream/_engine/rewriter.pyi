@@ -1,13 +1,18 @@
 # Type stub for the compiled rewriter sink (rewriter.pyx): handler dispatch (the open elements:
 # elements.pyi, its base class; the output and its seams: output.pyi).
 
+from collections.abc import Iterable
 from typing import Any, final
 
 from htmlstream._engine.elements import OpenElements
-from htmlstream._engine.lexer import Lexer
+from htmlstream._engine.lexer import AttributePolicy, Lexer
 from htmlstream._engine.matcher import Program
 from htmlstream._engine.rules import Rules
 from htmlstream._engine.treebuilder import TreeBuilderSimulator
+
+# The lexer's attribute policy for rules whose selectors may read the attributes of ``tags``
+# (Rules.attribute_tags) and the simulator's.
+def attribute_policy_for(tags: Iterable[str]) -> AttributePolicy: ...
 
 # Runs the handlers on the lexer's tokens; writes the output through an output.Output.
 @final

@@ -114,6 +114,23 @@ cdef list _NO_RULES = []
 cdef list _NO_HANDLERS = []
 
 
+def attribute_policy_for(tags):
+    """The lexer's attribute policy (lexer.attribute_policy) for rules whose selectors may
+    read the attributes of the start tags ``tags`` (``Rules.attribute_tags``, not None): those
+    and the simulator's are lexed in full, every other tag's attributes are scanned past."""
+    cdef bytes b
+    cdef uint64_t h
+    hashes = set()
+    for name in tuple(tags) + SIM_ATTRIBUTE_TAGS:
+        if not name.isascii():
+            hashes.add(INVALID_HASH)    # (every name the hash cannot hold)
+            continue
+        b = name.lower().encode("ascii")
+        h = hash_bytes(b, len(b))
+        hashes.add(b if h == INVALID_HASH else h)
+    return attribute_policy(hashes)
+
+
 cdef TextFilter _only_filter(list handlers):
     """The filter every entry of ``handlers`` has (equal ones), if it is a plain one (its
     characters only), or None."""
@@ -239,16 +256,10 @@ cdef class RewriteSink(OpenElements):
         # (else on_tag has nothing to do)
         lx.sink_tags = self.matcher is not None or self.remove_ignored
         if scanner and rules.attribute_tags is not None:
-            if rules.attribute_policy is None:      # (once per Rules: streams share it)
-                hashes = set()
-                for name in tuple(rules.attribute_tags) + SIM_ATTRIBUTE_TAGS:
-                    if not name.isascii():
-                        hashes.add(INVALID_HASH)    # (every name the hash cannot hold)
-                        continue
-                    b = name.lower().encode("ascii")
-                    h = hash_bytes(b, len(b))
-                    hashes.add(b if h == INVALID_HASH else h)
-                rules.attribute_policy = attribute_policy(hashes)
+            if rules.attribute_policy is None:
+                # (once per Rules: streams share it; a Rewriter's compiled selectors come with
+                # it, shared by every rewriter with those selectors)
+                rules.attribute_policy = attribute_policy_for(rules.attribute_tags)
             lx.use_attribute_policy(True, False, <AttributePolicy>rules.attribute_policy)
         else:
             lx.set_attribute_policy(False)

@@ -39,7 +39,8 @@ cdef class Rules:
     # Names of the start tags whose attributes a rule may read (tested by a selector, or of an
     # element a handler gets), or None: every start tag (see Lexer.set_attribute_policy).
     cdef public object attribute_tags
-    cdef object attribute_policy        # those and the simulator's, worked out for the lexer
+    cdef public object attribute_policy # those and the simulator's, worked out for the lexer
+                                        # (rewriter.attribute_policy_for; None: not yet)
 
 
 cdef class CompiledRules:
@@ -48,13 +49,15 @@ cdef class CompiledRules:
     cdef readonly bint meta_rule        # rule 0 is the <meta charset> rule (META_RULE)
     cdef Rules first                    # compiled for the codec the Rewriter asked for
     cdef dict by_codec                  # codec -> Rules (first, and the others at first use)
-    cdef object lock
     # Rewriter.pipe: the factories of the output stages each stream runs its output through
     # (a tuple), or None
     cdef public object stages
     # on_document(passthrough=...): called as fn(context, reason) when a stream stops
     # rewriting and passes its input through (a tuple), or None
     cdef public object passthrough_hooks
+    # codec -> the selectors' Program for that codec (the Rewriter's shared cache of compiled
+    # selectors), or None: for_codec compiles them itself
+    cdef public object program_for
     cpdef Rules for_codec(self, str codec)
 
 

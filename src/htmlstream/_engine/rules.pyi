@@ -5,6 +5,7 @@ from typing import Any, TypeAlias
 
 from typing_extensions import disjoint_base
 
+from htmlstream._engine.lexer import AttributePolicy
 from htmlstream._engine.matcher import Program
 from htmlstream.selectors import SelectorList
 from htmlstream.tokens import TextType
@@ -53,6 +54,8 @@ class Rules:
     active_cache: dict[int | tuple[int, ...], tuple[_Handlers, _Handlers]]
     # Names of the start tags whose attributes a rule may read, or None for every start tag.
     attribute_tags: tuple[str, ...] | None
+    # Those and the simulator's, worked out for the lexer, or None (worked out at first use).
+    attribute_policy: AttributePolicy | None
     def __init__(
         self,
         program: Program,
@@ -78,6 +81,8 @@ class CompiledRules:
     # Rewriter.pipe's stage factories (a tuple), or None
     stages: tuple[Callable[[str, MutableMapping[str, Any]], Any], ...] | None
     passthrough_hooks: tuple[Callable[[MutableMapping[str, Any], str], Any], ...] | None
+    # codec -> the selectors' Program for that codec (a shared cache), or None
+    program_for: Callable[[str], Program] | None
     def __init__(
         self,
         settings: RewriterSettings,

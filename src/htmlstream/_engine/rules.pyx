@@ -43,18 +43,44 @@ cdef class Rules:
         self.doc_comments = doc_comments
         self.doc_doctype = doc_doctype
         self.doc_end = doc_end
-        self.any_text = bool(doc_text) or any(text_handlers)
+        # (plain loops, not any() over generators: a Rewriter made per request pays this)
+        cdef bint rule_text = False, rule_comments = False, implied = False
+        cdef bint text_filter = False
+        for handlers in text_handlers:
+            if handlers:
+                rule_text = True
+                for e in <list>handlers:
+                    if len(<tuple>e) == 3:
+                        text_filter = True
+        for handlers in comment_handlers:
+            if handlers:
+                rule_comments = True
+                break
+        for e in doc_text:
+            if len(<tuple>e) == 3:
+                text_filter = True
+        self.any_text = bool(doc_text) or rule_text
         self.any_element = program.n_rules > 0
-        self.any_scoped = any(text_handlers) or any(comment_handlers)
+        self.any_scoped = rule_text or rule_comments
         # (per rule: its element handlers if it was registered with implied=True, else [])
-        self.implied_handlers = (implied_handlers if implied_handlers is not None
-                                 else [[] for _ in element_handlers])
-        self.any_implied = any(self.implied_handlers)
-        self.any_text_filter = any(len(e) == 3 for e in doc_text) or any(
-            len(e) == 3 for handlers in text_handlers for e in handlers)
+        if implied_handlers is None:
+            implied_handlers = [[] for _ in element_handlers]
+        else:
+            for handlers in implied_handlers:
+                if handlers:
+                    implied = True
+                    break
+        self.implied_handlers = implied_handlers
+        self.any_implied = implied
+        self.any_text_filter = text_filter
         self.attribute_tags = None
         self.attribute_policy = None
         self.active_cache = {}
+
+
+#: Held while CompiledRules.for_codec compiles for a codec not seen yet (rare: a <meta charset>
+#: switch; one lock for all of them, not a lock made per Rewriter).
+_FOR_CODEC_LOCK = threading.Lock()
 
 
 cdef class CompiledRules:
@@ -78,25 +104,29 @@ cdef class CompiledRules:
         self.selectors = selectors
         self.meta_rule = meta_rule
         self.by_codec = {codec: rules}
-        self.lock = threading.Lock()
         self.stages = None
         self.passthrough_hooks = None
+        self.program_for = None
 
     cpdef Rules for_codec(self, str codec):
         """The rules compiled for the Python codec ``codec``: the same handlers, with the
-        selectors' literals in that encoding."""
+        selectors' literals in that encoding (the program from ``program_for`` when it is
+        set: one shared by every rewriter with the same selectors)."""
         cdef Rules rules = self.by_codec.get(codec)     # (no lock to read: one dict look-up)
         cdef Rules first = self.first
         if rules is not None:
             return rules
-        with self.lock:
+        with _FOR_CODEC_LOCK:
             rules = self.by_codec.get(codec)
             if rules is None:
-                rules = Rules(Program(self.selectors, codec), first.element_handlers,
+                program = (Program(self.selectors, codec) if self.program_for is None
+                           else self.program_for(codec))
+                rules = Rules(program, first.element_handlers,
                               first.text_handlers, first.comment_handlers, first.doc_text,
                               first.doc_comments, first.doc_doctype, first.doc_end,
                               first.implied_handlers)
                 rules.attribute_tags = first.attribute_tags
+                rules.attribute_policy = first.attribute_policy
                 self.by_codec[codec] = rules
         return rules
 

@@ -60,7 +60,7 @@ import re
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from htmlstream import Element, Rewriter, TextChunk, TextType, lookup_encoding
+from htmlstream import CompileCache, Element, Rewriter, TextChunk, TextType, lookup_encoding
 from htmlstream.errors import check_type
 from htmlstream.rewriter import Minifier
 from htmlstream.units import HTML_NS, DocumentEnd
@@ -350,9 +350,24 @@ def minify(
                   optional_tags=optional_tags, css=css, js=js, keep_comment=keep_comment)
 
 
+def _build_minifier(options: tuple[tuple[str, Any], ...]) -> Rewriter:
+    return Rewriter().use(minify(**dict(options)))
+
+
+#: The rewriters of minify_html, by its options' value (equal options share one rewriter; a
+#: Rewriter serves any number of documents and threads).
+_MINIFIERS: CompileCache[tuple[tuple[str, Any], ...], Rewriter] = CompileCache(
+    _build_minifier, maxsize=64)
+
+
 def minify_html(html: str | bytes, **options: Any) -> str | bytes:
     """``html`` minified in one call (str gives str, bytes give bytes); ``options`` are
-    :func:`minify`'s."""
+    :func:`minify`'s.  The rewriter for equal options is made once and reused."""
     check_type(html, (str, bytes, bytearray, memoryview), "minify_html()", "html",
                "str or bytes-like (bytes, bytearray, memoryview)")
-    return Rewriter().use(minify(**options)).rewrite(html)
+    key = tuple(sorted(options.items()))
+    try:
+        hash(key)
+    except TypeError:       # (an unhashable option value: made for this call alone)
+        return Rewriter().use(minify(**options)).rewrite(html)
+    return _MINIFIERS.get(key).rewrite(html)
