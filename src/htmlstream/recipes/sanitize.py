@@ -50,6 +50,8 @@ A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -1434,16 +1436,33 @@ def sanitize(policy: Policy | None = None) -> Sanitize:
 
 # --------------------------------------------------------------------------- one call
 
-_REWRITERS: dict[Policy, Rewriter] = {}
+#: The compiled sanitizers of the policies used last (a policy is compared by value: one built
+#: per call finds the rewriter of an equal one built before), least recently used first.
+_REWRITERS: OrderedDict[Policy, Rewriter] = OrderedDict()
+_CACHE_SIZE = 64
+_REWRITERS_LOCK = threading.Lock()
 
 
 def _rewriter(policy: Policy) -> Rewriter:
-    rw = _REWRITERS.get(policy)
-    if rw is None:
-        if len(_REWRITERS) >= 32:
-            _REWRITERS.clear()
-        rw = _REWRITERS[policy] = Rewriter().use(Sanitize(policy))
+    # (the default policy first, without the lock: the common call)
+    if policy is DEFAULT_POLICY and _DEFAULT_REWRITER:
+        return _DEFAULT_REWRITER[0]
+    with _REWRITERS_LOCK:
+        rw = _REWRITERS.get(policy)
+        if rw is not None:
+            _REWRITERS.move_to_end(policy)
+            return rw
+    rw = Rewriter().use(Sanitize(policy))   # (made outside the lock: two threads may both)
+    with _REWRITERS_LOCK:
+        rw = _REWRITERS.setdefault(policy, rw)
+        while len(_REWRITERS) > _CACHE_SIZE:
+            _REWRITERS.popitem(last=False)
+    if policy is DEFAULT_POLICY:
+        _DEFAULT_REWRITER.append(rw)
     return rw
+
+
+_DEFAULT_REWRITER: list[Rewriter] = []
 
 
 @overload
