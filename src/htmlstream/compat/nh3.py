@@ -30,7 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Literal, Optional, Union
+from typing import Any, Literal, TypeAlias
 
 from htmlstream.recipes.sanitize import (
     DEFAULT_ATTRIBUTES,
@@ -70,19 +70,19 @@ CLEAN_CONTENT_TAGS: set[str] = set(DEFAULT_DROP_CONTENT)
 _GENERIC = frozenset(DEFAULT_ATTRIBUTES["*"])
 
 #: nh3's ``url_relative``.
-UrlRelative = Union[
-    Literal["pass_through", "deny"],
-    tuple[Literal["rewrite_with_base"], str],
-    tuple[Literal["rewrite_with_root"], str, str],
-    Callable[[str], Optional[str]],
-]
+UrlRelative: TypeAlias = (
+    Literal["pass_through", "deny"]
+    | tuple[Literal["rewrite_with_base"], str]
+    | tuple[Literal["rewrite_with_root"], str, str]
+    | Callable[[str], str | None]
+)
 
 _CACHE_SIZE = 256
 _policies: OrderedDict[Hashable, Policy] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _freeze(value: object) -> Hashable:
+def _freeze(value: Any) -> Hashable:
     """A hashable value equal for equal keyword values (sets and dicts compared by value)."""
     if isinstance(value, Mapping):
         return ("map", frozenset((k, _freeze(v)) for k, v in value.items()))
@@ -90,7 +90,8 @@ def _freeze(value: object) -> Hashable:
         return ("set", frozenset(value))
     if isinstance(value, tuple):
         return ("tuple", tuple(_freeze(v) for v in value))
-    return value  # type: ignore[return-value]
+    hashable: Hashable = value
+    return hashable
 
 
 def _policy(tags: AbstractSet[str] | None, clean_content_tags: AbstractSet[str] | None,
@@ -148,13 +149,19 @@ def _make_policy(tags: AbstractSet[str] | None, clean_content_tags: AbstractSet[
         if isinstance(generic_attribute_prefixes, str):
             raise TypeError("generic_attribute_prefixes must be a set of prefixes")
         per_tag["*"] = per_tag["*"] | {f"{p}*" for p in generic_attribute_prefixes}
+    allowed = DEFAULT_TAGS if tags is None else frozenset(tags)
+    drop = DEFAULT_DROP_CONTENT
+    if clean_content_tags is not None:
+        if isinstance(clean_content_tags, str):
+            raise TypeError("clean_content_tags must be a set of tag names")
+        # (a <template>'s content goes too, as in nh3, whose tree keeps it apart)
+        drop = frozenset(clean_content_tags) | ({"template"} - allowed)
     style_allowed = any("style" in {n.lower() for n in names} for names in per_tag.values())
     return Policy(
-        tags=DEFAULT_TAGS if tags is None else frozenset(tags),
+        tags=allowed,
         attributes=per_tag,
         url_schemes=DEFAULT_URL_SCHEMES if url_schemes is None else frozenset(url_schemes),
-        drop_content=DEFAULT_DROP_CONTENT if clean_content_tags is None
-        else frozenset(clean_content_tags),
+        drop_content=drop,
         allow_comments=not strip_comments,
         link_rel=link_rel,
         set_attributes=set_tag_attribute_values or {},
@@ -166,6 +173,28 @@ def _make_policy(tags: AbstractSet[str] | None, clean_content_tags: AbstractSet[
         id_prefix=id_prefix,
         url_relative=url_relative,
     )
+
+
+def _arguments(
+    tags: AbstractSet[str] | None = None,
+    clean_content_tags: AbstractSet[str] | None = None,
+    attributes: Mapping[str, AbstractSet[str]] | None = None,
+    attribute_filter: Callable[[str, str, str], str | None] | None = None,
+    strip_comments: bool = True,
+    link_rel: str | None = "noopener noreferrer",
+    generic_attribute_prefixes: AbstractSet[str] | None = None,
+    tag_attribute_values: Mapping[str, Mapping[str, AbstractSet[str]]] | None = None,
+    set_tag_attribute_values: Mapping[str, Mapping[str, str]] | None = None,
+    url_schemes: AbstractSet[str] | None = None,
+    allowed_classes: Mapping[str, AbstractSet[str]] | None = None,
+    filter_style_properties: AbstractSet[str] | None = None,
+    url_relative: UrlRelative | None = None,
+    id_prefix: str | None = None,
+) -> tuple[Any, ...]:
+    """The keywords of :func:`clean` as the positional arguments of :func:`_policy`."""
+    return (tags, clean_content_tags, attributes, attribute_filter, strip_comments, link_rel,
+            generic_attribute_prefixes, tag_attribute_values, set_tag_attribute_values,
+            url_schemes, allowed_classes, filter_style_properties, url_relative, id_prefix)
 
 
 def clean(
@@ -257,8 +286,9 @@ def escape(html: str, tags: AbstractSet[str] | None = None) -> str:
 
 def is_html(html: str) -> bool:
     """Whether ``html`` holds any markup (a tag, comment or doctype, however broken: ``<g>``
-    and ``Vec::<u8>::new()`` do), as ``nh3.is_html``."""
+    and ``Vec::<u8>::new()`` do; or a NUL), as ``nh3.is_html``."""
     if not isinstance(html, str):
         raise TypeError(f"html must be a str, not {type(html).__name__}")
-    # (a tag the input leaves unfinished is no tag: the tokenizer drops it at the end)
-    return any(not isinstance(token, (Text, Unparsed)) for token in tokenize(html))
+    # (a tag the input leaves unfinished is no tag: the tokenizer drops it at the end; a NUL
+    # counts, as in nh3, whose tokenizer gives it a token of its own)
+    return "\0" in html or any(not isinstance(token, (Text, Unparsed)) for token in tokenize(html))

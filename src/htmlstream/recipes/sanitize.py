@@ -243,7 +243,8 @@ def _merge_sets(base: Mapping[str, AbstractSet[str]],
 def _merge_values(base: Mapping[str, Mapping[str, AbstractSet[str]]],
                   more: Mapping[str, Mapping[str, Iterable[str]]] | None, *,
                   subtract: bool = False) -> dict[str, dict[str, frozenset[str]]]:
-    out = {tag: dict(values) for tag, values in base.items()}
+    out: dict[str, dict[str, frozenset[str]]] = {
+        tag: {attr: frozenset(v) for attr, v in values.items()} for tag, values in base.items()}
     for tag, per_attr in (more or {}).items():
         entry = out.setdefault(tag.lower(), {})
         for attr, values in per_attr.items():
@@ -884,7 +885,7 @@ def join_url(base: str, relative: str) -> str | None:
 def _check_url_relative(value: object, schemes: AbstractSet[str]) -> UrlRelative | None:
     """``Policy.url_relative`` checked (``ValueError``/``TypeError``) and normalized."""
     if value is None or callable(value):
-        return value  # type: ignore[return-value]
+        return value
     if isinstance(value, str):
         if value not in ("pass_through", "deny"):
             raise ValueError(f"url_relative: {value!r} is neither 'pass_through' nor 'deny'")
@@ -899,7 +900,7 @@ def _check_url_relative(value: object, schemes: AbstractSet[str]) -> UrlRelative
         if base.scheme not in schemes:
             raise ValueError(f"url_relative: the base {value[1]!r} has a scheme "
                              f"({base.scheme}) that url_schemes does not allow")
-        return tuple(value)  # type: ignore[return-value]
+        return tuple(value)
     raise TypeError("url_relative: 'pass_through', 'deny', ('rewrite_with_base', base), "
                     "('rewrite_with_root', root, path) or a callable")
 
@@ -1275,7 +1276,7 @@ class Sanitize:
             return value if value.startswith(prefix) else prefix + value
         if name in _FRAGMENT_ATTRIBUTES:
             url = value.strip(_STRIP)
-            if url.startswith("#") and not url.startswith(prefix, 1):
+            if url.startswith("#") and len(url) > 1 and not url.startswith(prefix, 1):
                 return "#" + prefix + url[1:]
             return value
         if name in _IDREF_ATTRIBUTES:
@@ -1321,12 +1322,12 @@ class Sanitize:
             new = join_url(mode[1], url)
         else:
             # ("rewrite_with_root", root, path): /x under the root, the rest under root + path
-            root = mode[1]
+            root, path = mode[1], mode[-1]
             text = _TAB_NL.sub("", url.strip(_STRIP))
             if text.startswith("/") and not text.startswith("//"):
                 new = join_url(root, text[1:])
             else:
-                base = join_url(root, mode[2])
+                base = join_url(root, path)
                 new = None if base is None else join_url(base, text)
         if new is None:
             return None
