@@ -289,6 +289,12 @@ def is_html(html: str) -> bool:
     and ``Vec::<u8>::new()`` do; or a NUL), as ``nh3.is_html``."""
     if not isinstance(html, str):
         raise TypeError(f"html must be a str, not {type(html).__name__}")
-    # (a tag the input leaves unfinished is no tag: the tokenizer drops it at the end; a NUL
-    # counts, as in nh3, whose tokenizer gives it a token of its own)
-    return "\0" in html or any(not isinstance(token, (Text, Unparsed)) for token in tokenize(html))
+    # (a tag the input leaves unfinished is no tag: the tokenizer drops it at the end; a NUL in
+    # text counts, as in nh3, whose tokenizer gives it a token of its own)
+    for token in tokenize(html):
+        if isinstance(token, Text):
+            if b"\0" in token.raw:
+                return True
+        elif not isinstance(token, Unparsed):
+            return True
+    return False

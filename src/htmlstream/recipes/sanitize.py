@@ -214,10 +214,38 @@ UrlRelative = (str | tuple[str, str] | tuple[str, str, str] | Callable[[str], "s
 AttributeFilter = Callable[[str, str, str], "str | None"]
 
 
+#: Name sets as given -> lower-cased (and, for attribute names, checked): a policy built per
+#: call with the same sets normalizes them with one lookup each (and holds the same frozensets,
+#: which compare by identity first).
+_NAMES: dict[frozenset[str], frozenset[str]] = {}
+_ATTRIBUTE_NAMES: dict[frozenset[str], frozenset[str]] = {}
+
+
 def _names(values: Iterable[str], what: str) -> frozenset[str]:
     if isinstance(values, str):
         raise TypeError(f"{what} must be a collection of names, not a string")
-    return frozenset(v.lower() for v in values)
+    key = values if type(values) is frozenset else frozenset(values)
+    names = _NAMES.get(key)
+    if names is None:
+        names = frozenset(v.lower() for v in key)
+        names = _NAMES.get(names, names)      # (the lower-cased set is its own)
+        if len(_NAMES) >= 4096:
+            _NAMES.clear()
+        _NAMES[key] = _NAMES[names] = names
+    return names
+
+
+def _attribute_names(values: Iterable[str]) -> frozenset[str]:
+    """Attribute names (``data-*``: a prefix), lower-cased and checked."""
+    names = _names(values, "attributes")
+    if names not in _ATTRIBUTE_NAMES:
+        for name in names:
+            if not _ATTRIBUTE_NAME.match(name.removesuffix("*")):
+                raise ValueError(f"not an attribute name: {name!r}")
+        if len(_ATTRIBUTE_NAMES) >= 4096:
+            _ATTRIBUTE_NAMES.clear()
+        _ATTRIBUTE_NAMES[names] = names
+    return names
 
 
 def _tag_map(values: Mapping[str, Iterable[str]], what: str) -> dict[str, frozenset[str]]:
@@ -257,6 +285,26 @@ def _merge_values(base: Mapping[str, Mapping[str, AbstractSet[str]]],
             else:
                 entry.pop(attr, None)
     return {tag: values for tag, values in out.items() if values}
+
+
+class _Normalized(dict[str, Any]):
+    """A policy's mapping once checked and normalized (read-only: a policy is immutable); a
+    policy made from another one's (``dataclasses.replace``, per-call policies with the default
+    attributes) takes it as it is."""
+
+    def _read_only(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a Policy's mappings are read-only: derive a new policy "
+                        "(Policy.add, Policy.remove, dataclasses.replace)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Normalized, (dict(self),))
+
+
+def _default_attributes() -> Mapping[str, AbstractSet[str]]:
+    return _DEFAULT_ATTRIBUTES
 
 
 #: The class names of ``allowed_classes`` (any but white space).
@@ -331,7 +379,7 @@ class Policy:
 
     tags: AbstractSet[str] = DEFAULT_TAGS
     attributes: Mapping[str, AbstractSet[str]] = field(
-        default_factory=lambda: dict(DEFAULT_ATTRIBUTES), hash=False)
+        default_factory=_default_attributes, hash=False)
     url_schemes: AbstractSet[str] = DEFAULT_URL_SCHEMES
     relative_urls: bool = True
     drop_content: AbstractSet[str] = DEFAULT_DROP_CONTENT
@@ -358,15 +406,18 @@ class Policy:
         bad = sorted(tags & FORBIDDEN_TAGS)
         if bad:
             raise ValueError(f"a sanitizer policy cannot allow {', '.join(bad)}")
-        attributes = _tag_map(self.attributes, "attributes")
-        for names in attributes.values():
-            for name in names:
-                if not _ATTRIBUTE_NAME.match(name.removesuffix("*")):
-                    raise ValueError(f"not an attribute name: {name!r}")
+        attributes = self.attributes
+        if type(attributes) is not _Normalized:
+            if not isinstance(attributes, Mapping):
+                raise TypeError("attributes must be a mapping of tag names to collections")
+            attributes = _Normalized({tag if tag.islower() else tag.lower():
+                                      _attribute_names(names)
+                                      for tag, names in attributes.items()})
         if not isinstance(self.set_attributes, Mapping):
             raise TypeError("set_attributes must be a mapping of tag names to mappings")
-        set_attributes = {tag.lower(): {n.lower(): str(v) for n, v in values.items()}
-                          for tag, values in dict(self.set_attributes).items()}
+        set_attributes = _Normalized({
+            tag.lower(): _Normalized({n.lower(): str(v) for n, v in values.items()})
+            for tag, values in self.set_attributes.items()})
         for values in set_attributes.values():
             for name in values:
                 if not _ATTRIBUTE_NAME.match(name) or name.startswith("on"):
@@ -395,8 +446,8 @@ class Policy:
                 if not _CLASS_NAME.match(name):
                     raise ValueError(f"not a class name: {name!r}")
         # (class names are case-sensitive: kept as given)
-        classes = {tag.lower(): frozenset(names) for tag, names in
-                   dict(self.allowed_classes).items()}
+        classes = _Normalized({tag.lower(): frozenset(names) for tag, names in
+                               self.allowed_classes.items()})
         if not isinstance(self.tag_attribute_values, Mapping):
             raise TypeError("tag_attribute_values must be a mapping of tag names to mappings")
         values_map: dict[str, dict[str, frozenset[str]]] = {}
@@ -404,7 +455,7 @@ class Policy:
             tag = tag.lower()
             if not isinstance(per_attr, Mapping):
                 raise TypeError("tag_attribute_values maps a tag to {attribute: values}")
-            entry = values_map.setdefault(tag, {})
+            entry = values_map[tag] = dict(values_map.get(tag, {}))
             for attr, allowed in per_attr.items():
                 attr = attr.lower()
                 if not _ATTRIBUTE_NAME.match(attr) or attr.startswith("on"):
@@ -433,7 +484,7 @@ class Policy:
         object.__setattr__(self, "drop_content", drop)
         object.__setattr__(self, "set_attributes", set_attributes)
         object.__setattr__(self, "allowed_classes", classes)
-        object.__setattr__(self, "tag_attribute_values", values_map)
+        object.__setattr__(self, "tag_attribute_values", _Normalized(values_map))
         object.__setattr__(self, "url_relative", url_relative)
 
     @property
@@ -904,6 +955,9 @@ def _check_url_relative(value: object, schemes: AbstractSet[str]) -> UrlRelative
     raise TypeError("url_relative: 'pass_through', 'deny', ('rewrite_with_base', base), "
                     "('rewrite_with_root', root, path) or a callable")
 
+
+_DEFAULT_ATTRIBUTES = _Normalized({tag: frozenset(names)
+                                   for tag, names in DEFAULT_ATTRIBUTES.items()})
 
 #: The default policy (ammonia's).
 DEFAULT_POLICY = Policy()
