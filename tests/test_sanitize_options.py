@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ from htmlstream.recipes.sanitize import (
     join_url,
 )
 from recipe_checks import rewrite_all
-from sanitize_checks import check, tree, violations
+from sanitize_checks import check, violations
 from test_recipes_sanitize import VECTORS
 
 
@@ -54,9 +55,8 @@ POLICIES: dict[str, Policy] = {
     "ids": Policy(attributes={**Policy().attributes, "*": {"id", "title", "for"},
                               "a": {"href"}}, id_prefix="user-"),
     "deny": Policy(url_relative="deny"),
-    "base": Policy().add(attributes={"img": {"srcset"}, "a": {"ping"}}).__class__(
-        **{**Policy().add(attributes={"img": {"srcset"}, "a": {"ping"}}).__dict__,
-           "url_relative": ("rewrite_with_base", "https://example.com/dir/page?q#f")}),
+    "base": replace(Policy().add(attributes={"img": {"srcset"}, "a": {"ping"}}),
+                    url_relative=("rewrite_with_base", "https://example.com/dir/page?q#f")),
     "root": Policy(url_relative=("rewrite_with_root", "https://example.com/root/", "sub/x")),
     "callable": Policy(url_relative=lambda url: f"https://cdn.example/{url.lstrip('/')}"),
     "everything": Policy(
@@ -254,11 +254,12 @@ def test_namespaces() -> None:
     nh3 = pytest.importorskip("nh3")
     src = "<mglyph>x</mglyph><svg><circle></circle></svg><math><mi><mglyph></mglyph></mi></math>"
     theirs = nh3.clean(src, tags={"svg", "circle", "math", "mglyph", "mi"})
-    ours = hs.sanitize(src, Policy(tags={"svg", "circle", "math", "mglyph", "mi"}).add(
-        drop_content=()).__class__(tags={"svg", "circle", "math", "mglyph", "mi"},
+    ours = hs.sanitize(src, Policy(tags={"svg", "circle", "math", "mglyph", "mi"},
                                    drop_content={"script", "style"}))
-    assert tree(ours).__repr__().replace("'x'", "''") == tree(theirs).__repr__() or \
-        tree(ours) == tree(theirs)
+    # (but for the text of the HTML <mglyph>, which ammonia drops with the element)
+    assert (ours, theirs) == (
+        "x<svg><circle></circle></svg><math><mi><mglyph></mglyph></mi></math>",
+        "<svg><circle></circle></svg><math><mi><mglyph></mglyph></mi></math>")
 
 
 def test_selectedcontent() -> None:

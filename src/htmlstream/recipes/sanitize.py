@@ -1288,7 +1288,14 @@ class Sanitize:
                     prefixes and lname.startswith(prefixes) and _ATTRIBUTE_NAME.match(lname)
                     and not lname.startswith("on") and lname not in replaced):
                 continue
-            if not self._url_ok(lname, value):
+            if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
+                if ":" in value:
+                    scheme = url_scheme(value)
+                    if not (self._relative if scheme is None else scheme in self._schemes):
+                        continue
+                elif not self._relative:    # (no colon: no scheme, relative)
+                    continue
+            elif not self._url_ok(lname, value):
                 continue
             if lname == "style":
                 value = safe_style(value, self._style_props)
@@ -1300,10 +1307,10 @@ class Sanitize:
                 new = self._filter(name, lname, value)
                 if new is None:
                     continue
-                if not isinstance(new, str):
-                    raise TypeError(f"attribute_filter returned {type(new).__name__}, not a "
-                                    "string or None")
-                if new != value:
+                if new is not value and new != value:
+                    if not isinstance(new, str):
+                        raise TypeError(f"attribute_filter returned {type(new).__name__}, "
+                                        "not a string or None")
                     value = new
                     if not self._url_ok(lname, value):
                         continue
@@ -1316,7 +1323,9 @@ class Sanitize:
                 if rewritten is None:
                     continue
                 value = rewritten
-            parts.append(f' {attr}="{escape_attribute(value)}"')
+            # (escape_attribute, inline)
+            parts.append(f' {attr}="' + value.replace("&", "&amp;").replace('"', "&quot;")
+                         .replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;") + '"')
         parts.append(own)
         parts.append(">" if content or html else "/>")
         return "".join(parts)
