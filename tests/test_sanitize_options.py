@@ -250,6 +250,11 @@ def test_namespaces() -> None:
     # with its content (which would be read in another namespace)
     same("<math><circle>c</circle><mi>i</mi></math><svg><mi>m</mi><foo>f</foo></svg>", p,
          "<math><mi>i</mi></math><svg></svg>")
+    # the same with the default drop_content (<svg> and <math> gone with their content, the
+    # selector rules in place of the handler for most elements)
+    q = Policy().add(tags={"mglyph", "circle", "mi"})
+    same("<p><mglyph>x</mglyph><circle>c</circle><mi>i</mi></p><math><mi>m</mi></math>", q,
+         "<p>xci</p>")
     # nh3 (ammonia 4) agrees on the tree
     nh3 = pytest.importorskip("nh3")
     src = "<mglyph>x</mglyph><svg><circle></circle></svg><math><mi><mglyph></mglyph></mi></math>"
