@@ -7,6 +7,7 @@ XSS collections keep 0 survivors under every option combination here."""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from dataclasses import replace
@@ -22,10 +23,11 @@ from htmlstream import Policy, Rewriter, recipes
 from htmlstream.recipes.sanitize import (
     DEFAULT_DROP_CONTENT,
     DEFAULT_TAGS,
+    Sanitize,
     _rewriter,
     join_url,
 )
-from recipe_checks import rewrite_all
+from recipe_checks import corpus, rewrite_all
 from sanitize_checks import check, violations
 from test_recipes_sanitize import VECTORS
 
@@ -357,3 +359,30 @@ def test_property_random_policies(policy: Policy, doc: bytes) -> None:
     """Any policy, any document: the output, parsed again, holds only what the policy allows,
     closes what it opens and sanitizes to itself."""
     check(doc.decode("utf-8", "replace"), policy)
+
+
+class _NoShortcuts(Sanitize):
+    """The recipe without its shortcuts: every allowed element's start tag written by
+    _start_tag (no needles), no removal rules."""
+
+    def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
+        return re.compile(b"")
+
+    def _removal_rules(self, fast: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize("policy", ["classes", "values", "ids", "everything"])
+def test_shortcuts_change_nothing(policy: str) -> None:
+    """The needles (with allowed_classes: the allowed class names, or '&') leave out only
+    start tags that would be written plain anyway."""
+    fast = Rewriter().use(recipes.sanitize(POLICIES[policy]))
+    slow = Rewriter().use(_NoShortcuts(POLICIES[policy]))
+    sources = [s.encode("utf-8") for _, s in VECTORS[::2]] + [
+        b'<p class="&#110;ote a">x</p><p class="A">y</p><span class="hl">z</span>',
+        b'<p class=c title=t>x<span class="x &amp; hl">y</span></p>',
+        *(path.read_bytes()[:30000] for path in corpus()),
+    ]
+    for i, source in enumerate(sources):
+        expected = slow.rewrite(source)
+        assert fast.rewrite(source) == expected, i

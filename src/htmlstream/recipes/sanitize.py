@@ -1211,11 +1211,19 @@ class Sanitize:
 
     def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
         """An expression that finds, in a lower-cased start tag of ``key``, the name of an
-        attribute (or prefix) the policy lets it keep; None when it keeps none: a tag where it
-        finds nothing has no attribute to keep."""
+        attribute (or prefix) the policy lets it keep (for ``class`` with ``allowed_classes``,
+        an allowed class name, or ``&``); None when it keeps none: a tag where it finds
+        nothing has no attribute to keep."""
         if key not in self._needles:
             exact, prefixes = self._attributes_for(key)
-            names = sorted({*exact, *prefixes})
+            found = {*exact, *prefixes}
+            classes = self._classes.get(key)
+            if classes is not None and found & {"class"} == {"class"} and \
+                    "class" not in self._generic | self.policy.attributes.get(key, set()):
+                # (a class attribute keeps something only if the tag holds one of the allowed
+                # class names, or a character reference that could write one)
+                found = (found - {"class"}) | {c.lower() for c in classes} | {"&"}
+            names = sorted(found)
             self._needles[key] = re.compile(b"|".join(
                 re.escape(n.lower().encode("utf-8")) for n in names)) if names else None
         return self._needles[key]
@@ -1274,6 +1282,8 @@ class Sanitize:
         keep, prefixes, replaced, own = self._spec(key)
         values = self._values.get(key)
         classes = self._classes.get(key)
+        relative, schemes = self._relative, self._schemes
+        filter_, id_prefix, rewrites = self._filter, self._id_prefix, self._rewrites
         parts = ["<", name]
         for attr, value in el.attributes:
             lname = attr if attr.islower() else attr.lower()
@@ -1281,7 +1291,7 @@ class Sanitize:
                 if value.lower() not in values[lname]:
                     continue
             elif lname == "class" and classes is not None:
-                value = " ".join(c for c in value.split() if c in classes)
+                value = " ".join([c for c in value.split() if c in classes])
                 if not value:
                     continue
             elif lname not in keep and not (
@@ -1291,9 +1301,9 @@ class Sanitize:
             if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
                 if ":" in value:
                     scheme = url_scheme(value)
-                    if not (self._relative if scheme is None else scheme in self._schemes):
+                    if not (relative if scheme is None else scheme in schemes):
                         continue
-                elif not self._relative:    # (no colon: no scheme, relative)
+                elif not relative:          # (no colon: no scheme, relative)
                     continue
             elif not self._url_ok(lname, value):
                 continue
@@ -1301,10 +1311,10 @@ class Sanitize:
                 value = safe_style(value, self._style_props)
                 if not value:
                     continue
-            if self._id_prefix is not None:
+            if id_prefix is not None:
                 value = self._prefixed(lname, value)
-            if self._filter is not None:
-                new = self._filter(name, lname, value)
+            if filter_ is not None:
+                new = filter_(name, lname, value)
                 if new is None:
                     continue
                 if new is not value and new != value:
@@ -1318,7 +1328,7 @@ class Sanitize:
                         value = safe_style(value, self._style_props)
                         if not value:
                             continue
-            if self._rewrites:
+            if rewrites:
                 rewritten = self._rewrite_urls(lname, value)
                 if rewritten is None:
                     continue
