@@ -307,6 +307,10 @@ def _default_attributes() -> Mapping[str, AbstractSet[str]]:
     return _DEFAULT_ATTRIBUTES
 
 
+def _empty() -> Any:
+    return _EMPTY
+
+
 #: The class names of ``allowed_classes`` (any but white space).
 _CLASS_NAME = re.compile(r"[^ \t\n\x0c\r]+\Z")
 
@@ -386,11 +390,11 @@ class Policy:
     allow_comments: bool = False
     allow_doctype: bool = False
     link_rel: str | None = "noopener noreferrer"
-    set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False)
+    set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=_empty, hash=False)
     style_properties: AbstractSet[str] | None = None
-    allowed_classes: Mapping[str, AbstractSet[str]] = field(default_factory=dict, hash=False)
+    allowed_classes: Mapping[str, AbstractSet[str]] = field(default_factory=_empty, hash=False)
     tag_attribute_values: Mapping[str, Mapping[str, AbstractSet[str]]] = field(
-        default_factory=dict, hash=False)
+        default_factory=_empty, hash=False)
     attribute_filter: AttributeFilter | None = None
     id_prefix: str | None = None
     url_relative: UrlRelative | None = None
@@ -413,15 +417,18 @@ class Policy:
             attributes = _Normalized({tag if tag.islower() else tag.lower():
                                       _attribute_names(names)
                                       for tag, names in attributes.items()})
-        if not isinstance(self.set_attributes, Mapping):
-            raise TypeError("set_attributes must be a mapping of tag names to mappings")
-        set_attributes = _Normalized({
-            tag.lower(): _Normalized({n.lower(): str(v) for n, v in values.items()})
-            for tag, values in self.set_attributes.items()})
-        for values in set_attributes.values():
-            for name in values:
-                if not _ATTRIBUTE_NAME.match(name) or name.startswith("on"):
-                    raise ValueError(f"set_attributes cannot set {name!r}")
+        # (a _Normalized mapping is one a policy made: checked already)
+        set_attributes = self.set_attributes
+        if type(set_attributes) is not _Normalized:
+            if not isinstance(set_attributes, Mapping):
+                raise TypeError("set_attributes must be a mapping of tag names to mappings")
+            set_attributes = _Normalized({
+                tag.lower(): _Normalized({n.lower(): str(v) for n, v in values.items()})
+                for tag, values in set_attributes.items()})
+            for values in set_attributes.values():
+                for name in values:
+                    if not _ATTRIBUTE_NAME.match(name) or name.startswith("on"):
+                        raise ValueError(f"set_attributes cannot set {name!r}")
         generic = attributes.get("*", frozenset())
         if self.link_rel is not None:
             if not isinstance(self.link_rel, str):
@@ -437,21 +444,23 @@ class Policy:
             if both:
                 raise ValueError(f"{', '.join(both)}: both allowed (tags) and removed with "
                                  "their content (drop_content)")
-        classes = _tag_map(self.allowed_classes, "allowed_classes")
-        for tag, names in classes.items():
+        classes = self.allowed_classes
+        if type(classes) is not _Normalized:
+            for names in _tag_map(classes, "allowed_classes").values():
+                for name in names:
+                    if not _CLASS_NAME.match(name):
+                        raise ValueError(f"not a class name: {name!r}")
+            # (class names are case-sensitive: kept as given)
+            classes = _Normalized({tag.lower(): frozenset(names)
+                                   for tag, names in classes.items()})
+        for tag in classes:
             if "class" in generic or "class" in attributes.get(tag, ()):
                 raise ValueError(f"allowed_classes for <{tag}> while attributes allows every "
                                  "class on it: leave 'class' out of attributes")
-            for name in names:
-                if not _CLASS_NAME.match(name):
-                    raise ValueError(f"not a class name: {name!r}")
-        # (class names are case-sensitive: kept as given)
-        classes = _Normalized({tag.lower(): frozenset(names) for tag, names in
-                               self.allowed_classes.items()})
         if not isinstance(self.tag_attribute_values, Mapping):
             raise TypeError("tag_attribute_values must be a mapping of tag names to mappings")
         values_map: dict[str, dict[str, frozenset[str]]] = {}
-        for tag, per_attr in dict(self.tag_attribute_values).items():
+        for tag, per_attr in self.tag_attribute_values.items():
             tag = tag.lower()
             if not isinstance(per_attr, Mapping):
                 raise TypeError("tag_attribute_values maps a tag to {attribute: values}")
@@ -468,6 +477,10 @@ class Policy:
                     raise ValueError("tag_attribute_values allows <a rel> while link_rel sets "
                                      "it: give link_rel=None")
                 entry[attr] = _names(allowed, "tag_attribute_values")
+        if type(self.tag_attribute_values) is _Normalized:
+            values_map = self.tag_attribute_values
+        else:
+            values_map = _Normalized(values_map)
         if self.attribute_filter is not None and not callable(self.attribute_filter):
             raise TypeError("attribute_filter must be callable: f(tag, attribute, value)")
         if self.id_prefix is not None and (not isinstance(self.id_prefix, str)
@@ -484,7 +497,7 @@ class Policy:
         object.__setattr__(self, "drop_content", drop)
         object.__setattr__(self, "set_attributes", set_attributes)
         object.__setattr__(self, "allowed_classes", classes)
-        object.__setattr__(self, "tag_attribute_values", _Normalized(values_map))
+        object.__setattr__(self, "tag_attribute_values", values_map)
         object.__setattr__(self, "url_relative", url_relative)
 
     @property
@@ -956,6 +969,7 @@ def _check_url_relative(value: object, schemes: AbstractSet[str]) -> UrlRelative
                     "('rewrite_with_root', root, path) or a callable")
 
 
+_EMPTY = _Normalized()
 _DEFAULT_ATTRIBUTES = _Normalized({tag: frozenset(names)
                                    for tag, names in DEFAULT_ATTRIBUTES.items()})
 
