@@ -112,6 +112,10 @@ def test_attribute_filter() -> None:
         'Test<img alt="test&amp;&quot;&lt;" title="t&amp;&amp;&quot;&lt;">'
     # (called for the attributes the allowlist keeps, values decoded; not for rel)
     assert ("img", "alt", "test") in calls and ("img", "title", "t&") in calls
+    # a class the filter writes is filtered by allowed_classes (as ammonia orders them)
+    cls = replace(CLASSES, attribute_filter=lambda t, a, v: v + " evil c" if a == "class" else v)
+    out = hs.sanitize('<p class="a">x</p><p class="zz">y</p>', cls)
+    assert out == '<p class="a c">x</p><p>y</p>' and not violations(out, cls)
     # the result is checked as a URL again: nh3 keeps a javascript: URL a filter returns
     js = Policy(attribute_filter=lambda t, a, v: "javascript:alert(1)" if a == "href" else v)
     same('<a href="https://x.test/">l</a>', js, '<a rel="noopener noreferrer">l</a>')

@@ -1338,6 +1338,11 @@ class Sanitize:
                     value = new
                     if not self._url_ok(lname, value):
                         continue
+                    if lname == "class" and classes is not None:
+                        # (as ammonia: the classes are filtered after the filter too)
+                        value = " ".join([c for c in value.split() if c in classes])
+                        if not value:
+                            continue
                     if lname == "style":
                         value = safe_style(value, self._style_props)
                         if not value:
