@@ -41,6 +41,18 @@ trailing spaces and control characters stripped, tabs and newlines removed, case
 in ``url_schemes``.  The output is well formed: every element it opens, it closes.  Elements
 deeper than the simulator follows (1024 open elements) lose their tags (content kept).
 
+ammonia's (and nh3's) other options are :class:`Policy` fields too: ``allowed_classes``,
+``tag_attribute_values``, ``attribute_filter``, ``id_prefix`` and ``url_relative`` (relative
+URLs denied, or resolved against a base as the URL Standard does: :func:`join_url`); they act
+on the values of the attributes the allowlist keeps, in :meth:`Sanitize._start_tag_ext`, which
+replaces the plain :meth:`Sanitize._start_tag` only for policies that set one of them.  Names
+are namespace-aware: an SVG or MathML name counts only in its namespace (an ``<mglyph>`` outside
+``<math>`` is an unknown HTML element).  A ``<selectedcontent>`` inside a ``<select>`` (the
+customizable select browsers now parse) loses what the input put in it: a browser replaces it
+with a clone of the selected option.  :mod:`htmlstream.compat.nh3` is nh3's API over this
+recipe.  Policies compare by value; :func:`sanitize_html` keeps the compiled sanitizers of the
+last 64 (least recently used out, thread-safe).
+
 A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"`` and
 ``transcode=True`` (UTF-16 input is rewritten as UTF-8 rather than passed through);
 ``on_limit="passthrough"`` and ``sniff=True``, which pass input through unsanitized, are refused
