@@ -16,7 +16,8 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
 * the mutation's output re-tokenizes to the intended structure, the same for every chunking;
 * ``recipes.obfuscate_emails`` does not depend on the chunking and ``recipes.decode_emails``
   undoes it (``htmlmodel.check_emails``);
-* ``recipes.sanitize`` (ammonia's default policy, and a permissive one with SVG, MathML,
+* ``recipes.sanitize`` (ammonia's default policy, one with ammonia's value options, and a
+  permissive one with SVG, MathML,
   ``<style>``, comments and the doctype): parsed by html5lib, its output holds no element,
   attribute or URL scheme outside the policy, closes what it opens, sanitizes to itself, and
   does not depend on the chunking (``tests/sanitize_checks.py``);
@@ -222,7 +223,14 @@ def _sanitize_policies() -> list[Any]:
                                       "foreignObject", "textarea", "title", "desc"},
         allow_comments=True, allow_doctype=True,
         attributes={**default.attributes, "*": frozenset({"title", "data-*", "style"})})
-    return [default, permissive]
+    # ammonia's value options (issue 32): classes, values, ids, relative URLs rewritten
+    options = dataclasses.replace(
+        default.add(tags={"span", "select", "option", "selectedcontent", "svg", "circle"},
+                    attributes={"*": {"id", "for"}, "img": {"srcset"}},
+                    allowed_classes={"span": {"a", "b"}},
+                    tag_attribute_values={"div": {"role": {"note"}}}),
+        id_prefix="u-", url_relative=("rewrite_with_base", "https://example.com/d/"))
+    return [default, permissive, options]
 
 
 with atheris.instrument_imports():

@@ -11,7 +11,12 @@ from typing import Any
 import html5lib
 
 from htmlstream import Policy, sanitize
-from htmlstream.recipes.sanitize import URL_ATTRIBUTES
+from htmlstream.recipes.sanitize import MATHML_ELEMENTS, SVG_ELEMENTS, URL_ATTRIBUTES
+
+SVG = "http://www.w3.org/2000/svg"
+MATHML = "http://www.w3.org/1998/Math/MathML"
+#: Names of elements that exist in HTML too.
+_SHARED = {"a", "font", "image", "script", "style", "title"}
 
 HTML = "{http://www.w3.org/1999/xhtml}"
 #: What html5lib makes of a document whatever its content.
@@ -32,7 +37,10 @@ def url_scheme(value: str) -> str | None:
 
 def _url_allowed(policy: Policy, value: str) -> bool:
     scheme = url_scheme(value)
-    return policy.relative_urls if scheme is None else scheme in policy.url_schemes
+    if scheme is not None:
+        return scheme in policy.url_schemes
+    # relative: kept as written, unless denied or rewritten (then absolute)
+    return policy.relative == "pass_through" or callable(policy.relative)
 
 
 def _candidate_urls(value: str) -> list[str]:
@@ -95,11 +103,20 @@ def _attribute_allowed(policy: Policy, tag: str, name: str, value: str) -> bool:
     if lname in policy.set_attributes.get(tag, {}):
         return True
     names = policy.attributes.get("*", frozenset()) | policy.attributes.get(tag, frozenset())
-    if lname == "style" and (policy.style_properties is not None or "style" in names):
+    everywhere = policy.style_properties is not None and not any(
+        "style" in n for n in policy.attributes.values())
+    if lname == "style" and (everywhere or "style" in names):
         return _style_allowed(policy, value)
+    if lname == "class" and tag in policy.allowed_classes:
+        return bool(value.split()) and all(c in policy.allowed_classes[tag]
+                                          for c in value.split())
+    if lname in policy.tag_attribute_values.get(tag, {}):
+        return value.lower() in policy.tag_attribute_values[tag][lname]
     if lname not in names and not any(n.endswith("*") and lname.startswith(n[:-1])
                                       for n in names):
         return False
+    if lname == "id" and policy.id_prefix is not None and policy.attribute_filter is None:
+        return value.startswith(policy.id_prefix)
     if lname in URL_ATTRIBUTES:
         return _url_allowed(policy, value)
     if lname == "ping":
@@ -125,7 +142,11 @@ def violations(html: str, policy: Policy) -> list[str]:
                 problems.append(f"<{name}> with {dict(el.attrib)}")
             continue
         key = name.lower()
-        if key not in policy.tags:
+        # (an SVG or MathML name counts only in its namespace, an HTML one only in HTML)
+        allowed = key in policy.tags and (
+            key in SVG_ELEMENTS if ns == SVG else key in MATHML_ELEMENTS if ns == MATHML
+            else key in _SHARED or key not in SVG_ELEMENTS | MATHML_ELEMENTS)
+        if not allowed:
             problems.append(f"element <{name}> ({ns})")
             continue
         for attr, value in el.attrib.items():

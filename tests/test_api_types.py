@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import htmlstream as hs
+from htmlstream.compat import nh3 as _nh3
 
 #: The public modules: their ``__all__`` is the public API.
 MODULES = [
@@ -33,7 +34,7 @@ MODULES = [
     "htmlstream.units", "htmlstream.warc", "htmlstream.dask",
     "htmlstream.recipes", "htmlstream.recipes.csp", "htmlstream.recipes.emails",
     "htmlstream.recipes.https", "htmlstream.recipes.inject", "htmlstream.recipes.minify",
-    "htmlstream.recipes.sanitize",
+    "htmlstream.recipes.sanitize", "htmlstream.compat.nh3",
     "htmlstream.scrape", "htmlstream.scrape.errors",
     "htmlstream.integrations.asgi", "htmlstream.integrations.wsgi",
     "htmlstream.integrations.django", "htmlstream.integrations.aiohttp",
@@ -172,6 +173,14 @@ def entries(tmp: Path) -> dict[str, Entry]:
         "sniff": (encoding.sniff, (b"<p>",), {}, ["prefix"]),
         "check_failures": (errors.check_failures, ("inputs", [None]), {}, ["what", "errors"]),
         "CompileCache": (hs.CompileCache, (str,), {"maxsize": 4}, ["build", "maxsize"]),
+        # htmlstream.recipes.sanitize, htmlstream.compat.nh3
+        "join_url": (importlib.import_module("htmlstream.recipes.sanitize").join_url,
+                     ("https://a.example/", "b"), {}, ["base", "relative"]),
+        "nh3.clean": (_nh3.clean, ("<p>x",), {}, ["html", "tags"]),
+        "nh3.Cleaner": (_nh3.Cleaner, (), {"tags": {"p"}}, ["tags"]),
+        "nh3.clean_text": (_nh3.clean_text, ("<p>x",), {}, ["html"]),
+        "nh3.escape": (_nh3.escape, ("<p>x",), {}, ["html"]),
+        "nh3.is_html": (_nh3.is_html, ("<p>x",), {}, ["html"]),
         "attribute_tags": (selectors.attribute_tags, ([hs.parse_selector("p")],), {},
                            ["selector_lists"]),
         "serialize_identifier": (selectors.serialize_identifier, ("a",), {}, ["name"]),

@@ -41,6 +41,18 @@ trailing spaces and control characters stripped, tabs and newlines removed, case
 in ``url_schemes``.  The output is well formed: every element it opens, it closes.  Elements
 deeper than the simulator follows (1024 open elements) lose their tags (content kept).
 
+ammonia's (and nh3's) other options are :class:`Policy` fields too: ``allowed_classes``,
+``tag_attribute_values``, ``attribute_filter``, ``id_prefix`` and ``url_relative`` (relative
+URLs denied, or resolved against a base as the URL Standard does: :func:`join_url`); they act
+on the values of the attributes the allowlist keeps, in :meth:`Sanitize._start_tag_ext`, which
+replaces the plain :meth:`Sanitize._start_tag` only for policies that set one of them.  Names
+are namespace-aware: an SVG or MathML name counts only in its namespace (an ``<mglyph>`` outside
+``<math>`` is an unknown HTML element).  A ``<selectedcontent>`` inside a ``<select>`` (the
+customizable select browsers now parse) loses what the input put in it: a browser replaces it
+with a clone of the selected option.  :mod:`htmlstream.compat.nh3` is nh3's API over this
+recipe.  Policies compare by value; :func:`sanitize_html` keeps the compiled sanitizers of the
+last 64 (least recently used out, thread-safe).
+
 A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"`` and
 ``transcode=True`` (UTF-16 input is rewritten as UTF-8 rather than passed through);
 ``on_limit="passthrough"`` and ``sniff=True``, which pass input through unsanitized, are refused
@@ -50,9 +62,11 @@ A rewriter using the recipe has its settings set for it: ``ignored_tags="remove"
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from operator import methodcaller
 from typing import Any, overload
@@ -60,7 +74,7 @@ from typing import Any, overload
 from htmlstream.errors import check_type
 from htmlstream.rewriter import Rewriter, TextFilter
 from htmlstream.tokens import TextType
-from htmlstream.units import HTML_NS, Comment, Doctype, Element, EndTag, TextChunk
+from htmlstream.units import HTML_NS, SVG_NS, Comment, Doctype, Element, EndTag, TextChunk
 
 __all__ = [
     "CSS_FUNCTIONS",
@@ -68,9 +82,14 @@ __all__ = [
     "DEFAULT_DROP_CONTENT",
     "DEFAULT_TAGS",
     "DEFAULT_URL_SCHEMES",
+    "MATHML_ELEMENTS",
+    "SVG_ELEMENTS",
     "URL_ATTRIBUTES",
+    "AttributeFilter",
     "Policy",
     "Sanitize",
+    "UrlRelative",
+    "join_url",
     "safe_style",
     "sanitize",
     "sanitize_html",
@@ -164,55 +183,240 @@ _CSS_PROPERTY = re.compile(r"-?-?[a-z][a-z0-9-]*\Z")
 _SIMPLE_NAME = re.compile(r"[a-z][-a-z0-9_]*\Z")
 
 
+#: SVG element names (lower-cased): an allowed one counts only in the SVG namespace, inside an
+#: allowed ``<svg>`` (those that are HTML names too, ``a``, ``style``, ``title``, ``font``...,
+#: count in both).
+SVG_ELEMENTS: frozenset[str] = frozenset({
+    "a", "altglyph", "altglyphdef", "altglyphitem", "circle", "clippath", "color-profile",
+    "cursor", "defs", "desc", "ellipse", "feblend", "fecolormatrix", "fecomponenttransfer",
+    "fecomposite", "feconvolvematrix", "fediffuselighting", "fedisplacementmap",
+    "fedistantlight", "fedropshadow", "feflood", "fefunca", "fefuncb", "fefuncg", "fefuncr",
+    "fegaussianblur", "feimage", "femerge", "femergenode", "femorphology", "feoffset",
+    "fepointlight", "fespecularlighting", "fespotlight", "fetile", "feturbulence", "filter",
+    "font", "font-face", "font-face-format", "font-face-name", "font-face-src",
+    "font-face-uri", "foreignobject", "g", "glyph", "glyphref", "hatch", "hatchpath", "hkern",
+    "image", "line", "lineargradient", "marker", "mask", "mesh", "meshgradient", "meshpatch",
+    "meshrow", "metadata", "missing-glyph", "mpath", "path", "pattern", "polygon", "polyline",
+    "radialgradient", "rect", "script", "solidcolor", "stop", "style", "svg", "switch",
+    "symbol", "text", "textpath", "title", "tref", "tspan", "unknown", "use", "view", "vkern",
+})
+#: MathML element names: an allowed one counts only in the MathML namespace, inside an allowed
+#: ``<math>``.
+MATHML_ELEMENTS: frozenset[str] = frozenset({
+    "annotation", "annotation-xml", "maction", "maligngroup", "malignmark", "math", "menclose",
+    "merror", "mfenced", "mfrac", "mglyph", "mi", "mlabeledtr", "mlongdiv", "mmultiscripts",
+    "mn", "mo", "mover", "mpadded", "mphantom", "mprescripts", "mroot", "mrow", "ms",
+    "mscarries", "mscarry", "msgroup", "msline", "mspace", "msqrt", "msrow", "mstack",
+    "mstyle", "msub", "msubsup", "msup", "mtable", "mtd", "mtext", "mtr", "munder",
+    "munderover", "none", "semantics",
+})
+#: The names of elements that exist in HTML too (an allowed one counts in HTML and in its
+#: foreign namespace).
+_SHARED_NAMES = frozenset({"a", "font", "image", "script", "style", "title"})
+_FOREIGN_ONLY = (SVG_ELEMENTS | MATHML_ELEMENTS) - _SHARED_NAMES
+
+#: Attributes whose value names elements by ``id`` (one, or a list separated by white space):
+#: ``id_prefix`` is prefixed to each, as to ``id`` and to the fragment of a same-page link.
+_IDREF_ATTRIBUTES = frozenset({
+    "for", "headers", "list", "form", "aria-activedescendant", "aria-controls",
+    "aria-describedby", "aria-details", "aria-errormessage", "aria-flowto", "aria-labelledby",
+    "aria-owns",
+})
+_FRAGMENT_ATTRIBUTES = frozenset({"href", "xlink:href"})
+
+#: How relative URLs are treated (``Policy.url_relative``): ``"pass_through"``, ``"deny"``,
+#: ``("rewrite_with_base", base)``, ``("rewrite_with_root", root, path)``, or a callable.
+UrlRelative = (str | tuple[str, str] | tuple[str, str, str] | Callable[[str], "str | None"])
+
+#: ``attribute_filter(tag, attribute, value) -> str | None``.
+AttributeFilter = Callable[[str, str, str], "str | None"]
+
+
+#: Name sets as given -> lower-cased (and, for attribute names, checked): a policy built per
+#: call with the same sets normalizes them with one lookup each (and holds the same frozensets,
+#: which compare by identity first).
+_NAMES: dict[frozenset[str], frozenset[str]] = {}
+_ATTRIBUTE_NAMES: dict[frozenset[str], frozenset[str]] = {}
+
+
 def _names(values: Iterable[str], what: str) -> frozenset[str]:
     if isinstance(values, str) or not isinstance(values, Iterable):
         raise TypeError(f"Policy(): {what} must be a collection of names (a set of str), not "
                         f"{type(values).__name__}")
-    return frozenset(v.lower() for v in values)
+    key = values if type(values) is frozenset else frozenset(values)
+    names = _NAMES.get(key)
+    if names is None:
+        names = frozenset(v.lower() for v in key)
+        names = _NAMES.get(names, names)      # (the lower-cased set is its own)
+        if len(_NAMES) >= 4096:
+            _NAMES.clear()
+        _NAMES[key] = _NAMES[names] = names
+    return names
+
+
+def _attribute_names(values: Iterable[str]) -> frozenset[str]:
+    """Attribute names (``data-*``: a prefix), lower-cased and checked."""
+    names = _names(values, "attributes")
+    if names not in _ATTRIBUTE_NAMES:
+        for name in names:
+            if not _ATTRIBUTE_NAME.match(name.removesuffix("*")):
+                raise ValueError(f"not an attribute name: {name!r}")
+        if len(_ATTRIBUTE_NAMES) >= 4096:
+            _ATTRIBUTE_NAMES.clear()
+        _ATTRIBUTE_NAMES[names] = names
+    return names
+
+
+def _tag_map(values: Mapping[str, Iterable[str]], what: str) -> dict[str, frozenset[str]]:
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{what} must be a mapping of tag names to collections")
+    return {tag.lower(): _names(names, what) for tag, names in values.items()}
+
+
+def _merge_sets(base: Mapping[str, AbstractSet[str]],
+                more: Mapping[str, Iterable[str]] | None, *, lower: bool = True,
+                subtract: bool = False) -> dict[str, frozenset[str]]:
+    out = {tag: frozenset(names) for tag, names in base.items()}
+    for tag, names in (more or {}).items():
+        tag = tag.lower()
+        if isinstance(names, str):
+            raise TypeError("a collection of names, not a string")
+        given = frozenset(n.lower() if lower else n for n in names)
+        out[tag] = out.get(tag, frozenset()) - given if subtract else \
+            out.get(tag, frozenset()) | given
+    return out
+
+
+def _merge_values(base: Mapping[str, Mapping[str, AbstractSet[str]]],
+                  more: Mapping[str, Mapping[str, Iterable[str]]] | None, *,
+                  subtract: bool = False) -> dict[str, dict[str, frozenset[str]]]:
+    out: dict[str, dict[str, frozenset[str]]] = {
+        tag: {attr: frozenset(v) for attr, v in values.items()} for tag, values in base.items()}
+    for tag, per_attr in (more or {}).items():
+        entry = out.setdefault(tag.lower(), {})
+        for attr, values in per_attr.items():
+            attr = attr.lower()
+            given = _names(values, "tag_attribute_values")
+            kept = entry.get(attr, frozenset()) - given if subtract else \
+                entry.get(attr, frozenset()) | given
+            if kept:
+                entry[attr] = kept
+            else:
+                entry.pop(attr, None)
+    return {tag: values for tag, values in out.items() if values}
+
+
+class _Normalized(dict[str, Any]):
+    """A policy's mapping once checked and normalized (read-only: a policy is immutable); a
+    policy made from another one's (``dataclasses.replace``, per-call policies with the default
+    attributes) takes it as it is."""
+
+    def _read_only(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a Policy's mappings are read-only: derive a new policy "
+                        "(Policy.add, Policy.remove, dataclasses.replace)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Normalized, (dict(self),))
+
+
+def _default_attributes() -> Mapping[str, AbstractSet[str]]:
+    return _DEFAULT_ATTRIBUTES
+
+
+def _empty() -> Any:
+    return _EMPTY
+
+
+#: The class names of ``allowed_classes`` (any but white space).
+_CLASS_NAME = re.compile(r"[^ \t\n\x0c\r]+\Z")
 
 
 @dataclass(frozen=True)
 class Policy:
     """What :func:`sanitize` keeps.  ``Policy()`` is ammonia's default policy; the presets are
-    :meth:`comment`, :meth:`rich_text` and :meth:`text_only`, and :func:`dataclasses.replace`
-    derives a policy from another one (``replace(Policy(), allow_comments=True)``).
+    :meth:`comment`, :meth:`rich_text` and :meth:`text_only`; :meth:`add` and :meth:`remove`
+    derive a policy from another one by adding to or removing from its sets (ammonia's
+    ``add_*``/``rm_*``), and :func:`dataclasses.replace` by replacing fields.
+
+    Policies are compared by value: two equal policies share one compiled sanitizer (a bounded
+    cache), so a policy built per call costs a dictionary lookup.  Every field is validated
+    when the policy is made (``ValueError`` or ``TypeError``), contradictions included, as
+    ammonia panics and nh3 raises.
 
     Args:
-        tags: the elements kept (names, ASCII case-insensitive; SVG and MathML elements by
-            their names too, when ``svg`` or ``math`` is allowed).  The others lose their tags
-            and keep their content, except those of ``drop_content``.  ``script``,
-            ``plaintext``, ``html``, ``head``, ``body``, ``frameset``, ``frame`` and the SVG
-            animation elements cannot be allowed (``ValueError``).
+        tags: the elements kept (names, ASCII case-insensitive).  The others lose their tags
+            and keep their content, except those of ``drop_content``.  An SVG or MathML name
+            (:data:`SVG_ELEMENTS`, :data:`MATHML_ELEMENTS`) counts only in its own namespace,
+            where the tree builder puts it (inside an allowed ``<svg>`` or ``<math>``): an
+            ``<mglyph>`` outside ``<math>`` is an unknown HTML element, not allowed by
+            ``"mglyph"``.  ``script``, ``plaintext``, ``html``, ``head``, ``body``,
+            ``frameset``, ``frame`` and the SVG animation elements cannot be allowed.
         attributes: per tag, the attributes kept; under ``"*"``, those kept on every allowed
-            tag.  A name ending in ``*`` allows a prefix (``"data-*"``).  ``on*`` attributes
-            are never kept.
+            tag.  A name ending in ``*`` allows a prefix (``"data-*"``: nh3's
+            ``generic_attribute_prefixes``).  ``on*`` attributes are never kept.
         url_schemes: the schemes a URL attribute may have (``http``, ``mailto``...).
         relative_urls: whether URLs without a scheme (``/path``, ``page.html``, ``//host/``)
-            are kept.
-        drop_content: the elements removed with their content when not allowed.
+            are kept (``False``: ``url_relative="deny"``).
+        drop_content: the elements removed with their content.  Left at its default, the
+            allowed tags are taken out of it; given, it must not share a tag with ``tags``.
         allow_comments: keep comments (their text made safe: no ``--``, nothing that ends
-            or opens one early).
+            or opens one early).  nh3's ``strip_comments`` is its negation.
         allow_doctype: keep a doctype (as it was written).
-        link_rel: the ``rel`` every allowed ``<a>`` gets (replacing its own), or ``None``.
+        link_rel: the ``rel`` every allowed ``<a>`` gets (replacing its own), or ``None``;
+            not with ``rel`` allowed on ``<a>`` by ``attributes``.
         set_attributes: per tag, attributes set on every allowed element of that tag
-            (``{"a": {"target": "_blank"}}``), replacing its own.
+            (``{"a": {"target": "_blank"}}``), replacing its own (nh3's
+            ``set_tag_attribute_values``).
         style_properties: the CSS properties a ``style`` attribute may keep (``{"color",
-            "text-align"}``); given, ``style`` is allowed on every allowed element.  Whether
-            allowed so or by ``attributes``, a ``style`` attribute is never kept as written:
-            only its declarations that :func:`safe_style` keeps (``None``: of any property).
+            "text-align"}``).  Given, ``style`` is allowed on every allowed element, unless
+            ``attributes`` allows it somewhere: then there only (nh3's
+            ``filter_style_properties``).  However allowed, a ``style`` attribute is never
+            kept as written: only its declarations that :func:`safe_style` keeps (``None``: of
+            any property).
+        allowed_classes: per tag, the classes kept in its ``class`` attribute (the others are
+            dropped, and the attribute with them once it is empty).  Not with ``class`` allowed
+            on the tag (or on every tag) by ``attributes``.
+        tag_attribute_values: per tag, attributes allowed only with one of the listed values
+            (ASCII case-insensitive): ``{"div": {"role": {"alert", "status"}}}``.  Not with the
+            attribute allowed on the tag by ``attributes``.
+        attribute_filter: ``f(tag, attribute, value) -> str | None``, called for every
+            attribute the rest of the policy keeps (with its value decoded): ``None`` removes
+            the attribute, a string replaces its value.  The result is checked again as a URL
+            (scheme, ``url_relative``) where the attribute is one, and escaped.  An exception
+            it raises stops the sanitizing (it propagates).
+        id_prefix: a string prefixed to every kept ``id`` (unless it starts with it already,
+            so sanitizing twice prefixes once), to the fragment of same-page links
+            (``href="#x"``) and to the ids named by ``for``, ``headers``, ``list``, ``form`` and
+            the ``aria-*`` references.
+        url_relative: what becomes of relative URLs in URL attributes: ``"pass_through"``
+            (kept), ``"deny"`` (the attribute goes), ``("rewrite_with_base", base)`` (resolved
+            against the absolute URL ``base`` as the URL Standard resolves them),
+            ``("rewrite_with_root", root, path)`` (``/x`` resolved against ``root``, any other
+            relative URL against ``root`` + ``path``), or a callable ``f(url) -> str | None``
+            (``None`` removes the attribute; a string is checked again against
+            ``url_schemes``).  ``None`` (the default): ``relative_urls`` decides.
     """
 
     tags: AbstractSet[str] = DEFAULT_TAGS
     attributes: Mapping[str, AbstractSet[str]] = field(
-        default_factory=lambda: dict(DEFAULT_ATTRIBUTES), hash=False)
+        default_factory=_default_attributes, hash=False)
     url_schemes: AbstractSet[str] = DEFAULT_URL_SCHEMES
     relative_urls: bool = True
     drop_content: AbstractSet[str] = DEFAULT_DROP_CONTENT
     allow_comments: bool = False
     allow_doctype: bool = False
     link_rel: str | None = "noopener noreferrer"
-    set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False)
+    set_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=_empty, hash=False)
     style_properties: AbstractSet[str] | None = None
+    allowed_classes: Mapping[str, AbstractSet[str]] = field(default_factory=_empty, hash=False)
+    tag_attribute_values: Mapping[str, Mapping[str, AbstractSet[str]]] = field(
+        default_factory=_empty, hash=False)
+    attribute_filter: AttributeFilter | None = None
+    id_prefix: str | None = None
+    url_relative: UrlRelative | None = None
 
     def __post_init__(self) -> None:
         if self.style_properties is not None:
@@ -225,26 +429,166 @@ class Policy:
         bad = sorted(tags & FORBIDDEN_TAGS)
         if bad:
             raise ValueError(f"a sanitizer policy cannot allow {', '.join(bad)}")
-        if not isinstance(self.attributes, Mapping):
-            raise TypeError(f"Policy(): attributes must be a mapping of tag names to sets of "
-                            f"attribute names, not {type(self.attributes).__name__}")
-        attributes = {tag.lower(): _names(names, "attributes")
-                      for tag, names in dict(self.attributes).items()}
-        for names in attributes.values():
-            for name in names:
-                if not _ATTRIBUTE_NAME.match(name.removesuffix("*")):
-                    raise ValueError(f"not an attribute name: {name!r}")
-        set_attributes = {tag.lower(): {n.lower(): str(v) for n, v in values.items()}
-                          for tag, values in dict(self.set_attributes).items()}
-        for values in set_attributes.values():
-            for name in values:
-                if not _ATTRIBUTE_NAME.match(name) or name.startswith("on"):
-                    raise ValueError(f"set_attributes cannot set {name!r}")
+        attributes = self.attributes
+        if type(attributes) is not _Normalized:
+            if not isinstance(attributes, Mapping):
+                raise TypeError(f"Policy(): attributes must be a mapping of tag names to sets of "
+                                f"attribute names, not {type(attributes).__name__}")
+            attributes = _Normalized({tag if tag.islower() else tag.lower():
+                                      _attribute_names(names)
+                                      for tag, names in attributes.items()})
+        # (a _Normalized mapping is one a policy made: checked already)
+        set_attributes = self.set_attributes
+        if type(set_attributes) is not _Normalized:
+            if not isinstance(set_attributes, Mapping):
+                raise TypeError(f"Policy(): set_attributes must be a mapping of tag names to "
+                                f"mappings, not {type(set_attributes).__name__}")
+            set_attributes = _Normalized({
+                tag.lower(): _Normalized({n.lower(): str(v) for n, v in values.items()})
+                for tag, values in set_attributes.items()})
+            for values in set_attributes.values():
+                for name in values:
+                    if not _ATTRIBUTE_NAME.match(name) or name.startswith("on"):
+                        raise ValueError(f"set_attributes cannot set {name!r}")
+        generic = attributes.get("*", frozenset())
+        if self.link_rel is not None:
+            if not isinstance(self.link_rel, str):
+                raise TypeError("link_rel must be a string or None")
+            if "rel" in generic or "rel" in attributes.get("a", ()) \
+                    or "rel" in set_attributes.get("a", {}):
+                raise ValueError("'rel' is allowed on <a> (or set on it) while link_rel sets "
+                                 "it: give link_rel=None to keep or set <a rel> yourself")
+        drop = self.drop_content
+        if drop is not DEFAULT_DROP_CONTENT:      # (the default: less the allowed tags)
+            drop = _names(drop, "drop_content")
+            both = sorted(drop & tags)
+            if both:
+                raise ValueError(f"{', '.join(both)}: both allowed (tags) and removed with "
+                                 "their content (drop_content)")
+        classes = self.allowed_classes
+        if type(classes) is not _Normalized:
+            for names in _tag_map(classes, "allowed_classes").values():
+                for name in names:
+                    if not _CLASS_NAME.match(name):
+                        raise ValueError(f"not a class name: {name!r}")
+            # (class names are case-sensitive: kept as given)
+            classes = _Normalized({tag.lower(): frozenset(names)
+                                   for tag, names in classes.items()})
+        for tag in classes:
+            if "class" in generic or "class" in attributes.get(tag, ()):
+                raise ValueError(f"allowed_classes for <{tag}> while attributes allows every "
+                                 "class on it: leave 'class' out of attributes")
+        if not isinstance(self.tag_attribute_values, Mapping):
+            raise TypeError("tag_attribute_values must be a mapping of tag names to mappings")
+        values_map: dict[str, dict[str, frozenset[str]]] = {}
+        for tag, per_attr in self.tag_attribute_values.items():
+            tag = tag.lower()
+            if not isinstance(per_attr, Mapping):
+                raise TypeError("tag_attribute_values maps a tag to {attribute: values}")
+            entry = values_map[tag] = dict(values_map.get(tag, {}))
+            for attr, allowed in per_attr.items():
+                attr = attr.lower()
+                if not _ATTRIBUTE_NAME.match(attr) or attr.startswith("on"):
+                    raise ValueError(f"tag_attribute_values cannot allow {attr!r}")
+                if attr in generic or attr in attributes.get(tag, ()):
+                    raise ValueError(f"{attr!r} on <{tag}> is allowed with any value by "
+                                     "attributes and with some by tag_attribute_values: "
+                                     "leave it out of attributes")
+                if tag == "a" and attr == "rel" and self.link_rel is not None:
+                    raise ValueError("tag_attribute_values allows <a rel> while link_rel sets "
+                                     "it: give link_rel=None")
+                entry[attr] = _names(allowed, "tag_attribute_values")
+        if type(self.tag_attribute_values) is _Normalized:
+            values_map = self.tag_attribute_values
+        else:
+            values_map = _Normalized(values_map)
+        if self.attribute_filter is not None and not callable(self.attribute_filter):
+            raise TypeError("attribute_filter must be callable: f(tag, attribute, value)")
+        if self.id_prefix is not None and (not isinstance(self.id_prefix, str)
+                                           or not self.id_prefix):
+            raise ValueError("id_prefix must be a non-empty string (or None)")
+        schemes = _names(self.url_schemes, "url_schemes")
+        url_relative = _check_url_relative(self.url_relative, schemes)
+        if url_relative is not None and not self.relative_urls and url_relative != "deny":
+            raise ValueError("relative_urls=False denies relative URLs, and url_relative says "
+                             f"otherwise ({url_relative!r})")
         object.__setattr__(self, "tags", tags)
         object.__setattr__(self, "attributes", attributes)
-        object.__setattr__(self, "url_schemes", _names(self.url_schemes, "url_schemes"))
-        object.__setattr__(self, "drop_content", _names(self.drop_content, "drop_content"))
+        object.__setattr__(self, "url_schemes", schemes)
+        object.__setattr__(self, "drop_content", drop)
         object.__setattr__(self, "set_attributes", set_attributes)
+        object.__setattr__(self, "allowed_classes", classes)
+        object.__setattr__(self, "tag_attribute_values", values_map)
+        object.__setattr__(self, "url_relative", url_relative)
+
+    @property
+    def dropped(self) -> frozenset[str]:
+        """The elements removed with their content: ``drop_content``, less the allowed tags
+        when it is the default."""
+        return frozenset(self.drop_content - self.tags)
+
+    @property
+    def relative(self) -> UrlRelative:
+        """How relative URLs are treated, ``url_relative`` and ``relative_urls`` read together:
+        ``"pass_through"``, ``"deny"``, a rewriting tuple or a callable."""
+        if self.url_relative is not None:
+            return self.url_relative
+        return "pass_through" if self.relative_urls else "deny"
+
+    def add(self, *, tags: Iterable[str] = (), attributes: Mapping[str, Iterable[str]] | None
+            = None, url_schemes: Iterable[str] = (), drop_content: Iterable[str] = (),
+            allowed_classes: Mapping[str, Iterable[str]] | None = None,
+            tag_attribute_values: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+            set_attributes: Mapping[str, Mapping[str, str]] | None = None) -> Policy:
+        """A policy with these names added to this one's sets (ammonia's ``add_tags``,
+        ``add_generic_attributes`` (``attributes={"*": ...}``), ``add_tag_attributes``,
+        ``add_url_schemes``, ``add_clean_content_tags``, ``add_allowed_classes``,
+        ``add_tag_attribute_values``, ``set_tag_attribute_value``).  Adding a tag takes it out
+        of a default ``drop_content``; adding to ``drop_content`` takes it out of ``tags``."""
+        new_tags = set(self.tags) | _names(tags, "tags")
+        drop = _names(drop_content, "drop_content")
+        new_tags -= drop
+        drop_all: AbstractSet[str] = (
+            DEFAULT_DROP_CONTENT if self.drop_content is DEFAULT_DROP_CONTENT and not drop
+            else frozenset((self.dropped | drop) - new_tags))
+        return replace(
+            self, tags=frozenset(new_tags), drop_content=drop_all,
+            url_schemes=self.url_schemes | _names(url_schemes, "url_schemes"),
+            attributes=_merge_sets(self.attributes, attributes),
+            allowed_classes=_merge_sets(self.allowed_classes, allowed_classes, lower=False),
+            tag_attribute_values=_merge_values(self.tag_attribute_values,
+                                               tag_attribute_values),
+            set_attributes={**{t: dict(v) for t, v in self.set_attributes.items()},
+                            **{t.lower(): {**self.set_attributes.get(t.lower(), {}), **v}
+                               for t, v in (set_attributes or {}).items()}})
+
+    def remove(self, *, tags: Iterable[str] = (), attributes: Mapping[str, Iterable[str]]
+               | None = None, url_schemes: Iterable[str] = (),
+               drop_content: Iterable[str] = (),
+               allowed_classes: Mapping[str, Iterable[str]] | None = None,
+               tag_attribute_values: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+               set_attributes: Mapping[str, Iterable[str]] | None = None) -> Policy:
+        """A policy with these names taken out of this one's sets (ammonia's ``rm_tags``,
+        ``rm_generic_attributes`` (``attributes={"*": ...}``), ``rm_tag_attributes``,
+        ``rm_url_schemes``, ``rm_clean_content_tags``, ``rm_allowed_classes``,
+        ``rm_tag_attribute_values``, ``rm_set_tag_attribute_value``).  A tag taken out of
+        ``tags`` that a default ``drop_content`` holds is dropped with its content again."""
+        gone = _names(tags, "tags")
+        drop: AbstractSet[str] = (
+            DEFAULT_DROP_CONTENT if self.drop_content is DEFAULT_DROP_CONTENT
+            else self.drop_content - _names(drop_content, "drop_content"))
+        sets = {t: {n: v for n, v in values.items()
+                    if n not in _names((set_attributes or {}).get(t, ()), "set_attributes")}
+                for t, values in self.set_attributes.items()}
+        return replace(
+            self, tags=self.tags - gone, drop_content=drop,
+            url_schemes=self.url_schemes - _names(url_schemes, "url_schemes"),
+            attributes=_merge_sets(self.attributes, attributes, subtract=True),
+            allowed_classes=_merge_sets(self.allowed_classes, allowed_classes, lower=False,
+                                        subtract=True),
+            tag_attribute_values=_merge_values(self.tag_attribute_values,
+                                               tag_attribute_values, subtract=True),
+            set_attributes={t: v for t, v in sets.items() if v})
 
     @classmethod
     def comment(cls) -> Policy:
@@ -280,8 +624,6 @@ class Policy:
         return cls(tags=frozenset(), attributes={})
 
 
-#: The default policy (ammonia's).
-DEFAULT_POLICY = Policy()
 
 
 # --------------------------------------------------------------------------- escaping
@@ -399,17 +741,24 @@ def _url_scheme(value: str) -> str | None:
 def _srcset_urls(value: str) -> list[str]:
     """The URLs of an image candidate list (``srcset``): each candidate's first word (a
     candidate's URL may contain commas: it ends at white space)."""
-    urls: list[str] = []
+    return [url for url, _ in _srcset_candidates(value)]
+
+
+def _srcset_candidates(value: str) -> list[tuple[str, str]]:
+    """The candidates of an image candidate list (``srcset``): (URL, descriptors), as the
+    HTML Standard's algorithm splits them."""
+    candidates: list[tuple[str, str]] = []
     rest = value
     while True:
         rest = rest.lstrip(" \t\n\r\f,")
         if not rest:
-            return urls
+            return candidates
         end = 0
         while end < len(rest) and rest[end] not in " \t\n\r\f":
             end += 1
         url = rest[:end]
         rest = rest[end:]
+        descriptors = ""
         if url.endswith(","):
             url = url.rstrip(",")
         else:
@@ -425,8 +774,231 @@ def _srcset_urls(value: str) -> list[str]:
                 elif c == "," and depth == 0:
                     break
                 i += 1
+            descriptors = " ".join(rest[:i].split())
             rest = rest[i:]
-        urls.append(url)
+        candidates.append((url, descriptors))
+
+
+# --------------------------------------------------------------------------- relative URLs
+
+#: The special schemes of the URL Standard and their default ports.
+_SPECIAL_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21",
+                  "file": ""}
+_C0_SET = frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
+_FRAGMENT_SET = _C0_SET | set(' "<>`')
+_QUERY_SET = _C0_SET | set(' "#<>')
+_SPECIAL_QUERY_SET = _QUERY_SET | {"'"}
+_PATH_SET = _QUERY_SET | set("?`{}")
+_USERINFO_SET = _PATH_SET | set("/:;=@[\\]|")
+_FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|\t\n\r\0")
+
+
+def _percent_encode(text: str, unsafe: AbstractSet[str]) -> str:
+    """``text`` with the characters of ``unsafe`` and every non-ASCII one written as
+    percent-encoded UTF-8 (the URL Standard's percent-encode sets)."""
+    if text.isascii() and not any(c in unsafe for c in text):
+        return text
+    return "".join(c if c.isascii() and c not in unsafe else
+                   "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                   for c in text)
+
+
+@dataclass(frozen=True)
+class _Base:
+    """An absolute, hierarchical URL that relative URLs are resolved against."""
+    scheme: str
+    authority: str
+    path: str
+    query: str | None
+    fragment: str | None = None
+
+    @property
+    def special(self) -> bool:
+        return self.scheme in _SPECIAL_PORTS
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.authority}{self.path}" + (
+            "" if self.query is None else f"?{self.query}") + (
+            "" if self.fragment is None else f"#{self.fragment}")
+
+
+def _authority(text: str, scheme: str) -> str | None:
+    """The authority ``text`` as the URL Standard writes it (host ASCII-lower-cased or made
+    IDNA, default port left out), or None where its parser fails."""
+    userinfo, at, hostport = text.rpartition("@")
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        if close < 0:
+            return None
+        host, port = hostport[:close + 1].lower(), hostport[close + 1:]
+        if port and not port.startswith(":"):
+            return None
+        port = port[1:]
+    else:
+        host, _, port = hostport.partition(":")
+        if not host.isascii():
+            try:
+                host = host.encode("idna").decode("ascii")
+            except UnicodeError:
+                return None
+        host = host.lower()
+        if any(c in _FORBIDDEN_HOST for c in host):
+            return None
+    if not host and scheme in _SPECIAL_PORTS and scheme != "file":
+        return None
+    if port:
+        if not (port.isascii() and port.isdigit()) or int(port) > 65535:
+            return None
+        port = str(int(port))
+        if port == _SPECIAL_PORTS.get(scheme):
+            port = ""
+    user, colon, password = userinfo.partition(":")
+    user = _percent_encode(user, _USERINFO_SET) + (
+        ":" + _percent_encode(password, _USERINFO_SET) if colon and password else "") + "@" \
+        if at and (user or password) else ""
+    return user + host + (f":{port}" if port else "")
+
+
+def _split_rest(text: str) -> tuple[str, str | None, str | None]:
+    fragment = query = None
+    hash_at = text.find("#")
+    if hash_at >= 0:
+        text, fragment = text[:hash_at], text[hash_at + 1:]
+    mark = text.find("?")
+    if mark >= 0:
+        text, query = text[:mark], text[mark + 1:]
+    return text, query, fragment
+
+
+def _normalize_path(path: str) -> str:
+    """An absolute path with its dot segments (``.``, ``..``, ``%2e``...) resolved and its
+    characters percent-encoded, as the URL Standard's path state leaves it."""
+    out: list[str] = []
+    segments = path[1:].split("/")
+    last = len(segments) - 1
+    for i, segment in enumerate(segments):
+        low = segment.lower()
+        if low in ("..", ".%2e", "%2e.", "%2e%2e"):
+            if out:
+                out.pop()
+            if i == last:
+                out.append("")
+        elif low in (".", "%2e"):
+            if i == last:
+                out.append("")
+        else:
+            out.append(_percent_encode(segment, _PATH_SET))
+    return "/" + "/".join(out)
+
+
+@lru_cache(maxsize=64)
+def _parse_base(url: str) -> _Base:
+    """``url`` as a base for relative URLs (``ValueError`` unless it is absolute and
+    hierarchical, ``scheme://host/...``)."""
+    text = _TAB_NL.sub("", url.strip(_STRIP))
+    match = _SCHEME.match(text)
+    if match is None:
+        raise ValueError(f"not an absolute URL: {url!r}")
+    scheme = match.group(1).lower()
+    rest = text[match.end():]
+    if scheme in _SPECIAL_PORTS:
+        rest = _backslashes(rest)
+    if not rest.startswith("//"):
+        raise ValueError(f"not a hierarchical URL (scheme://host/path): {url!r}")
+    joined = _resolve(_Base(scheme, "", "/", None), rest)
+    if joined is None:
+        raise ValueError(f"not a valid URL: {url!r}")
+    return replace(joined, fragment=None)
+
+
+def _backslashes(text: str) -> str:
+    """A special URL's ``\\`` before its query or fragment read as ``/``."""
+    cut = len(text)
+    for mark in "?#":
+        at = text.find(mark)
+        if 0 <= at < cut:
+            cut = at
+    return text[:cut].replace("\\", "/") + text[cut:]
+
+
+def _resolve(base: _Base, relative: str) -> _Base | None:
+    """The relative URL ``relative`` (stripped, ``\\`` read) resolved against ``base``."""
+    special = base.special
+    if relative.startswith("//"):
+        rest = relative[2:].lstrip("/") if special else relative[2:]
+        end = len(rest)
+        for mark in "/?#":
+            at = rest.find(mark)
+            if 0 <= at < end:
+                end = at
+        authority = _authority(rest[:end], base.scheme)
+        if authority is None:
+            return None
+        path, query, fragment = _split_rest(rest[end:])
+        path = _normalize_path(path) if path else ("/" if special else "")
+    else:
+        authority = base.authority
+        path, query, fragment = _split_rest(relative)
+        if path.startswith("/"):
+            path = _normalize_path(path)
+        elif path:
+            path = _normalize_path(base.path[:base.path.rfind("/") + 1] + path)
+        else:
+            path = base.path
+            if query is None:
+                query = base.query
+    if query is not None:
+        query = _percent_encode(query, _SPECIAL_QUERY_SET if special else _QUERY_SET)
+    if fragment is not None:
+        fragment = _percent_encode(fragment, _FRAGMENT_SET)
+    return _Base(base.scheme, authority, path, query, fragment)
+
+
+def join_url(base: str, relative: str) -> str | None:
+    """The relative URL ``relative`` resolved against the absolute URL ``base`` as the URL
+    Standard's basic URL parser resolves it (the base's scheme and host for ``//`` URLs' lack
+    of one; dot segments resolved; ``\\`` read as ``/`` in special URLs; characters
+    percent-encoded as the URL Standard's sets say), serialized; ``None`` where that parser
+    fails (a bad port or host)."""
+    check_type(base, str, "join_url()", "base", "a str (an absolute URL)")
+    check_type(relative, str, "join_url()", "relative", "a str (a URL)")
+    text = _TAB_NL.sub("", relative.strip(_STRIP))
+    parsed = _parse_base(base)
+    if parsed.special:
+        text = _backslashes(text)
+    joined = _resolve(parsed, text)
+    return None if joined is None else str(joined)
+
+
+def _check_url_relative(value: object, schemes: AbstractSet[str]) -> UrlRelative | None:
+    """``Policy.url_relative`` checked (``ValueError``/``TypeError``) and normalized."""
+    if value is None or callable(value):
+        return value
+    if isinstance(value, str):
+        if value not in ("pass_through", "deny"):
+            raise ValueError(f"url_relative: {value!r} is neither 'pass_through' nor 'deny'")
+        return value
+    if isinstance(value, (tuple, list)) and value and value[0] in (
+            "rewrite_with_base", "rewrite_with_root"):
+        kind = value[0]
+        size = 2 if kind == "rewrite_with_base" else 3
+        if len(value) != size or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"url_relative: ({kind!r}, ...) takes {size - 1} strings")
+        base = _parse_base(value[1])
+        if base.scheme not in schemes:
+            raise ValueError(f"url_relative: the base {value[1]!r} has a scheme "
+                             f"({base.scheme}) that url_schemes does not allow")
+        return tuple(value)
+    raise TypeError("url_relative: 'pass_through', 'deny', ('rewrite_with_base', base), "
+                    "('rewrite_with_root', root, path) or a callable")
+
+
+_EMPTY = _Normalized()
+_DEFAULT_ATTRIBUTES = _Normalized({tag: frozenset(names)
+                                   for tag, names in DEFAULT_ATTRIBUTES.items()})
+
+#: The default policy (ammonia's).
+DEFAULT_POLICY = Policy()
 
 
 # --------------------------------------------------------------------------- the recipe
@@ -450,18 +1022,36 @@ class Sanitize:
         #: The policy it applies.
         self.policy = policy
         self._tags = policy.tags
-        self._drop = policy.drop_content - policy.tags
+        # the allowed names per namespace: an SVG or MathML name counts only in its own
+        self._html_tags = policy.tags - _FOREIGN_ONLY
+        self._svg_tags = policy.tags & SVG_ELEMENTS
+        self._math_tags = policy.tags & MATHML_ELEMENTS
+        self._drop = policy.dropped
         self._generic = policy.attributes.get("*", frozenset())
         self._schemes = policy.url_schemes
-        self._relative = policy.relative_urls
+        self._relative_mode = policy.relative
+        self._relative = self._relative_mode != "deny"
         self._raw_tags = policy.tags & _RAW_TEXT_TAGS
         self._foreign = bool(policy.tags & {"svg", "math"})
         # per allowed HTML tag that gets no attribute of the policy's own: its start tag with
-        # no attribute, as text and bytes
+        # no attribute, as text and bytes (not <selectedcontent>, which loses its content in
+        # a <select>)
         self._plain = {
-            key: f"<{key}>".encode("ascii") for key in policy.tags
-            if key.isascii() and key not in policy.set_attributes
+            key: f"<{key}>".encode("ascii") for key in self._html_tags
+            if key.isascii() and key not in policy.set_attributes and key != "selectedcontent"
             and not (key == "a" and policy.link_rel is not None)}
+        # style allowed on every element by style_properties, unless attributes allows it
+        # somewhere (then there only)
+        self._style_everywhere = policy.style_properties is not None and not any(
+            "style" in names for names in policy.attributes.values())
+        self._values = policy.tag_attribute_values
+        self._classes = policy.allowed_classes
+        self._filter = policy.attribute_filter
+        self._id_prefix = policy.id_prefix
+        self._rewrites = self._relative_mode not in ("pass_through", "deny")
+        if self._values or self._classes or self._filter is not None or \
+                self._id_prefix is not None or self._rewrites:
+            self._start_tag = self._start_tag_ext  # type: ignore[method-assign]
         # per tag: (exact names, prefixes), generic included; filled on first use
         self._allowed: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
         # per tag: an expression finding the name of an attribute (or prefix) it may keep in
@@ -519,13 +1109,14 @@ class Sanitize:
         ``<html>`` and ``<body>``, which may be merged tags, and ``<image>``, an ``<img>``).
         ``None`` unless SVG and MathML are dropped (a type selector matches a foreign element
         only in its own case: ``clippath`` is no ``<clipPath>``) and every name is simple."""
-        special = {"html", "body", "image"}
+        special = {"html", "body", "image", "selectedcontent"}
+        tags = self._html_tags
         if self._foreign or not {"svg", "math"} <= self._drop or not all(
-                _SIMPLE_NAME.match(n) for n in self._tags | self._drop):
+                _SIMPLE_NAME.match(n) for n in tags | self._drop):
             return None
         element: list[str] = sorted(special)
         fast_keys = {sel.split(":", 1)[0] for sel, _ in fast}
-        for key in sorted(self._tags - special):
+        for key in sorted(tags - special):
             if key in fast_keys:
                 # (the complement of its fast rule: the attributes it may keep)
                 element.extend(f"{key}[{n}]" for n in sorted(self._attributes_for(key)[0]))
@@ -535,7 +1126,7 @@ class Sanitize:
         drop = sorted(self._drop - special)
         if drop:
             rules.append((", ".join(drop), methodcaller("remove")))
-        rules.append((f"*:not({', '.join(sorted(self._tags | self._drop | special))})",
+        rules.append((f"*:not({', '.join(sorted(tags | self._drop | special))})",
                       methodcaller("remove_and_keep_content")))
         rules.append((", ".join(element), self._element))
         return rules
@@ -566,8 +1157,11 @@ class Sanitize:
     def _attributes_for(self, key: str) -> tuple[frozenset[str], tuple[str, ...]]:
         allowed = self._allowed.get(key)
         if allowed is None:
-            names = self._generic | self.policy.attributes.get(key, frozenset())
-            if self._style_props is not None:
+            names = self._generic | self.policy.attributes.get(key, frozenset()) | \
+                frozenset(self._values.get(key, ()))
+            if key in self._classes:
+                names = names | {"class"}
+            if self._style_everywhere:
                 names = names | {"style"}
             exact = frozenset(n for n in names if not n.endswith("*"))
             prefixes = tuple(sorted(n[:-1] for n in names if n.endswith("*")))
@@ -587,15 +1181,20 @@ class Sanitize:
                 el.replace_tags(self._start_tag(el, name, name, True, True), end)
             return
         key = name if name.islower() else name.lower()
-        # (without foreign content allowed, <svg> and <math> go with their content: every
-        # element a handler sees is HTML)
-        html = not self._foreign or el.namespace_uri == HTML_NS
-        if key == "image" and el.namespace_uri == HTML_NS:
+        namespace = el.namespace_uri
+        html = namespace == HTML_NS
+        if key == "image" and html:
             name = key = "img"              # (the tree builder makes it an <img>)
         if key in self._drop:
             el.remove()
             return
-        if key not in self._tags:
+        # (an allowed name counts only in the namespace it belongs to: an <mglyph> outside
+        # <math> is an unknown HTML element, a <b> in <svg> is no SVG element)
+        if key not in (self._html_tags if html else self._svg_tags if namespace == SVG_NS
+                       else self._math_tags):
+            if key == "selectedcontent" and html and el.inside("select"):
+                el.remove()                 # (see _selected_content)
+                return
             if html:
                 el.remove_and_keep_content()
                 if el.merged:
@@ -607,6 +1206,10 @@ class Sanitize:
                 el.remove()
             return
         content = el.can_have_content
+        if key == "selectedcontent" and html and el.inside("select"):
+            # customizable <select>: a browser replaces its content with a clone of the
+            # selected <option>'s (already sanitized); what the input puts there goes
+            el.set_inner_content("")
         if not content and (key not in _VOID if html else not el.is_self_closing):
             # beyond the depth the tree builder is followed: its end is not known
             el.remove_and_keep_content()
@@ -628,7 +1231,8 @@ class Sanitize:
                 # (written where the element ends, its end tag or not: no call there)
                 end = _end_tag(name)
                 el.replace_tags(tag, end)
-                if html and key == name and not self._foreign and key != "image":
+                if html and key == name and not self._foreign and key != "image" \
+                        and key != "selectedcontent":
                     self._plans[name] = (plain, end, needles)
         else:
             el.replace_tags(tag)
@@ -645,16 +1249,24 @@ class Sanitize:
 
     def _needles_for(self, key: str) -> re.Pattern[bytes] | None:
         """An expression that finds, in a lower-cased start tag of ``key``, the name of an
-        attribute (or prefix) the policy lets it keep; None when it keeps none: a tag where it
-        finds nothing has no attribute to keep."""
+        attribute (or prefix) the policy lets it keep (for ``class`` with ``allowed_classes``,
+        an allowed class name, or ``&``); None when it keeps none: a tag where it finds
+        nothing has no attribute to keep."""
         if key not in self._needles:
             exact, prefixes = self._attributes_for(key)
-            names = sorted({*exact, *prefixes})
+            found = {*exact, *prefixes}
+            classes = self._classes.get(key)
+            if classes is not None and found & {"class"} == {"class"} and \
+                    "class" not in self._generic | self.policy.attributes.get(key, set()):
+                # (a class attribute keeps something only if the tag holds one of the allowed
+                # class names, or a character reference that could write one)
+                found = (found - {"class"}) | {c.lower() for c in classes} | {"&"}
+            names = sorted(found)
             self._needles[key] = re.compile(b"|".join(
                 re.escape(n.lower().encode("utf-8")) for n in names)) if names else None
         return self._needles[key]
 
-    def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
+    def _spec(self, key: str) -> tuple[frozenset[str], tuple[str, ...], frozenset[str], str]:
         spec = self._specs.get(key)
         if spec is None:
             exact, prefixes = self._attributes_for(key)
@@ -666,6 +1278,12 @@ class Sanitize:
             spec = self._specs[key] = (
                 frozenset(n for n in exact if not n.startswith("on")) - replaced, prefixes,
                 replaced, own + (self._rel_part if rel else ""))
+        return spec
+
+    def _start_tag(self, el: Element, name: str, key: str, html: bool, content: bool) -> str:
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._spec(key)
         keep, prefixes, replaced, own = spec
         parts = ["<", name]
         for attr, value in el.attributes:
@@ -693,6 +1311,146 @@ class Sanitize:
         parts.append(own)
         parts.append(">" if content or html else "/>")
         return "".join(parts)
+
+    def _start_tag_ext(self, el: Element, name: str, key: str, html: bool,
+                       content: bool) -> str:
+        """:meth:`_start_tag` with the options that look at values: ``tag_attribute_values``,
+        ``allowed_classes``, ``id_prefix``, ``attribute_filter`` and relative URLs
+        rewritten, in that order (each on what the one before leaves)."""
+        keep, prefixes, replaced, own = self._spec(key)
+        values = self._values.get(key)
+        classes = self._classes.get(key)
+        relative, schemes = self._relative, self._schemes
+        filter_, id_prefix, rewrites = self._filter, self._id_prefix, self._rewrites
+        parts = ["<", name]
+        for attr, value in el.attributes:
+            lname = attr if attr.islower() else attr.lower()
+            if values is not None and lname in values:
+                if value.lower() not in values[lname]:
+                    continue
+            elif lname == "class" and classes is not None:
+                value = " ".join([c for c in value.split() if c in classes])
+                if not value:
+                    continue
+            elif lname not in keep and not (
+                    prefixes and lname.startswith(prefixes) and _ATTRIBUTE_NAME.match(lname)
+                    and not lname.startswith("on") and lname not in replaced):
+                continue
+            if lname in URL_ATTRIBUTES:     # (the common URL check, as _url_ok makes it)
+                if ":" in value:
+                    scheme = url_scheme(value)
+                    if not (relative if scheme is None else scheme in schemes):
+                        continue
+                elif not relative:          # (no colon: no scheme, relative)
+                    continue
+            elif not self._url_ok(lname, value):
+                continue
+            if lname == "style":
+                value = safe_style(value, self._style_props)
+                if not value:
+                    continue
+            if id_prefix is not None:
+                value = self._prefixed(lname, value)
+            if filter_ is not None:
+                new = filter_(name, lname, value)
+                if new is None:
+                    continue
+                if new is not value and new != value:
+                    if not isinstance(new, str):
+                        raise TypeError(f"attribute_filter returned {type(new).__name__}, "
+                                        "not a string or None")
+                    value = new
+                    if not self._url_ok(lname, value):
+                        continue
+                    if lname == "class" and classes is not None:
+                        # (as ammonia: the classes are filtered after the filter too)
+                        value = " ".join([c for c in value.split() if c in classes])
+                        if not value:
+                            continue
+                    if lname == "style":
+                        value = safe_style(value, self._style_props)
+                        if not value:
+                            continue
+            if rewrites:
+                rewritten = self._rewrite_urls(lname, value)
+                if rewritten is None:
+                    continue
+                value = rewritten
+            # (escape_attribute, inline)
+            parts.append(f' {attr}="' + value.replace("&", "&amp;").replace('"', "&quot;")
+                         .replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;") + '"')
+        parts.append(own)
+        parts.append(">" if content or html else "/>")
+        return "".join(parts)
+
+    def _prefixed(self, name: str, value: str) -> str:
+        """``value`` of attribute ``name`` with ``id_prefix`` before the ids it holds (an
+        ``id``, a same-page link's fragment, the ids an ``aria-*`` reference names...)."""
+        prefix = self._id_prefix
+        assert prefix is not None
+        if name == "id":
+            return value if value.startswith(prefix) else prefix + value
+        if name in _FRAGMENT_ATTRIBUTES:
+            url = value.strip(_STRIP)
+            if url.startswith("#") and len(url) > 1 and not url.startswith(prefix, 1):
+                return "#" + prefix + url[1:]
+            return value
+        if name in _IDREF_ATTRIBUTES:
+            return " ".join(v if v.startswith(prefix) else prefix + v for v in value.split())
+        return value
+
+    def _rewrite_urls(self, name: str, value: str) -> str | None:
+        """``value`` of attribute ``name`` with its relative URLs rewritten as ``url_relative``
+        says (``None``: the attribute goes)."""
+        if name in URL_ATTRIBUTES:
+            return self._rewrite_url(value) if url_scheme(value) is None else value
+        if name in _SRCSET_ATTRIBUTES:
+            candidates = []
+            for url, descriptors in _srcset_candidates(value):
+                if url_scheme(url) is None:
+                    new = self._rewrite_url(url)
+                    if new is None:
+                        return None
+                    # (a URL in a srcset cannot hold white space, nor start or end with a comma)
+                    url = _percent_encode(new, frozenset(" \t\n\x0c\r,"))
+                candidates.append(f"{url} {descriptors}" if descriptors else url)
+            return ", ".join(candidates)
+        if name in _SPACED_URL_ATTRIBUTES:
+            urls = []
+            for url in value.split():
+                new = self._rewrite_url(url) if url_scheme(url) is None else url
+                if new is None:
+                    return None
+                urls.append(_percent_encode(new, frozenset(" \t\n\x0c\r")))
+            return " ".join(urls)
+        return value
+
+    def _rewrite_url(self, url: str) -> str | None:
+        """The relative URL ``url`` rewritten as ``url_relative`` says, or None."""
+        mode = self._relative_mode
+        new: str | None
+        if callable(mode):
+            new = mode(url)
+            if new is not None and not isinstance(new, str):
+                raise TypeError(f"url_relative returned {type(new).__name__}, not a string "
+                                "or None")
+        elif mode[0] == "rewrite_with_base":
+            new = join_url(mode[1], url)
+        else:
+            # ("rewrite_with_root", root, path): /x under the root, the rest under root + path
+            root, path = mode[1], mode[-1]
+            text = _TAB_NL.sub("", url.strip(_STRIP))
+            if text.startswith("/") and not text.startswith("//"):
+                new = join_url(root, text[1:])
+            else:
+                base = join_url(root, path)
+                new = None if base is None else join_url(base, text)
+        if new is None:
+            return None
+        scheme = url_scheme(new)
+        if scheme is not None and scheme not in self._schemes:
+            return None
+        return new
 
     def _url_ok(self, name: str, value: str) -> bool:
         """Whether the value of attribute ``name`` is no URL, or URLs the policy allows."""
@@ -795,16 +1553,33 @@ def sanitize(policy: Policy | None = None) -> Sanitize:
 
 # --------------------------------------------------------------------------- one call
 
-_REWRITERS: dict[Policy, Rewriter] = {}
+#: The compiled sanitizers of the policies used last (a policy is compared by value: one built
+#: per call finds the rewriter of an equal one built before), least recently used first.
+_REWRITERS: OrderedDict[Policy, Rewriter] = OrderedDict()
+_CACHE_SIZE = 64
+_REWRITERS_LOCK = threading.Lock()
 
 
 def _rewriter(policy: Policy) -> Rewriter:
-    rw = _REWRITERS.get(policy)
-    if rw is None:
-        if len(_REWRITERS) >= 32:
-            _REWRITERS.clear()
-        rw = _REWRITERS[policy] = Rewriter().use(Sanitize(policy))
+    # (the default policy first, without the lock: the common call)
+    if policy is DEFAULT_POLICY and _DEFAULT_REWRITER:
+        return _DEFAULT_REWRITER[0]
+    with _REWRITERS_LOCK:
+        rw = _REWRITERS.get(policy)
+        if rw is not None:
+            _REWRITERS.move_to_end(policy)
+            return rw
+    rw = Rewriter().use(Sanitize(policy))   # (made outside the lock: two threads may both)
+    with _REWRITERS_LOCK:
+        rw = _REWRITERS.setdefault(policy, rw)
+        while len(_REWRITERS) > _CACHE_SIZE:
+            _REWRITERS.popitem(last=False)
+    if policy is DEFAULT_POLICY:
+        _DEFAULT_REWRITER.append(rw)
     return rw
+
+
+_DEFAULT_REWRITER: list[Rewriter] = []
 
 
 @overload
