@@ -17,7 +17,7 @@ from chunking import chunkings
 from datapaths import corpus_dir
 from htmlstream import recipes
 from htmlstream.recipes.markdown import MarkdownConverter, MarkdownDocument
-from markdown_checks import f1, links, render, structure, tree, words
+from markdown_checks import f1, links, render, structure, tree, visible, words
 
 
 def convert(html: str | bytes, *, chunks: int = 6, **options: object) -> str:
@@ -35,8 +35,9 @@ def convert(html: str | bytes, *, chunks: int = 6, **options: object) -> str:
 
 
 def body_text(html: str) -> str:
-    body = tree(html).find("{http://www.w3.org/1999/xhtml}body")
-    return " ".join("".join(body.itertext()).split())
+    """The body's text (comments aside), whitespace collapsed."""
+    text = "".join(x for kind, x in visible(tree(html), source=False) if kind == "text")
+    return " ".join(text.split())
 
 
 def rendered_text(md: str) -> str:
@@ -295,3 +296,46 @@ def test_corpus(path: Path) -> None:
     want, have = structure(data), structure(html, source=False)
     assert have["headings"] == want["headings"]
     assert have["code"] == want["code"]
+
+
+# ---------------------------------------------------------------------------- main content
+
+LONG = "This paragraph is the article's text, long enough to count as content. " * 4
+
+
+def test_main_content_landmark() -> None:
+    html = (f"<header><nav><a href=/>Home</a> <a href=/x>X</a></nav></header>"
+            f"<p>Teaser before the article that is not part of it at all, really. {LONG}</p>"
+            f"<article><h1>Title</h1><p>{LONG}</p><div class=share><a href=/s>Share</a></div>"
+            f"<p>Second <a href=/in>paragraph</a>. {LONG}</p><aside>Related stuff</aside>"
+            f"</article><footer>Copyright</footer>")
+    md = convert(html, main_content=True)
+    assert md.startswith("# Title\n\n" + LONG.strip())
+    assert "[paragraph](/in)" in md
+    for gone in ("Home", "Teaser", "Share", "Related", "Copyright"):
+        assert gone not in md
+    # the most specific landmark with text wins
+    html2 = f"<main><p>In main only. {LONG}</p><div itemprop=articleBody><p>{LONG}</p></div></main>"
+    assert convert(html2, main_content=True) == LONG.strip() + "\n"
+
+
+def test_main_content_by_density() -> None:
+    links_ = "".join(f"<li><a href=/{i}>Link {i}</a>" for i in range(10))
+    html = (f"<div class=menu><ul>{links_}</ul></div><div><h2>Heading</h2><p>{LONG}</p>"
+            f"<p>Short one.</p><p>{LONG}</p></div><div id=sidebar><p>{LONG} side</p></div>"
+            f"<div><ul>{links_}</ul></div>")
+    md = convert(html, main_content=True)
+    assert md == f"## Heading\n\n{LONG.strip()}\n\nShort one.\n\n{LONG.strip()}\n"
+
+
+def test_main_content_keeps_a_page_inside_its_hints() -> None:
+    # (a page whose content is all inside a <form>, as ASP.NET pages are: the hints yield)
+    html = f"<form><div class=sidebar-layout><p>{LONG}</p><p>{LONG}</p></div></form>"
+    assert convert(html, main_content=True) == f"{LONG.strip()}\n\n{LONG.strip()}\n"
+    assert convert("<nav>x</nav>", main_content=True) == ""
+
+
+def test_main_content_metadata() -> None:
+    doc = hs.markdown(f"<title>T</title><meta name=author content=A><article><p>{LONG}"
+                      f"</article>", main_content=True, metadata=True)
+    assert (doc.title, doc.byline, doc.markdown) == ("T", "A", LONG.strip() + "\n")

@@ -65,6 +65,7 @@ into chunks.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
@@ -344,6 +345,17 @@ class _Writer:
         self.based = False
         self.nwrites = 0
         self.code_tag = ""
+        # main_content: the landmark level and boilerplate depth open, and what the text
+        # of the current segment had (see _Main)
+        self.main: _Main | None = None
+        self.land = [0]
+        self.boiler = 0
+        self.seg_text = 0
+        self.seg_link = 0
+        self.seg_land = 0
+        self.seg_boiler = 0
+        self.seg_cboiler = 0
+        self.seg_heading = False
 
     # -- output primitives
 
@@ -419,6 +431,8 @@ class _Writer:
         if self.marks and any(m.tag == "dd" for m in self.marks):
             self.marks = [m for m in self.marks if m.tag != "dd"]
         self._close_marks()
+        if self.main is not None and self.out:
+            self.main.cut(self)
         if level > self.pb:
             self.pb = level
         self.hard = False
@@ -494,6 +508,22 @@ class _Writer:
             esc = self._line_start(esc)
         self.out.append(esc)
         self.prev = s[-1]
+        if self.main is not None:
+            n = len(core) - core.count(" ")    # (not the spaces: however the text came)
+            self.seg_text += n
+            if self.boiler:
+                if self.boiler % 1000:
+                    self.seg_boiler += n
+                else:
+                    self.seg_cboiler += n
+            if self.land[-1] > self.seg_land:
+                self.seg_land = self.land[-1]
+            if self.heading is not None:
+                self.seg_heading = True
+            for m in self.marks:
+                if m.tag == "a" and m.open:
+                    self.seg_link += n
+                    break
         if s[-1] == " ":
             self.space = True
 
@@ -1053,6 +1083,11 @@ class _Writer:
             self._table(events)
         self._close_marks()
         self._flush_close()
+        if self.main is not None:
+            self.main.cut(self)
+            self.main.finish()
+            self.out = self.main.ready
+            self.started = self.main.any
         if self.refs and self.opt.links == "reference":
             defs = [f"[{n}]: {_dest(url)}{_title(title)}"
                     for (url, title), n in self.refs.items()]
@@ -1060,6 +1095,188 @@ class _Writer:
             self.started = True
         if self.started:
             self.out.append("\n")
+
+
+#: The most characters of Markdown main_content holds before it decides (see _Main).
+MAX_MAIN_CHARS = 1 << 21
+#: The least text (characters other than spaces) a landmark or a choice of main content must
+#: have to be taken.
+MIN_MAIN_TEXT = 200
+
+_BOILER_TAGS = frozenset(["nav", "aside", "footer", "header", "form"])
+_BOILER_ROLES = frozenset(["navigation", "banner", "complementary", "contentinfo", "search",
+                           "dialog", "menu", "menubar", "alert", "alertdialog"])
+_BOILER_RE = re.compile(
+    r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|footer|sidebar|side|aside|comments?|share|"
+    r"sharing|social|ad|ads|advert\w*|sponsor\w*|promo\w*|related|recommend\w*|"
+    r"breadcrumbs?|newsletter|subscribe|subscription|signup|cookies?|banner|popup|modal|"
+    r"widget|masthead|toolbar|tags|tag-list|author-bio|bio|byline|dateline|meta|caption|"
+    r"credit|disclaimer|paywall|outbrain|taboola|hidden|print|skip|more-stories|"
+    r"trending|most-popular|popular|login|overlay|header)(?:$|[\s_-])",
+    re.IGNORECASE)
+_CONTENT_RE = re.compile(r"article-?body|post-?body|entry-?content|story-?body|"
+                         r"article-?content|post-?content|main-?content|articlebody",
+                         re.IGNORECASE)
+#: What a landmark is worth: [itemprop=articleBody] 3, <article> 2, <main>/[role=main] 1.
+_MAIN_SELECTOR = ("div, section, article, main, aside, nav, header, footer, ul, ol, table, "
+                  "form, figure, p, [role], [itemprop], [id], [class]")
+
+
+class _Segment:
+    __slots__ = ("boiler", "cboiler", "heading", "land", "link", "md", "text")
+
+    def __init__(self, md: str, text: int, link: int, land: int, boiler: int, cboiler: int,
+                 heading: bool) -> None:
+        self.md = md
+        self.text = text
+        self.link = link
+        self.land = land
+        self.boiler = boiler        # characters of text inside boilerplate by tag or role
+        self.cboiler = cboiler      # ... by a class or id name only
+        self.heading = heading
+
+
+class _Main:
+    """``main_content=True``: the writer's output cut into segments at paragraph breaks, each
+    with what its text was (its length, how much was link text, the landmark around it, how
+    much was inside boilerplate); held (at most MAX_MAIN_CHARS characters) and chosen at the
+    end, or when the buffer is full.
+
+    The choice: where the page has landmarks with text (``[itemprop=articleBody]``, else
+    ``<article>``, else ``<main>``/``[role=main]``, whichever is the most specific with
+    :data:`MIN_MAIN_TEXT` characters of text or more, spaces aside), the segments inside
+    them, less boilerplate and link lists.
+    Otherwise the segments whose text is long and not links (80 characters or more, a link
+    density under 0.3), the short ones between two such, and headings before one; boilerplate
+    (``<nav>``, ``<aside>``, ``<header>``, ``<footer>``, ``<form>``, navigation roles, and
+    class or id names such as nav, menu, sidebar, comment, share, social, ad, related,
+    breadcrumb, newsletter, cookie) never.
+    """
+
+    def __init__(self) -> None:
+        self.segments: list[_Segment] = []
+        self.held = 0
+        self.ready: list[str] = []
+        self.any = False
+
+    def cut(self, w: _Writer) -> None:
+        md = "".join(w.out)
+        w.out.clear()
+        if md:
+            self.segments.append(_Segment(md, w.seg_text, w.seg_link, w.seg_land,
+                                          w.seg_boiler, w.seg_cboiler, w.seg_heading))
+            self.held += len(md)
+        w.seg_text = w.seg_link = w.seg_land = w.seg_boiler = w.seg_cboiler = 0
+        w.seg_heading = False
+        if self.held > MAX_MAIN_CHARS:
+            self.finish()
+
+    def _emit(self, md: str) -> None:
+        if not self.any:
+            md = md.lstrip("\n")
+            if not md:
+                return
+            self.any = True
+        self.ready.append(md)
+
+    def finish(self) -> None:
+        segments, self.segments = self.segments, []
+        self.held = 0
+        # (the boilerplate hints, then the tags' and roles' alone, then none, until the
+        # choice has some text: a page inside a <form>, or whose wrapper's class is "side")
+        for hints in (2, 1, 0):
+            keep = _choose(segments, hints)
+            if sum(seg.text for seg, k in zip(segments, keep, strict=True) if k) >= MIN_MAIN_TEXT:
+                break
+        for seg, k in zip(segments, keep, strict=True):
+            if k:
+                self._emit(seg.md)
+
+
+def _boiler(seg: _Segment, hints: int) -> bool:
+    boiler = seg.boiler + seg.cboiler if hints == 2 else seg.boiler if hints else 0
+    return boiler * 2 > seg.text if seg.text else boiler > 0
+
+
+def _choose(segments: list[_Segment], hints: int) -> list[bool]:
+    """Which segments are main content (``hints``: 2 boilerplate hints of tags, roles and
+    names count, 1 of tags and roles, 0 none)."""
+    text_by_level = [0, 0, 0, 0]
+    for seg in segments:
+        if seg.land and not _boiler(seg, hints):
+            for level in range(1, seg.land + 1):
+                text_by_level[level] += seg.text
+    best = 0
+    for level in (3, 2, 1):
+        if text_by_level[level] >= MIN_MAIN_TEXT:
+            best = level
+            break
+    n = len(segments)
+    keep = [False] * n
+    if best:
+        for i, seg in enumerate(segments):
+            keep[i] = seg.land >= best and not _boiler(seg, hints) and \
+                not (seg.link > 0.5 * seg.text and seg.text < 400)
+        return keep
+    cls = [_classify(seg, hints) for seg in segments]
+    for i in range(n):
+        if cls[i] == 2:
+            keep[i] = True
+        elif cls[i] == 1:
+            before = next((cls[j] for j in range(i - 1, -1, -1) if cls[j] != 1), 0)
+            after = next((cls[j] for j in range(i + 1, n) if cls[j] != 1), 0)
+            keep[i] = after == 2 and (before == 2 or segments[i].heading)
+    return keep
+
+
+def _classify(seg: _Segment, hints: int) -> int:
+    """0: boilerplate, 1: uncertain (short), 2: content."""
+    if _boiler(seg, hints) or not seg.text or seg.link > 0.5 * seg.text:
+        return 0
+    if seg.text >= 80 and seg.link < 0.3 * seg.text:
+        return 2
+    return 1
+
+
+def _main_element(el: Element) -> None:
+    writer: _Writer = el.context.writer      # type: ignore[attr-defined]
+    if writer.skip or not el.can_have_content:
+        return
+    tag = el.tag_name
+    if tag == "body" or tag == "html":
+        return      # (their classes describe the page: "menu-open", "has-sidebar")
+    level = 0
+    if tag == "main":
+        level = 1
+    elif tag == "article":
+        level = 2
+    role = el.get_attribute("role")
+    if role is not None:
+        role = role.strip().lower()
+        if role == "main":
+            level = max(level, 1)
+    itemprop = el.get_attribute("itemprop")
+    if itemprop is not None and "articlebody" in itemprop.lower():
+        level = 3
+    names = " ".join(filter(None, (el.get_attribute("class"), el.get_attribute("id"))))
+    if level == 0 and names and _CONTENT_RE.search(names) is not None:
+        level = 3
+    # (boiler: 1 by tag or role, 1000 by a class or id name: the weaker hint, dropped when
+    # taking it leaves too little text)
+    boiler = 1 if tag in _BOILER_TAGS or (role is not None and role in _BOILER_ROLES) else \
+        1000 if level == 0 and names and _BOILER_RE.search(names) is not None else 0
+    if level:
+        writer.land.append(max(level, writer.land[-1]))
+    writer.boiler += boiler
+    if level or boiler:
+        el.on_end_tag(functools.partial(_main_end, level > 0, boiler))
+
+
+def _main_end(level: bool, boiler: int, end: EndTag) -> None:
+    w = end.context.writer                  # type: ignore[attr-defined]
+    if level:
+        w.land.pop()
+    w.boiler -= boiler
 
 
 def _language(cls: str | None) -> str:
@@ -1225,6 +1442,7 @@ class _Options:
     images: bool = True
     heading_style: HeadingStyle = "atx"
     max_table_chars: int = MAX_TABLE_CHARS
+    main_content: bool = False
 
 
 class _Document(dict[str, Any]):
@@ -1309,10 +1527,12 @@ def _text(chunk: TextChunk) -> None:
 _SELECTOR = ", ".join(sorted(ELEMENTS | {"dialog"}))
 
 
-def _rewriter(encoding: str, adjust: bool) -> Rewriter:
+def _rewriter(encoding: str, adjust: bool, main: bool) -> Rewriter:
     rw = Rewriter(encoding=encoding, adjust_charset_on_meta_tag=adjust, transcode=True)
     # (in this order: a hidden element is skipped before _element sees it)
     rw.on("[hidden], [aria-hidden], [style]", element=_hidden_element)
+    if main:
+        rw.on(_MAIN_SELECTOR, element=_main_element)
     rw.on("[rel~=author], [itemprop~=author]", element=_author_element)
     rw.on(_SELECTOR, element=_element)
     rw.on_document(text=_text)
@@ -1329,14 +1549,14 @@ def _hidden_element(el: Element) -> None:
             writer.hide_void = True     # (for _element, which runs next on it)
 
 
-_REWRITERS: dict[tuple[str, bool], Rewriter] = {}
+_REWRITERS: dict[tuple[str, bool, bool], Rewriter] = {}
 
 
-def _shared_rewriter(encoding: str, adjust: bool) -> Rewriter:
-    key = (encoding, adjust)
+def _shared_rewriter(encoding: str, adjust: bool, main: bool) -> Rewriter:
+    key = (encoding, adjust, main)
     rw = _REWRITERS.get(key)
     if rw is None:
-        rw = _REWRITERS[key] = _rewriter(encoding, adjust)
+        rw = _REWRITERS[key] = _rewriter(encoding, adjust, main)
     return rw
 
 
@@ -1350,6 +1570,9 @@ class MarkdownConverter:
         links: ``"inline"`` or ``"reference"`` (definitions at the end).
         images: write images (``False``: left out).
         heading_style: ``"atx"`` or ``"setext"``.
+        main_content: only the page's main content (see :class:`_Main` for how it is chosen);
+            the Markdown is then held until the end of the document, or until
+            :data:`MAX_MAIN_CHARS` characters of it are held.
         encoding: the document's encoding when known (an HTTP charset); by default UTF-8 until
             a ``<meta charset>`` or byte order mark says otherwise.
         max_table_chars: the most characters of one table held to choose its form (see the
@@ -1358,7 +1581,7 @@ class MarkdownConverter:
 
     def __init__(self, *, base_url: str | None = None, links: LinkStyle = "inline",
                  images: bool = True, heading_style: HeadingStyle = "atx",
-                 encoding: str | None = None,
+                 main_content: bool = False, encoding: str | None = None,
                  max_table_chars: int = MAX_TABLE_CHARS) -> None:
         if links not in ("inline", "reference"):
             raise ValueError(f"links must be 'inline' or 'reference', not {links!r}")
@@ -1366,17 +1589,21 @@ class MarkdownConverter:
             raise ValueError(f"heading_style must be 'atx' or 'setext', not {heading_style!r}")
         if type(max_table_chars) is not int or max_table_chars < 0:
             raise ValueError("max_table_chars must be an int >= 0")
-        self._options = _Options(base_url, links, bool(images), heading_style, max_table_chars)
+        self._options = _Options(base_url, links, bool(images), heading_style, max_table_chars,
+                                 bool(main_content))
         self._meta = _Meta()
         self._writer = _Writer(self._options, self._meta)
+        if main_content:
+            self._writer.main = _Main()
         self._doc = _Document(self._writer)
         self._stream: RewriterStream | None = _shared_rewriter(
-            encoding or "utf-8", encoding is None).stream(context=self._doc)
+            encoding or "utf-8", encoding is None, bool(main_content)).stream(context=self._doc)
         self._document: MarkdownDocument | None = None
         self._parts: list[str] = []
 
     def _take(self) -> str:
-        out = self._writer.out
+        main = self._writer.main
+        out = main.ready if main is not None else self._writer.out
         if not out:
             return ""
         s = "".join(out)
