@@ -1185,9 +1185,14 @@ class _Main:
         # (the boilerplate hints, then the tags' and roles' alone, then none, until the
         # choice has some text: a page inside a <form>, or whose wrapper's class is "side")
         for hints in (2, 1, 0):
-            keep = _choose(segments, hints)
+            keep = _choose(segments, hints, MIN_MAIN_TEXT)
             if sum(seg.text for seg, k in zip(segments, keep, strict=True) if k) >= MIN_MAIN_TEXT:
                 break
+        else:
+            # (a short page: its landmark whatever its length, else all but boilerplate)
+            keep = _choose(segments, 2, 1)
+            if not any(keep):
+                keep = [seg.text > 0 and not _boiler(seg, 2) for seg in segments]
         for seg, k in zip(segments, keep, strict=True):
             if k:
                 self._emit(seg.md)
@@ -1198,7 +1203,7 @@ def _boiler(seg: _Segment, hints: int) -> bool:
     return boiler * 2 > seg.text if seg.text else boiler > 0
 
 
-def _choose(segments: list[_Segment], hints: int) -> list[bool]:
+def _choose(segments: list[_Segment], hints: int, min_text: int) -> list[bool]:
     """Which segments are main content (``hints``: 2 boilerplate hints of tags, roles and
     names count, 1 of tags and roles, 0 none)."""
     text_by_level = [0, 0, 0, 0]
@@ -1208,7 +1213,7 @@ def _choose(segments: list[_Segment], hints: int) -> list[bool]:
                 text_by_level[level] += seg.text
     best = 0
     for level in (3, 2, 1):
-        if text_by_level[level] >= MIN_MAIN_TEXT:
+        if text_by_level[level] >= min_text:
             best = level
             break
     n = len(segments)
@@ -1570,8 +1575,8 @@ class MarkdownConverter:
         links: ``"inline"`` or ``"reference"`` (definitions at the end).
         images: write images (``False``: left out).
         heading_style: ``"atx"`` or ``"setext"``.
-        main_content: only the page's main content (see :class:`_Main` for how it is chosen);
-            the Markdown is then held until the end of the document, or until
+        main_content: only the page's main content (docs/guide/markdown.md says how it is
+            chosen); the Markdown is then held until the end of the document, or until
             :data:`MAX_MAIN_CHARS` characters of it are held.
         encoding: the document's encoding when known (an HTTP charset); by default UTF-8 until
             a ``<meta charset>`` or byte order mark says otherwise.
