@@ -339,3 +339,36 @@ def test_main_content_metadata() -> None:
     doc = hs.markdown(f"<title>T</title><meta name=author content=A><article><p>{LONG}"
                       f"</article>", main_content=True, metadata=True)
     assert (doc.title, doc.byline, doc.markdown) == ("T", "A", LONG.strip() + "\n")
+
+
+# ---------------------------------------------------------------------------- scraping
+
+
+def test_extract_markdown_suffix() -> None:
+    html = "<div class=a><h2>T</h2><p>x <b>y</b><li>z</div><p class=b>1<p class=b>*2*"
+    assert hs.extract(html, {"a": "div.a::markdown", "b": "p.b::markdown*", "t": "h2"}) == \
+        {"a": "## T\n\nx **y**\n\n- z", "b": ["1", "\\*2\\*"], "t": "T"}
+    assert hs.Field.parse("div::markdown").kind == "markdown"
+    with pytest.raises(ValueError):
+        hs.Field("div", html=True, markdown=True)
+
+
+def test_cli_markdown(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    import json
+
+    from htmlstream.cli import main
+    page = tmp_path / "a.html"
+    page.write_bytes(b"<html lang=en><title>T</title><nav><a href=/>Home</a></nav><article>"
+                     b"<p>Hello <a href='/x'>x</a>. " + LONG.encode() + b"</p></article>")
+    assert main(["markdown", str(page), str(page), "--base-url", "https://e.com/"]) == 0
+    one = f"[Home](https://e.com/)\n\nHello [x](https://e.com/x). {LONG.strip()}\n"
+    assert capsysbinary.readouterr().out.decode() == one + "\n" + one
+    assert main(["markdown", str(page), "--jsonl", "--main-content"]) == 0
+    record = json.loads(capsysbinary.readouterr().out)
+    assert record == {"url": str(page), "title": "T", "byline": None, "language": "en",
+                      "description": None, "markdown": f"Hello [x](/x). {LONG.strip()}\n"}
+    out = tmp_path / "out.md"
+    assert main(["markdown", str(page), "-o", str(out), "--links", "reference",
+                 "--no-images"]) == 0
+    assert out.read_text().endswith("[1]: /\n[2]: /x\n")
+    assert main(["markdown", str(tmp_path / "missing.html")]) == 2
