@@ -339,6 +339,7 @@ class _Writer:
         self.table_len = 0
         self.flat_tables = 0
         self.refs: dict[tuple[str, str | None], int] = {}
+        self.urls: dict[str, str] = {}
         self.author_depth = 0
         self.head = False
         self.hide_void = False
@@ -508,24 +509,27 @@ class _Writer:
             esc = self._line_start(esc)
         self.out.append(esc)
         self.prev = s[-1]
-        if self.main is not None:
-            n = len(core) - core.count(" ")    # (not the spaces: however the text came)
-            self.seg_text += n
-            if self.boiler:
-                if self.boiler % 1000:
-                    self.seg_boiler += n
-                else:
-                    self.seg_cboiler += n
-            if self.land[-1] > self.seg_land:
-                self.seg_land = self.land[-1]
-            if self.heading is not None:
-                self.seg_heading = True
-            for m in self.marks:
-                if m.tag == "a" and m.open:
-                    self.seg_link += n
-                    break
         if s[-1] == " ":
             self.space = True
+        if self.main is not None:
+            self._count(len(core) - core.count(" "))   # (not the spaces: however it came)
+
+    def _count(self, n: int) -> None:
+        """main_content: ``n`` characters of text were written (of a link if one is open)."""
+        self.seg_text += n
+        if self.boiler:
+            if self.boiler % 1000:
+                self.seg_boiler += n
+            else:
+                self.seg_cboiler += n
+        if self.land[-1] > self.seg_land:
+            self.seg_land = self.land[-1]
+        if self.heading is not None:
+            self.seg_heading = True
+        for m in self.marks:
+            if m.tag == "a" and m.open:
+                self.seg_link += n
+                break
 
     def _line_start(self, esc: str) -> str:
         """Escape what would start a block at a line's start (``esc``: escaped text; the line
@@ -833,6 +837,8 @@ class _Writer:
         prefix = self._prefix(False)
         blank = prefix.rstrip()
         lines = [prefix + line if line else blank for line in text.split("\n")]
+        if self.main is not None:
+            self._count(len(text) - text.count(" ") - text.count("\n"))
         self.out.append(fence + self.pre_lang + "\n" + "\n".join(lines) + "\n" + prefix + fence)
         self.line = 2
         self._break(2)
@@ -870,6 +876,8 @@ class _Writer:
                 self.space = True       # (two spans in a row would read as one)
             self._content()
             self.out.append(ticks + pad + core + pad + ticks)
+            if self.main is not None:
+                self._count(len(core) - core.count(" "))
             self.line = 2
             self.prev = "`"
         if text.endswith(" "):
@@ -915,10 +923,16 @@ class _Writer:
         url = url.strip(" \t\n\r\f")
         if not url:
             return None
-        try:
-            resolved = urljoin(self.base, url) if self.base else url
-        except ValueError:
-            resolved = url
+        if not self.base or url.startswith(("https://", "http://")):
+            return url
+        resolved = self.urls.get(url)
+        if resolved is None:
+            try:
+                resolved = urljoin(self.base, url)
+            except ValueError:
+                resolved = url
+            if len(self.urls) < 4096:      # (a page's relative URLs repeat: menus, footers)
+                self.urls[url] = resolved
         return resolved
 
     def _destination(self, url: str, title: str | None) -> str:
@@ -976,6 +990,7 @@ class _Writer:
         href = attrs[0]
         if href and not self.based:
             self.based = True
+            self.urls.clear()
             self.base = urljoin(self.base, href.strip()) if self.base else href.strip()
 
     def _html(self, tag: str, attrs: tuple[str | None, ...]) -> None:
@@ -1065,6 +1080,10 @@ class _Writer:
             if i == 0:
                 lines.append("|" + "---|" * width)
         self.out.append(nl.join(lines))
+        if self.main is not None:
+            for cells_md in rendered:
+                for md in cells_md:
+                    self._count(len(md) - md.count(" "))
         self.line = 2
         self._break(2)
 
@@ -1103,7 +1122,7 @@ MAX_MAIN_CHARS = 1 << 21
 #: have to be taken.
 MIN_MAIN_TEXT = 200
 
-_BOILER_TAGS = frozenset(["nav", "aside", "footer", "header", "form"])
+_BOILER_TAGS = frozenset(["nav", "aside", "footer", "header", "form", "figcaption"])
 _BOILER_ROLES = frozenset(["navigation", "banner", "complementary", "contentinfo", "search",
                            "dialog", "menu", "menubar", "alert", "alertdialog"])
 _BOILER_RE = re.compile(
@@ -1119,7 +1138,7 @@ _CONTENT_RE = re.compile(r"article-?body|post-?body|entry-?content|story-?body|"
                          re.IGNORECASE)
 #: What a landmark is worth: [itemprop=articleBody] 3, <article> 2, <main>/[role=main] 1.
 _MAIN_SELECTOR = ("div, section, article, main, aside, nav, header, footer, ul, ol, table, "
-                  "form, figure, p, [role], [itemprop], [id], [class]")
+                  "form, figure, figcaption, p, [role], [itemprop], [id], [class]")
 
 
 class _Segment:
@@ -1218,12 +1237,19 @@ def _choose(segments: list[_Segment], hints: int, min_text: int) -> list[bool]:
             break
     n = len(segments)
     keep = [False] * n
-    if best:
-        for i, seg in enumerate(segments):
-            keep[i] = seg.land >= best and not _boiler(seg, hints) and \
-                not (seg.link > 0.5 * seg.text and seg.text < 400)
-        return keep
     cls = [_classify(seg, hints) for seg in segments]
+    if best:
+        # (the landmark's segments from its first paragraph of content to its last: not the
+        # title, byline and date before, nor the bio and links after)
+        inside = [i for i, seg in enumerate(segments) if seg.land >= best]
+        good = [i for i in inside if cls[i] == 2]
+        if not good:
+            for i in inside:
+                keep[i] = cls[i] != 0
+            return keep
+        for i in inside:
+            keep[i] = cls[i] == 2 or (cls[i] == 1 and good[0] < i < good[-1])
+        return keep
     for i in range(n):
         if cls[i] == 2:
             keep[i] = True
@@ -1234,13 +1260,29 @@ def _choose(segments: list[_Segment], hints: int, min_text: int) -> list[bool]:
     return keep
 
 
+_SHORT_BOILER_RE = re.compile(
+    r"\W*(advertisement|advertising|sponsored|ad|share( this)?|print|email|tweet|"
+    r"newsletter|subscribe|sign up|follow us|related|read more|more|comments?|trending|"
+    r"trending news|recommended|most popular|photo|video|image|click here|loading)\W*",
+    re.IGNORECASE)
+
+
 def _classify(seg: _Segment, hints: int) -> int:
     """0: boilerplate, 1: uncertain (short), 2: content."""
     if _boiler(seg, hints) or not seg.text or seg.link > 0.5 * seg.text:
         return 0
+    if seg.text < 40 and hints and _SHORT_BOILER_RE.fullmatch(_plain(seg.md)):
+        return 0
     if seg.text >= 80 and seg.link < 0.3 * seg.text:
         return 2
     return 1
+
+
+def _plain(md: str) -> str:
+    return " ".join(_MD_SYNTAX_RE.sub(" ", md).split())
+
+
+_MD_SYNTAX_RE = re.compile(r"\]\([^)]*\)|[\\*_#>\[\]`~|-]+")
 
 
 def _main_element(el: Element) -> None:
