@@ -373,3 +373,25 @@ def test_cli_markdown(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
                  "--no-images"]) == 0
     assert out.read_text().endswith("[1]: /\n[2]: /x\n")
     assert main(["markdown", str(tmp_path / "missing.html")]) == 2
+
+
+# ---------------------------------------------------------------------------- at the edge
+
+
+@pytest.mark.parametrize(("accept", "markdown"), [
+    (None, False), ("", False), ("text/markdown", True), ("text/markdown, text/html", True),
+    ("text/html, text/markdown", True), ("text/html;q=1, text/markdown;q=0.9", False),
+    ("text/markdown;q=0.9, text/html;q=0.8", True), ("text/markdown;q=0", False),
+    ("text/*", False), ("*/*", False), ("text/*;q=0.5, text/markdown", True),
+    ("TEXT/Markdown ; Q=0.7, text/html;q=0.5", True), ("text/markdown;q=x, text/html", False),
+    ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", False),
+    ("text/markdown;q=0.8, */*", False), ("text/markdown, */*;q=0.1", True),
+])
+def test_accepts_markdown(accept: str | None, markdown: bool) -> None:
+    from htmlstream.recipes.markdown import accepts_markdown
+    assert accepts_markdown(accept) is markdown
+
+
+def test_estimate_tokens() -> None:
+    from htmlstream.recipes.markdown import estimate_tokens
+    assert [estimate_tokens(s) for s in ("", "a", "abcd", "abcde")] == [0, 1, 1, 2]

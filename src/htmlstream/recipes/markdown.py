@@ -86,6 +86,8 @@ __all__ = [
     "Markdown",
     "MarkdownConverter",
     "MarkdownDocument",
+    "accepts_markdown",
+    "estimate_tokens",
     "markdown",
     "markdown_document",
 ]
@@ -1730,6 +1732,77 @@ def markdown_document(source: str | bytes | IO[bytes] | Iterable[bytes], **optio
         conv.feed(chunk)
     conv.close()
     return conv.document
+
+
+# ---------------------------------------------------------------------------- at the edge
+
+
+def _media_ranges(accept: str) -> list[tuple[str, str, float]]:
+    """An ``Accept`` header's media ranges: (type, subtype, q), lower-cased; a range with a
+    malformed q counts as q=0 (it is not a preference anyone can rely on)."""
+    out = []
+    for item in accept.split(","):
+        parts = item.split(";")
+        media = parts[0].strip().lower()
+        if "/" not in media:
+            continue
+        type_, _, subtype = media.partition("/")
+        q = 1.0
+        for param in parts[1:]:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value.strip())
+                except ValueError:
+                    q = 0.0
+                if not 0.0 <= q <= 1.0:
+                    q = 0.0
+        out.append((type_.strip(), subtype.strip(), q))
+    return out
+
+
+def _quality(ranges: list[tuple[str, str, float]], type_: str, subtype: str
+             ) -> tuple[float, bool]:
+    """The q of the most specific range that matches (RFC 9110, 12.5.1), and whether the
+    media type is named exactly."""
+    best: tuple[int, float] = (-1, 0.0)
+    for t, sub, q in ranges:
+        if t == type_ and sub == subtype:
+            level = 2
+        elif t == type_ and sub == "*":
+            level = 1
+        elif t == "*" and sub == "*":
+            level = 0
+        else:
+            continue
+        if level > best[0] or (level == best[0] and q > best[1]):
+            best = (level, q)
+    return best[1], best[0] == 2
+
+
+def accepts_markdown(accept: str | None) -> bool:
+    """Whether a request with this ``Accept`` header gets Markdown rather than HTML (content
+    negotiation at the edge, as Cloudflare's "Markdown for Agents" does it).
+
+    Each type's quality is the q of the most specific media range that matches it
+    (``text/markdown``, else ``text/*``, else ``*/*``; RFC 9110).  Markdown is chosen when its
+    quality is above zero and above HTML's, or equal to HTML's with ``text/markdown`` named
+    exactly (``Accept: text/markdown, text/html``: an agent that asks for Markdown by name).
+    A browser's ``text/html,...,*/*;q=0.8`` and a missing header get HTML."""
+    if not accept:
+        return False
+    ranges = _media_ranges(accept)
+    md, named = _quality(ranges, "text", "markdown")
+    html, _ = _quality(ranges, "text", "html")
+    return md > 0 and (md > html or (md == html and named))
+
+
+def estimate_tokens(markdown: str) -> int:
+    """An estimate of the language-model tokens of ``markdown`` (an ``x-markdown-tokens``
+    header's value): its characters divided by four, rounded up, the usual rule of thumb for
+    English text with BPE tokenizers (it is an estimate: a tokenizer's own count differs by
+    language and vocabulary)."""
+    return (len(markdown) + 3) // 4
 
 
 # ---------------------------------------------------------------------------- the recipe
