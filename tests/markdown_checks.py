@@ -174,3 +174,20 @@ def structure(html: str | bytes, source: bool = True) -> dict[str, list[Any]]:
             text = "".join(x.itertext())
             out["code"].append(text[:-1] if text.endswith("\n") else text)
     return out
+
+
+def shingle_scores(predicted: str, truth: str) -> tuple[float, float, float]:
+    """The article-extraction benchmark's TP, FP and FN for one page: multisets of 4-token
+    shingles of ``\\w+`` tokens, normalised to sum to 1."""
+    def shingles(text: str) -> Counter[tuple[str, ...]]:
+        tokens = _WORD.findall(text)
+        return Counter(tuple(tokens[i:i + 4]) for i in range(max(len(tokens) - 3, 1)))
+    p, t = shingles(predicted), shingles(truth)
+    a, b, c = sum((p & t).values()), sum((p - t).values()), sum((t - p).values())
+    total = (a + b + c) or 1
+    return a / total, b / total, c / total
+
+
+def markdown_text(md: str) -> str:
+    """The text of Markdown as it reads (rendered, tags removed)."""
+    return " ".join(_text(tree(render(md)).find(f"{_NS}body")).split())

@@ -395,3 +395,22 @@ def test_accepts_markdown(accept: str | None, markdown: bool) -> None:
 def test_estimate_tokens() -> None:
     from htmlstream.recipes.markdown import estimate_tokens
     assert [estimate_tokens(s) for s in ("", "a", "abcd", "abcde")] == [0, 1, 1, 2]
+
+
+def test_main_content_on_benchmark_pages() -> None:
+    """Four pages of the article-extraction benchmark (tests/data/articles): the benchmark's
+    metric on main_content=True, and the same Markdown in other chunkings."""
+    import gzip
+    import json
+
+    from markdown_checks import markdown_text, shingle_scores
+    root = Path(__file__).parent / "data" / "articles"
+    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
+    tp = fp = fn = 0.0
+    for key, page in truth.items():
+        data = gzip.decompress((root / f"{key}.html.gz").read_bytes())
+        md = convert(data, chunks=1, main_content=True, base_url=page["url"])
+        a, b, c = shingle_scores(markdown_text(md), page["articleBody"])
+        assert a / (a + (b + c) / 2) >= 0.95, page["url"]
+        tp, fp, fn = tp + a, fp + b, fn + c
+    assert tp / (tp + (fp + fn) / 2) >= 0.97
