@@ -1,11 +1,12 @@
 """htmlstream.markdown (issue 36): main-content extraction on the article-extraction benchmark,
 and conversion speed next to the Python converters, in one run.
 
-    .venv/bin/python benchmarks/bench_markdown.py [DIR] [--speed-only | --quality-only]
-        [--repeat N] [--limit N]
+    .venv/bin/python benchmarks/bench_markdown.py DIR [--speed-only | --quality-only]
+        [--repeat N] [--limit N] [--only NAME]
 
-``DIR`` is the benchmark's data (181 pages, ``html/*.html.gz`` and ``ground-truth.json``; by
-default ``../shared/testdata/article-extraction-benchmark`` beside the repository).
+``DIR`` is the benchmark's data (the scrapinghub/article-extraction-benchmark pages: 181 pages,
+``html/*.html.gz`` and ``ground-truth.json``; ``tests/data/articles`` holds four of them,
+beside their ``ground-truth.json``).
 
 Quality: the benchmark's own metric (its README): text as runs of word characters, each page's
 predicted and true article bodies compared as multisets of 4-token shingles (TP, FP, FN), the
@@ -34,9 +35,6 @@ from pathlib import Path
 
 import htmlstream
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = ROOT.parent / "shared" / "testdata" / "article-extraction-benchmark"
-
 _WORD = re.compile(r"\w+")
 _TAG = re.compile(r"<[^>]*>")
 
@@ -46,7 +44,8 @@ def pages(root: Path, limit: int | None) -> list[tuple[str, bytes, str, str]]:
     truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
     out = []
     for key in sorted(truth)[:limit]:
-        data = gzip.decompress((root / "html" / f"{key}.html.gz").read_bytes())
+        folder = root / "html" if (root / "html").is_dir() else root
+        data = gzip.decompress((folder / f"{key}.html.gz").read_bytes())
         out.append((key, data, truth[key]["url"], truth[key]["articleBody"] or ""))
     return out
 
@@ -114,7 +113,7 @@ def converters() -> dict[str, Converter]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("dir", type=Path, help="the benchmark's data folder")
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--quality-only", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
