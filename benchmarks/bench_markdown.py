@@ -32,6 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import htmlstream
 
@@ -93,8 +94,15 @@ def converters() -> dict[str, Converter]:
     }
     try:
         import html_to_markdown
-        cases["html-to-markdown"] = lambda d, u: html_to_markdown.convert(
-            d.decode("utf-8", "replace"))
+        h2m_options: Any = None
+        if hasattr(html_to_markdown, "ConversionOptions"):
+            # (version 3 returns a result with metadata too: Markdown alone, for the speed)
+            h2m_options = html_to_markdown.ConversionOptions(extract_metadata=False)
+
+        def h2m(d: bytes, u: str) -> str:
+            result = html_to_markdown.convert(d.decode("utf-8", "replace"), h2m_options)
+            return result if isinstance(result, str) else str(result.content)
+        cases["html-to-markdown"] = h2m
     except ImportError:
         print("(html-to-markdown not installed)", file=sys.stderr)
     try:

@@ -484,12 +484,12 @@ class _Writer:
             tail = " "      # (what the held character is to the one before it: no letter)
         if not s:
             return
-        s = _WS_RE.sub(" ", s)
-        core = s.strip(" ")
-        if not core:
+        if not s.strip(" \t\n\r\f"):      # (whitespace between tags: most text nodes)
             self.space = True
             self.prev = " "
             return
+        s = _WS_RE.sub(" ", s)
+        core = s.strip(" ")
         if s[0] == " ":
             self.space = True
         if _SPECIAL_RE.search(s) is not None:
@@ -1579,7 +1579,9 @@ _SELECTOR = ", ".join(sorted(ELEMENTS | {"dialog"}))
 def _rewriter(encoding: str, adjust: bool, main: bool) -> Rewriter:
     rw = Rewriter(encoding=encoding, adjust_charset_on_meta_tag=adjust, transcode=True)
     # (in this order: a hidden element is skipped before _element sees it)
-    rw.on("[hidden], [aria-hidden], [style]", element=_hidden_element)
+    # (the selector narrows it down in the engine; _hidden decides)
+    rw.on("[hidden], [aria-hidden=true i], [style*=none i], [style*=hidden i]",
+          element=_hidden_element)
     if main:
         rw.on(_MAIN_SELECTOR, element=_main_element)
     rw.on("[rel~=author], [itemprop~=author]", element=_author_element)
