@@ -1140,7 +1140,7 @@ _CONTENT_RE = re.compile(r"article-?body|post-?body|entry-?content|story-?body|"
                          re.IGNORECASE)
 #: What a landmark is worth: [itemprop=articleBody] 3, <article> 2, <main>/[role=main] 1.
 _MAIN_SELECTOR = ("div, section, article, main, aside, nav, header, footer, ul, ol, table, "
-                  "form, figure, figcaption, p, [role], [itemprop], [id], [class]")
+                  "form, figure, figcaption, [role], [itemprop]")
 
 
 class _Segment:
