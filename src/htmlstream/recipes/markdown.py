@@ -44,6 +44,13 @@ What it writes:
   block quotes or tables inside cells, a cell of more than :data:`MAX_CELL_CHARS` characters:
   layout tables) is written as readable text: each cell's content as blocks, in order.
 
+Main content (``main_content=True``): the output is cut into segments at paragraph breaks, each
+noted with its text's length, its link text, the landmark around it and the boilerplate hints
+around it, held (at most :data:`MAX_MAIN_CHARS` characters) and chosen at the end
+(docs/guide/markdown.md says how).  At the edge, :func:`accepts_markdown` is the content
+negotiation decision for ``Accept: text/markdown`` and :func:`estimate_tokens` the value of an
+``x-markdown-tokens`` header.
+
 Left out: ``<head>`` (but ``<title>`` and the metadata), ``<script>``, ``<style>``,
 ``<template>``, ``<noscript>`` (read as a browser with scripting on does: its content is
 text the page does not show), ``<iframe>``, ``<object>``, ``<embed>``, ``<video>``,
@@ -68,7 +75,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any, Literal, TypeAlias
 from urllib.parse import urljoin
 
@@ -231,7 +238,6 @@ class _Meta:
     og_description: str | None = None
     author_link: list[str] | None = None
     author_link_done: bool = False
-    extra: dict[str, str] = field(default_factory=dict)
 
     def meta(self, name: str | None, content: str | None, http_equiv: str | None) -> None:
         if content is None:
@@ -1842,10 +1848,10 @@ class Markdown:
 
 
 def markdown(*, base_url: str | None = None, links: LinkStyle = "inline", images: bool = True,
-             heading_style: HeadingStyle = "atx",
+             heading_style: HeadingStyle = "atx", main_content: bool = False,
              max_table_chars: int = MAX_TABLE_CHARS) -> Markdown:
     """A recipe whose output is the document as Markdown (UTF-8 bytes), converted from what
     the rewriter's handlers wrote: ``Rewriter().use(sanitize(), markdown())``.  Its options are
     :class:`MarkdownConverter`'s."""
     return Markdown(base_url=base_url, links=links, images=images, heading_style=heading_style,
-                    max_table_chars=max_table_chars)
+                    main_content=main_content, max_table_chars=max_table_chars)
