@@ -23,6 +23,8 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
   does not depend on the chunking (``tests/sanitize_checks.py``);
 * ``recipes.minify`` does not depend on the chunking and keeps html5lib's tree
   (``htmlmodel.check_minify``);
+* ``htmlstream.markdown`` (whole page and ``main_content``) does not crash and does not depend
+  on the chunking (``htmlmodel.check_markdown``);
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -157,6 +159,7 @@ def TestOneInput(data: bytes) -> None:
     check_recipes(doc, cuts)
     check_sanitize(doc, cuts)
     hm.check_minify(doc, cuts)
+    hm.check_markdown(doc, cuts)
 
 
 def check_sanitize(doc: bytes, cuts: list[list[bytes]]) -> None:

@@ -823,3 +823,22 @@ def check_minify(data: bytes, cuts: Sequence[Sequence[bytes]], *, scripting: boo
     if a != b:
         raise InvariantError(f"minify changed the tree: {first_difference(a, b)}\n"
                              f"input: {data!r}\noutput: {whole!r}")
+
+
+def check_markdown(data: bytes, cuts: Sequence[Sequence[bytes]]) -> None:
+    """``htmlstream.markdown`` (whole page, and ``main_content=True``): no crash, and the
+    Markdown does not depend on the chunking."""
+    from htmlstream.recipes.markdown import MarkdownConverter
+
+    for main in (False, True):
+        whole = _markdown(MarkdownConverter(main_content=main), [data])
+        for chunks in cuts:
+            got = _markdown(MarkdownConverter(main_content=main), chunks)
+            if got != whole:
+                raise InvariantError(f"markdown (main_content={main}) depends on chunking\n"
+                                     f"input: {data!r}\nchunks: {list(chunks)!r}\n"
+                                     f"whole: {whole!r}\nthis:  {got!r}")
+
+
+def _markdown(conv: Any, chunks: Sequence[bytes]) -> str:
+    return "".join([conv.feed(c) for c in chunks] + [conv.close()])

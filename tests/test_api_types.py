@@ -26,6 +26,8 @@ import pytest
 import htmlstream as hs
 from htmlstream.compat import nh3 as _nh3
 
+_md = importlib.import_module("htmlstream.recipes.markdown")
+
 #: The public modules: their ``__all__`` is the public API.
 MODULES = [
     "htmlstream", "htmlstream.charrefs", "htmlstream.cli", "htmlstream.encoding",
@@ -34,7 +36,7 @@ MODULES = [
     "htmlstream.units", "htmlstream.warc", "htmlstream.dask",
     "htmlstream.recipes", "htmlstream.recipes.csp", "htmlstream.recipes.emails",
     "htmlstream.recipes.https", "htmlstream.recipes.inject", "htmlstream.recipes.minify",
-    "htmlstream.recipes.sanitize", "htmlstream.compat.nh3",
+    "htmlstream.recipes.sanitize", "htmlstream.compat.nh3", "htmlstream.recipes.markdown",
     "htmlstream.scrape", "htmlstream.scrape.errors",
     "htmlstream.integrations.asgi", "htmlstream.integrations.wsgi",
     "htmlstream.integrations.django", "htmlstream.integrations.aiohttp",
@@ -64,7 +66,8 @@ NOT_ENTRY_POINTS = {
     # the proxy's counters, made by the proxy and read by its log and metrics
     "ServerCounters",
     # recipes: made by their functions (entry points), e.g. recipes.minify() -> Minify
-    "CspNonce", "HttpsUpgrade", "Inject", "Minify", "Sanitize", "UpgradeReport",
+    "CspNonce", "HttpsUpgrade", "Inject", "Minify", "Markdown", "Sanitize", "UpgradeReport",
+    "MarkdownDocument",
     "DecodeEmails", "ObfuscateEmails",
     # the minifier output stage, made by recipes.minify() through Rewriter.pipe()
     "Minifier",
@@ -173,6 +176,17 @@ def entries(tmp: Path) -> dict[str, Entry]:
         "sniff": (encoding.sniff, (b"<p>",), {}, ["prefix"]),
         "check_failures": (errors.check_failures, ("inputs", [None]), {}, ["what", "errors"]),
         "CompileCache": (hs.CompileCache, (str,), {"maxsize": 4}, ["build", "maxsize"]),
+        "markdown": (hs.markdown, ("<p>x",), {"base_url": "https://a.example/"},
+                     ["source", "base_url"]),
+        "recipes.markdown": (hs.recipes.markdown, (), {"base_url": "https://a.example/"},
+                             ["base_url"]),
+        "markdown.MarkdownConverter": (_md.MarkdownConverter, (),
+                                       {"base_url": "https://a.example/"}, ["base_url"]),
+        "markdown.markdown_document": (_md.markdown_document, ("<p>x",),
+                                       {"base_url": "https://a.example/"},
+                                       ["source", "base_url"]),
+        "markdown.accepts_markdown": (_md.accepts_markdown, ("text/markdown",), {}, ["accept"]),
+        "markdown.estimate_tokens": (_md.estimate_tokens, ("x",), {}, ["markdown"]),
         # htmlstream.recipes.sanitize, htmlstream.compat.nh3
         "join_url": (importlib.import_module("htmlstream.recipes.sanitize").join_url,
                      ("https://a.example/", "b"), {}, ["base", "relative"]),

@@ -430,3 +430,27 @@ def test_no_response_gets_a_page_past_the_rewrite(method: str, status: int,
     finally:
         http._modules.clear()
         http._modules.update(saved)
+# --------------------------------------------------------------------------- recipes: markdown
+
+#: Pieces that give the Markdown converter work: blocks, lists, tables, code, links, text that
+#: looks like Markdown, and what it leaves out.
+MARKDOWN_PIECES = [
+    b"<p>", b"</p>", b"<h2>", b"</h2>", b"<ul>", b"<ol start=3>", b"<li>", b"</ul>", b"</ol>",
+    b"<blockquote>", b"</blockquote>", b"<pre>", b"</pre>", b"<code>", b"</code>",
+    b"<table>", b"<tr>", b"<td>", b"<th colspan=2>", b"</table>", b"<a href='/x y'>", b"</a>",
+    b"<b>", b"</b>", b"<em>", b"</em>", b"<br>", b"<hr>", b"<img src=i alt='*a*'>",
+    b"<dl><dt>t<dd>d</dl>", b"<script>x</script>", b"<span hidden>h</span>", b"<article>",
+    b"</article>", b"<nav>", b"</nav>", b"* x _y_ ", b"1. ", b"# ", b"`", b"&amp;", b"&", b"_",
+    b"\n", b"  ", b"[a](b)", b"<div class=sidebar>", b"</div>", b"<title>t</title>",
+]
+markdown_docs = st.lists(
+    st.one_of(st.sampled_from(MARKDOWN_PIECES), html_docs), max_size=20
+).map(b"".join)
+
+
+@SETTINGS
+@given(data=markdown_docs)
+def test_markdown_independent_of_chunking(data: bytes) -> None:
+    """htmlstream.markdown (whole page and main content): no crash, and the same Markdown for
+    every chunking (htmlmodel.check_markdown)."""
+    hm.check_markdown(data, cuts_of(data))

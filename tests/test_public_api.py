@@ -31,6 +31,7 @@ TOP_LEVEL = {
     # encodings
     "looks_like_html", "lookup_encoding", "sniff_content", "sniff_encoding",
     # one-call recipes
+    "markdown",
     "minify",
     # caching what is compiled from a value (htmlstream.caching)
     "CompileCache",

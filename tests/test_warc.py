@@ -245,7 +245,7 @@ def test_extract_rows(warc_in: Path, chunk_size: int) -> None:
     from htmlstream.extraction import extract
 
     report = WarcReport()
-    fields = {"title": "title", "links": "a::attr(href)*"}
+    fields = {"title": "title", "links": "a::attr(href)*", "body": "body::markdown"}
     rows = list(extract_warc(warc_in, fields, chunk_size=chunk_size, report=report))
     assert [r["url"] for r in rows] == sorted(HTML_URIS, key=lambda u: (
         not u[-1].isdigit(), u.endswith("gzip"), u))

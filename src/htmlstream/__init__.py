@@ -14,7 +14,8 @@ reading as soon as they are known.  Sanitizing untrusted HTML: :func:`sanitize` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Iterable
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 from htmlstream import handlers, tokens
 from htmlstream.caching import CompileCache
@@ -54,6 +55,7 @@ from htmlstream.units import (
 )
 
 if TYPE_CHECKING:
+    from htmlstream.recipes.markdown import MarkdownDocument
     from htmlstream.recipes.sanitize import Policy
 
 __version__ = "0.1.0.dev0"
@@ -98,6 +100,29 @@ def minify(html: str | bytes, **options: Any) -> str | bytes:
     return minify_html(html, **options)
 
 
+@overload
+def markdown(source: str | bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes], *,
+             metadata: Literal[False] = False, **options: Any) -> str: ...
+@overload
+def markdown(source: str | bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes], *,
+             metadata: Literal[True], **options: Any) -> MarkdownDocument: ...
+def markdown(source: Any, *, metadata: bool = False, **options: Any) -> Any:
+    """``source`` (HTML: a str, bytes, a binary file or an iterable of bytes chunks) as
+    Markdown, converted while it streams (docs/guide/markdown.md).
+
+    Options: ``base_url`` (relative URLs are resolved against it), ``links="inline"`` or
+    ``"reference"``, ``images=True``, ``heading_style="atx"`` or ``"setext"``,
+    ``main_content=False`` (only the page's main content), ``encoding`` (the document's, when
+    known), ``max_table_chars`` (see :mod:`htmlstream.recipes.markdown`).  With
+    ``metadata=True`` the result is a :class:`~htmlstream.recipes.markdown.MarkdownDocument`
+    with the Markdown and the page's title, byline, language and description.
+    """
+    from htmlstream.recipes.markdown import markdown_document  # (a layer: imported when used)
+
+    document = markdown_document(source, **options)
+    return document if metadata else document.markdown
+
+
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
@@ -133,6 +158,7 @@ __all__ = [
     "handlers",
     "looks_like_html",
     "lookup_encoding",
+    "markdown",
     "minify",
     "parse_selector",
     "sanitize",

@@ -11,7 +11,10 @@ Values are what a browser's DOM gives:
   descendants included, comments left out (see :meth:`htmlstream.Element.capture`);
 * ``::attr(name)``: the attribute's decoded value; the first match is the first element that
   *has* the attribute;
-* ``::html``: the element's inner HTML, as written in the source.
+* ``::html``: the element's inner HTML, as written in the source;
+* ``::markdown``: the element's content as Markdown (:func:`htmlstream.markdown` of its inner
+  HTML; relative URLs stay relative; the Markdown converter is a layer, imported when a
+  ``::markdown`` value is first made).
 
 A single field's value is its first match's (``None`` when nothing matched); a ``many`` field's
 is the list of every match's, in document order (at most ``limit``).
@@ -48,8 +51,9 @@ OnValueLimit = Literal["truncate", "error"]
 #: The size of the chunks ``extract`` reads (and feeds) at a time.
 CHUNK_SIZE = 65536
 
-# "sel::text", "sel::html", "sel::attr(name)", at the end of a field spec
-_SUFFIX = re.compile(r"::\s*(text|html|attr\(\s*(?P<q>['\"]?)(?P<name>[^)'\"]*)(?P=q)\s*\))\s*$")
+# "sel::text", "sel::html", "sel::markdown", "sel::attr(name)", at the end of a field spec
+_SUFFIX = re.compile(r"::\s*(text|html|markdown|"
+                     r"attr\(\s*(?P<q>['\"]?)(?P<name>[^)'\"]*)(?P=q)\s*\))\s*$")
 # HTML elements that have no content (an Element of any other HTML element that cannot have
 # content is a start tag the tree builder ignored: it made no element of it)
 _VOID = frozenset({"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr",
@@ -70,6 +74,8 @@ class Field:
         text: the element's text content (``textContent``, decoded), when neither ``attr`` nor
             ``html`` is given.
         html: the element's inner HTML (as written in the source) instead of text.
+        markdown: the element's content as Markdown (its inner HTML converted by
+            :func:`htmlstream.markdown`) instead of text.
         many: a list of every match's value instead of the first match's (``None`` when
             nothing matches).
         limit: with ``many``, at most this many values (the field is final once it has them).
@@ -81,13 +87,14 @@ class Field:
     html: bool = False
     many: bool = False
     limit: int | None = None
+    markdown: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.selector, str):
             raise TypeError(f"Field(): selector must be a str (a CSS selector), not "
                             f"{type(self.selector).__name__}")
-        if self.attr is not None and self.html:
-            raise ValueError("a Field extracts an attribute or HTML, not both")
+        if (self.attr is not None) + self.html + self.markdown > 1:
+            raise ValueError("a Field extracts one of an attribute, HTML or Markdown")
         if self.attr is None and not self.html and not self.text:
             raise ValueError("a Field needs attr=, html=True or text=True")
         if self.limit is not None:
@@ -98,10 +105,10 @@ class Field:
 
     @property
     def kind(self) -> str:
-        """``"attr"``, ``"html"`` or ``"text"``: what the field's value is."""
+        """``"attr"``, ``"html"``, ``"markdown"`` or ``"text"``: what the field's value is."""
         if self.attr is not None:
             return "attr"
-        return "html" if self.html else "text"
+        return "html" if self.html else "markdown" if self.markdown else "text"
 
     @classmethod
     def parse(cls, spec: str) -> Field:
@@ -119,11 +126,13 @@ class Field:
                 many = True
                 rest = before
         attr: str | None = None
-        html = False
+        html = markdown = False
         m = _SUFFIX.search(rest)
         if m is not None:
             if m.group(1) == "html":
                 html = True
+            elif m.group(1) == "markdown":
+                markdown = True
             elif m.group(1) != "text":
                 attr = m.group("name").strip()
                 if not attr:
@@ -133,12 +142,13 @@ class Field:
         elif "::" in rest:
             at = rest.index("::")
             raise SelectorError(
-                f"{spec!r}: unknown suffix {rest[at:]!r} (::text, ::html, ::attr(name))",
+                f"{spec!r}: unknown suffix {rest[at:]!r} (::text, ::html, ::markdown, "
+                f"::attr(name))",
                 spec, at)
         if not rest:
             raise SelectorError(f"{spec!r}: no selector", spec, 0)
         parse_selector(rest)
-        return cls(rest, attr=attr, html=html, many=many)
+        return cls(rest, attr=attr, html=html, many=many, markdown=markdown)
 
 
 def _head_scoped(selectors: SelectorList) -> bool:
@@ -191,10 +201,13 @@ class _Document(dict[str, Any]):
     def deliver(self, i: int, slot: int, captured: Captured) -> None:
         if captured.truncated:
             self.truncated.add(i)
+        value = captured.value
+        if self.plan.fields[i].markdown:
+            value = _markdown(value)
         if slot < 0:
-            self.found[i] = captured.value
+            self.found[i] = value
         else:
-            self.found[i][slot] = captured.value
+            self.found[i][slot] = value
         self.pending[i] -= 1
         self.check(i)
 
@@ -209,7 +222,8 @@ def _element_handler(i: int, field: Field, max_bytes: int,
                      on_limit: OnValueLimit) -> Callable[[Element], None]:
     """The element handler of field ``i``."""
     limit = field.limit
-    kind: Literal["text", "inner_html"] = "inner_html" if field.html else "text"
+    kind: Literal["text", "inner_html"] = "inner_html" if field.html or field.markdown \
+        else "text"
     attr = field.attr
 
     def handler(el: Element) -> None:
@@ -244,6 +258,13 @@ def _element_handler(i: int, field: Field, max_bytes: int,
                    on_limit=on_limit)
 
     return handler
+
+
+def _markdown(html: str) -> str:
+    """A ``::markdown`` value: the inner HTML as Markdown, without the final newline."""
+    from htmlstream.recipes.markdown import markdown_document  # (a layer: imported when used)
+
+    return markdown_document(html).markdown.rstrip("\n")
 
 
 def _body_handler(el: Element) -> None:

@@ -44,6 +44,10 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
 ``htmlstream minify [INPUT|-] [-o OUT] [--keep-comments] [--keep-whitespace]
                   [--keep-attributes] [--optional-tags] [--css] [--js] [--stats]``
     Minify a document as a stream (:mod:`htmlstream.cli.minify`, the ``minify`` recipe).
+``htmlstream markdown [FILE|URL|-]... [-o OUT] [--main-content] [--jsonl] [--base-url URL]
+                    [--links inline|reference] [--no-images] [--heading-style atx|setext]``
+    Pages as Markdown as they stream (:mod:`htmlstream.cli.markdown`,
+    :func:`htmlstream.markdown`); ``--jsonl``: one record per page with its metadata.
 
 One module per command (``htmlstream.cli.<command>``); :mod:`htmlstream.cli._common` holds what
 they share.  To add a subcommand: write a module with ``add_<name>_parser(subparsers)`` that sets
@@ -61,6 +65,7 @@ from collections.abc import Callable
 import htmlstream
 from htmlstream.cli._common import PROG, CliError
 from htmlstream.cli.extract import add_extract_parser
+from htmlstream.cli.markdown import add_markdown_parser
 from htmlstream.cli.minify import add_minify_parser
 from htmlstream.cli.proxy import add_proxy_parser
 from htmlstream.cli.rewrite import add_rewrite_parser
@@ -79,6 +84,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     add_warc_parser,
     add_sanitize_parser,
     add_minify_parser,
+    add_markdown_parser,
 )
 
 

@@ -18,6 +18,7 @@ from htmlstream.recipes.csp import CspNonce, csp_nonce, nonce_of
 from htmlstream.recipes.emails import decode_emails, obfuscate_emails
 from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
 from htmlstream.recipes.inject import Inject, inject
+from htmlstream.recipes.markdown import Markdown, markdown
 from htmlstream.recipes.minify import Minify, minify
 from htmlstream.recipes.sanitize import Policy, Sanitize, sanitize, sanitize_html
 from htmlstream.rewriter import Recipe
@@ -26,6 +27,7 @@ __all__ = [
     "CspNonce",
     "HttpsUpgrade",
     "Inject",
+    "Markdown",
     "Minify",
     "Policy",
     "Recipe",
@@ -35,6 +37,7 @@ __all__ = [
     "decode_emails",
     "https_upgrade",
     "inject",
+    "markdown",
     "minify",
     "nonce_of",
     "obfuscate_emails",
