@@ -152,6 +152,77 @@ def test_attributes(html: str, want: str) -> None:
     assert mini(html) == want
 
 
+#: The rules that leave out a ``type``, each with the browser's reading (the HTML standard's
+#: processing model; tests/test_minify_chromium.py loads each in Chromium): what stays, stays
+#: because without it the browser would read the element otherwise.
+@pytest.mark.parametrize(("html", "want"), [
+    # <script>: stripped, then compared with the JavaScript MIME type essences
+    # (ASCII case-insensitively); with no type the browser reads "text/" + language
+    ('<script type=" TEXT/JavaScript\n">x</script>', "<script>x</script>"),
+    ('<script type="application/x-javascript">x</script>', "<script>x</script>"),
+    ('<script type="text/javascript; charset=utf-8">x</script>',
+     '<script type="text/javascript; charset=utf-8">x</script>'),
+    ('<script type="text/javascript" language="">x</script>', "<script language>x</script>"),
+    ('<script language="" type="text/javascript" language="vbscript">x</script>',
+     "<script language>x</script>"),
+    ('<script language="JavaScript" type="text/javascript">x</script>',
+     "<script language=JavaScript type=text/javascript>x</script>"),
+    ('<script type="text/javascript\x0b">x</script>',
+     "<script type=text/javascript\x0b>x</script>"),
+    ('<script type="module">x</script>', "<script type=module>x</script>"),
+    # <style>: not stripped: empty or ASCII case-insensitively "text/css"
+    ('<style type="text/css ">p{}</style>', '<style type="text/css ">p{}</style>'),
+    ('<style type=" text/css">p{}</style>', '<style type=" text/css">p{}</style>'),
+    ('<style type="TEXT/CSS">p{}</style>', "<style>p{}</style>"),
+    ('<style type="text/css;charset=utf-8">p{}</style>',
+     '<style type="text/css;charset=utf-8">p{}</style>'),
+    # <link>: exactly text/css on a style sheet link (a MIME type parser and a plain
+    # comparison agree on it); elsewhere the type says what the link may fetch
+    ('<link rel="stylesheet" type="Text/CSS" href="a.css">', "<link rel=stylesheet href=a.css>"),
+    ('<link type="text/css" rel="alternate  stylesheet" href=a.css title=b>',
+     '<link rel="alternate  stylesheet" href=a.css title=b>'),
+    ('<link rel="stylesheet" type="text/css " href="a.css">',
+     '<link rel=stylesheet type="text/css " href=a.css>'),
+    ('<link rel="stylesheet" type="text/css; charset=utf-8" href="a.css">',
+     '<link rel=stylesheet type="text/css; charset=utf-8" href=a.css>'),
+    ('<link rel="icon" type="text/css" href="a.css">', "<link rel=icon type=text/css href=a.css>"),
+    ('<link rel="preload" as="style" type="text/css" href="a.css">',
+     "<link rel=preload as=style type=text/css href=a.css>"),
+    ('<link type="text/css" href="a.css">', "<link type=text/css href=a.css>"),
+    # on no other element
+    ('<input type="text/css">', "<input type=text/css>"),
+])
+def test_type_rules(html: str, want: str) -> None:
+    assert mini(html) == want
+
+
+#: Boolean attributes: the value goes only where the attribute is boolean on that element (on
+#: another, it is an ordinary attribute whose value a script or selector reads).
+@pytest.mark.parametrize(("html", "want"), [
+    ('<input checked="checked" disabled="DISABLED" required="required">',
+     "<input checked disabled required>"),
+    ('<details open="open"><summary>s</summary></details>',
+     "<details open><summary>s</summary></details>"),
+    ('<div open="open">x</div>', "<div open=open>x</div>"),
+    ('<p disabled="disabled">x</p>', "<p disabled=disabled>x</p>"),
+    ('<a selected="selected">x</a>', "<a selected=selected>x</a>"),
+    ('<div hidden="hidden">x</div>', "<div hidden=hidden>x</div>"),
+    ('<div autofocus="autofocus" inert="inert" itemscope="itemscope">x</div>',
+     "<div autofocus inert itemscope>x</div>"),
+    ('<video muted="muted" loop="loop" playsinline="playsinline"></video>',
+     "<video muted loop playsinline></video>"),
+    ('<audio playsinline="playsinline"></audio>', "<audio playsinline=playsinline></audio>"),
+    ('<script defer="defer" async="async" nomodule="nomodule" src=a.js></script>',
+     "<script defer async nomodule src=a.js></script>"),
+    ('<input checked="true">', "<input checked=true>"),
+    ('<input checked="">', "<input checked>"),
+    ('<div x="">y</div>', "<div x>y</div>"),
+    ('<svg><g disabled="disabled"/></svg>', "<svg><g disabled=disabled /></svg>"),
+])
+def test_boolean_attributes(html: str, want: str) -> None:
+    assert mini(html) == want
+
+
 def test_attributes_off() -> None:
     assert mini('<a href="/x">t</a>', attributes=False) == '<a href="/x">t</a>'
 

@@ -29,7 +29,11 @@ from htmlstream.recipes.minify import (
     OPTIONAL_END_TAGS,
     _code_minifiers,
     _minified,
+    is_boolean_attribute,
     is_conditional_comment,
+    is_css_style_type,
+    is_default_link_type,
+    is_default_script_type,
     is_javascript,
 )
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
@@ -222,9 +226,7 @@ class _Handlers:
         """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""
         lname = name.lower()
         if lname == "style" and self._css_min is not None:
-            media = el.get_attribute("type")
-            st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
-                else None
+            st.code = [] if is_css_style_type(el.get_attribute("type")) else None
         elif lname == "script" and self._js_min is not None:
             st.code = [] if is_javascript(el.get_attribute("type"),
                                           el.get_attribute("language")) else None
@@ -554,7 +556,6 @@ class _Handlers:
         seen: set[str] = set()
         lname = name.lower()
         js_type = lname == "script" and html
-        css_type = html and lname in ("style", "link")
         last_unquoted = False
         for d in details:
             key = d.name.lower()
@@ -566,17 +567,17 @@ class _Handlers:
             value = current.get(d.name)
             if value is None:
                 continue            # removed by another handler
-            if html and key == "type":
-                essence = value.strip(_WS).lower()
-                if js_type and essence in JS_TYPES and not current.get("language"):
-                    continue
-                if css_type and essence == "text/css":
-                    continue
+            if html and key == "type" and (
+                    (js_type and is_default_script_type(value, current.get("language")))
+                    or (lname == "style" and value and is_css_style_type(value))
+                    or (lname == "link" and is_default_link_type(value, current.get("rel")))):
+                continue
             n0, n1 = d.name_span
             written_name = self._decode(raw[n0 - base:n1 - base])
             if written_name is None or written_name.lower() != key:
                 written_name = d.name
-            if html and key in BOOLEAN_ATTRIBUTES and value.lower() in ("", key):
+            if html and (value == "" or (value.lower() == key and
+                                         is_boolean_attribute(lname, key))):
                 parts.append(" " + written_name)
                 last_unquoted = False
                 continue
@@ -654,6 +655,7 @@ class _Handlers:
             return None         # (not read as expected: left as it is)
         out = [raw[:m.start()]]
         lname = name.lower() if html else ""
+        firsts = {key: v for _, key, v in attrs}
         last_unquoted = False
         for n, key, v in attrs:
             if v is None or not v:
@@ -662,12 +664,15 @@ class _Handlers:
                 continue
             if html:
                 if key == b"type" and b"&" not in v:
-                    essence = v.strip(b"\t\n\x0c\r ").lower()
-                    if (lname == "script" and essence in _JS_TYPES_B and
-                            b"language" not in seen) or \
-                            (essence == b"text/css" and lname in ("style", "link")):
+                    rel = firsts.get(b"rel")
+                    if (lname == "script" and v.strip(b"\t\n\x0c\r ").lower() in _JS_TYPES_B
+                            and not firsts.get(b"language")) or \
+                            (lname == "style" and v.lower() == b"text/css") or \
+                            (lname == "link" and rel is not None and b"&" not in rel and
+                             is_default_link_type(v.decode("ascii"), rel.decode("ascii"))):
                         continue
-                if key in _BOOLEAN_B and (v.lower() == key):
+                if key in _BOOLEAN_B and v.lower() == key and \
+                        is_boolean_attribute(lname, key.decode("ascii")):
                     out.append(b" " + n)
                     last_unquoted = False
                     continue

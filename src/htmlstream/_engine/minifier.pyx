@@ -35,6 +35,8 @@ from htmlstream._engine.rules cimport Rules
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
+import re
+
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 
 __all__ = ["Minifier"]
@@ -68,6 +70,22 @@ _BOOLEAN_NAMES = (
     "formnovalidate inert ismap itemscope loop multiple muted nomodule novalidate open "
     "playsinline readonly required reversed selected shadowrootclonable "
     "shadowrootdelegatesfocus shadowrootserializable").split()
+_WS_RUN = re.compile(rb"[\t\n\x0c\r ]+")
+# The elements each boolean attribute is boolean on (None: all): recipes.minify's
+# BOOLEAN_ATTRIBUTE_ELEMENTS.
+_BOOLEAN_ON = {n.encode(): (None if e == "*" else frozenset(x.encode() for x in e.split()))
+               for n, e in (
+    ("allowfullscreen", "iframe"), ("async", "script"), ("autofocus", "*"),
+    ("autoplay", "audio video"), ("checked", "input"), ("controls", "audio video"),
+    ("default", "track"), ("defer", "script"),
+    ("disabled", "button fieldset input link optgroup option select textarea"),
+    ("formnovalidate", "button input"), ("inert", "*"), ("ismap", "img"), ("itemscope", "*"),
+    ("loop", "audio video"), ("multiple", "input select"), ("muted", "audio video"),
+    ("nomodule", "script"), ("novalidate", "form"), ("open", "details dialog"),
+    ("playsinline", "video"), ("readonly", "input textarea"),
+    ("required", "input select textarea"), ("reversed", "ol"), ("selected", "option"),
+    ("shadowrootclonable", "template"), ("shadowrootdelegatesfocus", "template"),
+    ("shadowrootserializable", "template"))}
 _JS_TYPES = frozenset(t.encode() for t in (
     "application/ecmascript", "application/javascript", "application/x-ecmascript",
     "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
@@ -194,6 +212,7 @@ cdef bint _may_follow(uint64_t ended, uint64_t start) noexcept:
         return start == TR_H
     return start != NOSCRIPT_H      # (head, body, html)
 cdef uint64_t SCRIPT_H = _name_hash("script")
+cdef uint64_t STYLE_H = _name_hash("style")
 cdef uint64_t TYPE_H = _name_hash("type")
 cdef uint64_t LANGUAGE_H = _name_hash("language")
 
@@ -979,7 +998,7 @@ cdef class Minifier(OpenElements):
         cdef Py_ssize_t ne = tag.name_end - tag.start
         cdef Py_ssize_t i, k, prev, a0, a1, v0, v1
         cdef AttrRec* a
-        cdef bint dups, simple, last_unquoted = False, bad, dq, sq, language = False
+        cdef bint dups, simple, last_unquoted = False, bad, dq, sq
         cdef unsigned char c
         if p[n - 1] != 0x3E or tag.attrs_skipped:
             return False
@@ -995,9 +1014,6 @@ cdef class Minifier(OpenElements):
                 return False    # ('=' starting a name: after a bare name it would be its value)
             if not dups and i and self.seen_before(tag, i, p):
                 dups = True
-            if not language and _ci_eq(p + (a.name_start - tag.start),
-                                       a.name_end - a.name_start, b"language", 8):
-                language = True     # (a script with one keeps its type)
         simple = dups and not tag.self_closing and not (html and kind & K_TYPED)
         if simple:
             simple = self.is_simple(tag, p, n, ne)
@@ -1017,15 +1033,12 @@ cdef class Minifier(OpenElements):
             v0 = a.value_start - tag.start
             v1 = a.value_end - tag.start
             if html:
-                if _ci_eq(p + a0, a1 - a0, b"type", 4) and _no_amp(p + v0, v1 - v0):
-                    essence = PyBytes_FromStringAndSize(<const char*>p + v0,
-                                                        v1 - v0).strip(b"\t\n\x0c\r ").lower()
-                    if (tag.name_hash == SCRIPT_H and essence in _JS_TYPES and not language) \
-                            or (essence == b"text/css" and kind & K_TYPED
-                                and tag.name_hash != SCRIPT_H):
-                        continue
-                if self.boolean_name(p + a0, a1 - a0) and v1 - v0 == a1 - a0 and \
-                        _ci_eq(p + v0, v1 - v0, p + a0, a1 - a0):
+                if kind & K_TYPED and _ci_eq(p + a0, a1 - a0, b"type", 4) and \
+                        _no_amp(p + v0, v1 - v0) and self.default_type(tag, p, v0, v1):
+                    continue
+                if v1 - v0 == a1 - a0 and _ci_eq(p + v0, v1 - v0, p + a0, a1 - a0) and \
+                        self.boolean_name(p + a0, a1 - a0) and \
+                        self.boolean_on(tag, p + a0, a1 - a0):
                     self.put(<const unsigned char*>b" ", 1)
                     self.put(p + a0, a1 - a0)
                     last_unquoted = False
@@ -1071,6 +1084,52 @@ cdef class Minifier(OpenElements):
         else:
             self.put(<const unsigned char*>b">", 1)
         return self.buf_len < n
+
+    cdef bint default_type(self, TagRec* tag, const unsigned char* p, Py_ssize_t v0,
+                           Py_ssize_t v1) except -1:
+        """Whether the ``type`` attribute (value p[v0:v1]) of a ``<script>``, ``<style>`` or
+        ``<link>`` reads as its absence does (``recipes.minify``'s is_default_script_type,
+        is_css_style_type and is_default_link_type): a script's stripped and compared with the
+        JavaScript MIME type essences (and no ``language``, which the browser reads when there
+        is no ``type``); a style's exactly ``text/css``, not stripped; a link's exactly
+        ``text/css`` on a ``rel=stylesheet``."""
+        cdef bytes value = PyBytes_FromStringAndSize(<const char*>p + v0, v1 - v0).lower()
+        cdef bytes rel
+        if tag.name_hash == SCRIPT_H:
+            return value.strip(b"\t\n\x0c\r ") in _JS_TYPES and \
+                not self.attr_value(tag, p, b"language")
+        if value != b"text/css":
+            return False
+        if tag.name_hash == STYLE_H:
+            return True
+        rel = self.attr_value(tag, p, b"rel")
+        return rel is not None and b"&" not in rel and \
+            sorted(_WS_RUN.split(rel.lower().strip(b"\t\n\x0c\r "))) in (
+                [b"stylesheet"], [b"alternate", b"stylesheet"])
+
+    cdef bytes attr_value(self, TagRec* tag, const unsigned char* p, bytes name):
+        """The value (as written) of the tag's first attribute ``name`` (ASCII
+        case-insensitively), or None."""
+        cdef AttrRec* a
+        cdef Py_ssize_t i
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            if _ci_eq(p + (a.name_start - tag.start), a.name_end - a.name_start,
+                      <const char*>name, len(name)):
+                if a.value_start < 0 or a.value_end <= a.value_start:
+                    return b""
+                return PyBytes_FromStringAndSize(<const char*>p + (a.value_start - tag.start),
+                                                 a.value_end - a.value_start)
+        return None
+
+    cdef bint boolean_on(self, TagRec* tag, const unsigned char* p, Py_ssize_t n) except -1:
+        """Whether the boolean attribute named p[0:n] is boolean on the tag's element (the
+        recipe's BOOLEAN_ATTRIBUTE_ELEMENTS)."""
+        cdef Lexer lx = self.lx
+        cdef object elements = _BOOLEAN_ON[PyBytes_FromStringAndSize(<const char*>p, n).lower()]
+        if elements is None:
+            return True
+        return input_slice(lx, tag.name_start, tag.name_end).lower() in elements
 
     cdef bint is_simple(self, TagRec* tag, const unsigned char* p, Py_ssize_t n,
                         Py_ssize_t ne) noexcept:

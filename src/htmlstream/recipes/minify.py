@@ -20,10 +20,16 @@ What it removes (each can be turned off):
   between attributes; quotes left out where the standard's unquoted attribute value syntax
   allows (a value with no whitespace, ``"``, ``'``, ``=``, ``<``, ``>`` or backtick, and not
   empty), otherwise the quote the value does not contain; an empty value as the bare name;
-  boolean attributes (:data:`BOOLEAN_ATTRIBUTES`, HTML elements) whose value is empty or their
-  name as the bare name; duplicate attributes (which the tree builder ignores) left out;
-  ``type`` on ``<script>`` when it is a JavaScript MIME type (and the element has no
-  ``language``), ``type="text/css"`` on ``<style>`` and ``<link>``; the ``/`` of a
+  a boolean attribute whose value is its name as the bare name, on the elements where it is
+  boolean (:data:`BOOLEAN_ATTRIBUTE_ELEMENTS`: ``<input checked=checked>``, not ``<div
+  open=open>``); duplicate attributes (which the tree builder ignores) left out; a ``type``
+  that reads as its absence, by the HTML standard's processing model: on ``<script>``, one
+  that, ASCII whitespace stripped, is a JavaScript MIME type essence (ASCII
+  case-insensitively), when the element has no non-empty ``language`` (which the browser
+  reads when ``type`` is missing); on ``<style>``, exactly ``text/css`` (ASCII
+  case-insensitively, not stripped: a browser applies no sheet of ``type="text/css "``); on
+  ``<link>``, exactly ``text/css`` when ``rel`` is ``stylesheet`` (or ``alternate
+  stylesheet``), where parsing it as a MIME type and a plain comparison agree; the ``/`` of a
   self-closing HTML tag (ignored by HTML parsers; kept on SVG and MathML elements, where it
   means something).  Values are written as they were (character references stay).
 
@@ -67,6 +73,7 @@ from htmlstream.units import HTML_NS, DocumentEnd
 __all__ = [
     "BLOCK_ELEMENTS",
     "BOOLEAN_ATTRIBUTES",
+    "BOOLEAN_ATTRIBUTE_ELEMENTS",
     "KEY",
     "Minify",
     "minify",
@@ -86,13 +93,39 @@ BLOCK_ELEMENTS = frozenset([
     "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"
 ])
 
-#: Boolean attributes of HTML (their presence is what counts).
-BOOLEAN_ATTRIBUTES = frozenset([
-    "allowfullscreen", "async", "autofocus", "autoplay", "checked", "controls", "default", "defer",
-    "disabled", "formnovalidate", "inert", "ismap", "itemscope", "loop", "multiple", "muted",
-    "nomodule", "novalidate", "open", "playsinline", "readonly", "required", "reversed", "selected",
-    "shadowrootclonable", "shadowrootdelegatesfocus", "shadowrootserializable"
-])
+#: The boolean attributes of HTML, each with the HTML elements it is boolean on (None: every
+#: HTML element): on those its presence is what counts, its value is not read (the HTML
+#: standard's index of attributes; on another element it is an ordinary attribute).
+BOOLEAN_ATTRIBUTE_ELEMENTS: dict[str, frozenset[str] | None] = {
+    "allowfullscreen": frozenset(["iframe"]), "async": frozenset(["script"]),
+    "autofocus": None, "autoplay": frozenset(["audio", "video"]),
+    "checked": frozenset(["input"]), "controls": frozenset(["audio", "video"]),
+    "default": frozenset(["track"]), "defer": frozenset(["script"]),
+    "disabled": frozenset(["button", "fieldset", "input", "link", "optgroup", "option",
+                           "select", "textarea"]),
+    "formnovalidate": frozenset(["button", "input"]), "inert": None,
+    "ismap": frozenset(["img"]), "itemscope": None, "loop": frozenset(["audio", "video"]),
+    "multiple": frozenset(["input", "select"]), "muted": frozenset(["audio", "video"]),
+    "nomodule": frozenset(["script"]), "novalidate": frozenset(["form"]),
+    "open": frozenset(["details", "dialog"]), "playsinline": frozenset(["video"]),
+    "readonly": frozenset(["input", "textarea"]),
+    "required": frozenset(["input", "select", "textarea"]), "reversed": frozenset(["ol"]),
+    "selected": frozenset(["option"]), "shadowrootclonable": frozenset(["template"]),
+    "shadowrootdelegatesfocus": frozenset(["template"]),
+    "shadowrootserializable": frozenset(["template"]),
+}
+
+#: Boolean attributes of HTML (their presence is what counts, on the elements
+#: :data:`BOOLEAN_ATTRIBUTE_ELEMENTS` gives).
+BOOLEAN_ATTRIBUTES = frozenset(BOOLEAN_ATTRIBUTE_ELEMENTS)
+
+
+def is_boolean_attribute(element: str, name: str) -> bool:
+    """Whether ``name`` is a boolean attribute on the HTML element ``element`` (both
+    lower-case): where the browser reads only its presence."""
+    elements = BOOLEAN_ATTRIBUTE_ELEMENTS.get(name, ())
+    return elements is None or element in elements
+
 
 #: The formatting elements: the tree builder may re-open one for any character.
 FORMATTING_ELEMENTS = "a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u"
@@ -108,6 +141,7 @@ JS_TYPES = frozenset([
 ])
 
 _WS = "\t\n\x0c\r "
+_WS_RUN = re.compile("[\t\n\x0c\r ]+")
 
 
 def is_conditional_comment(text: str) -> bool:
@@ -145,12 +179,39 @@ _STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 def is_javascript(type_: str | None, language: str | None) -> bool:
     """Whether a ``<script>`` with these ``type`` and ``language`` attributes holds JavaScript
-    (a classic script or a module), as the HTML standard decides."""
+    (a classic script or a module), as the HTML standard decides: ``type`` with ASCII
+    whitespace stripped, compared ASCII case-insensitively with the JavaScript MIME type
+    essences; with no ``type``, ``"text/" + language``."""
     if type_ is None:
-        return not language or language.strip(_WS).lower() in ("javascript", "ecmascript") \
-            or ("text/" + language.strip(_WS).lower()) in JS_TYPES
-    essence = type_.strip(_WS).lower()
+        if not language:
+            return True
+        type_ = "text/" + language
+    essence = type_.strip(_WS).lower() if type_.isascii() else type_
     return essence == "" or essence == "module" or essence in JS_TYPES
+
+
+def is_default_script_type(type_: str, language: str | None) -> bool:
+    """Whether a ``<script>``'s ``type`` may be left out: it reads as a classic script, and so
+    does the element without it (which needs no ``language``, or an empty one: with one the
+    browser reads ``"text/" + language`` instead)."""
+    return type_.isascii() and type_.strip(_WS).lower() in JS_TYPES and not language
+
+
+def is_css_style_type(type_: str | None) -> bool:
+    """Whether a ``<style>`` with this ``type`` applies (the HTML standard: absent, empty or
+    ASCII case-insensitively ``text/css``; not stripped: ``"text/css "`` is not CSS)."""
+    return type_ is None or (type_.isascii() and type_.lower() in ("", "text/css"))
+
+
+def is_default_link_type(type_: str, rel: str | None) -> bool:
+    """Whether a ``<link>``'s ``type`` may be left out: exactly ``text/css`` (ASCII
+    case-insensitively: the MIME type's essence, and no parameters or white space that a
+    MIME type parser and a browser's plain comparison could read apart) on a link whose
+    ``rel`` is ``stylesheet`` (or ``alternate stylesheet``), where a missing type means a
+    style sheet too."""
+    return type_.lower() == "text/css" and rel is not None and rel.isascii() and \
+        sorted(_WS_RUN.split(rel.lower().strip(_WS))) in (["stylesheet"],
+                                                         ["alternate", "stylesheet"])
 
 
 def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
@@ -221,9 +282,7 @@ class _CodeHandlers:
         """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""
         lname = name.lower()
         if lname == "style" and self._css_min is not None:
-            media = el.get_attribute("type")
-            st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
-                else None
+            st.code = [] if is_css_style_type(el.get_attribute("type")) else None
         elif lname == "script" and self._js_min is not None:
             st.code = [] if is_javascript(el.get_attribute("type"),
                                           el.get_attribute("language")) else None
