@@ -38,7 +38,8 @@ from htmlstream.recipes.minify import (
 )
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
-_WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
+#: White space CSS collapses (not a form feed: a character to CSS).
+_WS_RUN = re.compile(r"[\t\n\r ]+")
 #: One attribute of a start tag, as the tokenizer reads it (its name, then a double-quoted,
 #: single-quoted or unquoted value, if any); before it, whitespace and stray '/'.
 _ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
@@ -65,7 +66,7 @@ _TYPED = frozenset(("script", "style", "link"))
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
 _REF_TAIL_B = re.compile(rb"(?:&#?[0-9A-Za-z]*|<)\Z")
 #: Whitespace the minifier changes: all but single spaces between other characters.
-_WS_WORK_B = re.compile(rb"[\t\n\x0c\r]|  |\A | \Z")
+_WS_WORK_B = re.compile(rb"[\t\n\r]|  |\A | \Z")
 _UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "

@@ -67,7 +67,7 @@ _PRESERVE = frozenset([
     "pre", "listing", "textarea", "script", "style", "title", "xmp", "iframe", "noembed",
     "noframes", "plaintext"
 ])
-_WS = re.compile(r"[\t\n\x0c\r ]+")
+_WS = re.compile(r"[\t\n\r ]+")     # (CSS white space: a form feed is not)
 _Builder: Any = html5lib.getTreeBuilder("dom")
 
 

@@ -221,6 +221,13 @@ cdef inline bint _ws(unsigned char c) noexcept:
     return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D
 
 
+cdef inline bint _css_ws(unsigned char c) noexcept:
+    """White space CSS collapses (space, tab, line feed; a CR never reaches the DOM): not a
+    form feed, which is white space to the HTML parser but a character to CSS (Chromium
+    shows it, and innerText has it)."""
+    return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0D
+
+
 cdef inline unsigned char _lower(unsigned char c) noexcept:
     return c + 32 if 0x41 <= c <= 0x5A else c
 
@@ -600,7 +607,7 @@ cdef class Minifier(OpenElements):
                     if p[i + 1] == 0x20:
                         work = True
                         break
-                elif c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D):
+                elif c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0D):
                     work = True
                     break
         if not work and not self.owed and not self.table_owed and not self.pending:
@@ -628,11 +635,11 @@ cdef class Minifier(OpenElements):
         i = 0
         while i < n:
             c = p[i]
-            if c == 0x20 or (c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D)):
+            if _css_ws(c):
                 q[k] = 0x20
                 k += 1
                 i += 1
-                while i < n and _ws(p[i]):
+                while i < n and _css_ws(p[i]):
                     i += 1
             else:
                 q[k] = c
