@@ -45,7 +45,9 @@ _WS_RUN = re.compile(r"[\t\n\r ]+")
 _ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
                         rb"(?:[\t\n\x0c\r ]*=[\t\n\x0c\r ]*"
                         rb"(?:\"([^\"]*)\"|'([^']*)'|([^\t\n\x0c\r >]*)))?")
-_UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
+#: What an unquoted attribute value may not hold: white space and '>' (which end it), a quote
+#: first (which starts a quoted one); '"', "'", '=', '<', '`' elsewhere read as in quotes.
+_UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r >]|\A[\"']")
 #: A start tag whose attributes are each one space, a name and a double-quoted value that
 #: needs no quotes: writing it shorter is taking the quotes out.
 #: (Not a boolean attribute, which the general path may write as a bare name.)
@@ -67,7 +69,7 @@ _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
 _REF_TAIL_B = re.compile(rb"(?:&#?[0-9A-Za-z]*|<)\Z")
 #: Whitespace the minifier changes: all but single spaces between other characters.
 _WS_WORK_B = re.compile(rb"[\t\n\r]|  |\A | \Z")
-_UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
+_UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r >]|\A[\"']")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
 _TABLE_CONTEXT = frozenset(("table", "tbody", "thead", "tfoot", "tr"))

@@ -232,10 +232,18 @@ cdef inline unsigned char _lower(unsigned char c) noexcept:
     return c + 32 if 0x41 <= c <= 0x5A else c
 
 
-# 1: a byte an unquoted attribute value may not have (white space, quotes, '=', '<', '>', '`')
+# 1: a byte an unquoted attribute value may not have: white space and '>' (which end it); the
+# tokenizer reads '"', "'", '=', '<' and '`' in one as it reads them in a quoted value (parse
+# errors, the same characters), but for a quote as the first character (which starts a quoted
+# value: checked apart)
 cdef unsigned char _BAD[256]
-for _c in (9, 10, 12, 13, 32, 34, 39, 60, 61, 62, 96):
+for _c in (9, 10, 12, 13, 32, 62):
     _BAD[_c] = 1
+# 1: what the valid unquoted attribute value syntax excludes (the simple path: a tag that is all
+# name="value" loses its quotes only where the value is valid unquoted)
+cdef unsigned char _INVALID[256]
+for _c in (9, 10, 12, 13, 32, 34, 39, 60, 61, 62, 96):
+    _INVALID[_c] = 1
 
 
 cdef inline bint _unquoted_bad(unsigned char c) noexcept:
@@ -1050,15 +1058,16 @@ cdef class Minifier(OpenElements):
                     self.put(p + a0, a1 - a0)
                     last_unquoted = False
                     continue
-            bad = dq = sq = False
+            bad = p[v0] == 0x22 or p[v0] == 0x27
+            dq = sq = False
             for k in range(v0, v1):
-                if _BAD[p[k]]:
+                c = p[k]
+                if _BAD[c]:
                     bad = True
-                    c = p[k]
-                    if c == 0x22:
-                        dq = True
-                    elif c == 0x27:
-                        sq = True
+                elif c == 0x22:
+                    dq = True
+                elif c == 0x27:
+                    sq = True
             self.put(<const unsigned char*>b" ", 1)
             self.put(p + a0, a1 - a0)
             if not bad:
@@ -1161,7 +1170,7 @@ cdef class Minifier(OpenElements):
                 if c == 0x22 or c == 0x27 or c == 0x3C:
                     return False
             for k in range(v0, v1):
-                if _BAD[p[k]]:
+                if _INVALID[p[k]]:
                     return False
             prev = a.end - tag.start
         return prev == n - 1
