@@ -127,7 +127,8 @@ def test_browser_renders_the_same(tmp_path: Path) -> None:
             seen.add(out)
             pairs.append((raw, out))
             names.append(f"page {i} {option_name}: {page[:120]!r}")
-            code.append(option_name == "everything")
+            recipe = recipes.minify(**OPTION_SETS[option_name])
+            code.append(recipe.css or recipe.js)
     assert len(pairs) > 120
     for original, changed, _ in CONTROLS:
         pairs.append((f"<!DOCTYPE html>{original}".encode(), f"<!DOCTYPE html>{changed}".encode()))

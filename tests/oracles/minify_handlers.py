@@ -29,6 +29,7 @@ from htmlstream.recipes.minify import (
     OPTIONAL_END_TAGS,
     _code_minifiers,
     _minified,
+    code_minifiers_installed,
     is_boolean_attribute,
     is_conditional_comment,
     is_css_style_type,
@@ -169,7 +170,7 @@ _CLOSING_END_TAGS = frozenset([
 ])
 
 # (a script with a '<' is not minified: see recipes.minify._minified)
-_SCRIPT_HAZARD = re.compile(r"<|-->")
+_SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
 _STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 
@@ -403,11 +404,15 @@ class _Handlers:
         raw = chunk.raw
         script = text_type == TextType.SCRIPT_DATA
         s = self._decode(raw, chunk.text, False) if raw else ""
-        tail = code[-1][-8:] if code else ""
+        tail = "".join(code[-8:])[-8:]      # (a hazard is at most 8 characters)
         if s is None or st.code_len + len(s) > MAX_CODE or \
                 (_SCRIPT_HAZARD if script else _STYLE_HAZARD).search(tail + s) is not None:
             st.code = None
-            if code:
+            if code and s is not None:
+                # (in place of this piece, so that the engine reads the escape state the
+                # input has after it: held pieces may end in the start of a '<!--')
+                chunk.replace("".join(code) + s, html=True)
+            elif code:
                 chunk.before("".join(code), html=True)
             return
         if not chunk.last_in_text_node:
@@ -735,7 +740,8 @@ class _Handlers:
 #: The options of the compiled stage, as handler options.
 _DEFAULTS: dict[str, Any] = {
     "comments": True, "whitespace": True, "attributes": True, "optional_tags": False,
-    "css": False, "js": False, "keep_comment": None,
+    "css": code_minifiers_installed()[0], "js": code_minifiers_installed()[1],
+    "keep_comment": None,
 }
 
 

@@ -62,6 +62,7 @@ exactly what they write, byte for byte, on every corpus page and tree-constructi
 from __future__ import annotations
 
 import codecs
+import importlib.util
 import re
 from collections.abc import Callable, MutableMapping
 from typing import Any
@@ -171,9 +172,11 @@ OPTIONAL_END_TAGS: dict[str, frozenset[str] | None] = {
     "head": None, "body": None, "html": None,
 }
 
-# (a script with a '<' is not minified: the engine follows the input's '<!--' escapes over
-# script text and refuses to write text after a removed piece that could read differently)
-_SCRIPT_HAZARD = re.compile(r"<|-->")
+# (a script with '<!--', '-->', '<script' or '</script' is not minified: they change where the
+# tokenizer ends it, and the engine follows the input's '<!--' escapes over script text and
+# refuses to write text after a removed piece that could read differently; any other '<', as
+# in 'a<b', is script text in every state)
+_SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
 _STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 
@@ -216,8 +219,8 @@ def is_default_link_type(type_: str, rel: str | None) -> bool:
 
 def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
     """``source`` minified, or as it is when that is not safe: a script that has (or would
-    get) a ``<`` or ``-->`` (which may change where the tokenizer ends it), a style sheet that
-    has or would get ``</style``."""
+    get) ``<!--``, ``-->``, ``<script`` or ``</script`` (which may change where the tokenizer
+    ends it), a style sheet that has or would get ``</style``."""
     if minify is None or not source.strip(_WS):
         return source
     hazard = _SCRIPT_HAZARD if script else _STYLE_HAZARD
@@ -230,6 +233,13 @@ def _minified(source: str, minify: Callable[[str], str] | None, script: bool) ->
     if hazard.search(out) is not None:
         return source
     return out
+
+
+def code_minifiers_installed() -> tuple[bool, bool]:
+    """Whether rcssmin and rjsmin (the ``htmlstream[minify]`` extra) can be imported: what
+    ``css`` and ``js`` default to."""
+    return (importlib.util.find_spec("rcssmin") is not None,
+            importlib.util.find_spec("rjsmin") is not None)
 
 
 def _code_minifiers(css: bool, js: bool) -> tuple[Callable[[str], str] | None,
@@ -319,11 +329,15 @@ class _CodeHandlers:
         raw = chunk.raw
         script = text_type == TextType.SCRIPT_DATA
         s = self._decode(raw, chunk.text) if raw else ""
-        tail = code[-1][-8:] if code else ""
+        tail = "".join(code[-8:])[-8:]      # (a hazard is at most 8 characters)
         if s is None or st.code_len + len(s) > MAX_CODE or \
                 (_SCRIPT_HAZARD if script else _STYLE_HAZARD).search(tail + s) is not None:
             st.code = None
-            if code:
+            if code and s is not None:
+                # (in place of this piece, so that the engine reads the escape state the
+                # input has after it: held pieces may end in the start of a '<!--')
+                chunk.replace("".join(code) + s, html=True)
+            elif code:
                 chunk.before("".join(code), html=True)
             return
         if not chunk.last_in_text_node:
@@ -386,8 +400,8 @@ def minify(
     whitespace: bool = True,
     attributes: bool = True,
     optional_tags: bool = False,
-    css: bool = False,
-    js: bool = False,
+    css: bool | None = None,
+    js: bool | None = None,
     keep_comment: Callable[[str], bool] | None = None,
 ) -> Minify:
     """A recipe that makes HTML smaller without changing its tree (see the module
@@ -399,10 +413,15 @@ def minify(
         whitespace: collapse and remove whitespace where no renderer shows it.
         attributes: write start tags shorter (quotes, boolean attributes, default types).
         optional_tags: leave out the end tags the standard makes optional.
-        css: minify ``<style>`` text (needs ``rcssmin``: ``pip install 'htmlstream[minify]'``).
-        js: minify JavaScript ``<script>`` text (needs ``rjsmin``, same extra).
+        css: minify ``<style>`` text with ``rcssmin`` (``pip install 'htmlstream[minify]'``):
+            None (the default) where it is installed, True requires it (ImportError without).
+        js: minify JavaScript ``<script>`` text with ``rjsmin`` (same extra; same default).
         keep_comment: a predicate given a comment's text: True keeps the comment.
     """
+    if css is None or js is None:
+        css_installed, js_installed = code_minifiers_installed()
+        css = css_installed if css is None else css
+        js = js_installed if js is None else js
     return Minify(comments=comments, whitespace=whitespace, attributes=attributes,
                   optional_tags=optional_tags, css=css, js=js, keep_comment=keep_comment)
 
