@@ -2,8 +2,9 @@
 
 What it removes (each can be turned off):
 
-* **whitespace** (``whitespace=True``): in ordinary text, every run of ASCII whitespace becomes
-  one space; a run that touches a *line boundary* goes altogether: the start or end of a
+* **whitespace** (``whitespace=True``): in ordinary text, every run of white space CSS collapses
+  (space, tab, line feed; not a form feed, which CSS renders as a character) becomes one
+  space; a run that touches a *line boundary* goes altogether: the start or end of a
   block-level element (``<div>``, ``<p>``, ``<li>``, ``<table>`` and its parts, ``<html>``,
   ``<body>``..., :data:`BLOCK_ELEMENTS`) or a ``<br>``, and whitespace-only text inside
   ``<head>``.  Text is never touched inside ``<pre>``, ``<listing>``, ``<textarea>``,
@@ -17,9 +18,10 @@ What it removes (each can be turned off):
   would make the tree builder drop the newline after it), and those ``keep_comment(text)``
   accepts.
 * **attributes** (``attributes=True``): start tags are written again, shorter: one space
-  between attributes; quotes left out where the standard's unquoted attribute value syntax
-  allows (a value with no whitespace, ``"``, ``'``, ``=``, ``<``, ``>`` or backtick, and not
-  empty), otherwise the quote the value does not contain; an empty value as the bare name;
+  between attributes; quotes left out wherever the tokenizer reads the value the same (no
+  white space or ``>`` in it, no quote first, not empty: ``"``, ``'``, ``=``, ``<`` and
+  backtick inside an unquoted value are parse errors that read as written), otherwise the quote
+  the value does not contain; an empty value as the bare name;
   a boolean attribute whose value is its name as the bare name, on the elements where it is
   boolean (:data:`BOOLEAN_ATTRIBUTE_ELEMENTS`: ``<input checked=checked>``, not ``<div
   open=open>``); duplicate attributes (which the tree builder ignores) left out; a ``type``
@@ -35,13 +37,19 @@ What it removes (each can be turned off):
 
 What it assumes: the elements keep the display of the standard's default style sheet (a CSS
 rule ``display: inline`` on a ``<div>``, or ``white-space: pre`` on a ``<p>``, cannot be known
-in a stream: whitespace the default style does not show is removed there too), boolean
-attributes are read by presence (``[disabled=disabled]`` selectors stop matching), and the
-document's encoding is ASCII-compatible (text whose bytes do not decode in it is left as it is).
+in a stream: whitespace the default style does not show is removed there too), no selector
+tells white-space-only text from none (``:empty`` does: ``<div> </div>`` becomes ``<div></div>``,
+which it matches), boolean attributes are read by presence where they are boolean
+(``[disabled=disabled]`` selectors stop matching), and the document's encoding is
+ASCII-compatible (text whose bytes do not decode in it is left as it is).
 
-How it is verified (tests/test_recipes_minify.py): html5lib's tree of the output equals
-html5lib's tree of the input, comments aside and text compared after the whitespace changes
-above, on every html5lib tree-construction input and corpus page, in many chunkings.
+How it is verified: html5lib's tree of the output equals html5lib's tree of the input, comments
+aside and text compared after the whitespace changes above, on every html5lib tree-construction
+input and corpus page, in many chunkings (tests/test_recipes_minify.py); and what the browser
+renders is the same: headless Chromium loads the corpus pages, every rule's examples and
+generated pages next to their minified forms and finds the same DOM (after the changes above),
+style sheets, computed style of every element and ``innerText``
+(tests/test_minify_chromium.py).
 
 How it runs: as an **output stage** of the rewriter (``Rewriter.pipe``): the rewriter's output
 goes, chunk by chunk, through the compiled minifier (:class:`htmlstream.rewriter.Minifier`, its own
@@ -51,9 +59,10 @@ minifies what every other recipe and handler wrote, wherever ``minify()`` is in 
 ``use()`` order (a start tag a later handler changed is minified too), in the same streaming
 pass; it holds back only what it must (a run of white space whose fate the next tag decides,
 a token cut by the chunk's end, an end tag left out until what follows says).  ``css`` and
-``js`` add handlers on ``<script>`` and ``<style>`` (their state in the document's context as
-``context["minify"]``), which hold each one's text and write it minified, calling the library
-once per element; the stage then reads that as it reads the rest.  How the recipe ran before,
+``js`` (on by default where rcssmin and rjsmin are installed) add handlers on ``<script>``
+and ``<style>`` (their state in the document's context as ``context["minify"]``), which
+hold each one's text and write it minified, calling the library once per element; the stage
+then reads that as it reads the rest.  How the recipe ran before,
 as handlers for everything (tests/oracles/minify_handlers.py), is the stage's oracle: it writes
 exactly what they write, byte for byte, on every corpus page and tree-construction input
 (tests/test_recipes_minify.py), but for bytes the document's encoding does not read.
