@@ -7,9 +7,10 @@ The pages: the corpus (``tests/data/corpus``, minified with every option: whites
 attributes, optional tags, css and js), every example of tests/test_recipes_minify.py's rule
 tables, and generated pages (built from pieces that exercise each rule: white space around
 blocks, inline elements, tables, lists, ``<br>``, form feeds and tabs; ``type`` and boolean
-attribute variants; comments; optional tags), each minified with the default options and with
-everything.  All in one Chromium process, one harness page (a bounded run: about a minute and
-a half on two busy cores, most of it ``getComputedStyle`` on the two large spec pages), with
+attribute variants; comments; optional tags), each minified with the default options, with
+everything, and with ``whitespace="collapse"``.  All in one Chromium process, one harness
+page (a bounded run: about a minute and a half on two busy cores, most of it
+``getComputedStyle`` on the two large spec pages), with
 controls (pairs that differ as a wrong rule would make them: each must be seen).  Skipped
 where Chromium is missing.
 """
@@ -34,6 +35,7 @@ pytestmark = pytest.mark.skipif(
 OPTION_SETS: dict[str, dict[str, Any]] = {
     "default": {},
     "everything": {"optional_tags": True, "css": True, "js": True},
+    "collapse": {"whitespace": "collapse"},
 }
 
 #: Pieces of generated pages: what each rule of the minifier touches.
@@ -120,7 +122,7 @@ def test_browser_renders_the_same(tmp_path: Path) -> None:
     for i, page in enumerate(_rule_pages() + _generated_pages()):
         raw = page.encode("utf-8")
         seen = set()
-        for option_name in ("default", "everything"):
+        for option_name in OPTION_SETS:
             out = _minified(raw, OPTION_SETS[option_name])
             if out in seen:
                 continue

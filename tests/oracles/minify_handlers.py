@@ -184,13 +184,14 @@ class _Handlers:
     """The recipe as handlers for everything (css and js included: their own copy of the
     package's ``<script>``/``<style>`` handlers, so that "everything" checks those too)."""
 
-    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+    def __init__(self, *, comments: bool, whitespace: bool | str, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
                  keep_comment: Callable[[str], bool] | None) -> None:
         if keep_comment is not None and not callable(keep_comment):
             raise TypeError("keep_comment must be a predicate: keep_comment(text) -> bool")
         self.comments = comments
-        self.whitespace = whitespace
+        self.whitespace = bool(whitespace)
+        self.collapse_only = whitespace == "collapse"
         self.attributes = attributes
         self.optional_tags = optional_tags
         self.css = css
@@ -327,7 +328,7 @@ class _Handlers:
         table = bool(stack) and stack[-1] in _TABLE_CONTEXT
         head = mark & _HEAD
         misnested = st.misnested
-        keep = st.formatting or misnested or table or head
+        keep = self.collapse_only or st.formatting or misnested or table or head
         if (table and not misnested) or head:
             # Whitespace-only text goes (in a table it stays in the table, in <head> it is not
             # shown); text with more keeps its spaces (in a table it is foster-parented out of

@@ -299,6 +299,8 @@ cdef class Minifier(OpenElements):
         encoding: the codec of the bytes (Python name; ASCII-compatible): comments given to
             ``keep_comment`` are decoded in it.
         comments, whitespace, attributes, optional_tags: as ``recipes.minify``'s.
+        collapse_only: whitespace is collapsed, never removed (``whitespace="collapse"``), but
+            whitespace-only text in ``<head>`` and between a table's parts.
         keep_comment: a predicate given a comment's text: True keeps it.
         scripting: whether ``<noscript>`` content is raw text (as the rewriter's setting).
         max_buffer_size, max_attributes: the lexer's limits (as the rewriter's settings).
@@ -308,6 +310,7 @@ cdef class Minifier(OpenElements):
     cdef Output out
     cdef bint comments
     cdef bint whitespace
+    cdef bint collapse_only         # whitespace: collapsed, never removed (but in <head>, tables)
     cdef bint attributes
     cdef object keep_comment
     cdef str codec
@@ -357,6 +360,7 @@ cdef class Minifier(OpenElements):
 
     def __init__(self, str encoding="utf-8", *, bint comments=True, bint whitespace=True,
                  bint attributes=True, bint optional_tags=False, keep_comment=None,
+                 bint collapse_only=False,
                  bint scripting=True,
                  Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE,
                  Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):
@@ -367,6 +371,7 @@ cdef class Minifier(OpenElements):
         self.codec = encoding
         self.comments = comments
         self.whitespace = whitespace
+        self.collapse_only = collapse_only
         self.attributes = attributes
         self.optional_tags = optional_tags
         self.keep_comment = keep_comment
@@ -656,7 +661,7 @@ cdef class Minifier(OpenElements):
         self.buf_len = k
         off = 1
         space_only = self.buf_len == 2 and self.buf[1] == 0x20
-        keep = self.formatting or self.misnested or table or head
+        keep = self.collapse_only or self.formatting or self.misnested or table or head
         if (table and not self.misnested) or head:
             if space_only and not self.table_text:
                 self.write_text(cs, ce, tt, False, before, 1, 0, 0, last, eb, ea)

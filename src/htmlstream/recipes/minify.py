@@ -74,7 +74,7 @@ import codecs
 import importlib.util
 import re
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import Any, Literal
 
 from htmlstream import Element, Rewriter, TextChunk, TextType, lookup_encoding
 from htmlstream.rewriter import Minifier
@@ -226,14 +226,38 @@ def is_default_link_type(type_: str, rel: str | None) -> bool:
                                                          ["alternate", "stylesheet"])
 
 
+# A CSS comment, a string closed on its line, or the start of one that is not (a quote or '/*'
+# left alone): a style sheet with an unclosed string or comment reads differently once the
+# line ends it had are gone (a bad string ends at its line's end), so it is not minified.
+_CSS_OPEN = re.compile(r"/\*[\s\S]*?\*/"
+                       r"""|"(?:[^"\\\n\r\x0c]|\\[\s\S])*"|'(?:[^'\\\n\r\x0c]|\\[\s\S])*'"""
+                       r"""|["']|/\*""")
+
+
+# A backslash before a line end (an invalid escape outside strings: rcssmin would make it
+# escape what follows), '@supports' (whose condition the CSSOM keeps as written), and a media
+# query with a vendor-prefixed feature (which a browser that does not know it keeps as written).
+_CSS_KEEP = re.compile(r"\\[\n\r\x0c]|@supports|@media[^{;]*(?:\(\s*-|--)", re.IGNORECASE)
+
+
+def _css_unclosed(source: str) -> bool:
+    """Whether a style sheet is one rcssmin could change the reading of: a string or comment
+    that its line or the sheet does not close, or a backslash before a line end (invalid CSS
+    whose reading depends on the line ends rcssmin removes); or one whose CSSOM would differ,
+    a ``@supports`` or a media query with a vendor-prefixed feature (kept as written)."""
+    return _CSS_KEEP.search(source) is not None or any(
+        len(m.group()) <= 2 and m.group() in ('"', "'", "/*") for m in _CSS_OPEN.finditer(source))
+
+
 def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
     """``source`` minified, or as it is when that is not safe: a script that has (or would
     get) ``<!--``, ``-->``, ``<script`` or ``</script`` (which may change where the tokenizer
-    ends it), a style sheet that has or would get ``</style``."""
+    ends it), a style sheet that has or would get ``</style``, or has a string or comment left
+    open (see :func:`_css_unclosed`)."""
     if minify is None or not source.strip(_WS):
         return source
     hazard = _SCRIPT_HAZARD if script else _STYLE_HAZARD
-    if hazard.search(source) is not None:
+    if hazard.search(source) is not None or (not script and _css_unclosed(source)):
         return source
     try:
         out = minify(source)
@@ -370,11 +394,14 @@ class Minify:
     """The ``minify`` recipe (made by :func:`minify`): the compiled output stage (and with
     ``css`` or ``js``, handlers on ``<script>`` and ``<style>``)."""
 
-    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+    def __init__(self, *, comments: bool, whitespace: bool | Literal["collapse"],
+                 attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
                  keep_comment: Callable[[str], bool] | None) -> None:
         if keep_comment is not None and not callable(keep_comment):
             raise TypeError("keep_comment must be a predicate: keep_comment(text) -> bool")
+        if whitespace not in (True, False, "collapse"):
+            raise ValueError(f"whitespace must be True, False or 'collapse', not {whitespace!r}")
         self.comments = comments
         self.whitespace = whitespace
         self.attributes = attributes
@@ -393,7 +420,8 @@ class Minify:
         optional_tags, keep_comment = self.optional_tags, self.keep_comment
 
         def stage(encoding: str, context: MutableMapping[str, Any]) -> Minifier:
-            return Minifier(encoding, comments=comments, whitespace=whitespace,
+            return Minifier(encoding, comments=comments, whitespace=bool(whitespace),
+                            collapse_only=whitespace == "collapse",
                             attributes=attributes, optional_tags=optional_tags,
                             keep_comment=keep_comment,
                             scripting=bool(rewriter.scripting),
@@ -406,7 +434,7 @@ class Minify:
 def minify(
     *,
     comments: bool = True,
-    whitespace: bool = True,
+    whitespace: bool | Literal["collapse"] = True,
     attributes: bool = True,
     optional_tags: bool = False,
     css: bool | None = None,
@@ -419,7 +447,10 @@ def minify(
     Args:
         comments: remove comments (not conditional comments, ``email_off`` markers, or those
             ``keep_comment`` accepts).
-        whitespace: collapse and remove whitespace where no renderer shows it.
+        whitespace: collapse and remove whitespace where the default style sheet shows none;
+            ``"collapse"``: only collapse it (each run to one space; whitespace-only text in
+            ``<head>`` and between a table's parts still goes), which renders the same whatever
+            the page's CSS does with ``display`` (but ``white-space: pre``).
         attributes: write start tags shorter (quotes, boolean attributes, default types).
         optional_tags: leave out the end tags the standard makes optional.
         css: minify ``<style>`` text with ``rcssmin`` (``pip install 'htmlstream[minify]'``):
