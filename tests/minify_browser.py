@@ -21,7 +21,8 @@ No network: every host name but 127.0.0.1 resolves to nothing.  For each pair it
   (scripts are off: what they hold is compared by the tree oracles);
 * ``document.styleSheets``: the count, and of each sheet its owner, media, ``disabled`` and
   every rule's ``cssText``;
-* ``getComputedStyle`` of every element (every property), in document order;
+* ``getComputedStyle`` of every element (every property), in document order, with every CSS
+  and SVG animation paused at its start (mid-animation values depend on the time);
 * ``document.body.innerText``.
 
 It returns, per pair, the list of differences found (at most a few of each kind), or an empty
@@ -179,6 +180,13 @@ function compare(i, code) {
   const da = fa.contentDocument, db = fb.contentDocument;
   const out = [];
   if (!da || !db) return ["not loaded"];
+  for (const d of [da, db]) {
+    // (animations stopped at their start: computed style mid-animation depends on the time)
+    for (const a of d.getAnimations()) { a.pause(); a.currentTime = 0; }
+    for (const svg of d.querySelectorAll("svg")) {
+      if (svg.pauseAnimations) { svg.pauseAnimations(); svg.setCurrentTime(0); }
+    }
+  }
   if (da.compatMode !== db.compatMode)
     out.push("compatMode: " + da.compatMode + " / " + db.compatMode);
   domDiff(da.documentElement, db.documentElement, false, code, out);
