@@ -614,6 +614,24 @@ def test_cli_minify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["minify", str(tmp_path / "missing.html")]) == 2
 
 
+def test_cli_minify_code(tmp_path: Path) -> None:
+    """css and js: on by default where rcssmin and rjsmin are installed; --keep-css and
+    --keep-js leave the text; --css/--js require them."""
+    pytest.importorskip("rcssmin")
+    pytest.importorskip("rjsmin")
+    from htmlstream.cli import main
+
+    source = tmp_path / "in.html"
+    source.write_bytes(b"<style> p  { color : red } </style><script> var  a = 1 ; </script>")
+    output = tmp_path / "out.html"
+    assert main(["minify", str(source), "-o", str(output)]) == 0
+    assert output.read_bytes() == b"<style>p{color:red}</style><script>var a=1;</script>"
+    assert main(["minify", str(source), "-o", str(output), "--keep-css", "--keep-js"]) == 0
+    assert output.read_bytes() == source.read_bytes()
+    assert main(["minify", str(source), "-o", str(output), "--keep-css", "--js"]) == 0
+    assert output.read_bytes() == b"<style> p  { color : red } </style><script>var a=1;</script>"
+
+
 def test_one_recipe_many_rewriters_and_encodings() -> None:
     recipe = recipes.minify()
     latin = hs.Rewriter(encoding="windows-1252").use(recipe)
