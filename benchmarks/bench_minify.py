@@ -5,6 +5,7 @@ comments aside, whitespace compared as the minifier's rules allow, script and st
 aside).
 
     .venv/bin/python benchmarks/bench_minify.py [--repeat N] [--chunk-size BYTES] [--cpu]
+        [--techniques] [--chromium BATCH [--collapse]]
 
 The corpus is ``tests/data/corpus/*.html`` (or ``$HTMLSTREAM_CORPUS``); htmlstream is fed in
 chunks of 64 KiB, the peers get each document whole (they cannot stream).  Each figure is the
@@ -51,7 +52,9 @@ def _streamed(rw: Rewriter, chunk_size: int) -> Minifier:
     return run
 
 
-def htmlstream_case(chunk_size: int, **options: bool) -> Minifier:
+def htmlstream_case(chunk_size: int, **options: bool | str) -> Minifier:
+    """``minify(**options)`` (css and js on by default where rcssmin and rjsmin are
+    installed)."""
     return _streamed(Rewriter().use(recipes.minify(**options)), chunk_size)
 
 
@@ -91,6 +94,48 @@ def peers() -> tuple[dict[str, Minifier], list[str]]:
     return cases, notes
 
 
+#: The techniques measured apart (``--techniques``): each option of ``minify()`` turned off, the
+#: others on; what it saves is the difference to everything on.
+TECHNIQUES = ("comments", "whitespace", "attributes", "optional_tags", "css", "js")
+
+
+def techniques(docs: list[bytes], chunk_size: int) -> None:
+    """Bytes saved per technique on ``docs``: everything on, less the output with that one
+    option off (so each is what it adds to the others)."""
+    total = sum(map(len, docs))
+    full: dict[str, bool] = {name: True for name in TECHNIQUES}
+    every = sum(len(htmlstream_case(chunk_size, **full)(d)) for d in docs)
+    print(f"bytes saved per technique ({len(docs)} pages, {total:,} bytes; everything on: "
+          f"{every / total:.4f} of the input)")
+    for name in TECHNIQUES:
+        size = sum(len(htmlstream_case(chunk_size, **{**full, name: False})(d)) for d in docs)
+        print(f"  {name:14} {size - every:>10,} bytes  {(size - every) / total * 100:6.2f} points")
+
+
+def chromium(docs: list[bytes], chunk_size: int, batch: int, whitespace: bool | str) -> None:
+    """Each page and its ``minify()`` output (default options) compared in headless Chromium
+    (tests/minify_browser.py: the DOM after the allowed normalisations, style sheets, computed
+    style of every element, innerText), ``batch`` pages per browser process: the pages that
+    differ, and how."""
+    import tempfile
+
+    from minify_browser import compare_in_chromium
+
+    run = htmlstream_case(chunk_size, whitespace=whitespace)  # type: ignore[arg-type]
+    code = bool(recipes.minify().js or recipes.minify().css)
+    differ = 0
+    for start in range(0, len(docs), batch):
+        part = docs[start:start + batch]
+        with tempfile.TemporaryDirectory() as tmp:
+            results = compare_in_chromium([(d, run(d)) for d in part], Path(tmp) / "profile",
+                                          code=code, timeout=1800)
+        for i, diffs in enumerate(results):
+            if diffs:
+                differ += 1
+                print(f"page {start + i}: {diffs[:3]}")
+    print(f"chromium: {differ} of {len(docs)} pages render differently")
+
+
 def broken(docs: list[bytes], outs: list[bytes]) -> int:
     """How many outputs html5lib builds another tree from."""
     n = 0
@@ -107,19 +152,29 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=65536)
     parser.add_argument("--cpu", action="store_true",
                         help="CPU time of the process instead of wall-clock time (a busy host)")
+    parser.add_argument("--techniques", action="store_true",
+                        help="bytes saved per technique (each option off in turn), then stop")
+    parser.add_argument("--chromium", type=int, metavar="BATCH", default=0,
+                        help="compare each page with its minified form in headless Chromium, "
+                        "BATCH pages per browser, then stop")
+    parser.add_argument("--collapse", action="store_true",
+                        help="with --chromium: minify(whitespace='collapse')")
     args = parser.parse_args()
     clock = time.process_time if args.cpu else time.perf_counter
     docs = corpus()
+    if args.techniques:
+        techniques(docs, args.chunk_size)
+        return
+    if args.chromium:
+        chromium(docs, args.chunk_size, args.chromium,
+                 "collapse" if args.collapse else True)
+        return
     total = sum(map(len, docs))
     cases: dict[str, Minifier] = {
         "htmlstream minify": htmlstream_case(args.chunk_size),
+        "htmlstream no css/js": htmlstream_case(args.chunk_size, css=False, js=False),
         "htmlstream optional_tags": htmlstream_case(args.chunk_size, optional_tags=True),
     }
-    try:
-        cases["htmlstream all (css+js)"] = htmlstream_case(args.chunk_size, optional_tags=True,
-                                                           css=True, js=True)
-    except ImportError as exc:
-        print(f"note: css/js left out: {exc}")
     cases["htmlstream as handlers"] = handlers_case(args.chunk_size)
     cases["htmlstream no minifying"] = _streamed(Rewriter(), args.chunk_size)
     more, notes = peers()

@@ -29,18 +29,26 @@ from htmlstream.recipes.minify import (
     OPTIONAL_END_TAGS,
     _code_minifiers,
     _minified,
+    code_minifiers_installed,
+    is_boolean_attribute,
     is_conditional_comment,
+    is_css_style_type,
+    is_default_link_type,
+    is_default_script_type,
     is_javascript,
 )
 from htmlstream.units import HTML_NS, Comment, DocumentEnd
 
-_WS_RUN = re.compile(r"[\t\n\x0c\r ]+")
+#: White space CSS collapses (not a form feed: a character to CSS).
+_WS_RUN = re.compile(r"[\t\n\r ]+")
 #: One attribute of a start tag, as the tokenizer reads it (its name, then a double-quoted,
 #: single-quoted or unquoted value, if any); before it, whitespace and stray '/'.
 _ATTRIBUTE = re.compile(rb"[\t\n\x0c\r /]*([^\t\n\x0c\r />][^\t\n\x0c\r /=>]*)"
                         rb"(?:[\t\n\x0c\r ]*=[\t\n\x0c\r ]*"
                         rb"(?:\"([^\"]*)\"|'([^']*)'|([^\t\n\x0c\r >]*)))?")
-_UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r \"'=<>`]")
+#: What an unquoted attribute value may not hold: white space and '>' (which end it), a quote
+#: first (which starts a quoted one); '"', "'", '=', '<', '`' elsewhere read as in quotes.
+_UNQUOTED_BAD_B = re.compile(rb"[\t\n\x0c\r >]|\A[\"']")
 #: A start tag whose attributes are each one space, a name and a double-quoted value that
 #: needs no quotes: writing it shorter is taking the quotes out.
 #: (Not a boolean attribute, which the general path may write as a bare name.)
@@ -61,8 +69,8 @@ _TYPED = frozenset(("script", "style", "link"))
 _REF_TAIL = re.compile(r"(?:&#?[0-9A-Za-z]*|<)\Z")
 _REF_TAIL_B = re.compile(rb"(?:&#?[0-9A-Za-z]*|<)\Z")
 #: Whitespace the minifier changes: all but single spaces between other characters.
-_WS_WORK_B = re.compile(rb"[\t\n\x0c\r]|  |\A | \Z")
-_UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r \"'=<>`]")
+_WS_WORK_B = re.compile(rb"[\t\n\r]|  |\A | \Z")
+_UNQUOTED_BAD = re.compile(r"[\t\n\x0c\r >]|\A[\"']")
 _TAG_NAME_END = re.compile(rb"[\t\n\x0c\r />]")
 _WS = "\t\n\x0c\r "
 _TABLE_CONTEXT = frozenset(("table", "tbody", "thead", "tfoot", "tr"))
@@ -162,7 +170,7 @@ _CLOSING_END_TAGS = frozenset([
 ])
 
 # (a script with a '<' is not minified: see recipes.minify._minified)
-_SCRIPT_HAZARD = re.compile(r"<|-->")
+_SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
 _STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 
@@ -176,13 +184,14 @@ class _Handlers:
     """The recipe as handlers for everything (css and js included: their own copy of the
     package's ``<script>``/``<style>`` handlers, so that "everything" checks those too)."""
 
-    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+    def __init__(self, *, comments: bool, whitespace: bool | str, attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
                  keep_comment: Callable[[str], bool] | None) -> None:
         if keep_comment is not None and not callable(keep_comment):
             raise TypeError("keep_comment must be a predicate: keep_comment(text) -> bool")
         self.comments = comments
-        self.whitespace = whitespace
+        self.whitespace = bool(whitespace)
+        self.collapse_only = whitespace == "collapse"
         self.attributes = attributes
         self.optional_tags = optional_tags
         self.css = css
@@ -222,9 +231,7 @@ class _Handlers:
         """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""
         lname = name.lower()
         if lname == "style" and self._css_min is not None:
-            media = el.get_attribute("type")
-            st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
-                else None
+            st.code = [] if is_css_style_type(el.get_attribute("type")) else None
         elif lname == "script" and self._js_min is not None:
             st.code = [] if is_javascript(el.get_attribute("type"),
                                           el.get_attribute("language")) else None
@@ -321,7 +328,7 @@ class _Handlers:
         table = bool(stack) and stack[-1] in _TABLE_CONTEXT
         head = mark & _HEAD
         misnested = st.misnested
-        keep = st.formatting or misnested or table or head
+        keep = self.collapse_only or st.formatting or misnested or table or head
         if (table and not misnested) or head:
             # Whitespace-only text goes (in a table it stays in the table, in <head> it is not
             # shown); text with more keeps its spaces (in a table it is foster-parented out of
@@ -398,11 +405,15 @@ class _Handlers:
         raw = chunk.raw
         script = text_type == TextType.SCRIPT_DATA
         s = self._decode(raw, chunk.text, False) if raw else ""
-        tail = code[-1][-8:] if code else ""
+        tail = "".join(code[-8:])[-8:]      # (a hazard is at most 8 characters)
         if s is None or st.code_len + len(s) > MAX_CODE or \
                 (_SCRIPT_HAZARD if script else _STYLE_HAZARD).search(tail + s) is not None:
             st.code = None
-            if code:
+            if code and s is not None:
+                # (in place of this piece, so that the engine reads the escape state the
+                # input has after it: held pieces may end in the start of a '<!--')
+                chunk.replace("".join(code) + s, html=True)
+            elif code:
                 chunk.before("".join(code), html=True)
             return
         if not chunk.last_in_text_node:
@@ -554,7 +565,6 @@ class _Handlers:
         seen: set[str] = set()
         lname = name.lower()
         js_type = lname == "script" and html
-        css_type = html and lname in ("style", "link")
         last_unquoted = False
         for d in details:
             key = d.name.lower()
@@ -566,17 +576,17 @@ class _Handlers:
             value = current.get(d.name)
             if value is None:
                 continue            # removed by another handler
-            if html and key == "type":
-                essence = value.strip(_WS).lower()
-                if js_type and essence in JS_TYPES and not current.get("language"):
-                    continue
-                if css_type and essence == "text/css":
-                    continue
+            if html and key == "type" and (
+                    (js_type and is_default_script_type(value, current.get("language")))
+                    or (lname == "style" and value and is_css_style_type(value))
+                    or (lname == "link" and is_default_link_type(value, current.get("rel")))):
+                continue
             n0, n1 = d.name_span
             written_name = self._decode(raw[n0 - base:n1 - base])
             if written_name is None or written_name.lower() != key:
                 written_name = d.name
-            if html and key in BOOLEAN_ATTRIBUTES and value.lower() in ("", key):
+            if html and (value == "" or (value.lower() == key and
+                                         is_boolean_attribute(lname, key))):
                 parts.append(" " + written_name)
                 last_unquoted = False
                 continue
@@ -654,6 +664,7 @@ class _Handlers:
             return None         # (not read as expected: left as it is)
         out = [raw[:m.start()]]
         lname = name.lower() if html else ""
+        firsts = {key: v for _, key, v in attrs}
         last_unquoted = False
         for n, key, v in attrs:
             if v is None or not v:
@@ -662,12 +673,15 @@ class _Handlers:
                 continue
             if html:
                 if key == b"type" and b"&" not in v:
-                    essence = v.strip(b"\t\n\x0c\r ").lower()
-                    if (lname == "script" and essence in _JS_TYPES_B and
-                            b"language" not in seen) or \
-                            (essence == b"text/css" and lname in ("style", "link")):
+                    rel = firsts.get(b"rel")
+                    if (lname == "script" and v.strip(b"\t\n\x0c\r ").lower() in _JS_TYPES_B
+                            and not firsts.get(b"language")) or \
+                            (lname == "style" and v.lower() == b"text/css") or \
+                            (lname == "link" and rel is not None and b"&" not in rel and
+                             is_default_link_type(v.decode("ascii"), rel.decode("ascii"))):
                         continue
-                if key in _BOOLEAN_B and (v.lower() == key):
+                if key in _BOOLEAN_B and v.lower() == key and \
+                        is_boolean_attribute(lname, key.decode("ascii")):
                     out.append(b" " + n)
                     last_unquoted = False
                     continue
@@ -727,7 +741,8 @@ class _Handlers:
 #: The options of the compiled stage, as handler options.
 _DEFAULTS: dict[str, Any] = {
     "comments": True, "whitespace": True, "attributes": True, "optional_tags": False,
-    "css": False, "js": False, "keep_comment": None,
+    "css": code_minifiers_installed()[0], "js": code_minifiers_installed()[1],
+    "keep_comment": None,
 }
 
 

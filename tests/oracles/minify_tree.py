@@ -5,10 +5,11 @@ change does not show (tests/test_recipes_minify.py compares the input's with the
 ``("e", namespace, name, attributes, children)``, ``("t", text)`` and ``("d", doctype)``, with:
 
 * comments left out and the text around them joined;
-* boolean attributes (:data:`BOOLEAN_ATTRIBUTES` on HTML elements) whose value is empty or their
-  name given as present (``""``); ``type`` dropped from ``<script>`` when it is a JavaScript
-  MIME type and the script has no ``language``, from ``<style>``/``<link>`` when
-  ``text/css``;
+* boolean attributes (:data:`BOOLEAN_ATTRIBUTES`, on the HTML elements where they are boolean)
+  whose value is their name given as empty; ``type`` dropped from ``<script>`` when, stripped,
+  it is a JavaScript MIME type and the script has no ``language``, from ``<style>`` when
+  exactly ``text/css`` (ASCII case-insensitively, not stripped), from ``<link>`` when exactly
+  ``text/css`` and ``rel`` is ``stylesheet`` (or ``alternate stylesheet``);
 * text in ``<pre>``, ``<listing>``, ``<textarea>``, raw text elements (``<script>``,
   ``<style>``, ``<title>``, ``<xmp>``, ``<iframe>``, ``<noembed>``, ``<noframes>``,
   ``<plaintext>``, ``<noscript>`` with scripting) and inside SVG and MathML as it is;
@@ -41,12 +42,18 @@ BLOCK = frozenset([
     "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"
 ])
 
-BOOLEAN_ATTRIBUTES = frozenset([
-    "allowfullscreen", "async", "autofocus", "autoplay", "checked", "controls", "default", "defer",
-    "disabled", "formnovalidate", "inert", "ismap", "itemscope", "loop", "multiple", "muted",
-    "nomodule", "novalidate", "open", "playsinline", "readonly", "required", "reversed", "selected",
-    "shadowrootclonable", "shadowrootdelegatesfocus", "shadowrootserializable"
-])
+#: Boolean attributes and the HTML elements they are boolean on ("*": all).
+BOOLEAN_ATTRIBUTES = {
+    "allowfullscreen": "iframe", "async": "script", "autofocus": "*", "autoplay": "audio video",
+    "checked": "input", "controls": "audio video", "default": "track", "defer": "script",
+    "disabled": "button fieldset input link optgroup option select textarea",
+    "formnovalidate": "button input", "inert": "*", "ismap": "img", "itemscope": "*",
+    "loop": "audio video", "multiple": "input select", "muted": "audio video",
+    "nomodule": "script", "novalidate": "form", "open": "details dialog",
+    "playsinline": "video", "readonly": "input textarea", "required": "input select textarea",
+    "reversed": "ol", "selected": "option", "shadowrootclonable": "template",
+    "shadowrootdelegatesfocus": "template", "shadowrootserializable": "template",
+}
 
 JS_TYPES = frozenset([
     "application/ecmascript", "application/javascript", "application/x-ecmascript",
@@ -60,7 +67,7 @@ _PRESERVE = frozenset([
     "pre", "listing", "textarea", "script", "style", "title", "xmp", "iframe", "noembed",
     "noframes", "plaintext"
 ])
-_WS = re.compile(r"[\t\n\x0c\r ]+")
+_WS = re.compile(r"[\t\n\r ]+")     # (CSS white space: a form feed is not)
 _Builder: Any = html5lib.getTreeBuilder("dom")
 
 
@@ -72,14 +79,19 @@ def _attributes(node: Any, name: str, html: bool) -> tuple[tuple[str, str], ...]
     if html:
         for key in list(attrs):
             local = key[1:]
-            if local in BOOLEAN_ATTRIBUTES and attrs[key].lower() in ("", local):
+            on = BOOLEAN_ATTRIBUTES.get(local, "")
+            if (on == "*" or name in on.split()) and attrs[key].lower() == local:
                 attrs[key] = ""
         t = attrs.get(" type")
-        if t is not None:
-            essence = t.strip("\t\n\x0c\r ").lower()
-            if (name == "script" and essence in JS_TYPES and not attrs.get(" language")) or \
-                    (name in ("style", "link") and essence == "text/css"):
-                del attrs[" type"]
+        rel = attrs.get(" rel", "")
+        if t is not None and t.isascii() and (
+                (name == "script" and t.strip("\t\n\x0c\r ").lower() in JS_TYPES
+                 and not attrs.get(" language")) or
+                (name == "style" and t.lower() == "text/css") or
+                (name == "link" and t.lower() == "text/css" and rel.isascii() and sorted(
+                    re.split("[\t\n\x0c\r ]+", rel.lower().strip("\t\n\x0c\r ")))
+                 in (["stylesheet"], ["alternate", "stylesheet"]))):
+            del attrs[" type"]
     return tuple(sorted(attrs.items()))
 
 

@@ -35,6 +35,8 @@ from htmlstream._engine.rules cimport Rules
 from htmlstream._engine.taghash cimport INVALID_HASH, hash_bytes
 from htmlstream._engine.treebuilder cimport MAX_DEPTH_DEFAULT, TreeBuilderSimulator
 
+import re
+
 from htmlstream._engine.lexer import DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_BUFFER_SIZE
 
 __all__ = ["Minifier"]
@@ -68,6 +70,22 @@ _BOOLEAN_NAMES = (
     "formnovalidate inert ismap itemscope loop multiple muted nomodule novalidate open "
     "playsinline readonly required reversed selected shadowrootclonable "
     "shadowrootdelegatesfocus shadowrootserializable").split()
+_WS_RUN = re.compile(rb"[\t\n\x0c\r ]+")
+# The elements each boolean attribute is boolean on (None: all): recipes.minify's
+# BOOLEAN_ATTRIBUTE_ELEMENTS.
+_BOOLEAN_ON = {n.encode(): (None if e == "*" else frozenset(x.encode() for x in e.split()))
+               for n, e in (
+    ("allowfullscreen", "iframe"), ("async", "script"), ("autofocus", "*"),
+    ("autoplay", "audio video"), ("checked", "input"), ("controls", "audio video"),
+    ("default", "track"), ("defer", "script"),
+    ("disabled", "button fieldset input link optgroup option select textarea"),
+    ("formnovalidate", "button input"), ("inert", "*"), ("ismap", "img"), ("itemscope", "*"),
+    ("loop", "audio video"), ("multiple", "input select"), ("muted", "audio video"),
+    ("nomodule", "script"), ("novalidate", "form"), ("open", "details dialog"),
+    ("playsinline", "video"), ("readonly", "input textarea"),
+    ("required", "input select textarea"), ("reversed", "ol"), ("selected", "option"),
+    ("shadowrootclonable", "template"), ("shadowrootdelegatesfocus", "template"),
+    ("shadowrootserializable", "template"))}
 _JS_TYPES = frozenset(t.encode() for t in (
     "application/ecmascript", "application/javascript", "application/x-ecmascript",
     "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
@@ -194,6 +212,7 @@ cdef bint _may_follow(uint64_t ended, uint64_t start) noexcept:
         return start == TR_H
     return start != NOSCRIPT_H      # (head, body, html)
 cdef uint64_t SCRIPT_H = _name_hash("script")
+cdef uint64_t STYLE_H = _name_hash("style")
 cdef uint64_t TYPE_H = _name_hash("type")
 cdef uint64_t LANGUAGE_H = _name_hash("language")
 
@@ -202,14 +221,29 @@ cdef inline bint _ws(unsigned char c) noexcept:
     return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D
 
 
+cdef inline bint _css_ws(unsigned char c) noexcept:
+    """White space CSS collapses (space, tab, line feed; a CR never reaches the DOM): not a
+    form feed, which is white space to the HTML parser but a character to CSS (Chromium
+    shows it, and innerText has it)."""
+    return c == 0x20 or c == 0x0A or c == 0x09 or c == 0x0D
+
+
 cdef inline unsigned char _lower(unsigned char c) noexcept:
     return c + 32 if 0x41 <= c <= 0x5A else c
 
 
-# 1: a byte an unquoted attribute value may not have (white space, quotes, '=', '<', '>', '`')
+# 1: a byte an unquoted attribute value may not have: white space and '>' (which end it); the
+# tokenizer reads '"', "'", '=', '<' and '`' in one as it reads them in a quoted value (parse
+# errors, the same characters), but for a quote as the first character (which starts a quoted
+# value: checked apart)
 cdef unsigned char _BAD[256]
-for _c in (9, 10, 12, 13, 32, 34, 39, 60, 61, 62, 96):
+for _c in (9, 10, 12, 13, 32, 62):
     _BAD[_c] = 1
+# 1: what the valid unquoted attribute value syntax excludes (the simple path: a tag that is all
+# name="value" loses its quotes only where the value is valid unquoted)
+cdef unsigned char _INVALID[256]
+for _c in (9, 10, 12, 13, 32, 34, 39, 60, 61, 62, 96):
+    _INVALID[_c] = 1
 
 
 cdef inline bint _unquoted_bad(unsigned char c) noexcept:
@@ -265,6 +299,8 @@ cdef class Minifier(OpenElements):
         encoding: the codec of the bytes (Python name; ASCII-compatible): comments given to
             ``keep_comment`` are decoded in it.
         comments, whitespace, attributes, optional_tags: as ``recipes.minify``'s.
+        collapse_only: whitespace is collapsed, never removed (``whitespace="collapse"``), but
+            whitespace-only text in ``<head>`` and between a table's parts.
         keep_comment: a predicate given a comment's text: True keeps it.
         scripting: whether ``<noscript>`` content is raw text (as the rewriter's setting).
         max_buffer_size, max_attributes: the lexer's limits (as the rewriter's settings).
@@ -274,6 +310,7 @@ cdef class Minifier(OpenElements):
     cdef Output out
     cdef bint comments
     cdef bint whitespace
+    cdef bint collapse_only         # whitespace: collapsed, never removed (but in <head>, tables)
     cdef bint attributes
     cdef object keep_comment
     cdef str codec
@@ -323,6 +360,7 @@ cdef class Minifier(OpenElements):
 
     def __init__(self, str encoding="utf-8", *, bint comments=True, bint whitespace=True,
                  bint attributes=True, bint optional_tags=False, keep_comment=None,
+                 bint collapse_only=False,
                  bint scripting=True,
                  Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE,
                  Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):
@@ -333,6 +371,7 @@ cdef class Minifier(OpenElements):
         self.codec = encoding
         self.comments = comments
         self.whitespace = whitespace
+        self.collapse_only = collapse_only
         self.attributes = attributes
         self.optional_tags = optional_tags
         self.keep_comment = keep_comment
@@ -581,7 +620,7 @@ cdef class Minifier(OpenElements):
                     if p[i + 1] == 0x20:
                         work = True
                         break
-                elif c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D):
+                elif c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0D):
                     work = True
                     break
         if not work and not self.owed and not self.table_owed and not self.pending:
@@ -609,11 +648,11 @@ cdef class Minifier(OpenElements):
         i = 0
         while i < n:
             c = p[i]
-            if c == 0x20 or (c <= 0x0D and (c == 0x0A or c == 0x09 or c == 0x0C or c == 0x0D)):
+            if _css_ws(c):
                 q[k] = 0x20
                 k += 1
                 i += 1
-                while i < n and _ws(p[i]):
+                while i < n and _css_ws(p[i]):
                     i += 1
             else:
                 q[k] = c
@@ -622,7 +661,7 @@ cdef class Minifier(OpenElements):
         self.buf_len = k
         off = 1
         space_only = self.buf_len == 2 and self.buf[1] == 0x20
-        keep = self.formatting or self.misnested or table or head
+        keep = self.collapse_only or self.formatting or self.misnested or table or head
         if (table and not self.misnested) or head:
             if space_only and not self.table_text:
                 self.write_text(cs, ce, tt, False, before, 1, 0, 0, last, eb, ea)
@@ -979,7 +1018,7 @@ cdef class Minifier(OpenElements):
         cdef Py_ssize_t ne = tag.name_end - tag.start
         cdef Py_ssize_t i, k, prev, a0, a1, v0, v1
         cdef AttrRec* a
-        cdef bint dups, simple, last_unquoted = False, bad, dq, sq, language = False
+        cdef bint dups, simple, last_unquoted = False, bad, dq, sq
         cdef unsigned char c
         if p[n - 1] != 0x3E or tag.attrs_skipped:
             return False
@@ -995,9 +1034,6 @@ cdef class Minifier(OpenElements):
                 return False    # ('=' starting a name: after a bare name it would be its value)
             if not dups and i and self.seen_before(tag, i, p):
                 dups = True
-            if not language and _ci_eq(p + (a.name_start - tag.start),
-                                       a.name_end - a.name_start, b"language", 8):
-                language = True     # (a script with one keeps its type)
         simple = dups and not tag.self_closing and not (html and kind & K_TYPED)
         if simple:
             simple = self.is_simple(tag, p, n, ne)
@@ -1017,28 +1053,26 @@ cdef class Minifier(OpenElements):
             v0 = a.value_start - tag.start
             v1 = a.value_end - tag.start
             if html:
-                if _ci_eq(p + a0, a1 - a0, b"type", 4) and _no_amp(p + v0, v1 - v0):
-                    essence = PyBytes_FromStringAndSize(<const char*>p + v0,
-                                                        v1 - v0).strip(b"\t\n\x0c\r ").lower()
-                    if (tag.name_hash == SCRIPT_H and essence in _JS_TYPES and not language) \
-                            or (essence == b"text/css" and kind & K_TYPED
-                                and tag.name_hash != SCRIPT_H):
-                        continue
-                if self.boolean_name(p + a0, a1 - a0) and v1 - v0 == a1 - a0 and \
-                        _ci_eq(p + v0, v1 - v0, p + a0, a1 - a0):
+                if kind & K_TYPED and _ci_eq(p + a0, a1 - a0, b"type", 4) and \
+                        _no_amp(p + v0, v1 - v0) and self.default_type(tag, p, v0, v1):
+                    continue
+                if v1 - v0 == a1 - a0 and _ci_eq(p + v0, v1 - v0, p + a0, a1 - a0) and \
+                        self.boolean_name(p + a0, a1 - a0) and \
+                        self.boolean_on(tag, p + a0, a1 - a0):
                     self.put(<const unsigned char*>b" ", 1)
                     self.put(p + a0, a1 - a0)
                     last_unquoted = False
                     continue
-            bad = dq = sq = False
+            bad = p[v0] == 0x22 or p[v0] == 0x27
+            dq = sq = False
             for k in range(v0, v1):
-                if _BAD[p[k]]:
+                c = p[k]
+                if _BAD[c]:
                     bad = True
-                    c = p[k]
-                    if c == 0x22:
-                        dq = True
-                    elif c == 0x27:
-                        sq = True
+                elif c == 0x22:
+                    dq = True
+                elif c == 0x27:
+                    sq = True
             self.put(<const unsigned char*>b" ", 1)
             self.put(p + a0, a1 - a0)
             if not bad:
@@ -1072,6 +1106,52 @@ cdef class Minifier(OpenElements):
             self.put(<const unsigned char*>b">", 1)
         return self.buf_len < n
 
+    cdef bint default_type(self, TagRec* tag, const unsigned char* p, Py_ssize_t v0,
+                           Py_ssize_t v1) except -1:
+        """Whether the ``type`` attribute (value p[v0:v1]) of a ``<script>``, ``<style>`` or
+        ``<link>`` reads as its absence does (``recipes.minify``'s is_default_script_type,
+        is_css_style_type and is_default_link_type): a script's stripped and compared with the
+        JavaScript MIME type essences (and no ``language``, which the browser reads when there
+        is no ``type``); a style's exactly ``text/css``, not stripped; a link's exactly
+        ``text/css`` on a ``rel=stylesheet``."""
+        cdef bytes value = PyBytes_FromStringAndSize(<const char*>p + v0, v1 - v0).lower()
+        cdef bytes rel
+        if tag.name_hash == SCRIPT_H:
+            return value.strip(b"\t\n\x0c\r ") in _JS_TYPES and \
+                not self.attr_value(tag, p, b"language")
+        if value != b"text/css":
+            return False
+        if tag.name_hash == STYLE_H:
+            return True
+        rel = self.attr_value(tag, p, b"rel")
+        return rel is not None and b"&" not in rel and \
+            sorted(_WS_RUN.split(rel.lower().strip(b"\t\n\x0c\r "))) in (
+                [b"stylesheet"], [b"alternate", b"stylesheet"])
+
+    cdef bytes attr_value(self, TagRec* tag, const unsigned char* p, bytes name):
+        """The value (as written) of the tag's first attribute ``name`` (ASCII
+        case-insensitively), or None."""
+        cdef AttrRec* a
+        cdef Py_ssize_t i
+        for i in range(tag.n_attrs):
+            a = &tag.attrs[i]
+            if _ci_eq(p + (a.name_start - tag.start), a.name_end - a.name_start,
+                      <const char*>name, len(name)):
+                if a.value_start < 0 or a.value_end <= a.value_start:
+                    return b""
+                return PyBytes_FromStringAndSize(<const char*>p + (a.value_start - tag.start),
+                                                 a.value_end - a.value_start)
+        return None
+
+    cdef bint boolean_on(self, TagRec* tag, const unsigned char* p, Py_ssize_t n) except -1:
+        """Whether the boolean attribute named p[0:n] is boolean on the tag's element (the
+        recipe's BOOLEAN_ATTRIBUTE_ELEMENTS)."""
+        cdef Lexer lx = self.lx
+        cdef object elements = _BOOLEAN_ON[PyBytes_FromStringAndSize(<const char*>p, n).lower()]
+        if elements is None:
+            return True
+        return input_slice(lx, tag.name_start, tag.name_end).lower() in elements
+
     cdef bint is_simple(self, TagRec* tag, const unsigned char* p, Py_ssize_t n,
                         Py_ssize_t ne) noexcept:
         """Whether the tag is the recipe's _SIMPLE_TAG."""
@@ -1095,7 +1175,7 @@ cdef class Minifier(OpenElements):
                 if c == 0x22 or c == 0x27 or c == 0x3C:
                     return False
             for k in range(v0, v1):
-                if _BAD[p[k]]:
+                if _INVALID[p[k]]:
                     return False
             prev = a.end - tag.start
         return prev == n - 1

@@ -56,10 +56,16 @@ def add_minify_parser(subparsers: _SubParsers) -> None:
                         help="leave start tags as they are")
     parser.add_argument("--optional-tags", action="store_true",
                         help="also leave out the end tags the HTML standard makes optional")
-    parser.add_argument("--css", action="store_true",
-                        help="minify <style> text (needs htmlstream[minify])")
-    parser.add_argument("--js", action="store_true",
-                        help="minify JavaScript <script> text (needs htmlstream[minify])")
+    parser.add_argument("--css", action="store_const", const=True, default=None,
+                        help="minify <style> text, and fail without htmlstream[minify] "
+                        "(default: minified where that extra is installed)")
+    parser.add_argument("--keep-css", action="store_const", const=False, dest="css",
+                        help="leave <style> text as it is")
+    parser.add_argument("--js", action="store_const", const=True, default=None,
+                        help="minify JavaScript <script> text, and fail without "
+                        "htmlstream[minify] (default: minified where that extra is installed)")
+    parser.add_argument("--keep-js", action="store_const", const=False, dest="js",
+                        help="leave <script> text as it is")
     parser.add_argument("--stats", action="store_true",
                         help="print bytes in and out and MB/s to standard error")
     parser.set_defaults(func=cmd_minify)

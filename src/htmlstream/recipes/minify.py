@@ -2,8 +2,9 @@
 
 What it removes (each can be turned off):
 
-* **whitespace** (``whitespace=True``): in ordinary text, every run of ASCII whitespace becomes
-  one space; a run that touches a *line boundary* goes altogether: the start or end of a
+* **whitespace** (``whitespace=True``): in ordinary text, every run of white space CSS collapses
+  (space, tab, line feed; not a form feed, which CSS renders as a character) becomes one
+  space; a run that touches a *line boundary* goes altogether: the start or end of a
   block-level element (``<div>``, ``<p>``, ``<li>``, ``<table>`` and its parts, ``<html>``,
   ``<body>``..., :data:`BLOCK_ELEMENTS`) or a ``<br>``, and whitespace-only text inside
   ``<head>``.  Text is never touched inside ``<pre>``, ``<listing>``, ``<textarea>``,
@@ -17,25 +18,38 @@ What it removes (each can be turned off):
   would make the tree builder drop the newline after it), and those ``keep_comment(text)``
   accepts.
 * **attributes** (``attributes=True``): start tags are written again, shorter: one space
-  between attributes; quotes left out where the standard's unquoted attribute value syntax
-  allows (a value with no whitespace, ``"``, ``'``, ``=``, ``<``, ``>`` or backtick, and not
-  empty), otherwise the quote the value does not contain; an empty value as the bare name;
-  boolean attributes (:data:`BOOLEAN_ATTRIBUTES`, HTML elements) whose value is empty or their
-  name as the bare name; duplicate attributes (which the tree builder ignores) left out;
-  ``type`` on ``<script>`` when it is a JavaScript MIME type (and the element has no
-  ``language``), ``type="text/css"`` on ``<style>`` and ``<link>``; the ``/`` of a
+  between attributes; quotes left out wherever the tokenizer reads the value the same (no
+  white space or ``>`` in it, no quote first, not empty: ``"``, ``'``, ``=``, ``<`` and
+  backtick inside an unquoted value are parse errors that read as written), otherwise the quote
+  the value does not contain; an empty value as the bare name;
+  a boolean attribute whose value is its name as the bare name, on the elements where it is
+  boolean (:data:`BOOLEAN_ATTRIBUTE_ELEMENTS`: ``<input checked=checked>``, not ``<div
+  open=open>``); duplicate attributes (which the tree builder ignores) left out; a ``type``
+  that reads as its absence, by the HTML standard's processing model: on ``<script>``, one
+  that, ASCII whitespace stripped, is a JavaScript MIME type essence (ASCII
+  case-insensitively), when the element has no non-empty ``language`` (which the browser
+  reads when ``type`` is missing); on ``<style>``, exactly ``text/css`` (ASCII
+  case-insensitively, not stripped: a browser applies no sheet of ``type="text/css "``); on
+  ``<link>``, exactly ``text/css`` when ``rel`` is ``stylesheet`` (or ``alternate
+  stylesheet``), where parsing it as a MIME type and a plain comparison agree; the ``/`` of a
   self-closing HTML tag (ignored by HTML parsers; kept on SVG and MathML elements, where it
   means something).  Values are written as they were (character references stay).
 
 What it assumes: the elements keep the display of the standard's default style sheet (a CSS
 rule ``display: inline`` on a ``<div>``, or ``white-space: pre`` on a ``<p>``, cannot be known
-in a stream: whitespace the default style does not show is removed there too), boolean
-attributes are read by presence (``[disabled=disabled]`` selectors stop matching), and the
-document's encoding is ASCII-compatible (text whose bytes do not decode in it is left as it is).
+in a stream: whitespace the default style does not show is removed there too), no selector
+tells white-space-only text from none (``:empty`` does: ``<div> </div>`` becomes ``<div></div>``,
+which it matches), boolean attributes are read by presence where they are boolean
+(``[disabled=disabled]`` selectors stop matching), and the document's encoding is
+ASCII-compatible (text whose bytes do not decode in it is left as it is).
 
-How it is verified (tests/test_recipes_minify.py): html5lib's tree of the output equals
-html5lib's tree of the input, comments aside and text compared after the whitespace changes
-above, on every html5lib tree-construction input and corpus page, in many chunkings.
+How it is verified: html5lib's tree of the output equals html5lib's tree of the input, comments
+aside and text compared after the whitespace changes above, on every html5lib tree-construction
+input and corpus page, in many chunkings (tests/test_recipes_minify.py); and what the browser
+renders is the same: headless Chromium loads the corpus pages, every rule's examples and
+generated pages next to their minified forms and finds the same DOM (after the changes above),
+style sheets, computed style of every element and ``innerText``
+(tests/test_minify_chromium.py).
 
 How it runs: as an **output stage** of the rewriter (``Rewriter.pipe``): the rewriter's output
 goes, chunk by chunk, through the compiled minifier (:class:`htmlstream.rewriter.Minifier`, its own
@@ -45,9 +59,10 @@ minifies what every other recipe and handler wrote, wherever ``minify()`` is in 
 ``use()`` order (a start tag a later handler changed is minified too), in the same streaming
 pass; it holds back only what it must (a run of white space whose fate the next tag decides,
 a token cut by the chunk's end, an end tag left out until what follows says).  ``css`` and
-``js`` add handlers on ``<script>`` and ``<style>`` (their state in the document's context as
-``context["minify"]``), which hold each one's text and write it minified, calling the library
-once per element; the stage then reads that as it reads the rest.  How the recipe ran before,
+``js`` (on by default where rcssmin and rjsmin are installed) add handlers on ``<script>``
+and ``<style>`` (their state in the document's context as ``context["minify"]``), which
+hold each one's text and write it minified, calling the library once per element; the stage
+then reads that as it reads the rest.  How the recipe ran before,
 as handlers for everything (tests/oracles/minify_handlers.py), is the stage's oracle: it writes
 exactly what they write, byte for byte, on every corpus page and tree-construction input
 (tests/test_recipes_minify.py), but for bytes the document's encoding does not read.
@@ -56,9 +71,10 @@ exactly what they write, byte for byte, on every corpus page and tree-constructi
 from __future__ import annotations
 
 import codecs
+import importlib.util
 import re
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import Any, Literal
 
 from htmlstream import CompileCache, Element, Rewriter, TextChunk, TextType, lookup_encoding
 from htmlstream.errors import check_type
@@ -68,6 +84,7 @@ from htmlstream.units import HTML_NS, DocumentEnd
 __all__ = [
     "BLOCK_ELEMENTS",
     "BOOLEAN_ATTRIBUTES",
+    "BOOLEAN_ATTRIBUTE_ELEMENTS",
     "KEY",
     "Minify",
     "minify",
@@ -87,13 +104,39 @@ BLOCK_ELEMENTS = frozenset([
     "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"
 ])
 
-#: Boolean attributes of HTML (their presence is what counts).
-BOOLEAN_ATTRIBUTES = frozenset([
-    "allowfullscreen", "async", "autofocus", "autoplay", "checked", "controls", "default", "defer",
-    "disabled", "formnovalidate", "inert", "ismap", "itemscope", "loop", "multiple", "muted",
-    "nomodule", "novalidate", "open", "playsinline", "readonly", "required", "reversed", "selected",
-    "shadowrootclonable", "shadowrootdelegatesfocus", "shadowrootserializable"
-])
+#: The boolean attributes of HTML, each with the HTML elements it is boolean on (None: every
+#: HTML element): on those its presence is what counts, its value is not read (the HTML
+#: standard's index of attributes; on another element it is an ordinary attribute).
+BOOLEAN_ATTRIBUTE_ELEMENTS: dict[str, frozenset[str] | None] = {
+    "allowfullscreen": frozenset(["iframe"]), "async": frozenset(["script"]),
+    "autofocus": None, "autoplay": frozenset(["audio", "video"]),
+    "checked": frozenset(["input"]), "controls": frozenset(["audio", "video"]),
+    "default": frozenset(["track"]), "defer": frozenset(["script"]),
+    "disabled": frozenset(["button", "fieldset", "input", "link", "optgroup", "option",
+                           "select", "textarea"]),
+    "formnovalidate": frozenset(["button", "input"]), "inert": None,
+    "ismap": frozenset(["img"]), "itemscope": None, "loop": frozenset(["audio", "video"]),
+    "multiple": frozenset(["input", "select"]), "muted": frozenset(["audio", "video"]),
+    "nomodule": frozenset(["script"]), "novalidate": frozenset(["form"]),
+    "open": frozenset(["details", "dialog"]), "playsinline": frozenset(["video"]),
+    "readonly": frozenset(["input", "textarea"]),
+    "required": frozenset(["input", "select", "textarea"]), "reversed": frozenset(["ol"]),
+    "selected": frozenset(["option"]), "shadowrootclonable": frozenset(["template"]),
+    "shadowrootdelegatesfocus": frozenset(["template"]),
+    "shadowrootserializable": frozenset(["template"]),
+}
+
+#: Boolean attributes of HTML (their presence is what counts, on the elements
+#: :data:`BOOLEAN_ATTRIBUTE_ELEMENTS` gives).
+BOOLEAN_ATTRIBUTES = frozenset(BOOLEAN_ATTRIBUTE_ELEMENTS)
+
+
+def is_boolean_attribute(element: str, name: str) -> bool:
+    """Whether ``name`` is a boolean attribute on the HTML element ``element`` (both
+    lower-case): where the browser reads only its presence."""
+    elements = BOOLEAN_ATTRIBUTE_ELEMENTS.get(name, ())
+    return elements is None or element in elements
+
 
 #: The formatting elements: the tree builder may re-open one for any character.
 FORMATTING_ELEMENTS = "a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u"
@@ -109,6 +152,7 @@ JS_TYPES = frozenset([
 ])
 
 _WS = "\t\n\x0c\r "
+_WS_RUN = re.compile("[\t\n\x0c\r ]+")
 
 
 def is_conditional_comment(text: str) -> bool:
@@ -138,30 +182,83 @@ OPTIONAL_END_TAGS: dict[str, frozenset[str] | None] = {
     "head": None, "body": None, "html": None,
 }
 
-# (a script with a '<' is not minified: the engine follows the input's '<!--' escapes over
-# script text and refuses to write text after a removed piece that could read differently)
-_SCRIPT_HAZARD = re.compile(r"<|-->")
+# (a script with '<!--', '-->', '<script' or '</script' is not minified: they change where the
+# tokenizer ends it, and the engine follows the input's '<!--' escapes over script text and
+# refuses to write text after a removed piece that could read differently; any other '<', as
+# in 'a<b', is script text in every state)
+_SCRIPT_HAZARD = re.compile(r"<!--|-->|</?script", re.IGNORECASE)
 _STYLE_HAZARD = re.compile(r"</style", re.IGNORECASE)
 
 
 def is_javascript(type_: str | None, language: str | None) -> bool:
     """Whether a ``<script>`` with these ``type`` and ``language`` attributes holds JavaScript
-    (a classic script or a module), as the HTML standard decides."""
+    (a classic script or a module), as the HTML standard decides: ``type`` with ASCII
+    whitespace stripped, compared ASCII case-insensitively with the JavaScript MIME type
+    essences; with no ``type``, ``"text/" + language``."""
     if type_ is None:
-        return not language or language.strip(_WS).lower() in ("javascript", "ecmascript") \
-            or ("text/" + language.strip(_WS).lower()) in JS_TYPES
-    essence = type_.strip(_WS).lower()
+        if not language:
+            return True
+        type_ = "text/" + language
+    essence = type_.strip(_WS).lower() if type_.isascii() else type_
     return essence == "" or essence == "module" or essence in JS_TYPES
+
+
+def is_default_script_type(type_: str, language: str | None) -> bool:
+    """Whether a ``<script>``'s ``type`` may be left out: it reads as a classic script, and so
+    does the element without it (which needs no ``language``, or an empty one: with one the
+    browser reads ``"text/" + language`` instead)."""
+    return type_.isascii() and type_.strip(_WS).lower() in JS_TYPES and not language
+
+
+def is_css_style_type(type_: str | None) -> bool:
+    """Whether a ``<style>`` with this ``type`` applies (the HTML standard: absent, empty or
+    ASCII case-insensitively ``text/css``; not stripped: ``"text/css "`` is not CSS)."""
+    return type_ is None or (type_.isascii() and type_.lower() in ("", "text/css"))
+
+
+def is_default_link_type(type_: str, rel: str | None) -> bool:
+    """Whether a ``<link>``'s ``type`` may be left out: exactly ``text/css`` (ASCII
+    case-insensitively: the MIME type's essence, and no parameters or white space that a
+    MIME type parser and a browser's plain comparison could read apart) on a link whose
+    ``rel`` is ``stylesheet`` (or ``alternate stylesheet``), where a missing type means a
+    style sheet too."""
+    return type_.lower() == "text/css" and rel is not None and rel.isascii() and \
+        sorted(_WS_RUN.split(rel.lower().strip(_WS))) in (["stylesheet"],
+                                                         ["alternate", "stylesheet"])
+
+
+# A CSS comment, a string closed on its line, or the start of one that is not (a quote or '/*'
+# left alone): a style sheet with an unclosed string or comment reads differently once the
+# line ends it had are gone (a bad string ends at its line's end), so it is not minified.
+_CSS_OPEN = re.compile(r"/\*[\s\S]*?\*/"
+                       r"""|"(?:[^"\\\n\r\x0c]|\\[\s\S])*"|'(?:[^'\\\n\r\x0c]|\\[\s\S])*'"""
+                       r"""|["']|/\*""")
+
+
+# A backslash before a line end (an invalid escape outside strings: rcssmin would make it
+# escape what follows), '@supports' (whose condition the CSSOM keeps as written), and a media
+# query with a vendor-prefixed feature (which a browser that does not know it keeps as written).
+_CSS_KEEP = re.compile(r"\\[\n\r\x0c]|@supports|@media[^{;]*(?:\(\s*-|--)", re.IGNORECASE)
+
+
+def _css_unclosed(source: str) -> bool:
+    """Whether a style sheet is one rcssmin could change the reading of: a string or comment
+    that its line or the sheet does not close, or a backslash before a line end (invalid CSS
+    whose reading depends on the line ends rcssmin removes); or one whose CSSOM would differ,
+    a ``@supports`` or a media query with a vendor-prefixed feature (kept as written)."""
+    return _CSS_KEEP.search(source) is not None or any(
+        len(m.group()) <= 2 and m.group() in ('"', "'", "/*") for m in _CSS_OPEN.finditer(source))
 
 
 def _minified(source: str, minify: Callable[[str], str] | None, script: bool) -> str:
     """``source`` minified, or as it is when that is not safe: a script that has (or would
-    get) a ``<`` or ``-->`` (which may change where the tokenizer ends it), a style sheet that
-    has or would get ``</style``."""
+    get) ``<!--``, ``-->``, ``<script`` or ``</script`` (which may change where the tokenizer
+    ends it), a style sheet that has or would get ``</style``, or has a string or comment left
+    open (see :func:`_css_unclosed`)."""
     if minify is None or not source.strip(_WS):
         return source
     hazard = _SCRIPT_HAZARD if script else _STYLE_HAZARD
-    if hazard.search(source) is not None:
+    if hazard.search(source) is not None or (not script and _css_unclosed(source)):
         return source
     try:
         out = minify(source)
@@ -170,6 +267,13 @@ def _minified(source: str, minify: Callable[[str], str] | None, script: bool) ->
     if hazard.search(out) is not None:
         return source
     return out
+
+
+def code_minifiers_installed() -> tuple[bool, bool]:
+    """Whether rcssmin and rjsmin (the ``htmlstream[minify]`` extra) can be imported: what
+    ``css`` and ``js`` default to."""
+    return (importlib.util.find_spec("rcssmin") is not None,
+            importlib.util.find_spec("rjsmin") is not None)
 
 
 def _code_minifiers(css: bool, js: bool) -> tuple[Callable[[str], str] | None,
@@ -222,9 +326,7 @@ class _CodeHandlers:
         """A ``<style>``/``<script>`` (HTML) starts: whether its text is held and minified."""
         lname = name.lower()
         if lname == "style" and self._css_min is not None:
-            media = el.get_attribute("type")
-            st.code = [] if media is None or media.strip(_WS).lower() in ("", "text/css") \
-                else None
+            st.code = [] if is_css_style_type(el.get_attribute("type")) else None
         elif lname == "script" and self._js_min is not None:
             st.code = [] if is_javascript(el.get_attribute("type"),
                                           el.get_attribute("language")) else None
@@ -261,11 +363,15 @@ class _CodeHandlers:
         raw = chunk.raw
         script = text_type == TextType.SCRIPT_DATA
         s = self._decode(raw, chunk.text) if raw else ""
-        tail = code[-1][-8:] if code else ""
+        tail = "".join(code[-8:])[-8:]      # (a hazard is at most 8 characters)
         if s is None or st.code_len + len(s) > MAX_CODE or \
                 (_SCRIPT_HAZARD if script else _STYLE_HAZARD).search(tail + s) is not None:
             st.code = None
-            if code:
+            if code and s is not None:
+                # (in place of this piece, so that the engine reads the escape state the
+                # input has after it: held pieces may end in the start of a '<!--')
+                chunk.replace("".join(code) + s, html=True)
+            elif code:
                 chunk.before("".join(code), html=True)
             return
         if not chunk.last_in_text_node:
@@ -289,12 +395,15 @@ class Minify:
     """The ``minify`` recipe (made by :func:`minify`): the compiled output stage (and with
     ``css`` or ``js``, handlers on ``<script>`` and ``<style>``)."""
 
-    def __init__(self, *, comments: bool, whitespace: bool, attributes: bool,
+    def __init__(self, *, comments: bool, whitespace: bool | Literal["collapse"],
+                 attributes: bool,
                  optional_tags: bool, css: bool, js: bool,
                  keep_comment: Callable[[str], bool] | None) -> None:
         if keep_comment is not None and not callable(keep_comment):
             raise TypeError(f"minify(): keep_comment must be a predicate keep_comment(text) -> "
                             f"bool, or None, not {type(keep_comment).__name__}")
+        if whitespace not in (True, False, "collapse"):
+            raise ValueError(f"whitespace must be True, False or 'collapse', not {whitespace!r}")
         self.comments = comments
         self.whitespace = whitespace
         self.attributes = attributes
@@ -313,7 +422,8 @@ class Minify:
         optional_tags, keep_comment = self.optional_tags, self.keep_comment
 
         def stage(encoding: str, context: MutableMapping[str, Any]) -> Minifier:
-            return Minifier(encoding, comments=comments, whitespace=whitespace,
+            return Minifier(encoding, comments=comments, whitespace=bool(whitespace),
+                            collapse_only=whitespace == "collapse",
                             attributes=attributes, optional_tags=optional_tags,
                             keep_comment=keep_comment,
                             scripting=bool(rewriter.scripting),
@@ -326,11 +436,11 @@ class Minify:
 def minify(
     *,
     comments: bool = True,
-    whitespace: bool = True,
+    whitespace: bool | Literal["collapse"] = True,
     attributes: bool = True,
     optional_tags: bool = False,
-    css: bool = False,
-    js: bool = False,
+    css: bool | None = None,
+    js: bool | None = None,
     keep_comment: Callable[[str], bool] | None = None,
 ) -> Minify:
     """A recipe that makes HTML smaller without changing its tree (see the module
@@ -339,13 +449,21 @@ def minify(
     Args:
         comments: remove comments (not conditional comments, ``email_off`` markers, or those
             ``keep_comment`` accepts).
-        whitespace: collapse and remove whitespace where no renderer shows it.
+        whitespace: collapse and remove whitespace where the default style sheet shows none;
+            ``"collapse"``: only collapse it (each run to one space; whitespace-only text in
+            ``<head>`` and between a table's parts still goes), which renders the same whatever
+            the page's CSS does with ``display`` (but ``white-space: pre``).
         attributes: write start tags shorter (quotes, boolean attributes, default types).
         optional_tags: leave out the end tags the standard makes optional.
-        css: minify ``<style>`` text (needs ``rcssmin``: ``pip install 'htmlstream[minify]'``).
-        js: minify JavaScript ``<script>`` text (needs ``rjsmin``, same extra).
+        css: minify ``<style>`` text with ``rcssmin`` (``pip install 'htmlstream[minify]'``):
+            None (the default) where it is installed, True requires it (ImportError without).
+        js: minify JavaScript ``<script>`` text with ``rjsmin`` (same extra; same default).
         keep_comment: a predicate given a comment's text: True keeps the comment.
     """
+    if css is None or js is None:
+        css_installed, js_installed = code_minifiers_installed()
+        css = css_installed if css is None else css
+        js = js_installed if js is None else js
     return Minify(comments=comments, whitespace=whitespace, attributes=attributes,
                   optional_tags=optional_tags, css=css, js=js, keep_comment=keep_comment)
 
