@@ -29,7 +29,7 @@ from htmlstream.errors import (
     SelectorError,
 )
 from htmlstream.extraction import Extractor, Field, extract
-from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream, TextFilter
+from htmlstream.rewriter import AsyncRewriterStream, OnLimit, Rewriter, RewriterStream, TextFilter
 from htmlstream.selectors import SelectorList, parse_selector
 from htmlstream.tokenizer import (
     DEFAULT_MAX_ATTRIBUTES,
@@ -93,6 +93,7 @@ def minify(html: str | bytes, **options: Any) -> str | bytes:
 __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
+    "AsyncRewriterStream",
     "BufferLimitExceeded",
     "Comment",
     "Doctype",

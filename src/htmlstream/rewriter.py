@@ -25,6 +25,7 @@ else of itself.
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 from collections.abc import (
@@ -49,6 +50,7 @@ from htmlstream._engine.rules import (
     TextFilter,
 )
 from htmlstream._engine.stream import RewriterStream, check_encoding
+from htmlstream.astream import AsyncRewriterStream
 from htmlstream.encoding import Encoding
 from htmlstream.errors import ParseErrorCallback
 from htmlstream.handlers import (
@@ -63,8 +65,8 @@ from htmlstream.handlers import (
 from htmlstream.selectors import SelectorList, attribute_tags, parse_selector
 
 __all__ = [
-    "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "Rewriter", "RewriterStream",
-    "StageFactory", "TextFilter",
+    "AsyncRewriterStream", "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "Rewriter",
+    "RewriterStream", "StageFactory", "TextFilter",
 ]
 
 #: What a stream does when a limit is exceeded (``Rewriter(on_limit=...)``).
@@ -117,6 +119,19 @@ StageFactory = Callable[[str, Context], OutputStage]
 def _check_callable(fn: object) -> None:
     if fn is not None and not callable(fn):
         raise TypeError(f"handler {fn!r} is not callable")
+
+
+def _is_async(fn: object) -> bool:
+    """Whether the handler ``fn`` is async: an ``async def`` (function, bound method, partial),
+    or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 (the method, not callability)
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(call)
+
+
+def _handler_name(fn: object) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
 
 
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
@@ -302,6 +317,9 @@ class Rewriter:
         self._stages: list[StageFactory] = []
         self._seq = 0
         self._lock = threading.Lock()
+        #: The async handlers registered (described for error messages): streams of a
+        #: rewriter that has any run on a fiber that can pause (htmlstream.astream).
+        self._async: list[str] = []
 
     def _check_encoding(self, encoding: str | Encoding) -> Encoding:
         """The encoding ``encoding`` names, if streams can handle it (EncodingError if not)."""
@@ -370,7 +388,7 @@ class Rewriter:
         rule = _Rule(selector, parse_selector(selector, namespaces), bool(implied))
         with self._lock:
             self._add_handlers(((element, rule.element, None), (text, rule.text, filter_),
-                                (comments, rule.comments, None)))
+                                (comments, rule.comments, None)), f"on({selector!r})")
             self._rules.append(rule)
             self._compiled = None
         return self
@@ -399,9 +417,11 @@ class Rewriter:
         with self._lock:
             self._add_handlers(((doctype, self._doc_doctype, None),
                                 (comments, self._doc_comments, None),
-                                (text, self._doc_text, filter_)))
+                                (text, self._doc_text, filter_)), "on_document()")
             if end is not None:
                 self._doc_end.append(end)
+                if _is_async(end):
+                    self._async.append(f"{_handler_name(end)} (end handler of on_document())")
             self._compiled = None
         return self
 
@@ -476,14 +496,18 @@ class Rewriter:
         return register
 
     def _add_handlers(
-        self, triples: tuple[tuple[Callable[..., Any] | None, _Entries, TextFilter | None], ...]
+        self, triples: tuple[tuple[Callable[..., Any] | None, _Entries, TextFilter | None], ...],
+        where_from: str,
     ) -> None:
         """Append each handler to its list with the next sequence number (and its text filter,
-        if any) (lock held); all are checked first, so a bad one adds none."""
+        if any) (lock held); all are checked first, so a bad one adds none.  ``where_from``:
+        the call that registers them (for the message about async handlers)."""
         for fn, _, _ in triples:
             _check_callable(fn)
         for fn, where, filter_ in triples:
             if fn is not None:
+                if _is_async(fn):
+                    self._async.append(f"{_handler_name(fn)} ({where_from})")
                 where.append((self._next(), fn) if filter_ is None
                              else (self._next(), fn, filter_))
 
@@ -539,9 +563,59 @@ class Rewriter:
         shared by many documents keep per-document state there.  ``on_error``: this
         document's parse-error callback (default: the rewriter's ``on_error``).
         """
+        if self._async:
+            self._refuse_sync("stream()")
         return RewriterStream(self._compiled or self._compiled_rules(),
                               self.encoding if encoding is None else encoding, context,
                               on_error=on_error)
+
+    def _refuse_sync(self, entry: str) -> None:
+        """A sync entry point of a rewriter with async handlers: TypeError, naming them."""
+        raise TypeError(
+            f"{entry} cannot run async handlers: {', '.join(self._async)} "
+            f"{'is' if len(self._async) == 1 else 'are'} async; use astream(), await "
+            f"arewrite() or rewrite_aiter() instead")
+
+    def astream(
+        self,
+        *,
+        encoding: str | None = None,
+        context: Context | None = None,
+        on_error: ParseErrorCallback | None = None,
+    ) -> AsyncRewriterStream:
+        """A new async stream for one document (``await s.feed(chunk)``, ``await s.close()``):
+        it runs ``async def`` handlers as well as sync ones, one at a time in document order,
+        the engine paused at a unit while its handler waits (see :mod:`htmlstream.astream` and
+        the guide's "Async handlers").  Arguments as for :meth:`stream`.  Handlers run in the
+        :mod:`contextvars` context current here.  With only sync handlers it costs what
+        :meth:`stream` costs."""
+        stream = RewriterStream(self._compiled or self._compiled_rules(),
+                                self.encoding if encoding is None else encoding, context,
+                                on_error=on_error)
+        return AsyncRewriterStream(stream, fibered=bool(self._async))
+
+    @overload
+    async def arewrite(self, data: str, *, context: Context | None = None) -> str: ...
+    @overload
+    async def arewrite(
+        self, data: bytes | bytearray | memoryview, *, context: Context | None = None
+    ) -> bytes: ...
+
+    async def arewrite(
+        self, data: str | bytes | bytearray | memoryview, *, context: Context | None = None
+    ) -> str | bytes:
+        """:meth:`rewrite` for rewriters with async handlers: a whole document, bytes to bytes
+        or str to str."""
+        if isinstance(data, str):
+            stream = AsyncRewriterStream(
+                RewriterStream(self._compiled_rules(), "utf-8", context, _text=True),
+                fibered=bool(self._async))
+            raw = data.encode("utf-8", "surrogatepass")
+            out = await stream.feed(raw)
+            return (out + await stream.close()).decode("utf-8", "surrogatepass")
+        astream = self.astream(context=context)
+        out = await astream.feed(data)
+        return out + await astream.close()
 
     @overload
     def rewrite(self, data: str, *, context: Context | None = None) -> str: ...
@@ -557,9 +631,13 @@ class Rewriter:
         str (processed as UTF-8 whatever the configured encoding).  ``context``: the
         document's context (see :meth:`stream`)."""
         if isinstance(data, str):
+            if self._async:
+                self._refuse_sync("rewrite()")
             stream = RewriterStream(self._compiled_rules(), "utf-8", context, _text=True)
             raw = data.encode("utf-8", "surrogatepass")
             return (stream.feed(raw) + stream.close()).decode("utf-8", "surrogatepass")
+        if self._async:
+            self._refuse_sync("rewrite()")
         stream = self.stream(context=context)
         return stream.feed(data) + stream.close()
 
@@ -568,6 +646,11 @@ class Rewriter:
     ) -> Iterator[bytes]:
         """Rewrite a document given as an iterable of byte chunks; yield output chunks
         (empty ones are skipped).  ``context``: the document's context (see :meth:`stream`)."""
+        if self._async:
+            self._refuse_sync("rewrite_iter()")
+        return self._rewrite_iter(chunks, context)
+
+    def _rewrite_iter(self, chunks: Iterable[bytes], context: Context | None) -> Iterator[bytes]:
         stream = self.stream(context=context)
         for chunk in chunks:
             out = stream.feed(chunk)
@@ -580,16 +663,34 @@ class Rewriter:
     async def rewrite_aiter(
         self, chunks: AsyncIterable[bytes], *, context: Context | None = None
     ) -> AsyncIterator[bytes]:
-        """Rewrite a document given as an async iterable of byte chunks.  ``context``: the
+        """Rewrite a document given as an async iterable of byte chunks; yield output chunks
+        (empty ones are skipped).  Async handlers are awaited (see :meth:`astream`), and the
+        output decided before a handler's unit is yielded before it waits.  ``context``: the
         document's context (see :meth:`stream`)."""
-        stream = self.stream(context=context)
-        async for chunk in chunks:
-            out = stream.feed(chunk)
+        if not self._async:
+            stream = self.stream(context=context)
+            async for chunk in chunks:
+                out = stream.feed(chunk)
+                if out:
+                    yield out
+            out = stream.close()
             if out:
                 yield out
-        out = stream.close()
-        if out:
-            yield out
+            return
+        astream = self.astream(context=context)
+        async for chunk in chunks:
+            pieces = astream.feed_iter(chunk)
+            try:
+                async for out in pieces:
+                    yield out
+            finally:
+                await pieces.aclose()
+        pieces = astream.close_iter()
+        try:
+            async for out in pieces:
+                yield out
+        finally:
+            await pieces.aclose()
 
     def rewrite_file(
         self,
@@ -601,6 +702,8 @@ class Rewriter:
     ) -> None:
         """Rewrite the file ``src`` into ``dst`` (paths or binary file objects), streaming.
         ``context``: the document's context (see :meth:`stream`)."""
+        if self._async:
+            self._refuse_sync("rewrite_file()")
         src_file = open(src, "rb") if isinstance(src, (str, os.PathLike)) else src  # noqa: SIM115
         try:
             dst_file = (open(dst, "wb") if isinstance(dst, (str, os.PathLike))  # noqa: SIM115

@@ -71,6 +71,7 @@ from htmlstream._engine.units cimport (
     Element,
     EndTag,
     TextChunk,
+    Unit,
     make_comment,
     make_element,
     make_end_tag,
@@ -492,8 +493,40 @@ cdef class RewriteSink(OpenElements):
             (<BaseUnit>unit).doc_context = context
         self.in_handler = True
         # (after an exception the stream is failed: the flag needs no reset)
-        call1(<PyObject*>fn, <PyObject*>unit)
+        result = call1(<PyObject*>fn, <PyObject*>unit)
+        if result is not None:
+            # (an async handler's coroutine: waited for here, the engine paused at the unit,
+            # on an async stream; the unit stays live until it is done)
+            self.returned(fn, unit, result)
         self.in_handler = False
+        return 0
+
+    cdef int returned(self, fn, unit, result) except -1:
+        """A handler returned ``result`` (not None): an async stream's awaiter waits for it
+        if it is awaitable; a sync stream refuses an awaitable (other values are ignored)."""
+        if self.awaiter is not None:
+            self.awaiter(result, fn, unit)
+            return 0
+        if getattr(type(result), "__await__", None) is None:
+            return 0
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()         # (a coroutine never started: no "never awaited" warning)
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        raise TypeError(
+            f"handler {name} is async (it returned {type(result).__name__}): a sync stream "
+            f"cannot wait for it; use Rewriter.astream(), arewrite() or rewrite_aiter()")
+
+    cdef int flush_before(self, unit) except -1:
+        cdef Py_ssize_t pos
+        if isinstance(unit, Unit):
+            pos = (<Unit>unit).offset_
+        elif isinstance(unit, Doctype):
+            pos = (<Doctype>unit).offset
+        else:
+            return 0            # (the document end: the input is all written)
+        if self.removing_depth < 0 and pos > self.output.out_pos:
+            self.output.copy_input(pos)
         return 0
 
     cdef int call_all(self, list handlers, unit) except -1:
@@ -1039,7 +1072,9 @@ cdef class RewriteSink(OpenElements):
             if self.in_handler:
                 raise RuntimeError("a handler may not feed the stream it is handling")
             self.in_handler = True
-            (<Capture>caps[i]).callback(results[i])
+            result = (<Capture>caps[i]).callback(results[i])
+            if result is not None:
+                self.returned((<Capture>caps[i]).callback, None, result)
             self.in_handler = False
         return 0
 

@@ -30,6 +30,11 @@ cdef class DocumentSink(TokenSink):
         """The output assembled so far (and forget it)."""
         raise NotImplementedError
 
+    cdef int flush_before(self, unit) except -1:
+        """Write the input up to where ``unit`` (whose handler is waiting) begins: that output
+        is decided whatever the handler does."""
+        raise NotImplementedError
+
     cdef int finish_input(self) except -1:
         """After the lexer's end of input: close what is still open."""
         raise NotImplementedError

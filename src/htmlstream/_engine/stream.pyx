@@ -296,6 +296,7 @@ cdef class RewriterStream:
             # Characters may be cut between text pieces: decode them in stream order.
             sink.set_encoding(codec, rules.program, encoding.encoding.incremental_decoder())
         sink.context = self.ctx
+        sink.awaiter = self._awaiter
         if self.meta_pending:
             sink.on_meta = self._on_meta
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
@@ -371,6 +372,18 @@ cdef class RewriterStream:
             decoder = encoding.incremental_decoder()
         self.sink.set_encoding(codec, self.compiled.for_codec(codec).program, decoder)
         self.encoding = self.output_encoding = encoding.name
+
+    def _take_before(self, unit):
+        """For an async stream (htmlstream.astream) whose handler of ``unit`` waits: the
+        output decided before the unit (what ``feed`` would return if the chunk ended there),
+        through the output stages."""
+        if self.sink is None or self.mode != M_ENGINE:
+            return b""
+        self.sink.flush_before(unit)
+        out = self.sink.take_output()
+        if self.stage_factories is not None:
+            out = self.run_stages(out, False)
+        return out
 
     # ------------------------------------------------------------------ close
 

@@ -535,7 +535,8 @@ cdef class Unit(BaseUnit):
     cdef int check(self) except -1:
         if not self.live:
             raise UnitExpired(
-                f"this {type(self).__name__} can no longer be changed: its handler has returned")
+                f"this {type(self).__name__} can no longer be changed: its handler has returned "
+                f"(an async handler: finished)")
         return 0
 
     cdef int text_ctx(self):
@@ -549,7 +550,7 @@ cdef class Unit(BaseUnit):
         cdef uint64_t h, x
         if not self.live:
             raise UnitExpired(f"this {type(self).__name__} no longer knows the elements around "
-                              "it: its handler has returned")
+                              "it: its handler has returned (an async handler: finished)")
         for name in names:
             key = _name_key(name)
             h = <uint64_t>(<tuple>key)[0]
@@ -742,7 +743,8 @@ cdef class Doctype(BaseUnit):
     def remove(self):
         """Remove the DOCTYPE from the output."""
         if not self.live:
-            raise UnitExpired("this Doctype can no longer be changed: its handler has returned")
+            raise UnitExpired("this Doctype can no longer be changed: its handler has returned "
+                              "(an async handler: finished)")
         self.removed = True
 
     def __repr__(self):
