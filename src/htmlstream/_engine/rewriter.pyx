@@ -529,6 +529,10 @@ cdef class RewriteSink(OpenElements):
             self.output.copy_input(pos)
         return 0
 
+    cdef bytes take_early(self, unit):
+        # (the seam at the unit is read as the text type its before() content lands in)
+        return self.output.take_early((<Unit>unit).text_ctx() if isinstance(unit, Unit) else 0)
+
     cdef int call_all(self, list handlers, unit) except -1:
         if len(handlers) == 1:
             return self.call((<tuple>handlers[0])[1], unit)     # (seq, fn)

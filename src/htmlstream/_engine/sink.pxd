@@ -27,6 +27,7 @@ cdef class DocumentSink(TokenSink):
                        bint lazy) except -1
     cdef bytes take_output(self)
     cdef int flush_before(self, unit) except -1
+    cdef bytes take_early(self, unit)
     cdef int finish_input(self) except -1
     cdef int end_document(self) except -1
 

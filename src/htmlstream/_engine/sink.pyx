@@ -35,6 +35,10 @@ cdef class DocumentSink(TokenSink):
         is decided whatever the handler does."""
         raise NotImplementedError
 
+    cdef bytes take_early(self, unit):
+        """take_output() there, holding back what a seam at the unit could rewrite."""
+        raise NotImplementedError
+
     cdef int finish_input(self) except -1:
         """After the lexer's end of input: close what is still open."""
         raise NotImplementedError

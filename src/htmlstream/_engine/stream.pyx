@@ -377,10 +377,12 @@ cdef class RewriterStream:
         """For an async stream (htmlstream.astream) whose handler of ``unit`` waits: the
         output decided before the unit (what ``feed`` would return if the chunk ended there),
         through the output stages."""
-        if self.sink is None or self.mode != M_ENGINE:
+        if self.sink is None or self.mode != M_ENGINE or self._lexer.closed:
+            # (at the end of input the output's end may still be rewritten where content is
+            # added (Output.divert, the unfinished token at the end): it leaves with the rest)
             return b""
         self.sink.flush_before(unit)
-        out = self.sink.take_output()
+        out = self.sink.take_early(unit)
         if self.stage_factories is not None:
             out = self.run_stages(out, False)
         return out
