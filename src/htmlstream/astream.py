@@ -12,9 +12,10 @@ Semantics (those of the Workers ``HTMLRewriter``, read from workerd's source; th
   :class:`~htmlstream.UnitExpired` and changes nothing.
 - A handler's exception, or its cancellation, fails the stream, as a sync handler's exception
   does; cancelling the consumer (the task awaiting ``feed``) cancels the pending handler.
-- Handlers run in the :mod:`contextvars` context the stream was opened in (Workers: the async
-  context captured at ``transform()``); each async handler's coroutine in a copy of it, as a
-  task would.
+- Handlers run in the :mod:`contextvars` context of the task that opened the stream (Workers:
+  the async context captured at ``transform()``): a copy of it taken by ``astream()``, and each
+  async handler's coroutine in a copy of that, as a task would.  (A rewriter with only sync
+  handlers runs them inline, in the context of the task calling ``feed``, as a sync stream.)
 
 Design: one engine, paused at a unit boundary.  The engine (lexer, simulator, sink, units) is
 compiled code whose call stack runs from ``feed()`` down to the handler call; pausing it means
@@ -250,7 +251,7 @@ class _Driver:
         if it is None:
             return
         try:
-            self.ctx.copy().run(it.send, None)
+            it.send(None)
         except StopIteration:
             return
         it.close()
@@ -310,16 +311,16 @@ class AsyncRewriterStream:
         """Rewrite the next chunk, waiting for the async handlers it reaches; return the output
         bytes that are then decided (:meth:`feed_iter` gives them in pieces, before each
         wait)."""
-        driver = self._driver
-        if not driver.fibered:
-            return self._inline(self._stream.feed, chunk)
+        if not self._driver.fibered:
+            # (inline: the sync stream, in the caller's context; it refuses re-entry itself)
+            return self._stream.feed(chunk)
         return b"".join([out async for out in self._run(self._stream.feed, (chunk,))])
 
     async def close(self) -> bytes:
         """End of input: wait for the remaining handlers (document end handlers included) and
         return the rest of the output."""
         if not self._driver.fibered:
-            return self._inline(self._stream.close)
+            return self._stream.close()
         return b"".join([out async for out in self._run(self._stream.close, ())])
 
     def feed_iter(self, chunk: bytes | bytearray | memoryview) -> AsyncGenerator[bytes, None]:
@@ -340,20 +341,10 @@ class AsyncRewriterStream:
 
     # ------------------------------------------------------------------ inline
 
-    def _inline(self, call: Callable[..., bytes], *args: Any) -> bytes:
-        driver = self._driver
-        if driver.busy:
-            raise RuntimeError(_OVERLAP)
-        driver.busy = True
-        try:
-            return driver.ctx.run(call, *args)
-        finally:
-            driver.busy = False
-
     async def _inline_iter(
         self, call: Callable[..., bytes], *args: Any
     ) -> AsyncGenerator[bytes, None]:
-        out = self._inline(call, *args)
+        out = call(*args)
         if out:
             yield out
 

@@ -569,6 +569,13 @@ class Rewriter:
                               self.encoding if encoding is None else encoding, context,
                               on_error=on_error)
 
+    @property
+    def has_async_handlers(self) -> bool:
+        """Whether an ``async def`` handler is registered: then only the async entry points
+        (:meth:`astream`, :meth:`arewrite`, :meth:`rewrite_aiter`) can run the rewriter, and
+        integrations choose them."""
+        return bool(self._async)
+
     def _refuse_sync(self, entry: str) -> None:
         """A sync entry point of a rewriter with async handlers: TypeError, naming them."""
         raise TypeError(
