@@ -71,7 +71,7 @@ from typing import Any, Final
 from htmlstream._engine.stream import RewriterStream
 from htmlstream.errors import HtmlStreamError
 
-__all__ = ["AsyncRewriterStream"]
+__all__ = ["AsyncRewriterStream", "EngineRunner"]
 
 # (asyncio's own way to make a loop the running loop of a thread; public in asyncio.events)
 _set_running_loop: Final = asyncio.events._set_running_loop
@@ -195,24 +195,40 @@ class _Wait:
             return
 
 
-class _Driver:
-    """What runs an async stream's engine calls (the stream's awaiter is one of its methods;
-    it holds no reference to the AsyncRewriterStream, whose finalizer may then run)."""
+class EngineRunner:
+    """Runs an async stream's engine calls: the awaiter of the sync streams it adopts, and
+    the fiber their calls run on (see the module docstring).
 
-    __slots__ = ("busy", "ctx", "debug", "fiber", "fibered", "stream")
+    :class:`AsyncRewriterStream` has one; an adapter that wraps a stream's sync face in more
+    sync code (the HTTP layer's ``ResponseRewrite``, with its content decoding and encoding)
+    makes its own, adopts the stream (:meth:`adopt`) and runs that code with :meth:`run`.
+    ``early``: applied, on the fiber, to the output taken before a waiting unit, before it is
+    yielded (an encoder's step, say).  It holds no reference to an AsyncRewriterStream.
+    """
 
-    def __init__(self, stream: RewriterStream, fibered: bool) -> None:
-        self.stream = stream
+    __slots__ = ("busy", "ctx", "debug", "early", "fiber", "fibered", "stream")
+
+    def __init__(self, *, fibered: bool = True,
+                 early: Callable[[bytes], bytes] | None = None) -> None:
+        self.stream: RewriterStream | None = None
         self.fibered = fibered
+        self.early = early
         self.ctx = contextvars.copy_context()
         self.fiber: _Fiber | None = None
         self.debug = False
         self.busy = False
-        stream._awaiter = self.await_on_fiber if fibered else self.await_inline
+
+    def adopt(self, stream: AsyncRewriterStream | RewriterStream) -> RewriterStream:
+        """Run ``stream``'s handlers through this runner; return its sync face (to be fed only
+        inside :meth:`run`)."""
+        sync = stream._stream if isinstance(stream, AsyncRewriterStream) else stream
+        self.stream = sync
+        sync._awaiter = self.await_on_fiber if self.fibered else self.await_inline
+        return sync
 
     def job(self, call: Callable[..., bytes], args: tuple[Any, ...],
             loop: asyncio.AbstractEventLoop) -> Callable[[], tuple[str, Any]]:
-        """The fiber's work for one feed/close call."""
+        """The fiber's work for one call."""
         ctx = self.ctx
 
         def run() -> tuple[str, Any]:
@@ -238,8 +254,14 @@ class _Driver:
             except StopIteration:
                 return          # done without waiting: no switch
         fiber = self.fiber
-        assert fiber is not None
-        out = self.stream._take_before(unit)
+        if fiber is None:       # (a call outside run(): it cannot wait)
+            it.close()
+            raise RuntimeError(f"handler {_name(fn)} waits, but its stream was not fed by an "
+                               f"async entry point")
+        stream = self.stream
+        out = b"" if stream is None else stream._take_before(unit)
+        if out and self.early is not None:
+            out = self.early(out)
         error = fiber.switch_out((_WAIT, out, it, yielded, ctx))
         if error is not None:
             raise error
@@ -259,6 +281,60 @@ class _Driver:
             f"handler {_name(fn)} returned an awaitable that waits, but the rewriter has no "
             f"async handler registered, so its async streams run without pausing the engine: "
             f"make the handler that registers it (or any registered handler) an async def")
+
+    async def run(
+        self, call: Callable[..., bytes], *args: Any
+    ) -> AsyncGenerator[bytes, None]:
+        """Run ``call(*args)`` (sync code that feeds or closes the adopted stream) where the
+        engine can pause; yield the output before each wait, then what ``call`` returns (no
+        empty piece).  Close the generator if it is not run to its end."""
+        if not self.fibered:
+            out = call(*args)
+            if out:
+                yield out
+            return
+        if self.busy:
+            raise RuntimeError(_OVERLAP)
+        loop = asyncio.get_running_loop()
+        self.busy = True
+        self.debug = loop.get_debug()
+        fiber = self.fiber = _take_fiber()
+        reply: Any = None
+        try:
+            reply = fiber.switch_in(self.job(call, args, loop))
+            while reply[0] is _WAIT:
+                out, it, yielded, ctx = reply[1:]
+                reply = None        # (paused: the engine waits at the unit)
+                if out:
+                    yield out
+                try:
+                    await _Wait(it, yielded, ctx)
+                except BaseException as exc:
+                    reply = fiber.switch_in(exc)
+                else:
+                    reply = fiber.switch_in(None)
+                del it, yielded, ctx
+        except BaseException as exc:
+            if reply is None:
+                # Left while the engine waits at a unit (the generator closed or thrown into
+                # at its yield): fail the engine there, and let it unwind.
+                stop = exc if isinstance(exc, Exception) else HtmlStreamError(
+                    "the async stream's consumer stopped while a handler was pending")
+                reply = fiber.switch_in(stop)
+                while reply[0] is _WAIT:
+                    if hasattr(reply[2], "close"):
+                        reply[2].close()
+                    reply = fiber.switch_in(stop)
+            raise
+        finally:
+            self.fiber = None
+            self.busy = False
+            if reply is not None:       # (the call has ended: the fiber is idle)
+                _give_back(fiber)
+        if reply[0] is _ERROR:
+            raise reply[1]
+        if reply[1]:
+            yield reply[1]
 
 
 class AsyncRewriterStream:
@@ -280,7 +356,8 @@ class AsyncRewriterStream:
         """(Made by :meth:`Rewriter.astream`.)  ``fibered``: the rewriter has async handlers,
         so the engine runs on a fiber that can pause; else inline."""
         self._stream = stream
-        self._driver = _Driver(stream, fibered)
+        self._driver = EngineRunner(fibered=fibered)
+        self._driver.adopt(stream)
 
     @property
     def context(self) -> MutableMapping[str, Any]:
@@ -314,14 +391,14 @@ class AsyncRewriterStream:
         if not self._driver.fibered:
             # (inline: the sync stream, in the caller's context; it refuses re-entry itself)
             return self._stream.feed(chunk)
-        return b"".join([out async for out in self._run(self._stream.feed, (chunk,))])
+        return b"".join([out async for out in self._driver.run(self._stream.feed, chunk)])
 
     async def close(self) -> bytes:
         """End of input: wait for the remaining handlers (document end handlers included) and
         return the rest of the output."""
         if not self._driver.fibered:
             return self._stream.close()
-        return b"".join([out async for out in self._run(self._stream.close, ())])
+        return b"".join([out async for out in self._driver.run(self._stream.close)])
 
     def feed_iter(self, chunk: bytes | bytearray | memoryview) -> AsyncGenerator[bytes, None]:
         """Rewrite the next chunk; yield the output in pieces: before each wait for a handler,
@@ -330,14 +407,14 @@ class AsyncRewriterStream:
         waits at the pending unit until then, and closing it fails the stream."""
         if not self._driver.fibered:
             return self._inline_iter(self._stream.feed, chunk)
-        return self._run(self._stream.feed, (chunk,))
+        return self._driver.run(self._stream.feed, chunk)
 
     def close_iter(self) -> AsyncGenerator[bytes, None]:
         """End of input, as :meth:`close`, yielding the output in pieces as :meth:`feed_iter`
         does."""
         if not self._driver.fibered:
             return self._inline_iter(self._stream.close)
-        return self._run(self._stream.close, ())
+        return self._driver.run(self._stream.close)
 
     # ------------------------------------------------------------------ inline
 
@@ -347,56 +424,6 @@ class AsyncRewriterStream:
         out = call(*args)
         if out:
             yield out
-
-    # ------------------------------------------------------------------ on a fiber
-
-    async def _run(
-        self, call: Callable[..., bytes], args: tuple[Any, ...]
-    ) -> AsyncGenerator[bytes, None]:
-        """Run ``call(*args)`` on a fiber; yield the output before each wait, then the rest."""
-        driver = self._driver
-        if driver.busy:
-            raise RuntimeError(_OVERLAP)
-        loop = asyncio.get_running_loop()
-        driver.busy = True
-        driver.debug = loop.get_debug()
-        fiber = driver.fiber = _take_fiber()
-        reply: Any = None
-        try:
-            reply = fiber.switch_in(driver.job(call, args, loop))
-            while reply[0] is _WAIT:
-                out, it, yielded, ctx = reply[1:]
-                reply = None        # (paused: the engine waits at the unit)
-                if out:
-                    yield out
-                try:
-                    await _Wait(it, yielded, ctx)
-                except BaseException as exc:
-                    reply = fiber.switch_in(exc)
-                else:
-                    reply = fiber.switch_in(None)
-                del it, yielded, ctx
-        except BaseException as exc:
-            if reply is None:
-                # Left while the engine waits at a unit (the iterator closed or thrown into at
-                # its yield): fail the engine there, and let it unwind.
-                stop = exc if isinstance(exc, Exception) else HtmlStreamError(
-                    "the async stream's consumer stopped while a handler was pending")
-                reply = fiber.switch_in(stop)
-                while reply[0] is _WAIT:
-                    if reply[2] is not None and hasattr(reply[2], "close"):
-                        reply[2].close()
-                    reply = fiber.switch_in(stop)
-            raise
-        finally:
-            driver.fiber = None
-            driver.busy = False
-            if reply is not None:       # (the call has ended: the fiber is idle)
-                _give_back(fiber)
-        if reply[0] is _ERROR:
-            raise reply[1]
-        if reply[1]:
-            yield reply[1]
 
 
 _OVERLAP: Final = ("another feed() or close() of this async stream is still running: await "

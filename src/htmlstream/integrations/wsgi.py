@@ -77,6 +77,11 @@ class HtmlRewriteMiddleware:
         headers_hook: HeadersHook | None = csp_nonce_hook,
     ) -> None:
         self.app = app
+        if rewriter.has_async_handlers:
+            # (WSGI is synchronous: nothing could wait for them)
+            raise TypeError(
+                "the rewriter has async handlers, which a WSGI application cannot wait for: "
+                "use the ASGI middleware (htmlstream.integrations.asgi) or sync handlers")
         self.rewriter = rewriter
         self.options = options
         self.context = context
