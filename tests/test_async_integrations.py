@@ -143,7 +143,7 @@ def test_wsgi_and_django_refuse_async_handlers() -> None:
     def wsgi_app(environ: Any, start_response: Any) -> list[bytes]:
         return []
 
-    with pytest.raises(TypeError, match="async handlers.*ASGI middleware"):
+    with pytest.raises(TypeError, match=r"async handlers.*ASGI middleware"):
         WsgiMiddleware(wsgi_app, ASYNC_RW)
     WsgiMiddleware(wsgi_app, SYNC_RW)       # (sync handlers: fine)
 
