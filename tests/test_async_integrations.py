@@ -159,3 +159,31 @@ def test_wsgi_and_django_refuse_async_handlers() -> None:
 
     with pytest.raises(ImproperlyConfigured, match="async handlers"):
         Middleware(lambda request: None)
+
+
+def test_aiohttp_middleware_runs_async_handlers() -> None:
+    """The aiohttp middleware with async handlers: whole responses and streamed ones, plain and
+    gzip, in several chunkings, give the sync rewriter's output."""
+    from http_servers import Origin, Reply
+
+    from htmlstream.integrations.aiohttp import rewrite_middleware
+
+    html = [("Content-Type", "text/html; charset=utf-8")]
+    with Origin(middlewares=[rewrite_middleware(ASYNC_RW)]) as origin, \
+            httpx.Client(timeout=10) as client:
+        url = origin.serve("/whole", Reply([PAGE], html, whole=True))
+        r = client.get(url)
+        assert r.content == EXPECTED
+        assert r.headers["content-length"] == str(len(EXPECTED))
+        url = origin.serve("/whole-gz", Reply([GZ], [*html, ("Content-Encoding", "gzip")],
+                                              whole=True))
+        assert client.get(url).content == EXPECTED
+        for n, chunks in enumerate(CHUNKINGS[:4]):
+            url = origin.serve(f"/stream-{n}", Reply(chunks, html))
+            r = client.get(url)
+            assert r.content == EXPECTED, n
+            assert r.headers["transfer-encoding"] == "chunked"
+        for n, chunks in enumerate(GZ_CHUNKINGS[:3]):
+            url = origin.serve(f"/stream-gz-{n}",
+                               Reply(chunks, [*html, ("Content-Encoding", "gzip")]))
+            assert client.get(url).content == EXPECTED, n

@@ -34,7 +34,8 @@ then closes the connection without ending the body (the client sees it incomplet
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -86,15 +87,33 @@ def rewrite_middleware(
         finally:
             request._payload_writer = original
         if isinstance(response, web.Response) and not response.prepared:
-            _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+            await _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
         return response
 
     return htmlstream_rewrite
 
 
-def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
-                   options: HttpOptions | None, context: Mapping[str, Any] | None,
-                   headers_hook: HeadersHook | None) -> None:
+async def _feed(transform: ResponseRewrite[str], rewriter: Rewriter,
+                chunk: bytes | bytearray | memoryview,
+                close: bool) -> AsyncGenerator[bytes, None]:
+    """``transform.feed(chunk)`` (and ``close()``), in pieces: with async handlers (issue 30)
+    the output before each wait comes first; else one piece."""
+    if not rewriter.has_async_handlers:
+        yield (transform.feed(chunk) if chunk else b"") + (transform.close() if close else b"")
+        return
+    if chunk:
+        async with contextlib.aclosing(transform.afeed_iter(chunk)) as pieces:
+            async for piece in pieces:
+                yield piece
+    if close:
+        async with contextlib.aclosing(transform.aclose_iter()) as pieces:
+            async for piece in pieces:
+                yield piece
+
+
+async def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
+                         options: HttpOptions | None, context: Mapping[str, Any] | None,
+                         headers_hook: HeadersHook | None) -> None:
     """Rewrite an unprepared ``web.Response`` in place (body and headers)."""
     body = response.body
     if not isinstance(body, bytes | bytearray):
@@ -106,7 +125,7 @@ def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewri
                                 request_headers=request.headers, options=options,
                                 context=context)
     try:
-        out = transform.feed(body) + transform.close()
+        out = b"".join([piece async for piece in _feed(transform, rewriter, body, True)])
     except ContentDecodingError:
         return      # nothing was sent: the body goes as it came
     if not transform.rewriting:
@@ -229,7 +248,13 @@ class _RewritingWriter(AbstractStreamWriter):
         if transform is None:
             await self._inner.write(chunk)
             return
-        out = transform.feed(chunk)
+        async with contextlib.aclosing(_feed(transform, self._rewriter, chunk, False)) as outs:
+            async for out in outs:
+                await self._write_out(transform, out)
+        if not self._sent and transform.decided:
+            await self._write_out(transform, b"")
+
+    async def _write_out(self, transform: ResponseRewrite[str], out: bytes) -> None:
         if not self._sent and transform.decided:
             await self._decided(transform, None)
             if not transform.rewriting:
@@ -245,7 +270,14 @@ class _RewritingWriter(AbstractStreamWriter):
             await self._inner.write_eof(chunk)
             return
         self._transform = None
-        out = (transform.feed(chunk) if chunk else b"") + transform.close()
+        if self._sent and self._rewriter.has_async_handlers:
+            # (the output before each waiting handler leaves before it waits)
+            async with contextlib.aclosing(_feed(transform, self._rewriter, chunk, True)) as outs:
+                async for out in outs:
+                    await self._inner.write(out)
+            await self._inner.write_eof(b"")
+            return
+        out = b"".join([piece async for piece in _feed(transform, self._rewriter, chunk, True)])
         if not self._sent:
             await self._decided(transform, len(out))
         await self._inner.write_eof(out)
