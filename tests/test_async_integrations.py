@@ -164,9 +164,8 @@ def test_wsgi_and_django_refuse_async_handlers() -> None:
 def test_aiohttp_middleware_runs_async_handlers() -> None:
     """The aiohttp middleware with async handlers: whole responses and streamed ones, plain and
     gzip, in several chunkings, give the sync rewriter's output."""
-    from http_servers import Origin, Reply
-
     from htmlstream.integrations.aiohttp import rewrite_middleware
+    from http_servers import Origin, Reply
 
     html = [("Content-Type", "text/html; charset=utf-8")]
     with Origin(middlewares=[rewrite_middleware(ASYNC_RW)]) as origin, \
