@@ -186,3 +186,73 @@ def test_aiohttp_middleware_runs_async_handlers() -> None:
             url = origin.serve(f"/stream-gz-{n}",
                                Reply(chunks, [*html, ("Content-Encoding", "gzip")]))
             assert client.get(url).content == EXPECTED, n
+
+
+def test_reverse_proxy_runs_async_handlers() -> None:
+    from htmlstream.integrations.proxy import ReverseProxy
+    from http_servers import Origin, Reply
+
+    html = [("Content-Type", "text/html; charset=utf-8")]
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def run(coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(15)
+
+    try:
+        with Origin() as origin, httpx.Client(timeout=10) as client:
+            proxy = ReverseProxy(ASYNC_RW, origin.url(""))
+            port = run(proxy.start("127.0.0.1", 0))[1]
+            try:
+                for n, chunks in enumerate(CHUNKINGS[:4]):
+                    origin.serve(f"/p{n}", Reply(chunks, html))
+                    assert client.get(f"http://127.0.0.1:{port}/p{n}").content == EXPECTED, n
+                origin.serve("/gz", Reply(GZ_CHUNKINGS[1], [*html, ("Content-Encoding", "gzip")]))
+                assert client.get(f"http://127.0.0.1:{port}/gz").content == EXPECTED
+            finally:
+                run(proxy.close())
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+def test_cli_proxy_handlers_module(tmp_path: Any) -> None:
+    """``htmlstream proxy --handlers MODULE:NAME`` loads a rewriter with async handlers."""
+    import os
+    import subprocess
+    import sys
+
+    from htmlstream.cli import main
+    from http_servers import Origin, Reply
+
+    (tmp_path / "my_handlers.py").write_text(
+        "import asyncio\n"
+        "import htmlstream as hs\n"
+        "rewriter = hs.Rewriter()\n"
+        "@rewriter.element('p')\n"
+        "async def mark(el):\n"
+        "    await asyncio.sleep(0)\n"
+        "    el.set_attribute('class', 'x')\n")
+    assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--handlers", "nomodule:x"]) != 0
+    assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--handlers", "bad"]) != 0
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    with Origin() as origin:
+        origin.serve("/cli", Reply([PAGE[:3000], PAGE[3000:]],
+                                   [("Content-Type", "text/html; charset=utf-8")]))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "htmlstream.cli", "proxy", "--upstream", origin.url(""),
+             "--listen", "127.0.0.1:0", "--grace", "2", "--handlers", "my_handlers:rewriter"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline().decode()
+            assert "listening on http://127.0.0.1:" in line, line
+            port = int(line.split("127.0.0.1:")[1].split("/")[0])
+            body = httpx.get(f"http://127.0.0.1:{port}/cli", timeout=10).content
+            assert body == PAGE.replace(b"<p>", b'<p class="x">')
+        finally:
+            proc.terminate()
+            proc.wait(10)
