@@ -256,3 +256,25 @@ def test_cli_proxy_handlers_module(tmp_path: Any) -> None:
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def test_httpx_async_helpers_run_async_handlers() -> None:
+    from htmlstream.integrations.httpx import AsyncRewritingTransport, aiter_rewritten
+    from http_servers import Origin, Reply
+
+    html = [("Content-Type", "text/html; charset=utf-8")]
+
+    async def fetch(url: str) -> tuple[bytes, bytes]:
+        async with httpx.AsyncClient(timeout=10) as client, client.stream("GET", url) as r:
+            body = b"".join([out async for out in aiter_rewritten(r, ASYNC_RW)])
+        async with httpx.AsyncClient(timeout=10,
+                                     transport=AsyncRewritingTransport(ASYNC_RW)) as client:
+            via_transport = (await client.get(url)).content
+        return body, via_transport
+
+    with Origin() as origin:
+        for n, chunks in enumerate(CHUNKINGS[:3]):
+            url = origin.serve(f"/h{n}", Reply(chunks, html))
+            assert asyncio.run(fetch(url)) == (EXPECTED, EXPECTED), n
+        url = origin.serve("/hgz", Reply(GZ_CHUNKINGS[1], [*html, ("Content-Encoding", "gzip")]))
+        assert asyncio.run(fetch(url)) == (EXPECTED, EXPECTED)
