@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import htmlstream as hs
@@ -171,12 +171,21 @@ def test_async_equals_sync_corpus(mode: str) -> None:
     asyncio.run(run())
 
 
+SLEEP0_KIT = kit(_sleep0)
+NO_WAIT_KIT = kit(_no_wait)
+SYNC_KIT = kit(_sync)
+
+
+@settings(deadline=None)        # (threads switching on a loaded machine)
 @given(html_documents(), st.data())
 def test_async_equals_sync_hypothesis(doc: bytes, data: st.DataObject) -> None:
     chunks = data.draw(chunked(doc))
-    want = feed_bytes(kit(_sync).stream, chunks)
-    assert asyncio.run(afeed(kit(_sleep0), chunks)) == want
-    assert asyncio.run(afeed(kit(_no_wait), chunks)) == want
+    want = feed_bytes(SYNC_KIT.stream, chunks)
+
+    async def run() -> None:
+        assert await afeed(SLEEP0_KIT, chunks) == want
+        assert await afeed(NO_WAIT_KIT, chunks) == want
+    asyncio.run(run())
 
 
 def test_arewrite_and_rewrite_aiter_equal_sync() -> None:
@@ -670,4 +679,30 @@ def test_an_abandoned_stream_is_collected() -> None:
         await s.feed(b"<a>")
         del s
         gc.collect()
+    asyncio.run(run())
+
+
+def test_a_feed_closed_mid_wait_fails_the_stream_and_frees_the_engine() -> None:
+    """A feed() coroutine dropped while its handler waits (closed, as the garbage collector
+    does): the handler is closed, the engine unwinds, the stream is failed."""
+    closed: list[bool] = []
+
+    async def waits(el: hs.Element) -> None:
+        try:
+            await asyncio.Event().wait()
+        except GeneratorExit:
+            closed.append(True)
+            raise
+
+    rw = hs.Rewriter().on("b", element=waits)
+
+    async def run() -> None:
+        s = rw.astream()
+        feed = s.feed(b"<a>1</a><b>2</b>")
+        assert feed.send(None) is not None      # (the handler's future: it waits)
+        feed.close()
+        assert closed == [True]
+        with pytest.raises(hs.HtmlStreamError, match="consumer stopped"):
+            await s.close()
+        assert asyncio.all_tasks() == {asyncio.current_task()}
     asyncio.run(run())

@@ -310,7 +310,11 @@ class EngineRunner:
                 try:
                     await _Wait(it, yielded, ctx)
                 except BaseException as exc:
-                    reply = fiber.switch_in(exc)
+                    # (the handler raised, or was cancelled: its exception fails the engine;
+                    # GeneratorExit and the like are raised here once the engine unwound)
+                    reply = _unwind(fiber, _for_engine(exc))
+                    if not isinstance(exc, Exception | asyncio.CancelledError):
+                        raise
                 else:
                     reply = fiber.switch_in(None)
                 del it, yielded, ctx
@@ -318,13 +322,7 @@ class EngineRunner:
             if reply is None:
                 # Left while the engine waits at a unit (the generator closed or thrown into
                 # at its yield): fail the engine there, and let it unwind.
-                stop = exc if isinstance(exc, Exception) else HtmlStreamError(
-                    "the async stream's consumer stopped while a handler was pending")
-                reply = fiber.switch_in(stop)
-                while reply[0] is _WAIT:
-                    if hasattr(reply[2], "close"):
-                        reply[2].close()
-                    reply = fiber.switch_in(stop)
+                reply = _unwind(fiber, _for_engine(exc))
             raise
         finally:
             self.fiber = None
@@ -335,6 +333,64 @@ class EngineRunner:
             raise reply[1]
         if reply[1]:
             yield reply[1]
+
+
+def _for_engine(exc: BaseException) -> BaseException:
+    """What to raise inside the engine's handler call for ``exc``, raised on the loop's side:
+    itself (a handler's exception, a cancellation), or for GeneratorExit and the like (the
+    consumer went away) an HtmlStreamError, which fails the stream."""
+    if isinstance(exc, Exception | asyncio.CancelledError):
+        return exc
+    return HtmlStreamError(f"the async stream's consumer stopped ({type(exc).__name__}) while "
+                           f"a handler was pending")
+
+
+def _unwind(fiber: _Fiber, error: BaseException) -> Any:
+    """Raise ``error`` in the paused engine and let it unwind; its final reply."""
+    reply = fiber.switch_in(error)
+    while reply[0] is _WAIT:        # (not expected: the engine fails at the first)
+        if hasattr(reply[2], "close"):
+            reply[2].close()
+        reply = fiber.switch_in(error)
+    return reply
+
+
+async def _collect(runner: EngineRunner, call: Callable[..., bytes], *args: Any) -> bytes:
+    """``runner.run(call, *args)`` joined, as a coroutine (not an async generator, whose
+    frame a closed or cancelled caller would leave paused for the garbage collector): the
+    same steps, the pieces kept instead of yielded."""
+    if runner.busy:
+        raise RuntimeError(_OVERLAP)
+    loop = asyncio.get_running_loop()
+    runner.busy = True
+    runner.debug = loop.get_debug()
+    fiber = runner.fiber = _take_fiber()
+    parts: list[bytes] = []
+    reply: Any = None
+    try:
+        reply = fiber.switch_in(runner.job(call, args, loop))
+        while reply[0] is _WAIT:
+            out, it, yielded, ctx = reply[1:]
+            reply = None
+            parts.append(out)
+            try:
+                await _Wait(it, yielded, ctx)
+            except BaseException as exc:
+                reply = _unwind(fiber, _for_engine(exc))
+                if not isinstance(exc, Exception | asyncio.CancelledError):
+                    raise
+            else:
+                reply = fiber.switch_in(None)
+            del it, yielded, ctx
+    finally:
+        runner.fiber = None
+        runner.busy = False
+        if reply is not None:
+            _give_back(fiber)
+    if reply[0] is _ERROR:
+        raise reply[1]
+    parts.append(reply[1])
+    return b"".join(parts)
 
 
 class AsyncRewriterStream:
@@ -391,14 +447,14 @@ class AsyncRewriterStream:
         if not self._driver.fibered:
             # (inline: the sync stream, in the caller's context; it refuses re-entry itself)
             return self._stream.feed(chunk)
-        return b"".join([out async for out in self._driver.run(self._stream.feed, chunk)])
+        return await _collect(self._driver, self._stream.feed, chunk)
 
     async def close(self) -> bytes:
         """End of input: wait for the remaining handlers (document end handlers included) and
         return the rest of the output."""
         if not self._driver.fibered:
             return self._stream.close()
-        return b"".join([out async for out in self._driver.run(self._stream.close)])
+        return await _collect(self._driver, self._stream.close)
 
     def feed_iter(self, chunk: bytes | bytearray | memoryview) -> AsyncGenerator[bytes, None]:
         """Rewrite the next chunk; yield the output in pieces: before each wait for a handler,
