@@ -706,3 +706,73 @@ def test_a_feed_closed_mid_wait_fails_the_stream_and_frees_the_engine() -> None:
             await s.close()
         assert asyncio.all_tasks() == {asyncio.current_task()}
     asyncio.run(run())
+
+
+# ---------------------------------------------------------------------- content from iterables
+
+
+def test_content_from_bytes_and_iterables() -> None:
+    """Every content method takes str, UTF-8 bytes, or an iterable of str and bytes chunks (a
+    character may be split between chunks); the output is that of the joined str."""
+    def handlers(content: Callable[[], Any]) -> hs.Rewriter:
+        rw = hs.Rewriter()
+
+        def element(el: hs.Element) -> None:
+            el.before(content())
+            el.after(content())
+            el.prepend(content())
+            el.append(content())
+            el.on_end_tag(lambda t: (t.before(content()), t.after(content())))
+
+        rw.on("p", element=element)
+        rw.on("b", element=lambda el: el.set_inner_content(content()))
+        rw.on("i", element=lambda el: el.replace(content()))
+        rw.on("p", text=lambda t: t.after(content()) if t.last_in_text_node else None)
+        rw.on_document(comments=lambda c: c.replace(content()),
+                       end=lambda e: e.append(content()))
+        return rw
+
+    doc = b"<p>x<b>y</b><i>z</i><!--c--></p>"
+    text = "é<&>"
+    forms: list[Callable[[], Any]] = [
+        lambda: text.encode(), lambda: bytearray(text.encode()),
+        lambda: [b"\xc3", b"\xa9<", "&", b">"], lambda: iter(["é", "", b"<&>"]),
+        lambda: (bytes([c]) for c in text.encode()),
+    ]
+    want_rw = handlers(lambda: text)
+    for form in forms:
+        rw = handlers(form)
+        for chunks in chunkings(doc, random_splits=2):
+            assert feed_bytes(rw.stream, chunks) == feed_bytes(want_rw.stream, chunks)
+    empty = handlers(lambda: [])
+    assert empty.rewrite(doc) == handlers(lambda: "").rewrite(doc)
+
+
+def test_content_errors_name_the_method() -> None:
+    cases: list[tuple[Callable[[hs.Element], Any], type[Exception], str]] = [
+        (lambda el: el.append([b"ok", b"\xff"]), ValueError,
+         r"Element\.append\(\): the content is not valid UTF-8"),
+        (lambda el: el.before(b"\xc3"), ValueError,
+         r"Element\.before\(\): the content ends inside a UTF-8 character"),
+        (lambda el: el.prepend([b"\xc3", "x"]), ValueError,
+         r"Element\.prepend\(\): a str chunk follows bytes"),
+        (lambda el: el.set_inner_content([1]), TypeError,
+         r"Element\.set_inner_content\(\): content chunks must be str or bytes"),
+        (lambda el: el.replace(3), TypeError, r"Element\.replace\(\): content must be str"),
+    ]
+    for handler, error, message in cases:
+        rw = hs.Rewriter().on("p", element=handler)
+        for chunks in chunkings(b"<p>x</p>", random_splits=1):
+            with pytest.raises(error, match=message):
+                feed_bytes(rw.stream, chunks)
+    # a closer split between two chunks is found as in one string
+    rw = hs.Rewriter().on("script", element=lambda el: el.append(["</scr", "ipt>"]))
+    with pytest.raises(ValueError, match="must not contain"):
+        rw.rewrite(b"<script>x</script>")
+
+    async def chunks() -> Any:
+        yield "x"
+
+    rw = hs.Rewriter().on("p", element=lambda el: el.append(chunks()))
+    with pytest.raises(TypeError, match=r"Element\.append\(\): content from an async iterable"):
+        rw.rewrite(b"<p>")

@@ -111,6 +111,7 @@ from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
 
 import re
+from codecs import getincrementaldecoder as _getincrementaldecoder
 from typing import NamedTuple
 
 HTML_NS = "http://www.w3.org/1999/xhtml"
@@ -400,6 +401,59 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding):
         ) from None
 
 
+_utf8_decoder = _getincrementaldecoder("utf-8")
+
+
+cdef inline object _text_of(unit, content, str method):
+    """The content a content method was given, as one str (the common case, a str, at once)."""
+    if type(content) is str:
+        return content
+    return _joined(unit, content, method)
+
+
+cdef object _joined(unit, content, str method):
+    """Content given as bytes (UTF-8) or as an iterable of str and bytes chunks, as one str:
+    a chunk may end inside a UTF-8 character that the next one completes; invalid UTF-8 is a
+    ValueError naming the method.  (The chunks are joined before the content is checked and
+    written: a closer split between two chunks is found as in one string.)"""
+    name = f"{type(unit).__name__}.{method}()"
+    if isinstance(content, str):
+        return str(content)
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        content = (bytes(content),)
+    elif hasattr(content, "__aiter__"):
+        raise TypeError(f"{name}: content from an async iterable is not supported; join it "
+                        f"first (async for), or pass an iterable of str or bytes")
+    else:
+        try:
+            content = iter(content)
+        except TypeError:
+            raise TypeError(f"{name}: content must be str, bytes or an iterable of them, not "
+                            f"{type(content).__name__}") from None
+    decoder = _utf8_decoder()
+    parts = []
+    for chunk in content:
+        if isinstance(chunk, str):
+            if decoder.getstate()[0]:
+                raise ValueError(f"{name}: a str chunk follows bytes that end inside a UTF-8 "
+                                 f"character")
+            parts.append(str(chunk))
+        elif isinstance(chunk, (bytes, bytearray, memoryview)):
+            try:
+                parts.append(decoder.decode(bytes(chunk)))
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{name}: the content is not valid UTF-8 ({exc.reason})") \
+                    from None
+        else:
+            raise TypeError(f"{name}: content chunks must be str or bytes, not "
+                            f"{type(chunk).__name__}")
+    try:
+        parts.append(decoder.decode(b"", True))
+    except UnicodeDecodeError:
+        raise ValueError(f"{name}: the content ends inside a UTF-8 character") from None
+    return "".join(parts)
+
+
 cdef object text_part(content, bint html, int text_type, str encoding):
     """Inserted content as the units keep it: ``html`` content as bytes; text as
     ``(bytes for text_type, the str, text_type)``, so that the sink can tell it from markup
@@ -589,19 +643,22 @@ cdef class Unit(BaseUnit):
         self.check()
         if self.before_parts is None:
             self.before_parts = []
-        self.before_parts.append(text_part(content, html, self.text_ctx(), self.encoding))
+        self.before_parts.append(text_part(_text_of(self, content, "before"), html,
+                                           self.text_ctx(), self.encoding))
 
     def after(self, content, *, bint html=False):
         """Insert ``content`` just after the unit (successive calls: the last comes first)."""
         self.check()
         if self.after_parts is None:
             self.after_parts = []
-        self.after_parts.insert(0, text_part(content, html, self.text_ctx_after(), self.encoding))
+        self.after_parts.insert(0, text_part(_text_of(self, content, "after"), html,
+                                             self.text_ctx_after(), self.encoding))
 
     def replace(self, content, *, bint html=False):
         """Replace the unit with ``content``."""
         self.check()
-        self.replacement = text_part(content, html, self.text_ctx(), self.encoding)
+        self.replacement = text_part(_text_of(self, content, "replace"), html, self.text_ctx(),
+                                     self.encoding)
         self.removed_ = True
 
     def remove(self):
@@ -763,7 +820,7 @@ cdef class DocumentEnd(BaseUnit):
         """Write ``content`` at the very end of the output."""
         if not self.live:
             raise UnitExpired("this DocumentEnd can no longer be changed")
-        self.parts.append(text_part(content, html, 0, self.encoding))
+        self.parts.append(text_part(_text_of(self, content, "append"), html, 0, self.encoding))
 
 
 cdef class EndTag(Unit):
@@ -1458,7 +1515,8 @@ cdef class Element(Unit):
             if self.prepend_parts is None:
                 self.prepend_parts = []
             self.prepend_parts.insert(
-                0, text_part(content, html, self.content_text_type, self.encoding))
+                0, text_part(_text_of(self, content, "prepend"), html, self.content_text_type,
+                             self.encoding))
 
     def append(self, content, *, bint html=False):
         """Insert ``content`` at the end of the element's content (no-op on void elements)."""
@@ -1467,13 +1525,15 @@ cdef class Element(Unit):
             if self.append_parts is None:
                 self.append_parts = []
             self.append_parts.append(
-                text_part(content, html, self.content_text_type, self.encoding))
+                text_part(_text_of(self, content, "append"), html, self.content_text_type,
+                          self.encoding))
 
     def set_inner_content(self, content, *, bint html=False):
         """Replace the element's content (no-op on void elements)."""
         self.check_tag("have its content replaced")
         if self.can_have_content_:
-            self.inner = text_part(content, html, self.content_text_type, self.encoding)
+            self.inner = text_part(_text_of(self, content, "set_inner_content"), html,
+                                   self.content_text_type, self.encoding)
             self.prepend_parts = None
             self.append_parts = None
             self.remove_content = True
