@@ -774,5 +774,71 @@ def test_content_errors_name_the_method() -> None:
         yield "x"
 
     rw = hs.Rewriter().on("p", element=lambda el: el.append(chunks()))
-    with pytest.raises(TypeError, match=r"Element\.append\(\): content from an async iterable"):
+    with pytest.raises(TypeError, match=r"Element\.append\(\): content from an async "
+                                        r"iterable needs an async stream"):
         rw.rewrite(b"<p>")
+
+
+def test_content_from_async_iterables() -> None:
+    """On an async stream, content may be an async iterable of str and bytes chunks (a
+    sub-request's body, another rewriter's output): the engine waits for it at the unit, and
+    the output is that of the joined str, in every chunking."""
+    text = "é<&>"
+
+    async def source(wait: bool) -> Any:
+        for chunk in (b"\xc3", b"\xa9<", "&", b">"):
+            if wait:
+                await asyncio.sleep(0)
+            yield chunk
+
+    def handlers(content: Callable[[], Any], wrap: Wrap) -> hs.Rewriter:
+        rw = hs.Rewriter()
+
+        def element(el: hs.Element) -> None:
+            el.before(content())
+            el.after(content())
+            el.prepend(content())
+            el.append(content(), html=True)
+            el.on_end_tag(wrap(lambda t: (t.before(content()), t.after(content()))))
+
+        rw.on("p", element=wrap(element))
+        rw.on("b", element=wrap(lambda el: el.set_inner_content(content())))
+        rw.on("i", element=wrap(lambda el: el.replace(content())))
+        rw.on("p", text=wrap(lambda t: t.after(content()) if t.last_in_text_node else None))
+        rw.on_document(comments=wrap(lambda c: c.replace(content())),
+                       end=wrap(lambda e: e.append(content())))
+        return rw
+
+    doc = b"<p>x<b>y</b><i>z</i><!--c--></p>"
+    want_rw = handlers(lambda: text, _sync)
+
+    async def run() -> None:
+        for wait, wrap in ((True, _sleep0), (False, _sleep0), (False, _sync)):
+            rw = handlers(lambda w=wait: source(w), wrap)
+            for chunks in chunkings(doc, random_splits=2):
+                assert await afeed(rw, chunks) == feed_bytes(want_rw.stream, chunks)
+        # content that waits, given by a rewriter with only sync handlers (its async streams
+        # run inline): the handler must be async
+        rw = handlers(lambda: source(True), _sync)
+        with pytest.raises(TypeError, match=r"Element\.before\(\) content waits.*async def"):
+            await afeed(rw, [doc])
+
+        async def bad() -> Any:
+            yield b"\xff"
+
+        rw = hs.Rewriter().on("p", element=lambda el: el.append(bad()))
+        with pytest.raises(ValueError, match=r"Element\.append\(\): the content is not valid"):
+            await afeed(rw, [doc])
+
+        async def broken() -> Any:
+            yield "x"
+            await asyncio.sleep(0)
+            raise OSError("the sub-request broke off")
+
+        rw = hs.Rewriter().on("p", element=_sleep0(lambda el: el.append(broken())))
+        s = rw.astream()
+        with pytest.raises(OSError, match="broke off"):
+            await s.feed(doc)
+        with pytest.raises(hs.HtmlStreamError):
+            await s.close()
+    asyncio.run(run())

@@ -62,6 +62,7 @@ handler on the rewriter.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 from collections.abc import AsyncGenerator, Callable, Generator, MutableMapping
@@ -175,7 +176,7 @@ class _Wait:
         self._yielded = yielded
         self._ctx = ctx
 
-    def __await__(self) -> Generator[Any, Any, None]:
+    def __await__(self) -> Generator[Any, Any, Any]:
         it, yielded, ctx = self._it, self._yielded, self._ctx
         del self._it, self._yielded, self._ctx
         try:
@@ -191,8 +192,8 @@ class _Wait:
                     yielded = ctx.run(it.throw, exc)
                 else:
                     yielded = ctx.run(it.send, sent)
-        except StopIteration:
-            return
+        except StopIteration as stop:
+            return stop.value
 
 
 class EngineRunner:
@@ -241,8 +242,9 @@ class EngineRunner:
                 _set_running_loop(None)
         return run
 
-    def await_on_fiber(self, result: object, fn: object, unit: object) -> None:
-        """The sink's awaiter (on the fiber): wait for the handler's awaitable ``result``."""
+    def await_on_fiber(self, result: object, fn: object, unit: object) -> Any:
+        """The sink's awaiter (on the fiber): wait for the handler's awaitable ``result``
+        (or a unit's content from an async iterable); its value."""
         it = _iterator(result)
         if it is None:
             return              # (not awaitable: a return value, ignored)
@@ -251,8 +253,8 @@ class EngineRunner:
         if not self.debug:
             try:
                 yielded = ctx.run(it.send, None)
-            except StopIteration:
-                return          # done without waiting: no switch
+            except StopIteration as stop:
+                return stop.value   # done without waiting: no switch
         fiber = self.fiber
         if fiber is None:       # (a call outside run(): it cannot wait)
             it.close()
@@ -262,11 +264,12 @@ class EngineRunner:
         out = b"" if stream is None else stream._take_before(unit)
         if out and self.early is not None:
             out = self.early(out)
-        error = fiber.switch_out((_WAIT, out, it, yielded, ctx))
+        error, value = fiber.switch_out((_WAIT, out, it, yielded, ctx))
         if error is not None:
             raise error
+        return value
 
-    def await_inline(self, result: object, fn: object, unit: object) -> None:
+    def await_inline(self, result: object, fn: object, unit: object) -> Any:
         """The sink's awaiter when the stream runs inline (no async handler registered): an
         awaitable that finishes without waiting is fine; one that waits cannot be waited for."""
         it = _iterator(result)
@@ -274,13 +277,15 @@ class EngineRunner:
             return
         try:
             it.send(None)
-        except StopIteration:
-            return
-        it.close()
+        except StopIteration as stop:
+            return stop.value
+        with contextlib.suppress(RuntimeError):     # (an async generator it was reading)
+            it.close()
+        what = fn if isinstance(fn, str) else f"handler {_name(fn)} returned an awaitable that"
         raise TypeError(
-            f"handler {_name(fn)} returned an awaitable that waits, but the rewriter has no "
-            f"async handler registered, so its async streams run without pausing the engine: "
-            f"make the handler that registers it (or any registered handler) an async def")
+            f"{what} waits, but the rewriter has no async handler registered, so its async "
+            f"streams run without pausing the engine: make the handler that registers it or "
+            f"gives it (or any registered handler) an async def")
 
     async def run(
         self, call: Callable[..., bytes], *args: Any
@@ -308,7 +313,7 @@ class EngineRunner:
                 if out:
                     yield out
                 try:
-                    await _Wait(it, yielded, ctx)
+                    value = await _Wait(it, yielded, ctx)
                 except BaseException as exc:
                     # (the handler raised, or was cancelled: its exception fails the engine;
                     # GeneratorExit and the like are raised here once the engine unwound)
@@ -316,7 +321,7 @@ class EngineRunner:
                     if not isinstance(exc, Exception | asyncio.CancelledError):
                         raise
                 else:
-                    reply = fiber.switch_in(None)
+                    reply = fiber.switch_in((None, value))
                 del it, yielded, ctx
         except BaseException as exc:
             if reply is None:
@@ -347,11 +352,11 @@ def _for_engine(exc: BaseException) -> BaseException:
 
 def _unwind(fiber: _Fiber, error: BaseException) -> Any:
     """Raise ``error`` in the paused engine and let it unwind; its final reply."""
-    reply = fiber.switch_in(error)
+    reply = fiber.switch_in((error, None))
     while reply[0] is _WAIT:        # (not expected: the engine fails at the first)
         if hasattr(reply[2], "close"):
             reply[2].close()
-        reply = fiber.switch_in(error)
+        reply = fiber.switch_in((error, None))
     return reply
 
 
@@ -374,13 +379,13 @@ async def _collect(runner: EngineRunner, call: Callable[..., bytes], *args: Any)
             reply = None
             parts.append(out)
             try:
-                await _Wait(it, yielded, ctx)
+                value = await _Wait(it, yielded, ctx)
             except BaseException as exc:
                 reply = _unwind(fiber, _for_engine(exc))
                 if not isinstance(exc, Exception | asyncio.CancelledError):
                     raise
             else:
-                reply = fiber.switch_in(None)
+                reply = fiber.switch_in((None, value))
             del it, yielded, ctx
     finally:
         runner.fiber = None

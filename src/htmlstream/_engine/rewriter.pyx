@@ -79,6 +79,7 @@ from htmlstream._engine.units cimport (
     make_text_chunk,
     process_text,
     release_element,
+    resolve_parts,
 )
 
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
@@ -345,6 +346,8 @@ cdef class RewriteSink(OpenElements):
             # a character may be split between two pieces: decode in stream order
             chunk.text_ = process_text(self.decoder.decode(chunk.raw_, last), text_type)
         self.call_all(handlers, chunk)
+        if chunk.async_parts:
+            resolve_parts(chunk, self.awaiter)
         chunk.live = False
         if chunk.is_modified():
             self.output.copy_input(content_start)
@@ -421,6 +424,8 @@ cdef class RewriteSink(OpenElements):
         comment = make_comment(input_slice(lx, start, end),
                                input_slice(lx, content_start, content_end), start, self.encoding)
         self.call_all(handlers, comment)
+        if comment.async_parts:
+            resolve_parts(comment, self.awaiter)
         comment.live = False
         if comment.is_modified():
             self.output.copy_input(start)
@@ -647,6 +652,8 @@ cdef class RewriteSink(OpenElements):
         el = make_implied_element(name_hash, _IMPLIED_NAMES[name_hash], ns, at, T_DATA,
                                   self.encoding)
         self.call_all(handlers, el)
+        if el.async_parts:
+            resolve_parts(el, self.awaiter)
         el.live = False
         if el.before_parts is not None or el.prepend_parts is not None:
             self.output.copy_input(at)
@@ -794,6 +801,8 @@ cdef class RewriteSink(OpenElements):
         el.open_n = depth if 0 <= depth <= self.sim.depth else self.sim.depth
         el.open_extra_n = 0
         self.call_all(handlers, el)
+        if el.async_parts:
+            resolve_parts(el, self.awaiter)
         el.live = False
         if el.captures is not None:
             self.begin_captures(el, tag, ns, pushed)
@@ -944,6 +953,8 @@ cdef class RewriteSink(OpenElements):
             if el.end_handlers is not None:
                 for fn in el.end_handlers:
                     self.call(fn, end_tag)
+                if end_tag.async_parts:
+                    resolve_parts(end_tag, self.awaiter)
             end_tag.live = False
             if end_tag.before_parts is not None:
                 self.output.divert(ctx)
@@ -1159,6 +1170,8 @@ cdef class RewriteSink(OpenElements):
         end = DocumentEnd(self.encoding)
         for fn in self.rules.doc_end:
             self.call(fn, end)
+        if end.async_parts:
+            resolve_parts(end, self.awaiter)
         end.live = False
         if end.parts:
             self.output.divert(self.lx.text_type)

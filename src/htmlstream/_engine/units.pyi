@@ -1,6 +1,6 @@
 # Type stub for the compiled rewritable units (units.pyx); documented in htmlstream.units.
 
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, MutableMapping
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from typing_extensions import disjoint_base
@@ -12,7 +12,8 @@ from htmlstream.tokens import TextType
 
 # What a content method takes: str, UTF-8 bytes, or an iterable of str and bytes chunks.
 _Chunk: TypeAlias = str | bytes | bytearray | memoryview
-_Content: TypeAlias = _Chunk | Iterable[_Chunk]
+# (an async iterable: on an async stream, waited for after the unit's handlers)
+_Content: TypeAlias = _Chunk | Iterable[_Chunk] | AsyncIterable[_Chunk]
 
 HTML_NS: str
 SVG_NS: str

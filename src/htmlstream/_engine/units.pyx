@@ -404,11 +404,78 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding):
 _utf8_decoder = _getincrementaldecoder("utf-8")
 
 
-cdef inline object _text_of(unit, content, str method):
-    """The content a content method was given, as one str (the common case, a str, at once)."""
+cdef class _AsyncContent:
+    """Content from an async iterable, kept where its part goes until the unit's handlers
+    have run: resolve_parts then waits for all of it (an async stream's awaiter)."""
+    cdef object source
+    cdef bint html
+    cdef int ctx
+    cdef str method
+
+
+cdef object _part(BaseUnit unit, content, bint html, int ctx, str encoding, str method):
+    """A content method's part (see text_part): a str at once; bytes and iterables of chunks
+    joined first (_joined); an async iterable kept for resolve_parts."""
+    cdef _AsyncContent pending
     if type(content) is str:
-        return content
-    return _joined(unit, content, method)
+        return text_part(content, html, ctx, encoding)
+    if hasattr(content, "__aiter__"):
+        pending = _AsyncContent.__new__(_AsyncContent)
+        pending.source = content
+        pending.html = html
+        pending.ctx = ctx
+        pending.method = method
+        unit.async_parts = True
+        return pending
+    return text_part(_joined(unit, content, method), html, ctx, encoding)
+
+
+async def _gather(source):
+    return [chunk async for chunk in source]
+
+
+cdef object _resolved(BaseUnit unit, part, awaiter, str encoding):
+    cdef _AsyncContent pending
+    if type(part) is not _AsyncContent:
+        return part
+    pending = <_AsyncContent>part
+    name = f"{type(unit).__name__}.{pending.method}()"
+    if awaiter is None:
+        raise TypeError(f"{name}: content from an async iterable needs an async stream "
+                        f"(Rewriter.astream(), arewrite() or rewrite_aiter())")
+    chunks = awaiter(_gather(pending.source), f"{name} content", unit)
+    return text_part(_joined(unit, chunks, pending.method), pending.html, pending.ctx,
+                     encoding)
+
+
+cdef list _resolved_list(BaseUnit unit, list parts, awaiter, str encoding):
+    if parts is None:
+        return None
+    return [_resolved(unit, part, awaiter, encoding) for part in parts]
+
+
+cdef int resolve_parts(BaseUnit unit, awaiter) except -1:
+    """After a unit's handlers: wait for the content they gave as async iterables (the
+    awaiter of an async stream pauses the engine meanwhile), in the order the unit writes its
+    parts, and keep it as the other content is kept."""
+    cdef Unit u
+    cdef Element el
+    cdef DocumentEnd end
+    unit.async_parts = False
+    if isinstance(unit, Unit):
+        u = <Unit>unit
+        u.before_parts = _resolved_list(unit, u.before_parts, awaiter, u.encoding)
+        u.replacement = _resolved(unit, u.replacement, awaiter, u.encoding)
+        if isinstance(unit, Element):
+            el = <Element>unit
+            el.prepend_parts = _resolved_list(unit, el.prepend_parts, awaiter, el.encoding)
+            el.inner = _resolved(unit, el.inner, awaiter, el.encoding)
+            el.append_parts = _resolved_list(unit, el.append_parts, awaiter, el.encoding)
+        u.after_parts = _resolved_list(unit, u.after_parts, awaiter, u.encoding)
+    elif isinstance(unit, DocumentEnd):
+        end = <DocumentEnd>unit
+        end.parts = _resolved_list(unit, end.parts, awaiter, end.encoding)
+    return 0
 
 
 cdef object _joined(unit, content, str method):
@@ -421,9 +488,6 @@ cdef object _joined(unit, content, str method):
         return str(content)
     if isinstance(content, (bytes, bytearray, memoryview)):
         content = (bytes(content),)
-    elif hasattr(content, "__aiter__"):
-        raise TypeError(f"{name}: content from an async iterable is not supported; join it "
-                        f"first (async for), or pass an iterable of str or bytes")
     else:
         try:
             content = iter(content)
@@ -643,22 +707,22 @@ cdef class Unit(BaseUnit):
         self.check()
         if self.before_parts is None:
             self.before_parts = []
-        self.before_parts.append(text_part(_text_of(self, content, "before"), html,
-                                           self.text_ctx(), self.encoding))
+        self.before_parts.append(_part(self, content, html, self.text_ctx(), self.encoding,
+                                       "before"))
 
     def after(self, content, *, bint html=False):
         """Insert ``content`` just after the unit (successive calls: the last comes first)."""
         self.check()
         if self.after_parts is None:
             self.after_parts = []
-        self.after_parts.insert(0, text_part(_text_of(self, content, "after"), html,
-                                             self.text_ctx_after(), self.encoding))
+        self.after_parts.insert(0, _part(self, content, html, self.text_ctx_after(),
+                                         self.encoding, "after"))
 
     def replace(self, content, *, bint html=False):
         """Replace the unit with ``content``."""
         self.check()
-        self.replacement = text_part(_text_of(self, content, "replace"), html, self.text_ctx(),
-                                     self.encoding)
+        self.replacement = _part(self, content, html, self.text_ctx(), self.encoding,
+                                 "replace")
         self.removed_ = True
 
     def remove(self):
@@ -820,7 +884,7 @@ cdef class DocumentEnd(BaseUnit):
         """Write ``content`` at the very end of the output."""
         if not self.live:
             raise UnitExpired("this DocumentEnd can no longer be changed")
-        self.parts.append(text_part(_text_of(self, content, "append"), html, 0, self.encoding))
+        self.parts.append(_part(self, content, html, 0, self.encoding, "append"))
 
 
 cdef class EndTag(Unit):
@@ -1515,8 +1579,8 @@ cdef class Element(Unit):
             if self.prepend_parts is None:
                 self.prepend_parts = []
             self.prepend_parts.insert(
-                0, text_part(_text_of(self, content, "prepend"), html, self.content_text_type,
-                             self.encoding))
+                0, _part(self, content, html, self.content_text_type, self.encoding,
+                         "prepend"))
 
     def append(self, content, *, bint html=False):
         """Insert ``content`` at the end of the element's content (no-op on void elements)."""
@@ -1525,15 +1589,14 @@ cdef class Element(Unit):
             if self.append_parts is None:
                 self.append_parts = []
             self.append_parts.append(
-                text_part(_text_of(self, content, "append"), html, self.content_text_type,
-                          self.encoding))
+                _part(self, content, html, self.content_text_type, self.encoding, "append"))
 
     def set_inner_content(self, content, *, bint html=False):
         """Replace the element's content (no-op on void elements)."""
         self.check_tag("have its content replaced")
         if self.can_have_content_:
-            self.inner = text_part(_text_of(self, content, "set_inner_content"), html,
-                                   self.content_text_type, self.encoding)
+            self.inner = _part(self, content, html, self.content_text_type,
+                               self.encoding, "set_inner_content")
             self.prepend_parts = None
             self.append_parts = None
             self.remove_content = True
