@@ -52,6 +52,16 @@ handlers of such a stream run on the fiber too.  In asyncio's debug mode, which 
 loop is called from its own thread, every step of a coroutine runs on the loop's thread (one more
 switch per async handler call).
 
+Content from an async iterable (``el.append(source)`` on an async stream) goes the same way:
+the content method keeps it as a pending part, and once the unit's handlers have run the sink
+(``units.resolve_parts``) hands the awaiter a coroutine that reads it to its end; the awaiter
+returns the coroutine's value (the chunks), which are joined and checked as any content.
+
+``await feed()`` returns all of a chunk's output at once; ``feed_iter()`` (and
+``rewrite_aiter``, and the integrations, through :class:`EngineRunner`) give the output before
+each wait as soon as it is decided.  At the end of the input nothing is taken early: the end of
+the output may still be rewritten where content is added there.
+
 A rewriter with only sync handlers never takes a fiber: its async stream runs the engine inline,
 on the loop's thread, and costs what the sync stream costs.  There, a handler that returns an
 awaitable anyway (an async end-tag handler registered by a sync element handler) is started with
