@@ -50,8 +50,8 @@ NOT_ENTRY_POINTS = {
     # the rewritable units, handed to handlers
     "Element", "EndTag", "TextChunk", "Comment", "Doctype", "DocumentEnd", "AttributeDetails",
     "Captured",
-    # made by Rewriter.stream() (its feed() is an entry point)
-    "RewriterStream",
+    # made by Rewriter.stream() and Rewriter.astream() (feed() is an entry point)
+    "RewriterStream", "AsyncRewriterStream",
     # tokens, made by the tokenizer
     "Token", "StartTag", "Text", "Unparsed", "Attribute",
     # reported parse errors

@@ -867,6 +867,9 @@ def test_http_uses_only_public_names() -> None:
         tree = ast.parse(layer.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("htmlstream"):
+                if (layer.stem.startswith("proxy")
+                        and (node.module or "").startswith("htmlstream.integrations.proxy")):
+                    continue    # (the proxy's own modules share private names among themselves)
                 module = __import__(node.module or "", fromlist=["__all__"])
                 for alias in node.names:
                     assert alias.name in module.__all__, (layer, node.module, alias.name)

@@ -19,7 +19,7 @@ from htmlstream import handlers, tokens
 
 TOP_LEVEL = {
     # rewriting
-    "Rewriter", "RewriterStream", "OnLimit", "TextFilter",
+    "Rewriter", "RewriterStream", "AsyncRewriterStream", "OnLimit", "TextFilter",
     "Element", "EndTag", "TextChunk", "Comment", "Doctype", "DocumentEnd", "UnitExpired",
     "handlers", "parse_selector", "SelectorList",
     # extraction

@@ -34,7 +34,7 @@ from htmlstream.errors import (
     check_type,
 )
 from htmlstream.extraction import Extractor, Field, extract
-from htmlstream.rewriter import OnLimit, Rewriter, RewriterStream, TextFilter
+from htmlstream.rewriter import AsyncRewriterStream, OnLimit, Rewriter, RewriterStream, TextFilter
 from htmlstream.selectors import SelectorList, parse_selector
 from htmlstream.tokenizer import (
     DEFAULT_MAX_ATTRIBUTES,
@@ -127,6 +127,7 @@ __all__ = [
     "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BUFFER_SIZE",
     "AllInputsFailed",
+    "AsyncRewriterStream",
     "BufferLimitExceeded",
     "Comment",
     "CompileCache",

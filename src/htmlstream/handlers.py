@@ -1,6 +1,7 @@
 """The types of handlers, for annotating them (and for ``mypy --strict``).
 
-A handler is any callable taking the unit it handles: a function, a lambda, a bound method.  Its
+A handler is any callable taking the unit it handles: a function, a lambda, a bound method, or
+an ``async def`` (run on ``Rewriter.astream()``; the ``Async*`` protocols describe those).  Its
 return value is ignored (the protocols say ``-> object`` so that any return type fits).  The
 parameter is positional-only, so a handler may name it as it likes::
 
@@ -21,11 +22,18 @@ any of them), :data:`DocumentContentHandlers` what :meth:`Rewriter.on_document
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Protocol, TypeAlias
 
 from htmlstream.units import Comment, Doctype, DocumentEnd, Element, EndTag, TextChunk
 
 __all__ = [
+    "AsyncCommentHandler",
+    "AsyncDoctypeHandler",
+    "AsyncElementHandler",
+    "AsyncEndHandler",
+    "AsyncEndTagHandler",
+    "AsyncTextHandler",
     "CommentHandler",
     "DoctypeHandler",
     "DocumentContentHandlers",
@@ -77,6 +85,49 @@ class EndHandler(Protocol):
     """Called once at the end of the document, with its :class:`~htmlstream.DocumentEnd`."""
 
     def __call__(self, end: DocumentEnd, /) -> object: ...
+
+
+# The async forms (``async def`` handlers, run by Rewriter.astream(), arewrite() and
+# rewrite_aiter()).  The protocols above accept them too (a coroutine is an object); these say
+# that a handler is async.
+
+
+class AsyncElementHandler(Protocol):
+    """An ``async def`` element handler: awaited at the element's start tag, the stream paused
+    there until it is done."""
+
+    def __call__(self, element: Element, /) -> Awaitable[object]: ...
+
+
+class AsyncEndTagHandler(Protocol):
+    """An ``async def`` end-tag handler (:meth:`Element.on_end_tag
+    <htmlstream.Element.on_end_tag>`)."""
+
+    def __call__(self, end_tag: EndTag, /) -> Awaitable[object]: ...
+
+
+class AsyncTextHandler(Protocol):
+    """An ``async def`` text handler."""
+
+    def __call__(self, chunk: TextChunk, /) -> Awaitable[object]: ...
+
+
+class AsyncCommentHandler(Protocol):
+    """An ``async def`` comment handler."""
+
+    def __call__(self, comment: Comment, /) -> Awaitable[object]: ...
+
+
+class AsyncDoctypeHandler(Protocol):
+    """An ``async def`` doctype handler."""
+
+    def __call__(self, doctype: Doctype, /) -> Awaitable[object]: ...
+
+
+class AsyncEndHandler(Protocol):
+    """An ``async def`` document end handler."""
+
+    def __call__(self, end: DocumentEnd, /) -> Awaitable[object]: ...
 
 
 # Handler objects.  A protocol cannot make its methods optional, so each method has a protocol of

@@ -38,11 +38,12 @@ import sys
 import urllib.parse
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, AnyStr, Final, Generic, Literal, Protocol, TypeAlias, cast
 
 from htmlstream import Rewriter, RewriterStream, lookup_encoding, sniff_content
+from htmlstream.astream import EngineRunner
 from htmlstream.encoding import sniff as _sniff_encoding
 from htmlstream.errors import BYTES_LIKE, EncodingError, HtmlStreamError, check_type
 
@@ -1224,6 +1225,14 @@ class ResponseRewrite(Generic[AnyStr]):
         self._closed = False
         self._early = False                 # early_headers() was called
         self._refused: ResponseRefused | None = None
+        # A rewriter with async handlers (issue 30): its stream is an async one, fed by this
+        # object's sync code run where the engine can pause (afeed_iter, aclose_iter).
+        self._runner: EngineRunner | None = None
+        # (with a runner: output computed and not returned yet, which output taken before a
+        # handler waits must follow: _encode_early drains it first)
+        self._held: list[bytes] = []
+        if getattr(rewriter, "has_async_handlers", False):
+            self._runner = EngineRunner(early=self._encode_early)
         result = _check_headers(method, status, self._headers, request_headers, opts,
                                 rewriter.transcode)
         if isinstance(result, Decision):
@@ -1303,8 +1312,28 @@ class ResponseRewrite(Generic[AnyStr]):
 
     # ------------------------------------------------------------------ the body
 
+    def afeed_iter(self, chunk: bytes | bytearray | memoryview) -> AsyncGenerator[bytes, None]:
+        """:meth:`feed` for any rewriter, async handlers included: yields the bytes to send,
+        in pieces (before each wait for a handler, the output decided before its unit,
+        content-encoded and flushed), no empty piece.  Close it if not run to its end."""
+        if self._runner is None:
+            return _one(self.feed, chunk)
+        return self._runner.run(self._feed, chunk)
+
+    def aclose_iter(self) -> AsyncGenerator[bytes, None]:
+        """:meth:`close` for any rewriter, yielding the rest in pieces as :meth:`afeed_iter`."""
+        if self._runner is None:
+            return _one(self.close)
+        return self._runner.run(self._close)
+
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
-        """The bytes to send for the next body chunk (``b""`` while held back)."""
+        """The bytes to send for the next body chunk (``b""`` while held back).  A rewriter
+        with async handlers is fed with :meth:`afeed_iter` (TypeError here)."""
+        if self._runner is not None:
+            raise TypeError("the rewriter has async handlers: use afeed_iter()/aclose_iter()")
+        return self._feed(chunk)
+
+    def _feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         if self._refused is not None:
             raise self._refused
         if self._closed:
@@ -1320,6 +1349,11 @@ class ResponseRewrite(Generic[AnyStr]):
 
     def close(self) -> bytes:
         """The rest of the body, at its end (deciding first, if not decided yet)."""
+        if self._runner is not None:
+            raise TypeError("the rewriter has async handlers: use afeed_iter()/aclose_iter()")
+        return self._close()
+
+    def _close(self) -> bytes:
         if self._refused is not None:
             raise self._refused
         if self._closed:
@@ -1336,8 +1370,12 @@ class ResponseRewrite(Generic[AnyStr]):
         rest = b""
         if self._decoder is not None and not self._finished:
             self._finished = True
+            self._held.append(out)
+            out = b""
             rest = self._rewrite(self._decoder.finish(), flush=False)
-        return out + rest + self._encode(self.stream.close(), final=True)
+        self._held.append(out + rest)
+        tail = self._encode(self.stream.close(), final=True)
+        return self._drain() + tail
 
     def _pieces(self, data: bytes) -> Iterator[bytes]:
         """The decoded pieces of ``data`` (bounded in size), counted against the limit."""
@@ -1411,11 +1449,14 @@ class ResponseRewrite(Generic[AnyStr]):
         self._decision = decision
         if not decision.rewrite:
             return self._release_raw()
-        factory: Callable[..., RewriterStream] = self._rewriter.stream
+        factory: Callable[..., Any] = (self._rewriter.stream if self._runner is None
+                                       else self._rewriter.astream)
         if self._context is not None:
             self.stream = factory(encoding=decision.encoding, context=self._context)
         else:
             self.stream = factory(encoding=decision.encoding)
+        if self._runner is not None:
+            self.stream = self._runner.adopt(self.stream)
         if self._decoder is not None:
             self._encoder = _make_encoder(self._coding, self._decoder, opts)
         return self._rewrite(_chain(prefix, rest), flush=opts.flush)
@@ -1424,13 +1465,36 @@ class ResponseRewrite(Generic[AnyStr]):
         """Rewrite decoded pieces and encode the output, one bounded piece at a time."""
         stream = self.stream
         assert stream is not None
+        held = self._held       # (each part as soon as it is known: see _encode_early)
+        # (the loop's piece is dropped at once: a large one is not kept alive while the
+        # output is joined)
         if self._encoder is None:
-            return b"".join([stream.feed(piece) for piece in pieces])
-        parts = [self._encode(stream.feed(piece), final=False) for piece in pieces]
+            for piece in pieces:
+                held.append(stream.feed(piece))
+                piece = b""
+            return self._drain()
+        for piece in pieces:
+            held.append(self._encode(stream.feed(piece), final=False))
+            piece = b""
         if flush and self._unflushed:
-            parts.append(self._encoder.flush())
+            held.append(self._encoder.flush())
             self._unflushed = False
-        return b"".join(parts)
+        return self._drain()
+
+    def _drain(self) -> bytes:
+        out = b"".join(self._held)
+        self._held.clear()
+        return out
+
+    def _encode_early(self, data: bytes) -> bytes:
+        """Output taken before a handler waits (an async stream): encoded and flushed, so
+        that the client can read it while the handler waits."""
+        held = self._drain()
+        if self._encoder is None:
+            return held + data
+        out = self._encode(data, final=False)
+        self._unflushed = False
+        return held + out + self._encoder.flush()
 
     def _encode(self, data: bytes, final: bool) -> bytes:
         encoder = self._encoder
@@ -1442,6 +1506,12 @@ class ResponseRewrite(Generic[AnyStr]):
         if final:
             return out + encoder.finish()
         return out
+
+
+async def _one(call: Callable[..., bytes], *args: Any) -> AsyncGenerator[bytes, None]:
+    out = call(*args)
+    if out:
+        yield out
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

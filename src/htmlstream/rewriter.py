@@ -33,6 +33,7 @@ rewriter with the same selectors; the handlers stay each rewriter's own.  Both c
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 from collections.abc import (
@@ -58,6 +59,7 @@ from htmlstream._engine.rules import (
     TextFilter,
 )
 from htmlstream._engine.stream import RewriterStream, check_encoding
+from htmlstream.astream import AsyncRewriterStream
 from htmlstream.caching import CompileCache
 from htmlstream.encoding import Encoding
 from htmlstream.errors import BYTES_LIKE, ParseErrorCallback, check_callable, check_type
@@ -78,7 +80,8 @@ from htmlstream.selectors import (
 )
 
 __all__ = [
-    "IgnoredTags", "Minifier", "OnLimit", "OutputStage", "PassthroughHook", "Rewriter",
+    "AsyncRewriterStream", "IgnoredTags", "Minifier", "OnLimit", "OutputStage",
+    "PassthroughHook", "Rewriter",
     "RewriterStream", "StageFactory", "TextFilter",
 ]
 
@@ -174,6 +177,19 @@ def _check_handlers(where: str, **handlers: object) -> None:
     for name, fn in handlers.items():
         if fn is not None:
             check_callable(fn, where, name, f"a callable (a {name} handler) or None")
+
+
+def _is_async(fn: object) -> bool:
+    """Whether the handler ``fn`` is async: an ``async def`` (function, bound method, partial),
+    or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 (the method, not callability)
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(call)
+
+
+def _handler_name(fn: object) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
 
 
 def _method(obj: object, name: str) -> Callable[..., Any] | None:
@@ -362,6 +378,9 @@ class Rewriter:
         self._doc_passthrough: list[PassthroughHook] = []
         self._seq = 0
         self._lock = threading.Lock()
+        #: The async handlers registered (described for error messages): streams of a
+        #: rewriter that has any run on a fiber that can pause (htmlstream.astream).
+        self._async: list[str] = []
 
     def _check_encoding(self, encoding: str | Encoding) -> Encoding:
         """The encoding ``encoding`` names, if streams can handle it (EncodingError if not)."""
@@ -433,6 +452,9 @@ class Rewriter:
         key = selector if namespaces is None else selector_key(selector, namespaces)
         parse_selector_key(key)     # (a bad selector fails here; parsed once per process)
         with self._lock:
+            for fn in (element, text, comments):
+                if fn is not None and _is_async(fn):
+                    self._async.append(f"{_handler_name(fn)} (on({selector!r}))")
             # (one sequence number per handler, in the order element, text, comments)
             element_entries = text_entries = comment_entries = _NO_ENTRIES
             if element is not None:
@@ -487,9 +509,11 @@ class Rewriter:
         with self._lock:
             self._add_handlers(((doctype, self._doc_doctype, None),
                                 (comments, self._doc_comments, None),
-                                (text, self._doc_text, filter_)))
+                                (text, self._doc_text, filter_)), "on_document()")
             if end is not None:
                 self._doc_end.append(end)
+                if _is_async(end):
+                    self._async.append(f"{_handler_name(end)} (end handler of on_document())")
             if passthrough is not None:
                 self._doc_passthrough.append(passthrough)
             self._compiled = None
@@ -571,14 +595,18 @@ class Rewriter:
         return register
 
     def _add_handlers(
-        self, triples: tuple[tuple[Callable[..., Any] | None, _Entries, TextFilter | None], ...]
+        self, triples: tuple[tuple[Callable[..., Any] | None, _Entries, TextFilter | None], ...],
+        where_from: str,
     ) -> None:
         """Append each handler to its list with the next sequence number (and its text filter,
-        if any) (lock held); all are checked first, so a bad one adds none."""
+        if any) (lock held); all are checked first, so a bad one adds none.  ``where_from``:
+        the call that registers them (for the message about async handlers)."""
         for fn, _, _ in triples:
             _check_callable(fn)
         for fn, where, filter_ in triples:
             if fn is not None:
+                if _is_async(fn):
+                    self._async.append(f"{_handler_name(fn)} ({where_from})")
                 where.append((self._next(), fn) if filter_ is None
                              else (self._next(), fn, filter_))
 
@@ -639,9 +667,66 @@ class Rewriter:
         shared by many documents keep per-document state there.  ``on_error``: this
         document's parse-error callback (default: the rewriter's ``on_error``).
         """
+        if self._async:
+            self._refuse_sync("stream()")
         return RewriterStream(self._compiled or self._compiled_rules(),
                               self.encoding if encoding is None else encoding, context,
                               on_error=on_error)
+
+    @property
+    def has_async_handlers(self) -> bool:
+        """Whether an ``async def`` handler is registered: then only the async entry points
+        (:meth:`astream`, :meth:`arewrite`, :meth:`rewrite_aiter`) can run the rewriter, and
+        integrations choose them."""
+        return bool(self._async)
+
+    def _refuse_sync(self, entry: str) -> None:
+        """A sync entry point of a rewriter with async handlers: TypeError, naming them."""
+        raise TypeError(
+            f"{entry} cannot run async handlers: {', '.join(self._async)} "
+            f"{'is' if len(self._async) == 1 else 'are'} async; use astream(), await "
+            f"arewrite() or rewrite_aiter() instead")
+
+    def astream(
+        self,
+        *,
+        encoding: str | None = None,
+        context: Context | None = None,
+        on_error: ParseErrorCallback | None = None,
+    ) -> AsyncRewriterStream:
+        """A new async stream for one document (``await s.feed(chunk)``, ``await s.close()``):
+        it runs ``async def`` handlers as well as sync ones, one at a time in document order,
+        the engine paused at a unit while its handler waits (see :mod:`htmlstream.astream` and
+        the guide's "Async handlers").  Arguments as for :meth:`stream`.  Handlers run in the
+        :mod:`contextvars` context current here.  With only sync handlers it costs what
+        :meth:`stream` costs."""
+        stream = RewriterStream(self._compiled or self._compiled_rules(),
+                                self.encoding if encoding is None else encoding, context,
+                                on_error=on_error)
+        return AsyncRewriterStream(stream, fibered=bool(self._async))
+
+    @overload
+    async def arewrite(self, data: str, *, context: Context | None = None) -> str: ...
+    @overload
+    async def arewrite(
+        self, data: bytes | bytearray | memoryview, *, context: Context | None = None
+    ) -> bytes: ...
+
+    async def arewrite(
+        self, data: str | bytes | bytearray | memoryview, *, context: Context | None = None
+    ) -> str | bytes:
+        """:meth:`rewrite` for rewriters with async handlers: a whole document, bytes to bytes
+        or str to str."""
+        if isinstance(data, str):
+            stream = AsyncRewriterStream(
+                RewriterStream(self._compiled_rules(), "utf-8", context, _text=True),
+                fibered=bool(self._async))
+            raw = data.encode("utf-8", "surrogatepass")
+            out = await stream.feed(raw)
+            return (out + await stream.close()).decode("utf-8", "surrogatepass")
+        astream = self.astream(context=context)
+        out = await astream.feed(data)
+        return out + await astream.close()
 
     @overload
     def rewrite(self, data: str, *, context: Context | None = None) -> str: ...
@@ -657,12 +742,16 @@ class Rewriter:
         str (processed as UTF-8 whatever the configured encoding).  ``context``: the
         document's context (see :meth:`stream`)."""
         if isinstance(data, str):
+            if self._async:
+                self._refuse_sync("rewrite()")
             stream = RewriterStream(self._compiled_rules(), "utf-8", context, _text=True)
             raw = data.encode("utf-8", "surrogatepass")
             return (stream.feed(raw) + stream.close()).decode("utf-8", "surrogatepass")
         if not isinstance(data, BYTES_LIKE):
             check_type(data, BYTES_LIKE, "Rewriter.rewrite()", "data",
                        "str or bytes-like (bytes, bytearray, memoryview)")
+        if self._async:
+            self._refuse_sync("rewrite()")
         stream = self.stream(context=context)
         return stream.feed(data) + stream.close()
 
@@ -674,6 +763,11 @@ class Rewriter:
         if isinstance(chunks, (str, *BYTES_LIKE)) or not isinstance(chunks, Iterable):
             raise TypeError(f"Rewriter.rewrite_iter(): chunks must be an iterable of bytes "
                             f"chunks (a whole document: rewrite()), not {type(chunks).__name__}")
+        if self._async:
+            self._refuse_sync("rewrite_iter()")
+        return self._rewrite_iter(chunks, context)
+
+    def _rewrite_iter(self, chunks: Iterable[bytes], context: Context | None) -> Iterator[bytes]:
         stream = self.stream(context=context)
         for chunk in chunks:
             out = stream.feed(chunk)
@@ -686,18 +780,36 @@ class Rewriter:
     async def rewrite_aiter(
         self, chunks: AsyncIterable[bytes], *, context: Context | None = None
     ) -> AsyncIterator[bytes]:
-        """Rewrite a document given as an async iterable of byte chunks.  ``context``: the
+        """Rewrite a document given as an async iterable of byte chunks; yield output chunks
+        (empty ones are skipped).  Async handlers are awaited (see :meth:`astream`), and the
+        output decided before a handler's unit is yielded before it waits.  ``context``: the
         document's context (see :meth:`stream`)."""
         check_type(chunks, AsyncIterable, "Rewriter.rewrite_aiter()", "chunks",
                    "an async iterable of bytes chunks")
-        stream = self.stream(context=context)
-        async for chunk in chunks:
-            out = stream.feed(chunk)
+        if not self._async:
+            stream = self.stream(context=context)
+            async for chunk in chunks:
+                out = stream.feed(chunk)
+                if out:
+                    yield out
+            out = stream.close()
             if out:
                 yield out
-        out = stream.close()
-        if out:
-            yield out
+            return
+        astream = self.astream(context=context)
+        async for chunk in chunks:
+            pieces = astream.feed_iter(chunk)
+            try:
+                async for out in pieces:
+                    yield out
+            finally:
+                await pieces.aclose()
+        pieces = astream.close_iter()
+        try:
+            async for out in pieces:
+                yield out
+        finally:
+            await pieces.aclose()
 
     def rewrite_file(
         self,
@@ -715,6 +827,8 @@ class Rewriter:
                     getattr(value, "read" if name == "src" else "write", None)):
                 raise TypeError(f"Rewriter.rewrite_file(): {name} must be a path (str, "
                                 f"os.PathLike) or a binary file, not {type(value).__name__}")
+        if self._async:
+            self._refuse_sync("rewrite_file()")
         src_file = open(src, "rb") if isinstance(src, (str, os.PathLike)) else src  # noqa: SIM115
         try:
             if isinstance(dst, (str, os.PathLike)):

@@ -22,6 +22,8 @@ cdef class Output:
     cdef bint utf8                      # encoding is UTF-8
     cdef bint may_change                # some handler can change the output
     cdef bint skipping                  # the input is being removed (an element's content)
+    cdef bint early                     # take_early: hold back what a seam read as
+    cdef int early_ctx                  # early_ctx could rewrite
     cdef bint cdata_written             # the last CDATA text handed over was not removed with
                                         # an element (its section's start is in the output)
     cdef unsigned char* out
@@ -69,6 +71,7 @@ cdef class Output:
     cdef int copy_input(self, Py_ssize_t upto) except -1
     cdef int flush(self, Py_ssize_t upto, bytes whole) except -1
     cdef bytes take(self)
+    cdef bytes take_early(self, int ctx)
     cdef bytes take_pending(self)
     cdef Py_ssize_t hazard(self, int ctx) noexcept
     cdef bint is_whole(self, Lexer lx, Py_ssize_t m, bytes whole) noexcept

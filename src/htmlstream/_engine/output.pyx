@@ -344,8 +344,14 @@ cdef class Output:
             return ready + self.take()
         if self.pend is not None:
             return self.take_pending()
-        if self.may_change and lx is not None and not lx.failed and not lx.closed:
+        # (lx.failed is set while the lexer runs: early, it runs)
+        if self.may_change and lx is not None and (self.early or not lx.failed) \
+                and not lx.closed:
             keep = self.hazard(lx.text_type)
+            if self.early:
+                # (mid-token: the seam at the unit is read as early_ctx, which may not be
+                # the lexer's text type now)
+                keep = max(keep, self.hazard(self.early_ctx))
             if self.guard_ctx >= 0:
                 lo = self.guard_lo - CLOSER_REACH if self.guard_lo > CLOSER_REACH else 0
                 if self.out_len - lo > keep:
@@ -363,6 +369,16 @@ cdef class Output:
             self.guard_hi -= n
         return out
 
+    cdef bytes take_early(self, int ctx):
+        """take() in the middle of a chunk, before a unit whose handler waits (an async
+        stream): what a seam right there, read as ``ctx``, could still rewrite is kept."""
+        self.early = True
+        self.early_ctx = ctx
+        try:
+            return self.take()
+        finally:
+            self.early = False
+
     cdef bytes take_pending(self):
         """take() with the end of the output still in the chunk (``pend``, see flush)."""
         cdef bytes src = self.pend
@@ -373,8 +389,8 @@ cdef class Output:
         cdef Lexer lx = self.lx
         cdef bytes out
         self.pend = None
-        if lx is not None and not lx.failed and not lx.closed:
-            keep = hazard_in(p, m, lx.text_type, self.utf8, True)
+        if lx is not None and (self.early or not lx.failed) and not lx.closed:
+            keep = -1 if self.early else hazard_in(p, m, lx.text_type, self.utf8, True)
             if keep < 0:
                 # (the end's verdict depends on the output before the chunk: as copy_input)
                 self.write(p, m)

@@ -71,6 +71,7 @@ from htmlstream._engine.units cimport (
     Element,
     EndTag,
     TextChunk,
+    Unit,
     make_comment,
     make_element,
     make_end_tag,
@@ -78,6 +79,7 @@ from htmlstream._engine.units cimport (
     make_text_chunk,
     process_text,
     release_element,
+    resolve_parts,
 )
 
 cdef uint64_t PRE_HASH = hash_bytes(<const unsigned char*>b"pre", 3)
@@ -355,6 +357,8 @@ cdef class RewriteSink(OpenElements):
             # a character may be split between two pieces: decode in stream order
             chunk.text_ = process_text(self.decoder.decode(chunk.raw_, last), text_type)
         self.call_all(handlers, chunk)
+        if chunk.async_parts:
+            resolve_parts(chunk, self.awaiter)
         chunk.live = False
         if chunk.is_modified():
             self.output.copy_input(content_start)
@@ -431,6 +435,8 @@ cdef class RewriteSink(OpenElements):
         comment = make_comment(input_slice(lx, start, end),
                                input_slice(lx, content_start, content_end), start, self.encoding)
         self.call_all(handlers, comment)
+        if comment.async_parts:
+            resolve_parts(comment, self.awaiter)
         comment.live = False
         if comment.is_modified():
             self.output.copy_input(start)
@@ -503,9 +509,45 @@ cdef class RewriteSink(OpenElements):
             (<BaseUnit>unit).doc_context = context
         self.in_handler = True
         # (after an exception the stream is failed: the flag needs no reset)
-        call1(<PyObject*>fn, <PyObject*>unit)
+        result = call1(<PyObject*>fn, <PyObject*>unit)
+        if result is not None:
+            # (an async handler's coroutine: waited for here, the engine paused at the unit,
+            # on an async stream; the unit stays live until it is done)
+            self.returned(fn, unit, result)
         self.in_handler = False
         return 0
+
+    cdef int returned(self, fn, unit, result) except -1:
+        """A handler returned ``result`` (not None): an async stream's awaiter waits for it
+        if it is awaitable; a sync stream refuses an awaitable (other values are ignored)."""
+        if self.awaiter is not None:
+            self.awaiter(result, fn, unit)
+            return 0
+        if getattr(type(result), "__await__", None) is None:
+            return 0
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()         # (a coroutine never started: no "never awaited" warning)
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        raise TypeError(
+            f"handler {name} is async (it returned {type(result).__name__}): a sync stream "
+            f"cannot wait for it; use Rewriter.astream(), arewrite() or rewrite_aiter()")
+
+    cdef int flush_before(self, unit) except -1:
+        cdef Py_ssize_t pos
+        if isinstance(unit, Unit):
+            pos = (<Unit>unit).offset_
+        elif isinstance(unit, Doctype):
+            pos = (<Doctype>unit).offset
+        else:
+            return 0            # (the document end: the input is all written)
+        if self.removing_depth < 0 and pos > self.output.out_pos:
+            self.output.copy_input(pos)
+        return 0
+
+    cdef bytes take_early(self, unit):
+        # (the seam at the unit is read as the text type its before() content lands in)
+        return self.output.take_early((<Unit>unit).text_ctx() if isinstance(unit, Unit) else 0)
 
     cdef int call_all(self, list handlers, unit) except -1:
         if len(handlers) == 1:
@@ -621,6 +663,8 @@ cdef class RewriteSink(OpenElements):
         el = make_implied_element(name_hash, _IMPLIED_NAMES[name_hash], ns, at, T_DATA,
                                   self.encoding)
         self.call_all(handlers, el)
+        if el.async_parts:
+            resolve_parts(el, self.awaiter)
         el.live = False
         if el.before_parts is not None or el.prepend_parts is not None:
             self.output.copy_input(at)
@@ -768,6 +812,8 @@ cdef class RewriteSink(OpenElements):
         el.open_n = depth if 0 <= depth <= self.sim.depth else self.sim.depth
         el.open_extra_n = 0
         self.call_all(handlers, el)
+        if el.async_parts:
+            resolve_parts(el, self.awaiter)
         el.live = False
         if el.captures is not None:
             self.begin_captures(el, tag, ns, pushed)
@@ -918,6 +964,8 @@ cdef class RewriteSink(OpenElements):
             if el.end_handlers is not None:
                 for fn in el.end_handlers:
                     self.call(fn, end_tag)
+                if end_tag.async_parts:
+                    resolve_parts(end_tag, self.awaiter)
             end_tag.live = False
             if end_tag.before_parts is not None:
                 self.output.divert(ctx)
@@ -1050,7 +1098,9 @@ cdef class RewriteSink(OpenElements):
             if self.in_handler:
                 raise RuntimeError("a handler may not feed the stream it is handling")
             self.in_handler = True
-            (<Capture>caps[i]).callback(results[i])
+            result = (<Capture>caps[i]).callback(results[i])
+            if result is not None:
+                self.returned((<Capture>caps[i]).callback, None, result)
             self.in_handler = False
         return 0
 
@@ -1131,6 +1181,8 @@ cdef class RewriteSink(OpenElements):
         end = DocumentEnd(self.encoding)
         for fn in self.rules.doc_end:
             self.call(fn, end)
+        if end.async_parts:
+            resolve_parts(end, self.awaiter)
         end.live = False
         if end.parts:
             self.output.divert(self.lx.text_type)

@@ -17,10 +17,17 @@ cdef class DocumentSink(TokenSink):
     # Rewriter(ignored_tags="remove"): tags the tree builder ignores and the bytes the tokenizer
     # drops are left out of the output (set by the stream before init)
     cdef bint remove_ignored
+    # An async stream's (htmlstream.astream): called as ``awaiter(result, fn, unit)`` when a
+    # handler returns something other than None, on the engine's fiber; it waits for an
+    # awaitable there (the engine paused at the unit) and returns when it is done.  None: a
+    # sync stream, where a handler that returns an awaitable is a TypeError.
+    cdef object awaiter
     cdef int init(self, Rules rules, str encoding) except -1
     cdef int attach_to(self, Lexer lx, TreeBuilderSimulator sim, bint scanner,
                        bint lazy) except -1
     cdef bytes take_output(self)
+    cdef int flush_before(self, unit) except -1
+    cdef bytes take_early(self, unit)
     cdef int finish_input(self) except -1
     cdef int end_document(self) except -1
 

@@ -30,6 +30,15 @@ cdef class DocumentSink(TokenSink):
         """The output assembled so far (and forget it)."""
         raise NotImplementedError
 
+    cdef int flush_before(self, unit) except -1:
+        """Write the input up to where ``unit`` (whose handler is waiting) begins: that output
+        is decided whatever the handler does."""
+        raise NotImplementedError
+
+    cdef bytes take_early(self, unit):
+        """take_output() there, holding back what a seam at the unit could rewrite."""
+        raise NotImplementedError
+
     cdef int finish_input(self) except -1:
         """After the lexer's end of input: close what is still open."""
         raise NotImplementedError

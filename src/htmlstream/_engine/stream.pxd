@@ -50,6 +50,8 @@ cdef class RewriterStream:
     cdef bint meta_pending              # watching for a <meta> that names the encoding
     cdef object transcoder              # incremental decoder of transcoded input, or None
     cdef object on_error                # the parse-error callback, or None
+    # An async stream's awaiter (htmlstream.astream), given to the sink (DocumentSink.awaiter)
+    cdef public object _awaiter
     # Output stages (Rewriter.pipe): their factories (a tuple; None: no stage, or the stream
     # passes its input through), and the stages made for this stream at its first output
     cdef object stage_factories

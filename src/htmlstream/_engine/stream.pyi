@@ -1,6 +1,6 @@
 # Type stub for the stream (stream.pyx); documented in htmlstream.rewriter.
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any, final
 
 from typing_extensions import disjoint_base
@@ -42,3 +42,7 @@ class RewriterStream:
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes: ...
     def close(self) -> bytes: ...
     def _on_meta(self, element: Any) -> None: ...
+    # An async stream's awaiter (htmlstream.astream): called with (result, fn, unit) when a
+    # handler returns something other than None.
+    _awaiter: Callable[[object, object, object], None] | None
+    def _take_before(self, unit: object) -> bytes: ...

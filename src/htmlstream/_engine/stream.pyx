@@ -324,6 +324,7 @@ cdef class RewriterStream:
             # Characters may be cut between text pieces: decode them in stream order.
             sink.set_encoding(codec, rules.program, encoding.encoding.incremental_decoder())
         sink.context = self.ctx
+        sink.awaiter = self._awaiter
         if self.meta_pending:
             sink.on_meta = self._on_meta
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
@@ -400,6 +401,20 @@ cdef class RewriterStream:
             decoder = encoding.incremental_decoder()
         self.sink.set_encoding(codec, self.compiled.for_codec(codec).program, decoder)
         self.encoding = self.output_encoding = encoding.name
+
+    def _take_before(self, unit):
+        """For an async stream (htmlstream.astream) whose handler of ``unit`` waits: the
+        output decided before the unit (what ``feed`` would return if the chunk ended there),
+        through the output stages."""
+        if self.sink is None or self.mode != M_ENGINE or self._lexer.closed:
+            # (at the end of input the output's end may still be rewritten where content is
+            # added (Output.divert, the unfinished token at the end): it leaves with the rest)
+            return b""
+        self.sink.flush_before(unit)
+        out = self.sink.take_early(unit)
+        if self.stage_factories is not None:
+            out = self.run_stages(out, False)
+        return out
 
     # ------------------------------------------------------------------ close
 

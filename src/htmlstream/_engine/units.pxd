@@ -22,10 +22,12 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding)
 cpdef str validate_tag_name(name)
 cpdef str validate_attribute_name(name)
 cdef object text_part(content, bint html, int text_type, str encoding)
+cdef int resolve_parts(BaseUnit unit, awaiter) except -1
 
 
 cdef class BaseUnit:
     cdef object doc_context         # the document's context (set by the sink before a handler)
+    cdef bint async_parts           # content from an async iterable is pending (resolve_parts)
 
 
 cdef class Unit(BaseUnit):

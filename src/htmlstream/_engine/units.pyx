@@ -111,6 +111,7 @@ from htmlstream.errors import EncodingError, HtmlStreamError
 from htmlstream.tokens import TextType
 
 import re
+from codecs import getincrementaldecoder as _getincrementaldecoder
 from typing import NamedTuple
 
 HTML_NS = "http://www.w3.org/1999/xhtml"
@@ -400,6 +401,123 @@ cpdef bytes encode_content(content, bint html, int text_type, str encoding):
         ) from None
 
 
+_utf8_decoder = _getincrementaldecoder("utf-8")
+
+
+cdef class _AsyncContent:
+    """Content from an async iterable, kept where its part goes until the unit's handlers
+    have run: resolve_parts then waits for all of it (an async stream's awaiter)."""
+    cdef object source
+    cdef bint html
+    cdef int ctx
+    cdef str method
+
+
+cdef object _part(BaseUnit unit, content, bint html, int ctx, str encoding, str method):
+    """A content method's part (see text_part): a str at once; bytes and iterables of chunks
+    joined first (_joined); an async iterable kept for resolve_parts."""
+    cdef _AsyncContent pending
+    if type(content) is str:
+        return text_part(content, html, ctx, encoding)
+    if hasattr(content, "__aiter__"):
+        pending = _AsyncContent.__new__(_AsyncContent)
+        pending.source = content
+        pending.html = html
+        pending.ctx = ctx
+        pending.method = method
+        unit.async_parts = True
+        return pending
+    return text_part(_joined(unit, content, method), html, ctx, encoding)
+
+
+async def _gather(source):
+    return [chunk async for chunk in source]
+
+
+cdef object _resolved(BaseUnit unit, part, awaiter, str encoding):
+    cdef _AsyncContent pending
+    if type(part) is not _AsyncContent:
+        return part
+    pending = <_AsyncContent>part
+    name = f"{type(unit).__name__}.{pending.method}()"
+    if awaiter is None:
+        raise TypeError(f"{name}: content from an async iterable needs an async stream "
+                        f"(Rewriter.astream(), arewrite() or rewrite_aiter())")
+    chunks = awaiter(_gather(pending.source), f"{name} content", unit)
+    return text_part(_joined(unit, chunks, pending.method), pending.html, pending.ctx,
+                     encoding)
+
+
+cdef list _resolved_list(BaseUnit unit, list parts, awaiter, str encoding):
+    if parts is None:
+        return None
+    return [_resolved(unit, part, awaiter, encoding) for part in parts]
+
+
+cdef int resolve_parts(BaseUnit unit, awaiter) except -1:
+    """After a unit's handlers: wait for the content they gave as async iterables (the
+    awaiter of an async stream pauses the engine meanwhile), in the order the unit writes its
+    parts, and keep it as the other content is kept."""
+    cdef Unit u
+    cdef Element el
+    cdef DocumentEnd end
+    unit.async_parts = False
+    if isinstance(unit, Unit):
+        u = <Unit>unit
+        u.before_parts = _resolved_list(unit, u.before_parts, awaiter, u.encoding)
+        u.replacement = _resolved(unit, u.replacement, awaiter, u.encoding)
+        if isinstance(unit, Element):
+            el = <Element>unit
+            el.prepend_parts = _resolved_list(unit, el.prepend_parts, awaiter, el.encoding)
+            el.inner = _resolved(unit, el.inner, awaiter, el.encoding)
+            el.append_parts = _resolved_list(unit, el.append_parts, awaiter, el.encoding)
+        u.after_parts = _resolved_list(unit, u.after_parts, awaiter, u.encoding)
+    elif isinstance(unit, DocumentEnd):
+        end = <DocumentEnd>unit
+        end.parts = _resolved_list(unit, end.parts, awaiter, end.encoding)
+    return 0
+
+
+cdef object _joined(unit, content, str method):
+    """Content given as bytes (UTF-8) or as an iterable of str and bytes chunks, as one str:
+    a chunk may end inside a UTF-8 character that the next one completes; invalid UTF-8 is a
+    ValueError naming the method.  (The chunks are joined before the content is checked and
+    written: a closer split between two chunks is found as in one string.)"""
+    name = f"{type(unit).__name__}.{method}()"
+    if isinstance(content, str):
+        return str(content)
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        content = (bytes(content),)
+    else:
+        try:
+            content = iter(content)
+        except TypeError:
+            raise TypeError(f"{name}: content must be str, bytes or an iterable of them, not "
+                            f"{type(content).__name__}") from None
+    decoder = _utf8_decoder()
+    parts = []
+    for chunk in content:
+        if isinstance(chunk, str):
+            if decoder.getstate()[0]:
+                raise ValueError(f"{name}: a str chunk follows bytes that end inside a UTF-8 "
+                                 f"character")
+            parts.append(str(chunk))
+        elif isinstance(chunk, (bytes, bytearray, memoryview)):
+            try:
+                parts.append(decoder.decode(bytes(chunk)))
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{name}: the content is not valid UTF-8 ({exc.reason})") \
+                    from None
+        else:
+            raise TypeError(f"{name}: content chunks must be str or bytes, not "
+                            f"{type(chunk).__name__}")
+    try:
+        parts.append(decoder.decode(b"", True))
+    except UnicodeDecodeError:
+        raise ValueError(f"{name}: the content ends inside a UTF-8 character") from None
+    return "".join(parts)
+
+
 cdef object text_part(content, bint html, int text_type, str encoding):
     """Inserted content as the units keep it: ``html`` content as bytes; text as
     ``(bytes for text_type, the str, text_type)``, so that the sink can tell it from markup
@@ -539,7 +657,8 @@ cdef class Unit(BaseUnit):
     cdef int check(self) except -1:
         if not self.live:
             raise UnitExpired(
-                f"this {type(self).__name__} can no longer be changed: its handler has returned")
+                f"this {type(self).__name__} can no longer be changed: its handler has returned "
+                f"(an async handler: finished)")
         return 0
 
     cdef int text_ctx(self):
@@ -553,7 +672,7 @@ cdef class Unit(BaseUnit):
         cdef uint64_t h, x
         if not self.live:
             raise UnitExpired(f"this {type(self).__name__} no longer knows the elements around "
-                              "it: its handler has returned")
+                              "it: its handler has returned (an async handler: finished)")
         for name in names:
             key = _name_key(name)
             h = <uint64_t>(<tuple>key)[0]
@@ -592,19 +711,22 @@ cdef class Unit(BaseUnit):
         self.check()
         if self.before_parts is None:
             self.before_parts = []
-        self.before_parts.append(text_part(content, html, self.text_ctx(), self.encoding))
+        self.before_parts.append(_part(self, content, html, self.text_ctx(), self.encoding,
+                                       "before"))
 
     def after(self, content, *, bint html=False):
         """Insert ``content`` just after the unit (successive calls: the last comes first)."""
         self.check()
         if self.after_parts is None:
             self.after_parts = []
-        self.after_parts.insert(0, text_part(content, html, self.text_ctx_after(), self.encoding))
+        self.after_parts.insert(0, _part(self, content, html, self.text_ctx_after(),
+                                         self.encoding, "after"))
 
     def replace(self, content, *, bint html=False):
         """Replace the unit with ``content``."""
         self.check()
-        self.replacement = text_part(content, html, self.text_ctx(), self.encoding)
+        self.replacement = _part(self, content, html, self.text_ctx(), self.encoding,
+                                 "replace")
         self.removed_ = True
 
     def remove(self):
@@ -746,7 +868,8 @@ cdef class Doctype(BaseUnit):
     def remove(self):
         """Remove the DOCTYPE from the output."""
         if not self.live:
-            raise UnitExpired("this Doctype can no longer be changed: its handler has returned")
+            raise UnitExpired("this Doctype can no longer be changed: its handler has returned "
+                              "(an async handler: finished)")
         self.removed = True
 
     def __repr__(self):
@@ -765,7 +888,7 @@ cdef class DocumentEnd(BaseUnit):
         """Write ``content`` at the very end of the output."""
         if not self.live:
             raise UnitExpired("this DocumentEnd can no longer be changed")
-        self.parts.append(text_part(content, html, 0, self.encoding))
+        self.parts.append(_part(self, content, html, 0, self.encoding, "append"))
 
 
 cdef class EndTag(Unit):
@@ -1460,7 +1583,8 @@ cdef class Element(Unit):
             if self.prepend_parts is None:
                 self.prepend_parts = []
             self.prepend_parts.insert(
-                0, text_part(content, html, self.content_text_type, self.encoding))
+                0, _part(self, content, html, self.content_text_type, self.encoding,
+                         "prepend"))
 
     def append(self, content, *, bint html=False):
         """Insert ``content`` at the end of the element's content (no-op on void elements)."""
@@ -1469,13 +1593,14 @@ cdef class Element(Unit):
             if self.append_parts is None:
                 self.append_parts = []
             self.append_parts.append(
-                text_part(content, html, self.content_text_type, self.encoding))
+                _part(self, content, html, self.content_text_type, self.encoding, "append"))
 
     def set_inner_content(self, content, *, bint html=False):
         """Replace the element's content (no-op on void elements)."""
         self.check_tag("have its content replaced")
         if self.can_have_content_:
-            self.inner = text_part(content, html, self.content_text_type, self.encoding)
+            self.inner = _part(self, content, html, self.content_text_type,
+                               self.encoding, "set_inner_content")
             self.prepend_parts = None
             self.append_parts = None
             self.remove_content = True

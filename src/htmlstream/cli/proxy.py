@@ -27,7 +27,7 @@ from htmlstream.cli.rewrite import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from htmlstream import Rewriter
 
 
 #: ``htmlstream rewrite`` options the proxy does not take (they are about files and chunking).
@@ -116,6 +116,10 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     limits.add_argument("--max-connections", type=non_negative_int, default=1024,
                         metavar="N", help="client connections open at most per worker; at "
                         "the cap new ones wait in the backlog (0: no cap; default: 1024)")
+    parser.add_argument("--handlers", metavar="MODULE:NAME",
+                        help="the rewriter to run: a Rewriter (or a function returning one) "
+                             "named NAME in the importable module MODULE; its handlers may be "
+                             "async def (instead of --on and the recipe options)")
     # The rewrite options, taken from the rewrite command itself so that every option it has
     # (recipes included) builds the proxy's Rewriter too.
     scratch = argparse.ArgumentParser(add_help=False)
@@ -142,6 +146,33 @@ def _tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
     return context
 
 
+def load_rewriter(spec: str) -> Rewriter:
+    """The Rewriter ``--handlers MODULE:NAME`` names (NAME may be a function returning one)."""
+    import importlib
+
+    from htmlstream import Rewriter
+
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise CliError(f"--handlers takes MODULE:NAME, not {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(f"--handlers: cannot import {module_name!r}: {exc}") from exc
+    obj = module
+    for part in name.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as exc:
+            raise CliError(f"--handlers: {module_name!r} has no {name!r}") from exc
+    if not isinstance(obj, Rewriter) and callable(obj):
+        obj = obj()
+    if not isinstance(obj, Rewriter):
+        raise CliError(f"--handlers: {spec} is not a Rewriter (nor a function returning one): "
+                       f"{obj!r}")
+    return obj
+
+
 def cmd_proxy(args: argparse.Namespace) -> int:
     """Run ``htmlstream proxy`` until SIGINT or SIGTERM."""
     import asyncio
@@ -159,9 +190,15 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         raise CliError("--demo cannot be combined with --on")
     check_groups(groups)
     recipes = recipes_from_args(args) + email_recipes(args)
-    # The encoding is each response's (ResponseRewrite makes the stream in it).
-    rewriter = build_rewriter(groups, DemoStats() if not groups and not recipes else None,
-                               "utf-8", recipes=recipes)
+    if args.handlers is not None:
+        if groups or recipes or args.demo:
+            raise CliError("--handlers gives the whole rewriter: it cannot be combined with "
+                           "--on, --demo or recipe options (register those in the module)")
+        rewriter = load_rewriter(args.handlers)
+    else:
+        # The encoding is each response's (ResponseRewrite makes the stream in it).
+        rewriter = build_rewriter(groups, DemoStats() if not groups and not recipes else None,
+                                  "utf-8", recipes=recipes)
     workers = args.workers or cpu_count()
     if workers > 1 and not hasattr(os, "fork"):
         raise CliError("--workers needs os.fork (POSIX): use --workers 1 here")

@@ -48,8 +48,9 @@ then closes the connection without ending the body (the client sees it incomplet
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Final
 
 from aiohttp import web
@@ -126,7 +127,7 @@ def rewrite_middleware(
             request._payload_writer = original
         if isinstance(response, web.Response) and not response.prepared:
             try:
-                _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+                await _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
             except (ResponseRefused, ContentDecodingError) as exc:
                 return _refused(request, exc)
         return response
@@ -167,9 +168,27 @@ async def _prepare_file(response: web.FileResponse, request: web.Request,
     response.prepare = prepared     # type: ignore[method-assign]
 
 
-def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
-                   options: HttpOptions | None, context: Mapping[str, Any] | None,
-                   headers_hook: HeadersHook | None) -> None:
+async def _feed(transform: ResponseRewrite[str], rewriter: Rewriter,
+                chunk: bytes | bytearray | memoryview,
+                close: bool) -> AsyncGenerator[bytes, None]:
+    """``transform.feed(chunk)`` (and ``close()``), in pieces: with async handlers (issue 30)
+    the output before each wait comes first; else one piece."""
+    if not rewriter.has_async_handlers:
+        yield (transform.feed(chunk) if chunk else b"") + (transform.close() if close else b"")
+        return
+    if chunk:
+        async with contextlib.aclosing(transform.afeed_iter(chunk)) as pieces:
+            async for piece in pieces:
+                yield piece
+    if close:
+        async with contextlib.aclosing(transform.aclose_iter()) as pieces:
+            async for piece in pieces:
+                yield piece
+
+
+async def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
+                         options: HttpOptions | None, context: Mapping[str, Any] | None,
+                         headers_hook: HeadersHook | None) -> None:
     """Rewrite an unprepared ``web.Response`` in place (body and headers)."""
     body = response.body
     if not isinstance(body, bytes | bytearray):
@@ -187,7 +206,7 @@ def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewri
         warn_app_compresses("aiohttp middleware", transform.coding)
     # (A ContentDecodingError after the decision, a truncated body, is raised too: the body as
     # it came would show a browser what it decodes of it.)
-    out = transform.feed(body) + transform.close()
+    out = b"".join([piece async for piece in _feed(transform, rewriter, body, True)])
     if not transform.rewriting:
         return
     headers = transform.headers
@@ -337,7 +356,13 @@ class _RewritingWriter(AbstractStreamWriter):
         if transform is None:
             await self._inner.write(chunk)
             return
-        out = transform.feed(chunk)
+        async with contextlib.aclosing(_feed(transform, self._rewriter, chunk, False)) as outs:
+            async for out in outs:
+                await self._write_out(transform, out)
+        if not self._sent and transform.decided:
+            await self._write_out(transform, b"")
+
+    async def _write_out(self, transform: ResponseRewrite[str], out: bytes) -> None:
         if self._hold is not None:
             self._hold.append(out)
             return
@@ -356,7 +381,14 @@ class _RewritingWriter(AbstractStreamWriter):
             await self._inner.write_eof(chunk)
             return
         self._transform = None
-        out = (transform.feed(chunk) if chunk else b"") + transform.close()
+        if self._sent and self._rewriter.has_async_handlers:
+            # (the output before each waiting handler leaves before it waits)
+            async with contextlib.aclosing(_feed(transform, self._rewriter, chunk, True)) as outs:
+                async for out in outs:
+                    await self._inner.write(out)
+            await self._inner.write_eof(b"")
+            return
+        out = b"".join([piece async for piece in _feed(transform, self._rewriter, chunk, True)])
         if self._hold is not None:
             out = b"".join([*self._hold, out])
             self._hold = None

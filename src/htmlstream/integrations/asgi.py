@@ -43,9 +43,18 @@ This module imports nothing outside the standard library and htmlstream.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    MutableMapping,
+)
 from typing import Any, Final, TypeAlias
 
 from htmlstream import Rewriter
@@ -282,6 +291,9 @@ class _Response:
     async def _on_body(self, message: Message, rewrite: ResponseRewrite[bytes]) -> None:
         body: bytes = message.get("body", b"")
         more: bool = message.get("more_body", False)
+        if self._mw.rewriter.has_async_handlers:
+            await self._on_body_async(body, more, rewrite)
+            return
         try:
             out = b""
             if body:
@@ -300,6 +312,44 @@ class _Response:
             self._forward = True      # the response is complete: nothing more to rewrite
         if out or not more:
             await self._send({"type": "http.response.body", "body": out, "more_body": more})
+        self._pass_on()
+
+    async def _on_body_async(self, body: bytes, more: bool,
+                             rewrite: ResponseRewrite[bytes]) -> None:
+        """_on_body for a rewriter with async handlers (issue 30): the output before each
+        waiting handler is sent before it waits."""
+        send_error: BaseException | None = None
+
+        async def send_all(pieces: AsyncGenerator[bytes, None]) -> None:
+            nonlocal send_error
+            async with contextlib.aclosing(pieces):
+                async for out in pieces:
+                    try:
+                        if not self._started and rewrite.decided:
+                            await self._send_start()
+                        await self._send({"type": "http.response.body", "body": out,
+                                          "more_body": True})
+                    except BaseException as exc:
+                        send_error = exc
+                        raise
+
+        try:
+            if body:
+                self._fed = True
+                await send_all(rewrite.afeed_iter(body))
+            if not more:
+                await send_all(rewrite.aclose_iter())
+        except BaseException as exc:
+            if exc is not send_error:
+                self.error = exc
+                self._rewrite = None
+            raise
+        if not self._started and rewrite.decided:
+            await self._send_start()
+        if not more:
+            self._rewrite = None
+            self._forward = True      # the response is complete: nothing more to rewrite
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
         self._pass_on()
 
     def _pass_on(self) -> None:

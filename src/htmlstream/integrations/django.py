@@ -119,6 +119,11 @@ class HtmlRewriteMiddleware:
             raise ImproperlyConfigured(
                 "HtmlRewriteMiddleware needs a Rewriter: set HTMLSTREAM_REWRITER (a Rewriter or "
                 f"its dotted path) or the rewriter class attribute, not {rewriter!r}")
+        if rewriter.has_async_handlers:
+            raise ImproperlyConfigured(
+                "the HTMLSTREAM_REWRITER rewriter has async handlers, which this middleware "
+                "(synchronous: WSGI and ASGI alike) cannot wait for: use sync handlers, or "
+                "htmlstream.integrations.asgi around the ASGI application")
         self._rewriter = rewriter
         self._options: HttpOptions | None = (
             cls.options if cls.options is not None else _setting("HTMLSTREAM_OPTIONS"))

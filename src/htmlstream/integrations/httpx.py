@@ -39,7 +39,8 @@ corrupt compressed body, a handler's exception) and on :meth:`RewrittenBody.clos
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -106,6 +107,21 @@ def _transform(
         options=options,
         context=context,
     )
+
+
+async def _pieces(transform: ResponseRewrite[bytes], is_async: bool,
+                  chunk: bytes | None) -> AsyncGenerator[bytes, None]:
+    """``transform.feed(chunk)`` (None: ``close()``) in non-empty pieces; with async handlers
+    (issue 30) through ``afeed_iter``, the output before each wait first."""
+    if not is_async:
+        out = transform.close() if chunk is None else transform.feed(chunk)
+        if out:
+            yield out
+        return
+    gen = transform.aclose_iter() if chunk is None else transform.afeed_iter(chunk)
+    async with contextlib.aclosing(gen):
+        async for out in gen:
+            yield out
 
 
 class _BodyBase:
@@ -216,11 +232,15 @@ class AsyncRewrittenBody(_BodyBase, AsyncIterator[bytes]):
         self._source: AsyncIterator[bytes] = (response.aiter_bytes(chunk_size) if decoded
                                               else response.aiter_raw(chunk_size))
         self._done = False
+        self._async = rewriter.has_async_handlers
+        self._pending: AsyncGenerator[bytes, None] | None = None     # (async handlers)
 
     def __aiter__(self) -> AsyncRewrittenBody:
         return self
 
     async def __anext__(self) -> bytes:
+        if self._async:
+            return await self._anext_async()
         try:
             while not self._done:
                 try:
@@ -240,9 +260,36 @@ class AsyncRewrittenBody(_BodyBase, AsyncIterator[bytes]):
             raise
         raise StopAsyncIteration
 
+    async def _anext_async(self) -> bytes:
+        """__anext__ with async handlers: the pieces of each chunk's output, as they come."""
+        try:
+            while True:
+                if self._pending is not None:
+                    try:
+                        return await self._pending.__anext__()
+                    except StopAsyncIteration:
+                        self._pending = None
+                        if self._done:
+                            await self.aclose()
+                if self._done:
+                    break
+                try:
+                    chunk: bytes | None = await self._source.__anext__()
+                except StopAsyncIteration:
+                    chunk = None
+                    self._done = True
+                self._pending = _pieces(self.transform, True, chunk)
+        except BaseException:
+            await self.aclose()
+            raise
+        raise StopAsyncIteration
+
     async def aclose(self) -> None:
         """Stop reading and close the response (its connection is released or closed)."""
         self._done = True
+        pending, self._pending = getattr(self, "_pending", None), None
+        if pending is not None:
+            await pending.aclose()
         await self.response.aclose()
 
     async def __aenter__(self) -> Self:
@@ -343,8 +390,9 @@ class _RewrittenStream(httpx.SyncByteStream):
 class _AsyncRewrittenStream(httpx.AsyncByteStream):
     def __init__(self, first: bytes, source: AsyncIterator[bytes],
                  transform: ResponseRewrite[bytes], inner: httpx.AsyncByteStream,
-                 ended: bool) -> None:
+                 ended: bool, is_async: bool = False) -> None:
         self._ended = ended
+        self._async = is_async
         self._first = first
         self._source = source
         self._transform = transform
@@ -355,12 +403,10 @@ class _AsyncRewrittenStream(httpx.AsyncByteStream):
             if self._first:
                 yield self._first
             async for chunk in self._source:
-                out = self._transform.feed(chunk)
-                if out:
+                async for out in _pieces(self._transform, self._async, chunk):
                     yield out
             if not self._ended:
-                out = self._transform.close()
-                if out:
+                async for out in _pieces(self._transform, self._async, None):
                     yield out
         finally:
             await self._inner.aclose()
@@ -480,21 +526,22 @@ class AsyncRewritingTransport(httpx.AsyncBaseTransport):
             source = aiter(inner)
             held: list[bytes] = []
             ended = False
+            is_async = self.rewriter.has_async_handlers
             while not transform.decided:
                 try:
                     chunk = await anext(source)
                 except StopAsyncIteration:
                     ended = True
-                    held.append(transform.close())
+                    held += [out async for out in _pieces(transform, is_async, None)]
                 else:
-                    held.append(transform.feed(chunk))
+                    held += [out async for out in _pieces(transform, is_async, chunk)]
         except BaseException:
             await inner.aclose()
             raise
         return httpx.Response(
             response.status_code, headers=transform.headers,
             stream=_AsyncRewrittenStream(b"".join(held), source, transform, inner,
-                                         ended),
+                                         ended, is_async),
             extensions=response.extensions,
         )
 

@@ -129,6 +129,8 @@ class HtmlRewriteAddon:
         response = flow.response
         if response is None or (self.only is not None and not self.only(flow)):
             return
+        if self.rewriter.has_async_handlers:
+            return      # (rewritten whole in response(): mitmproxy's stream callback is sync)
         request = flow.request
         ctx = self.context(flow) if self.context is not None else None
         try:
@@ -161,6 +163,51 @@ class HtmlRewriteAddon:
         response.headers.fields = tuple((name.encode("latin-1"), value.encode("latin-1"))
                                         for name, value in headers)
         response.stream = _Body(transform, flow)
+
+
+    async def response(self, flow: mitmproxy_http.HTTPFlow) -> None:
+        """mitmproxy's hook: the whole response arrived.  Only for a rewriter with async
+        handlers (issue 30), which mitmproxy's synchronous stream callback cannot wait for:
+        its responses are buffered by mitmproxy and rewritten whole here."""
+        response = flow.response
+        if (not self.rewriter.has_async_handlers or response is None or response.stream
+                or (self.only is not None and not self.only(flow))):
+            return
+        request = flow.request
+        ctx = self.context(flow) if self.context is not None else None
+        try:
+            transform: ResponseRewrite[str] = ResponseRewrite(
+                self.rewriter, request.method, response.status_code,
+                _str_fields(response.headers.fields),
+                request_headers=_str_fields(request.headers.fields), options=self.options,
+                context=ctx)
+            out = [piece async for piece in transform.afeed_iter(response.raw_content or b"")]
+            out += [piece async for piece in transform.aclose_iter()]
+        except ResponseRefused as exc:      # (never the original bytes: a 502)
+            _refuse(flow, exc)
+            response.stream = False
+            response.raw_content = _REFUSED_BODY
+            return
+        except Exception as exc:
+            logger.warning("%s %s: rewrite failed, connection killed: %s", request.method,
+                           request.pretty_url, exc)
+            if flow.killable:
+                flow.kill()
+            return
+        if not transform.rewriting:
+            logger.debug("%s %s: passed: %s", request.method, request.pretty_url,
+                         transform.reason)
+            return
+        body = b"".join(out)
+        headers = transform.headers
+        if self.headers_hook is not None:
+            headers = self.headers_hook(ctx, list(headers))
+        headers = [(name, value) for name, value in headers
+                   if name.lower() not in ("content-length", "transfer-encoding")]
+        headers.append(("Content-Length", str(len(body))))
+        response.headers.fields = tuple((name.encode("latin-1"), value.encode("latin-1"))
+                                        for name, value in headers)
+        response.raw_content = body
 
 
 _REFUSED_BODY: Final = b"the response cannot be rewritten\n"

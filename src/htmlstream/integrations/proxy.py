@@ -476,11 +476,26 @@ class ReverseProxy:
                     state["note"] = f"upstream error: {exc}"
                     return web.Response(status=502, text="the upstream response broke off\n")
                 raise _Aborted(f"upstream: {exc}") from exc
+            send_error: BaseException | None = None
             try:
-                out = transform.feed(chunk) if chunk else transform.close()
+                if self.rewriter.has_async_handlers:
+                    # (issue 30: the output before each waiting handler is sent before it waits)
+                    pieces = transform.afeed_iter(chunk) if chunk else transform.aclose_iter()
+                    async with contextlib.aclosing(pieces):
+                        async for out in pieces:
+                            try:
+                                await send(out)
+                            except BaseException as exc:
+                                send_error = exc
+                                raise
+                    out = b""
+                else:
+                    out = transform.feed(chunk) if chunk else transform.close()
             except ResponseRefused as exc:      # (always before any output)
                 return _refused(state, exc)
             except Exception as exc:    # a corrupt or oversized compressed body, a handler's
+                if exc is send_error:
+                    raise
                 if response is None:
                     state["note"] = f"rewrite failed: {exc}"
                     return web.Response(status=502, text="the response could not be rewritten\n")

@@ -105,6 +105,11 @@ class HtmlRewriteMiddleware:
             raise TypeError(f"HtmlRewriteMiddleware(): rewriter must be a Rewriter, not "
                             f"{type(rewriter).__name__}")
         self.app = app
+        if rewriter.has_async_handlers:
+            # (WSGI is synchronous: nothing could wait for them)
+            raise TypeError(
+                "the rewriter has async handlers, which a WSGI application cannot wait for: "
+                "use the ASGI middleware (htmlstream.integrations.asgi) or sync handlers")
         self.rewriter = rewriter
         self.options = options
         self.context = context
