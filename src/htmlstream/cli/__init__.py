@@ -23,7 +23,7 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     attribute gets ``loading="lazy"``, and a one-line summary (bytes in and out, elements
     changed, MB/s) goes to standard error.
 
-``htmlstream proxy --upstream URL [--listen HOST:PORT] [--preserve-host] [--trust-forwarded]
+``htmlstream proxy --upstream URL [--listen HOST:PORT] [--preserve-host] [--trust-forwarded] [--markdown]
                  [--connect-timeout S] [--read-timeout S] [--grace S] [rewrite options]``
     A rewriting reverse proxy in front of one origin (:mod:`htmlstream.integrations.proxy`):
     the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
