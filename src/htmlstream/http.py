@@ -254,8 +254,10 @@ class MarkdownOptions:
                        "a str (a Content-Signal header value) or None")
             if any(ch in self.content_signal for ch in "\r\n\0"):
                 raise ValueError("MarkdownOptions(): content_signal holds a line break or NUL")
-        if type(self.hold_chars) is not int or self.hold_chars < 0:
-            raise ValueError("MarkdownOptions(): hold_chars must be an int >= 0")
+        check_type(self.hold_chars, int, "MarkdownOptions()", "hold_chars",
+                   "an int (a number of characters)")
+        if self.hold_chars < 0:
+            raise ValueError("MarkdownOptions(): hold_chars must be >= 0")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -1436,13 +1438,14 @@ class ResponseRewrite(Generic[AnyStr]):
         md = self._md_options
         assert md is not None
         if final:
-            decision = self._decision
-            assert decision is not None
-            # (estimate_tokens of the whole Markdown: its characters / 4, rounded up)
-            tokens = (self._md_chars + 3) // 4
-            self._decision = dataclasses.replace(decision, headers=[
-                *decision.headers, (_like(self._like, "x-markdown-tokens"),
-                                    _like(self._like, str(tokens)))])
+            done = self._decision
+            if done is not None:
+                # (estimate_tokens of the whole Markdown: its characters / 4, rounded up)
+                tokens = (self._md_chars + 3) // 4
+                headers = list(done.headers)
+                headers.append((_like(self._like, "x-markdown-tokens"),
+                                _like(self._like, str(tokens))))
+                self._decision = dataclasses.replace(done, headers=headers)
         elif self._md_chars <= md.hold_chars:
             return b""
         self._md_hold = None

@@ -186,8 +186,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     import signal
 
     try:
-        from htmlstream.http import MarkdownOptions
-        from htmlstream.integrations.proxy import ReverseProxy, ServerLimits
+        from htmlstream.integrations.proxy import MarkdownOptions, ReverseProxy, ServerLimits
         from htmlstream.integrations.proxy_workers import cpu_count, listening_sockets, supervise
     except ImportError as exc:
         raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "

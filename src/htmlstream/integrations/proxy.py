@@ -109,8 +109,8 @@ from htmlstream.integrations.proxy_limits import (
     too_large_response,
 )
 
-__all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "ServerCounters", "ServerLimits",
-           "hop_by_hop", "logger"]
+__all__ = ["ContextFactory", "HeadersHook", "MarkdownOptions", "ReverseProxy", "ServerCounters",
+           "ServerLimits", "hop_by_hop", "logger"]
 
 #: The access log (one INFO line per request) and errors.
 logger: Final = logging.getLogger("htmlstream.proxy")
