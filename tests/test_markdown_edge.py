@@ -402,3 +402,39 @@ def test_cli_proxy_markdown_httpx_and_chromium(origin: Origin, tmp_path: Path) -
         assert '<h1 id="title">The page</h1>' in res.stdout
         assert res.stdout.count('data-x="1"') == 120
         assert "# The page" not in res.stdout
+
+
+# ------------------------------------------------------------------------ async handlers
+
+
+def test_async_handlers_markdown_in_every_chunking() -> None:
+    # A rewriter whose handler waits (issue 30): the output before each wait goes through the
+    # converter too, and is held with the rest until the end (to count the tokens).
+    import asyncio
+
+    rw = htmlstream.Rewriter()
+
+    @rw.element("a[href]")
+    async def upgrade(el: htmlstream.Element) -> None:
+        await asyncio.sleep(0)
+        el.set_attribute("href", (el.get_attribute("href") or "").replace("http:", "https:"))
+
+    async def run_async(chunks: list[bytes], hold: int) -> tuple[list[bytes], list[str]]:
+        t = ResponseRewrite(rw, "GET", 200, HTML_HEADERS, request_headers=[("Accept", MD_ACCEPT)],
+                            markdown=MarkdownOptions(content_signal=SIGNAL, hold_chars=hold))
+        pieces: list[bytes] = []
+        decided_at: list[str] = []
+        for chunk in chunks:
+            async for piece in t.afeed_iter(chunk):
+                assert t.decided
+                pieces.append(piece)
+        async for piece in t.aclose_iter():
+            pieces.append(piece)
+        decided_at.extend(fields(t.headers, "x-markdown-tokens"))
+        return pieces, decided_at
+
+    for chunks in chunkings(PAGE, single_bytes=False, split_samples=3, random_splits=3):
+        pieces, tokens = asyncio.run(run_async(chunks, 1 << 20))
+        assert b"".join(pieces) == MARKDOWN and tokens == [TOKENS]
+        pieces, tokens = asyncio.run(run_async(chunks, 0))
+        assert b"".join(pieces) == MARKDOWN and tokens == []
