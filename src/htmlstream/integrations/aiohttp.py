@@ -108,6 +108,9 @@ def rewrite_middleware(
     if not isinstance(rewriter, Rewriter):
         raise TypeError(f"rewrite_middleware(): rewriter must be a Rewriter, not "
                         f"{type(rewriter).__name__}")
+    if markdown is not None and not isinstance(markdown, MarkdownOptions):
+        raise TypeError(f"rewrite_middleware(): markdown must be a "
+                        f"MarkdownOptions or None, not {type(markdown).__name__}")
 
     @web.middleware
     async def htmlstream_rewrite(request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -129,6 +129,9 @@ class HtmlRewriteMiddleware:
         if not isinstance(rewriter, Rewriter):
             raise TypeError(f"HtmlRewriteMiddleware(): rewriter must be a Rewriter, not "
                             f"{type(rewriter).__name__}")
+        if markdown is not None and not isinstance(markdown, MarkdownOptions):
+            raise TypeError(f"HtmlRewriteMiddleware(): markdown must be a "
+                            f"MarkdownOptions or None, not {type(markdown).__name__}")
         self.app = app
         self.rewriter = rewriter
         self.options = options

@@ -232,6 +232,9 @@ class ReverseProxy:
         if not isinstance(rewriter, Rewriter):
             raise TypeError(f"ReverseProxy(): rewriter must be a Rewriter, not "
                             f"{type(rewriter).__name__}")
+        if markdown is not None and not isinstance(markdown, MarkdownOptions):
+            raise TypeError(f"ReverseProxy(): markdown must be a "
+                            f"MarkdownOptions or None, not {type(markdown).__name__}")
         if not isinstance(upstream, str):
             raise TypeError(f"ReverseProxy(): upstream must be a str (an http:// or https:// "
                             f"URL), not {type(upstream).__name__}")
