@@ -438,3 +438,13 @@ def test_async_handlers_markdown_in_every_chunking() -> None:
         assert b"".join(pieces) == MARKDOWN and tokens == [TOKENS]
         pieces, tokens = asyncio.run(run_async(chunks, 0))
         assert b"".join(pieces) == MARKDOWN and tokens == []
+
+
+def test_cli_content_signal_needs_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    from htmlstream.cli import main
+
+    assert main(["proxy", "--upstream", "http://127.0.0.1:1", "--content-signal", "a=b"]) == 2
+    assert "--content-signal needs --markdown" in capsys.readouterr().err
+    assert main(["proxy", "--upstream", "http://127.0.0.1:1", "--markdown",
+                 "--content-signal", "a\r\nSet-Cookie: b"]) == 2
+    assert "line break" in capsys.readouterr().err

@@ -21,6 +21,15 @@ only for what cannot be a page (:func:`forward_range`), ``Accept-Encoding`` nami
 this installation decodes (:func:`accept_encoding`).  Nothing of the request decides whether a
 response is rewritten.  A ``HEAD`` gets the headers its ``GET`` would have.
 
+Content negotiation of Markdown (issue 36): ``ResponseRewrite(..., markdown=MarkdownOptions())``
+answers a request whose ``Accept`` prefers ``text/markdown`` (:func:`markdown_requested`) with
+the rewritten page converted by :class:`htmlstream.recipes.markdown.MarkdownConverter`, under
+the same rules (only what would be rewritten; decoded, converted, re-encoded; ranges refused),
+with ``Content-Type: text/markdown; charset=utf-8``, ``Vary: Accept`` (on every rewritten
+response), the configured ``Content-Signal``, no ``ETag``, and ``x-markdown-tokens`` when the
+whole Markdown is held (at most ``MarkdownOptions.hold_chars`` characters: the response is
+``decided`` at its end then; a longer one streams without the header).
+
 :func:`content_decoder` gives those bounded decoders alone, to a layer that reads bodies itself
 (``htmlstream.scrape``), and :func:`decide` the decision alone, to one that only reads them.
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
