@@ -25,6 +25,9 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
   (``htmlmodel.check_minify``);
 * ``htmlstream.markdown`` (whole page and ``main_content``) does not crash and does not depend
   on the chunking (``htmlmodel.check_markdown``);
+* ``htmlstream.http.ResponseRewrite(markdown=...)`` with ``Accept: text/markdown``: a page is
+  converted to exactly its Markdown with its headers, or passed when it is not HTML, the same
+  in every chunking (``check_markdown_edge``);
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -160,6 +163,41 @@ def TestOneInput(data: bytes) -> None:
     check_sanitize(doc, cuts)
     hm.check_minify(doc, cuts)
     hm.check_markdown(doc, cuts)
+    check_markdown_edge(doc, cuts)
+
+
+_EDGE_RW: list[Any] = []     # (the rewriter, made at first use)
+
+
+def _edge_response(chunks: list[bytes]) -> tuple[bytes, object]:
+    import htmlstream
+    from htmlstream import http
+    if not _EDGE_RW:
+        _EDGE_RW.append(htmlstream.Rewriter())
+    t: Any = http.ResponseRewrite(
+        _EDGE_RW[0], "GET", 200, [("content-type", "text/html")],
+        request_headers=[("accept", "text/markdown")], markdown=http.MarkdownOptions())
+    out = b"".join(t.feed(c) for c in chunks) + t.close()
+    return out, (t.headers, t.decision.encoding if t.rewriting else None)
+
+
+def check_markdown_edge(doc: bytes, cuts: list[list[bytes]]) -> None:
+    """Content negotiation (issue 36): a page that is rewritten leaves as exactly its Markdown,
+    as text/markdown with its token count; the same in every chunking."""
+    import htmlstream
+    try:
+        expected = _edge_response([doc])
+    except htmlstream.HtmlStreamError:
+        return      # (refused: UTF-16 without transcoding)
+    headers, encoding = expected[1]  # type: ignore[misc]
+    if encoding is not None:
+        enc = encoding if htmlstream.lookup_encoding(encoding).ascii_compatible else "utf-8"
+        md = htmlstream.markdown(doc, encoding=enc).encode("utf-8", "surrogatepass")
+        if expected[0] != md or ("content-type", "text/markdown; charset=utf-8") not in headers:
+            raise AssertionError("markdown edge: not the page's Markdown")
+    for chunks in cuts:
+        if _edge_response(chunks) != expected:
+            raise AssertionError(f"markdown edge: output depends on the chunking {chunks!r}")
 
 
 def check_sanitize(doc: bytes, cuts: list[list[bytes]]) -> None:

@@ -202,8 +202,14 @@ def entries(tmp: Path) -> dict[str, Entry]:
         # htmlstream.http
         "HttpOptions": (http.HttpOptions, (), {"html_types": frozenset({"text/html"})},
                         ["html_types"]),
-        "ResponseRewrite": (http.ResponseRewrite, (rw, "GET", 200, headers), {},
-                            ["rewriter", "method", "status", "headers"]),
+        "ResponseRewrite": (http.ResponseRewrite, (rw, "GET", 200, headers),
+                            {"markdown": http.MarkdownOptions()},
+                            ["rewriter", "method", "status", "headers", "markdown"]),
+        "MarkdownOptions": (http.MarkdownOptions, (), {"content_signal": "a=b",
+                                                       "hold_chars": 10},
+                            ["content_signal", "hold_chars"]),
+        "markdown_requested": (http.markdown_requested, ([("accept", "text/markdown")],), {},
+                               ["request_headers"]),
         "decide": (http.decide, ("GET", 200, headers, b"<p>"), {},
                    ["method", "status", "headers", "prefix"]),
         "decide_headers": (http.decide_headers, ("GET", 200, headers), {},
@@ -277,8 +283,8 @@ def entries(tmp: Path) -> dict[str, Entry]:
         e["scrape.scrape"] = (scrape.scrape, ([url], {"t": "title"}), {}, ["urls", "fields"])
         e["scrape.ascrape"] = (scrape.ascrape, ([url], {"t": "title"}), {}, ["urls", "fields"])
     from htmlstream.integrations import asgi, wsgi
-    e["asgi.HtmlRewriteMiddleware"] = (asgi.HtmlRewriteMiddleware, (asgi_app, rw), {},
-                                       ["app", "rewriter"])
+    e["asgi.HtmlRewriteMiddleware"] = (asgi.HtmlRewriteMiddleware, (asgi_app, rw),
+                                       {"markdown": None}, ["app", "rewriter", "markdown"])
     e["wsgi.HtmlRewriteMiddleware"] = (wsgi.HtmlRewriteMiddleware, (wsgi_app, rw), {},
                                        ["app", "rewriter"])
     if importlib.util.find_spec("django"):
@@ -287,9 +293,10 @@ def entries(tmp: Path) -> dict[str, Entry]:
                                              ["get_response"])
     if importlib.util.find_spec("aiohttp"):
         from htmlstream.integrations import aiohttp, proxy
-        e["aiohttp.rewrite_middleware"] = (aiohttp.rewrite_middleware, (rw,), {}, ["rewriter"])
-        e["proxy.ReverseProxy"] = (proxy.ReverseProxy, (rw, "http://127.0.0.1:1"), {},
-                                   ["rewriter", "upstream"])
+        e["aiohttp.rewrite_middleware"] = (aiohttp.rewrite_middleware, (rw,),
+                                           {"markdown": None}, ["rewriter", "markdown"])
+        e["proxy.ReverseProxy"] = (proxy.ReverseProxy, (rw, "http://127.0.0.1:1"),
+                                   {"markdown": None}, ["rewriter", "upstream", "markdown"])
         e["proxy.hop_by_hop"] = (proxy.hop_by_hop, ([],), {}, ["headers"])
         limits = {"header_timeout": 1.0, "body_timeout": 1.0, "max_body_size": 1,
                   "send_timeout": 1.0, "keepalive_timeout": 1.0, "max_connections": 1,

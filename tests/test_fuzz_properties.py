@@ -454,3 +454,87 @@ def test_markdown_independent_of_chunking(data: bytes) -> None:
     """htmlstream.markdown (whole page and main content): no crash, and the same Markdown for
     every chunking (htmlmodel.check_markdown)."""
     hm.check_markdown(data, cuts_of(data))
+
+
+# --------------------------------------------------------------------------- issue 36: Markdown
+# at the edge
+
+_ACCEPTS = st.sampled_from([
+    b"text/markdown", b"text/markdown, text/html;q=0.9", b"text/html", b"*/*",
+    b"text/html,application/xhtml+xml,*/*;q=0.8", b"text/markdown;q=0", b"text/*",
+])
+
+
+@SETTINGS
+@given(method=st.sampled_from(["GET", "HEAD"]),
+       status=st.sampled_from([200, 206, 304, 404]),
+       response=_RESPONSE_FIELDS, accept=st.lists(_ACCEPTS, max_size=2),
+       range_=st.booleans(), data=markdown_docs, hold=st.sampled_from([0, 40, 1 << 20]),
+       cut=st.integers(1, 700))
+def test_markdown_negotiation_never_passes_a_page(method: str, status: int,
+                                                  response: list[tuple[bytes, bytes]],
+                                                  accept: list[bytes], range_: bool,
+                                                  data: bytes, hold: int, cut: int) -> None:
+    """With ``markdown=``: a page is converted (a Markdown request: exactly the Markdown of
+    the page, in any chunking, with its headers), rewritten (any other: ``Vary: Accept``) or
+    refused, never passed on; ``x-markdown-tokens`` only with the whole Markdown counted."""
+    import gzip
+
+    import htmlstream
+    import htmlstream.http as http
+    from htmlstream import Rewriter
+
+    page = b"<!doctype html>" + data + b"<p>filler text for the decision</p>" * 40
+    # (bytes pairs: with no response header either, the added ones take the request's type)
+    request = [(b"user-agent", b"t"), *((b"accept", value) for value in accept)]
+    if range_:
+        request.append((b"range", b"bytes=0-10"))
+    coding = next((v for k, v in response if k == b"content-encoding"), b"identity")
+    body = gzip.compress(page) if coding == b"gzip" else page
+    saved = dict(http._modules)
+    http._modules.update({"br": None, "zstd": None})
+    try:
+        t: http.ResponseRewrite[bytes] = http.ResponseRewrite(
+            Rewriter(), method, status, response, request_headers=request,
+            markdown=http.MarkdownOptions(hold_chars=hold))
+        out = b"".join(t.feed(body[i:i + cut]) for i in range(0, len(body), cut))
+        out += t.close()
+    except http.ResponseRefused:
+        event("refused")
+        return
+    finally:
+        http._modules.clear()
+        http._modules.update(saved)
+    decision = t.decision
+    assert decision is not None
+    headers = t.headers
+    if not decision.rewritten_headers:
+        event("passed")
+        types = [v for k, v in response if k == b"content-type"]
+        assert (status == 304 or (types and not types[-1].startswith(b"text/html"))
+                or (coding == b"identity" and "not HTML" in (decision.reason or "")))
+        return
+    assert (b"vary", b"Accept") in headers or any(
+        k == b"vary" and b"accept" in v.lower() for k, v in headers)
+    wanted = http.markdown_requested(request)
+    assert t.markdown is wanted
+    types = [v for k, v in headers if k == b"content-type"]
+    if method == "HEAD":
+        event("HEAD")
+        assert (types == [b"text/markdown; charset=utf-8"]) is wanted
+        return
+    text = gzip.decompress(out) if coding == b"gzip" else out
+    if not wanted:
+        event("HTML")
+        assert text == page
+        return
+    event("Markdown")
+    assert types == [b"text/markdown; charset=utf-8"]
+    encoding = decision.encoding or "utf-8"
+    if not htmlstream.lookup_encoding(encoding).ascii_compatible:
+        encoding = "utf-8"
+    expected = htmlstream.markdown(page, encoding=encoding).encode("utf-8", "surrogatepass")
+    assert text == expected
+    tokens = [v for k, v in headers if k == b"x-markdown-tokens"]
+    chars = len(expected.decode("utf-8", "surrogatepass"))
+    assert tokens == ([str((chars + 3) // 4).encode()] if chars <= hold else [])

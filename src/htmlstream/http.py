@@ -21,6 +21,15 @@ only for what cannot be a page (:func:`forward_range`), ``Accept-Encoding`` nami
 this installation decodes (:func:`accept_encoding`).  Nothing of the request decides whether a
 response is rewritten.  A ``HEAD`` gets the headers its ``GET`` would have.
 
+Content negotiation of Markdown (issue 36): ``ResponseRewrite(..., markdown=MarkdownOptions())``
+answers a request whose ``Accept`` prefers ``text/markdown`` (:func:`markdown_requested`) with
+the rewritten page converted by :class:`htmlstream.recipes.markdown.MarkdownConverter`, under
+the same rules (only what would be rewritten; decoded, converted, re-encoded; ranges refused),
+with ``Content-Type: text/markdown; charset=utf-8``, ``Vary: Accept`` (on every rewritten
+response), the configured ``Content-Signal``, no ``ETag``, and ``x-markdown-tokens`` when the
+whole Markdown is held (at most ``MarkdownOptions.hold_chars`` characters: the response is
+``decided`` at its end then; a longer one streams without the header).
+
 :func:`content_decoder` gives those bounded decoders alone, to a layer that reads bodies itself
 (``htmlstream.scrape``), and :func:`decide` the decision alone, to one that only reads them.
 Nothing here does I/O or imports a framework; this module uses only htmlstream's public API, and
@@ -56,6 +65,7 @@ __all__ = [
     "DecodedSizeExceeded",
     "EncodingSource",
     "HttpOptions",
+    "MarkdownOptions",
     "RequestHeaders",
     "ResponseHeaders",
     "ResponseRefused",
@@ -69,6 +79,7 @@ __all__ = [
     "decodable_codings",
     "forward_range",
     "forwarded_request_headers",
+    "markdown_requested",
     "warn_app_compresses",
 ]
 
@@ -212,6 +223,50 @@ class HttpOptions:
 
 
 _DEFAULT_OPTIONS: Final = HttpOptions()
+
+
+#: The default most Markdown characters of a response held back to count its tokens.
+DEFAULT_MARKDOWN_HOLD: Final = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MarkdownOptions:
+    """Content negotiation of Markdown (``Accept: text/markdown``), for :class:`ResponseRewrite`
+    and the integrations that take ``markdown=`` (docs/guide/markdown.md, "At the edge").
+
+    With it, a request whose ``Accept`` prefers ``text/markdown`` to ``text/html``
+    (:func:`markdown_requested`) gets a page's rewritten HTML converted to Markdown
+    (:class:`htmlstream.recipes.markdown.MarkdownConverter`): ``Content-Type: text/markdown;
+    charset=utf-8``, ``Vary: Accept``, ``x-markdown-tokens`` when the whole Markdown is known
+    (see ``hold_chars``), ``Content-Signal`` when configured, and no ``ETag`` (the Markdown has
+    no validator of its own: the weakened ``ETag`` of the HTML would let a cache take one for
+    the other).  Every other response that is (or, for a ``HEAD``, would be) rewritten gets
+    ``Vary: Accept`` too, since it depended on the request's ``Accept``.
+
+    Attributes:
+        content_signal: the value of a ``Content-Signal`` header on Markdown responses (e.g.
+            ``"ai-train=yes, search=yes, ai-input=yes"``), or None for none.
+        main_content: convert only the page's main content (``markdown(main_content=True)``).
+        hold_chars: the most Markdown characters held back to count the response's tokens:
+            a page whose Markdown is at most this long is sent whole, after its end, with
+            ``x-markdown-tokens``; a longer one streams from there on, without the header
+            (HTTP trailers are not used: clients ignore them).  0: always stream, never count.
+    """
+
+    content_signal: str | None = None
+    main_content: bool = False
+    hold_chars: int = DEFAULT_MARKDOWN_HOLD
+
+    def __post_init__(self) -> None:
+        if self.content_signal is not None:
+            check_type(self.content_signal, str, "MarkdownOptions()", "content_signal",
+                       "a str (a Content-Signal header value) or None")
+            if any(ch in self.content_signal for ch in "\r\n\0"):
+                raise ValueError("MarkdownOptions(): content_signal holds a line break or NUL")
+        check_type(self.hold_chars, int, "MarkdownOptions()", "hold_chars",
+                   "an int (a number of characters)")
+        if self.hold_chars < 0:
+            raise ValueError("MarkdownOptions(): hold_chars must be >= 0")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -392,6 +447,15 @@ def _like(template: AnyStr, text: str) -> AnyStr:
     if isinstance(template, bytes):
         return text.encode("latin-1")
     return text
+
+
+def _request_like(request_headers: RequestHeaders | None) -> str | bytes:
+    """A template of the header type, for a response without headers: bytes when the request's
+    are (ASGI), else str."""
+    if request_headers is not None and not isinstance(request_headers, Mapping):
+        for name, _ in request_headers:
+            return b"" if isinstance(name, bytes) else ""
+    return ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -1126,6 +1190,56 @@ def forwarded_request_headers(method: str | bytes, path: str | bytes,
     return out
 
 
+def markdown_requested(request_headers: RequestHeaders | None) -> bool:
+    """Whether a request gets Markdown rather than HTML: its ``Accept`` fields (read as one
+    list) prefer ``text/markdown`` to ``text/html``, by
+    :func:`htmlstream.recipes.markdown.accepts_markdown` (q-values, the most specific range
+    that matches; a browser's ``text/html,...,*/*;q=0.8`` gets HTML).  What
+    :class:`ResponseRewrite` asks when given ``markdown=``."""
+    if request_headers is None:
+        return False
+    check_type(request_headers, (Mapping, Iterable), "markdown_requested()", "request_headers",
+               "(name, value) pairs of str or of bytes, or a mapping")
+    pairs = request_headers.items() if isinstance(request_headers, Mapping) else request_headers
+    values = [_str(value).strip(_WS) for name, value in pairs if _str(name).lower() == "accept"]
+    accept = ", ".join(value for value in values if value)
+    if not accept:
+        return False
+    from htmlstream.recipes.markdown import accepts_markdown  # (a layer: imported when used)
+    return accepts_markdown(accept)
+
+
+#: The Content-Type of a Markdown response.
+_MARKDOWN_TYPE: Final = "text/markdown; charset=utf-8"
+#: Response fields a Markdown response drops: what describes the HTML (its type, its
+#: validator) and what the conversion sets itself.
+_MARKDOWN_DROPPED: Final = frozenset({"content-type", "etag", "content-signal",
+                                      "x-markdown-tokens"})
+
+
+def _negotiated_headers(headers: list[tuple[AnyStr, AnyStr]], markdown: bool,
+                        options: MarkdownOptions, like: AnyStr) -> list[tuple[AnyStr, AnyStr]]:
+    """A rewritten response's headers under negotiation: ``Vary: Accept`` added (unless a
+    ``Vary`` names it or ``*``); for Markdown, its ``Content-Type``, no ``ETag``, and the
+    configured ``Content-Signal``."""
+    out: list[tuple[AnyStr, AnyStr]] = []
+    varies = False
+    for name, value in headers:
+        key = _str(name).lower()
+        if key == "vary" and {"accept", "*"} & set(_list_items([_str(value)])):
+            varies = True
+        if markdown and key in _MARKDOWN_DROPPED:
+            continue
+        out.append((name, value))
+    if markdown:
+        out.append((_like(like, "content-type"), _like(like, _MARKDOWN_TYPE)))
+    if not varies:
+        out.append((_like(like, "vary"), _like(like, "Accept")))
+    if markdown and options.content_signal is not None:
+        out.append((_like(like, "content-signal"), _like(like, options.content_signal)))
+    return out
+
+
 _warned: set[str] = set()
 
 
@@ -1198,6 +1312,7 @@ class ResponseRewrite(Generic[AnyStr]):
         request_headers: RequestHeaders | None = None,
         options: HttpOptions | None = None,
         context: Mapping[str, Any] | None = None,
+        markdown: MarkdownOptions | None = None,
     ) -> None:
         if not callable(getattr(rewriter, "stream", None)):
             raise TypeError(f"ResponseRewrite(): rewriter must be a Rewriter, not "
@@ -1207,6 +1322,21 @@ class ResponseRewrite(Generic[AnyStr]):
         self._options = opts = options or _DEFAULT_OPTIONS
         self._headers: list[tuple[AnyStr, AnyStr]] = _pairs(headers)
         self._context = context
+        if markdown is not None:
+            check_type(markdown, MarkdownOptions, "ResponseRewrite()", "markdown",
+                       "a MarkdownOptions or None")
+        # Content negotiation (issue 36): whether this request gets Markdown, the converter
+        # of the stream's output, the Markdown characters written, and the output held back
+        # until the end (to count its tokens) while it is not longer than hold_chars.
+        if request_headers is not None and not isinstance(request_headers, Mapping):
+            request_headers = list(request_headers)     # (read more than once)
+        self._md_options = markdown
+        self._markdown = markdown is not None and markdown_requested(request_headers)
+        self._conv: Any = None
+        self._md_chars = 0
+        self._md_hold: list[bytes] | None = None
+        self._like: Any = (self._headers[0][0] if self._headers
+                           else _request_like(request_headers))
         if context is not None and "context" not in inspect.signature(rewriter.stream).parameters:
             raise TypeError("this htmlstream's Rewriter.stream() takes no context")
         self._decision: Decision[AnyStr] | None = None
@@ -1236,7 +1366,7 @@ class ResponseRewrite(Generic[AnyStr]):
         result = _check_headers(method, status, self._headers, request_headers, opts,
                                 rewriter.transcode)
         if isinstance(result, Decision):
-            self._decision = result
+            self._decision = self._negotiate(result)
         else:
             self._pending = result
             if result.coding is not None:
@@ -1247,8 +1377,88 @@ class ResponseRewrite(Generic[AnyStr]):
 
     @property
     def decided(self) -> bool:
-        """Whether the decision is made (and :attr:`headers` available)."""
-        return self._decision is not None
+        """Whether the decision is made (and :attr:`headers` available).  A Markdown response
+        (``markdown=``) is decided at its end, or once its Markdown outgrows
+        ``MarkdownOptions.hold_chars``: its output is held until then."""
+        return self._decision is not None and self._md_hold is None
+
+    @property
+    def markdown(self) -> bool:
+        """Whether the body is (or, for a ``HEAD``, would be) converted to Markdown: the
+        request asked for it (``markdown=`` given) and the response is rewritten."""
+        decision = self._decision
+        return self._markdown and decision is not None and decision.rewritten_headers
+
+    @property
+    def markdown_tokens(self) -> int | None:
+        """The ``x-markdown-tokens`` value sent (the Markdown's characters divided by four,
+        rounded up: :func:`htmlstream.recipes.markdown.estimate_tokens`), or None when it was
+        not (not Markdown, or streamed past ``hold_chars``)."""
+        for name, value in self._decision.headers if self._decision is not None else ():
+            if _str(name).lower() == "x-markdown-tokens":
+                return int(_str(value))
+        return None
+
+    def _negotiate(self, decision: Decision[AnyStr]) -> Decision[AnyStr]:
+        """The decision with the headers of content negotiation; for a Markdown response
+        rewritten, the converter (and the output held back to count its tokens)."""
+        md = self._md_options
+        if md is None or not decision.rewritten_headers:
+            return decision
+        markdown = self._markdown
+        decision = dataclasses.replace(decision, headers=_negotiated_headers(
+            decision.headers, markdown, md, self._like))
+        if markdown and decision.rewrite:
+            from htmlstream.recipes.markdown import MarkdownConverter
+            encoding = decision.encoding or "utf-8"
+            if not lookup_encoding(encoding).ascii_compatible:
+                encoding = "utf-8"  # (transcoded by the rewriter: see _decide_body)
+            self._conv = MarkdownConverter(encoding=encoding, main_content=md.main_content)
+            if md.hold_chars:
+                self._md_hold = []
+        return decision
+
+    def _md(self, data: bytes) -> bytes:
+        """The stream's output, as Markdown when converting."""
+        conv = self._conv
+        if conv is None:
+            return data
+        text: str = conv.feed(data) if data else ""
+        self._md_chars += len(text)
+        return text.encode("utf-8", "surrogatepass")
+
+    def _md_end(self) -> bytes:
+        conv = self._conv
+        if conv is None:
+            return b""
+        text: str = conv.close()
+        self._md_chars += len(text)
+        return text.encode("utf-8", "surrogatepass")
+
+    def _holding(self, out: bytes, final: bool) -> bytes:
+        """``out`` to send, or b"" while a Markdown response is held back to count its tokens
+        (the whole, with ``x-markdown-tokens``, at its end; all so far, without the header,
+        once it outgrows ``hold_chars``)."""
+        hold = self._md_hold
+        if hold is None:
+            return out
+        if out:
+            hold.append(out)
+        md = self._md_options
+        assert md is not None
+        if final:
+            done = self._decision
+            if done is not None:
+                # (estimate_tokens of the whole Markdown: its characters / 4, rounded up)
+                tokens = (self._md_chars + 3) // 4
+                headers = list(done.headers)
+                headers.append((_like(self._like, "x-markdown-tokens"),
+                                _like(self._like, str(tokens))))
+                self._decision = dataclasses.replace(done, headers=headers)
+        elif self._md_chars <= md.hold_chars:
+            return b""
+        self._md_hold = None
+        return b"".join(hold)
 
     @property
     def decision(self) -> Decision[AnyStr] | None:
@@ -1262,7 +1472,7 @@ class ResponseRewrite(Generic[AnyStr]):
         Raises:
             RuntimeError: not decided yet (feed more of the body, or close it).
         """
-        if self._decision is None:
+        if self._decision is None or self._md_hold is not None:
             raise RuntimeError(
                 f"the response is not decided yet: feed its body (at most {HOLD_BYTES} decoded "
                 f"bytes are held back) or close() it")
@@ -1273,10 +1483,14 @@ class ResponseRewrite(Generic[AnyStr]):
         before the first body byte (mitmproxy's streamed responses): once decided,
         :attr:`headers`; before, those of a rewrite (``Content-Length`` and digests dropped,
         ``ETag`` weakened), which are right for a body passed through untouched too.
+        Not with ``markdown=`` (ValueError): whether the body is Markdown is
+        not known before the decision.
 
         After this call a body that would need transcoding (UTF-16 with
         ``Rewriter(transcode=True)``: its ``Content-Type`` charset would change) passes through
         untouched instead, since the ``Content-Type`` is on its way."""
+        if self._md_options is not None:
+            raise ValueError("early_headers() cannot be used with ResponseRewrite(markdown=...)")
         if self._decision is not None:
             return self._decision.headers
         self._early = True
@@ -1334,6 +1548,9 @@ class ResponseRewrite(Generic[AnyStr]):
         return self._feed(chunk)
 
     def _feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        return self._holding(self._feed_body(chunk), final=False)
+
+    def _feed_body(self, chunk: bytes | bytearray | memoryview) -> bytes:
         if self._refused is not None:
             raise self._refused
         if self._closed:
@@ -1354,6 +1571,10 @@ class ResponseRewrite(Generic[AnyStr]):
         return self._close()
 
     def _close(self) -> bytes:
+        out = self._close_body()
+        return self._holding(out, final=self._md_hold is not None)
+
+    def _close_body(self) -> bytes:
         if self._refused is not None:
             raise self._refused
         if self._closed:
@@ -1374,7 +1595,7 @@ class ResponseRewrite(Generic[AnyStr]):
             out = b""
             rest = self._rewrite(self._decoder.finish(), flush=False)
         self._held.append(out + rest)
-        tail = self._encode(self.stream.close(), final=True)
+        tail = self._encode(self._md(self.stream.close()) + self._md_end(), final=True)
         return self._drain() + tail
 
     def _pieces(self, data: bytes) -> Iterator[bytes]:
@@ -1443,9 +1664,9 @@ class ResponseRewrite(Generic[AnyStr]):
         prefix = bytes(self._prefix)
         self._prefix = bytearray()
         opts = self._options
-        decision = _decide_body(pending, self._headers, prefix,
-                                self._rewriter.transcode and not self._early,
-                                opts.default_encoding or self._rewriter.encoding, opts)
+        decision = self._negotiate(_decide_body(
+            pending, self._headers, prefix, self._rewriter.transcode and not self._early,
+            opts.default_encoding or self._rewriter.encoding, opts))
         self._decision = decision
         if not decision.rewrite:
             return self._release_raw()
@@ -1470,11 +1691,11 @@ class ResponseRewrite(Generic[AnyStr]):
         # output is joined)
         if self._encoder is None:
             for piece in pieces:
-                held.append(stream.feed(piece))
+                held.append(self._md(stream.feed(piece)))
                 piece = b""
             return self._drain()
         for piece in pieces:
-            held.append(self._encode(stream.feed(piece), final=False))
+            held.append(self._encode(self._md(stream.feed(piece)), final=False))
             piece = b""
         if flush and self._unflushed:
             held.append(self._encoder.flush())
@@ -1489,12 +1710,13 @@ class ResponseRewrite(Generic[AnyStr]):
     def _encode_early(self, data: bytes) -> bytes:
         """Output taken before a handler waits (an async stream): encoded and flushed, so
         that the client can read it while the handler waits."""
+        data = self._md(data)
         held = self._drain()
         if self._encoder is None:
-            return held + data
+            return self._holding(held + data, final=False)
         out = self._encode(data, final=False)
         self._unflushed = False
-        return held + out + self._encoder.flush()
+        return self._holding(held + out + self._encoder.flush(), final=False)
 
     def _encode(self, data: bytes, final: bool) -> bytes:
         encoder = self._encoder

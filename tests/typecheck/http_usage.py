@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import htmlstream as hs
-from htmlstream.http import Decision, HttpOptions, ResponseRewrite, decide, decide_headers
+from htmlstream.http import (
+    Decision,
+    HttpOptions,
+    MarkdownOptions,
+    ResponseRewrite,
+    decide,
+    decide_headers,
+    markdown_requested,
+)
 
 
 def asgi_like(rw: hs.Rewriter, headers: list[tuple[bytes, bytes]],
@@ -45,3 +53,16 @@ def decisions(headers: list[tuple[bytes, bytes]]) -> str | None:
     del mapped
     encoding: str | None = late.encoding
     return early.reason if early is not None else encoding
+
+
+def markdown_like(rw: hs.Rewriter, headers: list[tuple[bytes, bytes]]) -> int | None:
+    request = [(b"accept", b"text/markdown")]
+    wanted: bool = markdown_requested(request)
+    t = ResponseRewrite(rw, "GET", 200, headers, request_headers=request,
+                        markdown=MarkdownOptions(content_signal="ai-train=no"))
+    t.close()
+    sent: list[tuple[bytes, bytes]] = t.headers
+    del sent, wanted
+    MarkdownOptions(hold_chars="1")  # type: ignore[arg-type]
+    converted: bool = t.markdown
+    return t.markdown_tokens if converted else None

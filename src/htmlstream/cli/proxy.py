@@ -116,6 +116,12 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     limits.add_argument("--max-connections", type=non_negative_int, default=1024,
                         metavar="N", help="client connections open at most per worker; at "
                         "the cap new ones wait in the backlog (0: no cap; default: 1024)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="answer requests whose Accept prefers text/markdown to text/html "
+                        "with the page as Markdown (and Vary: Accept on every rewritten page)")
+    parser.add_argument("--content-signal", metavar="VALUE",
+                        help="the Content-Signal header of Markdown responses (with "
+                        "--markdown), e.g. 'ai-train=no, search=yes, ai-input=yes'")
     parser.add_argument("--handlers", metavar="MODULE:NAME",
                         help="the rewriter to run: a Rewriter (or a function returning one) "
                              "named NAME in the importable module MODULE; its handlers may be "
@@ -180,7 +186,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     import signal
 
     try:
-        from htmlstream.integrations.proxy import ReverseProxy, ServerLimits
+        from htmlstream.integrations.proxy import MarkdownOptions, ReverseProxy, ServerLimits
         from htmlstream.integrations.proxy_workers import cpu_count, listening_sockets, supervise
     except ImportError as exc:
         raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "
@@ -199,6 +205,13 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         # The encoding is each response's (ResponseRewrite makes the stream in it).
         rewriter = build_rewriter(groups, DemoStats() if not groups and not recipes else None,
                                   "utf-8", recipes=recipes)
+    if args.content_signal is not None and not args.markdown:
+        raise CliError("--content-signal needs --markdown")
+    try:
+        markdown = (MarkdownOptions(content_signal=args.content_signal) if args.markdown
+                    else None)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
     workers = args.workers or cpu_count()
     if workers > 1 and not hasattr(os, "fork"):
         raise CliError("--workers needs os.fork (POSIX): use --workers 1 here")
@@ -212,7 +225,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                              connect_timeout=args.connect_timeout,
                              read_timeout=args.read_timeout, shutdown_grace=args.grace,
                              websocket_idle_timeout=args.websocket_idle_timeout,
-                             limits=limits)
+                             limits=limits, markdown=markdown)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _raise_descriptor_limit(args.max_connections)

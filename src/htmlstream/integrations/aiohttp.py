@@ -62,6 +62,7 @@ from htmlstream import Rewriter
 from htmlstream.http import (
     ContentDecodingError,
     HttpOptions,
+    MarkdownOptions,
     ResponseRefused,
     ResponseRewrite,
     csp_nonce_hook,
@@ -87,6 +88,7 @@ def rewrite_middleware(
     options: HttpOptions | None = None,
     context: ContextFactory | None = None,
     headers_hook: HeadersHook | None = csp_nonce_hook,
+    markdown: MarkdownOptions | None = None,
 ) -> Middleware:
     """An aiohttp middleware rewriting the HTML responses of the handlers it wraps.
 
@@ -99,17 +101,24 @@ def rewrite_middleware(
             rewritten (not when it passes through); returns the headers to send instead.  By
             default :func:`htmlstream.http.csp_nonce_hook`, as for the other middlewares (the
             context's ``csp_nonce`` allowed in the ``Content-Security-Policy``); None: none.
+        markdown: answer requests whose ``Accept`` prefers ``text/markdown`` with the page
+            as Markdown (:class:`htmlstream.http.MarkdownOptions`; docs/guide/markdown.md).
+            None (the default): no content negotiation.
     """
     if not isinstance(rewriter, Rewriter):
         raise TypeError(f"rewrite_middleware(): rewriter must be a Rewriter, not "
                         f"{type(rewriter).__name__}")
+    if markdown is not None and not isinstance(markdown, MarkdownOptions):
+        raise TypeError(f"rewrite_middleware(): markdown must be a "
+                        f"MarkdownOptions or None, not {type(markdown).__name__}")
 
     @web.middleware
     async def htmlstream_rewrite(request: web.Request, handler: Handler) -> web.StreamResponse:
         ctx = context(request) if context is not None else None
         original = request._payload_writer
         # Responses the handler prepares itself write through this writer.
-        writer = _RewritingWriter(original, request, rewriter, options, ctx, headers_hook)
+        writer = _RewritingWriter(original, request, rewriter, options, ctx, headers_hook,
+                                  markdown)
         request._payload_writer = writer
         try:
             # The handler's request: Range and If-Range only for what cannot be a page,
@@ -127,7 +136,8 @@ def rewrite_middleware(
             request._payload_writer = original
         if isinstance(response, web.Response) and not response.prepared:
             try:
-                await _rewrite_whole(response, request, rewriter, options, ctx, headers_hook)
+                await _rewrite_whole(response, request, rewriter, options, ctx, headers_hook,
+                                     markdown)
             except (ResponseRefused, ContentDecodingError) as exc:
                 return _refused(request, exc)
         return response
@@ -188,7 +198,8 @@ async def _feed(transform: ResponseRewrite[str], rewriter: Rewriter,
 
 async def _rewrite_whole(response: web.Response, request: web.Request, rewriter: Rewriter,
                          options: HttpOptions | None, context: Mapping[str, Any] | None,
-                         headers_hook: HeadersHook | None) -> None:
+                         headers_hook: HeadersHook | None,
+                         markdown: MarkdownOptions | None = None) -> None:
     """Rewrite an unprepared ``web.Response`` in place (body and headers)."""
     body = response.body
     if not isinstance(body, bytes | bytearray):
@@ -201,7 +212,7 @@ async def _rewrite_whole(response: web.Response, request: web.Request, rewriter:
     method = "GET" if request.method == "HEAD" else request.method
     transform = ResponseRewrite(rewriter, method, response.status, headers,
                                 request_headers=request.headers, options=options,
-                                context=context)
+                                context=context, markdown=markdown)
     if transform.coding is not None:
         warn_app_compresses("aiohttp middleware", transform.coding)
     # (A ContentDecodingError after the decision, a truncated body, is raised too: the body as
@@ -223,8 +234,10 @@ class _RewritingWriter(AbstractStreamWriter):
 
     def __init__(self, inner: AbstractStreamWriter, request: web.Request, rewriter: Rewriter,
                  options: HttpOptions | None, context: Mapping[str, Any] | None,
-                 headers_hook: HeadersHook | None) -> None:
+                 headers_hook: HeadersHook | None,
+                 markdown: MarkdownOptions | None = None) -> None:
         self._inner = inner
+        self._markdown = markdown
         self._headers_hook = headers_hook
         self._request = request
         self._rewriter = rewriter
@@ -288,7 +301,8 @@ class _RewritingWriter(AbstractStreamWriter):
             if not (self._compression is not None and k.lower() == "content-encoding")]
         transform = ResponseRewrite(self._rewriter, self._request.method, status, seen,
                                     request_headers=self._request.headers,
-                                    options=self._options, context=self._context)
+                                    options=self._options, context=self._context,
+                                    markdown=self._markdown)
         if transform.coding is not None:
             # (a body the handler compressed itself; resp.enable_compression() is not that)
             warn_app_compresses("aiohttp middleware", transform.coding)

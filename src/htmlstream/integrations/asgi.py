@@ -61,6 +61,7 @@ from htmlstream import Rewriter
 from htmlstream.errors import HtmlStreamError
 from htmlstream.http import (
     HttpOptions,
+    MarkdownOptions,
     ResponseRefused,
     ResponseRewrite,
     csp_nonce_hook,
@@ -107,6 +108,9 @@ class HtmlRewriteMiddleware:
             rewritten, before they are sent; returns the headers.  The default,
             :func:`htmlstream.http.csp_nonce_hook`, allows the context's ``csp_nonce`` in the
             ``Content-Security-Policy``.  None: the headers are sent as decided.
+        markdown: answer requests whose ``Accept`` prefers ``text/markdown`` with the page
+            as Markdown (:class:`htmlstream.http.MarkdownOptions`; docs/guide/markdown.md).
+            None (the default): no content negotiation.
     """
 
     def __init__(
@@ -117,6 +121,7 @@ class HtmlRewriteMiddleware:
         options: HttpOptions | None = None,
         context: Callable[[Scope], Mapping[str, Any]] | None = None,
         headers_hook: HeadersHook | None = csp_nonce_hook,
+        markdown: MarkdownOptions | None = None,
     ) -> None:
         if not callable(app):
             raise TypeError(f"HtmlRewriteMiddleware(): app must be an ASGI app (a callable), not "
@@ -124,11 +129,15 @@ class HtmlRewriteMiddleware:
         if not isinstance(rewriter, Rewriter):
             raise TypeError(f"HtmlRewriteMiddleware(): rewriter must be a Rewriter, not "
                             f"{type(rewriter).__name__}")
+        if markdown is not None and not isinstance(markdown, MarkdownOptions):
+            raise TypeError(f"HtmlRewriteMiddleware(): markdown must be a "
+                            f"MarkdownOptions or None, not {type(markdown).__name__}")
         self.app = app
         self.rewriter = rewriter
         self.options = options
         self.context = context
         self.headers_hook = headers_hook
+        self.markdown = markdown
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The ASGI application: ``http`` scopes rewritten, others passed through."""
@@ -265,7 +274,7 @@ class _Response:
             self._rewrite = ResponseRewrite(
                 self._mw.rewriter, self._scope["method"], int(message["status"]),
                 message.get("headers", []), request_headers=self._scope.get("headers", []),
-                options=self._mw.options, context=self._context)
+                options=self._mw.options, context=self._context, markdown=self._mw.markdown)
         except ResponseRefused:
             raise
         except BaseException as exc:

@@ -90,6 +90,7 @@ from yarl import URL
 from htmlstream import Rewriter
 from htmlstream.http import (
     HttpOptions,
+    MarkdownOptions,
     ResponseRefused,
     ResponseRewrite,
     csp_nonce_hook,
@@ -108,8 +109,8 @@ from htmlstream.integrations.proxy_limits import (
     too_large_response,
 )
 
-__all__ = ["ContextFactory", "HeadersHook", "ReverseProxy", "ServerCounters", "ServerLimits",
-           "hop_by_hop", "logger"]
+__all__ = ["ContextFactory", "HeadersHook", "MarkdownOptions", "ReverseProxy", "ServerCounters",
+           "ServerLimits", "hop_by_hop", "logger"]
 
 #: The access log (one INFO line per request) and errors.
 logger: Final = logging.getLogger("htmlstream.proxy")
@@ -200,6 +201,9 @@ class ReverseProxy:
             closes that side with 1009, and the other with 1011).
         limits: the timeouts and limits of client connections (header, body, send and
             keep-alive timeouts, the largest request body, the connection cap).
+        markdown: answer requests whose ``Accept`` prefers ``text/markdown`` with the page
+            as Markdown (:class:`~htmlstream.http.MarkdownOptions`; docs/guide/markdown.md).
+            None (the default): no content negotiation.
 
     Attributes:
         counters: what the limits closed or refused, and the connections accepted and
@@ -223,10 +227,14 @@ class ReverseProxy:
         websocket_idle_timeout: float = 300.0,
         websocket_max_message: int = 4 << 20,
         limits: ServerLimits | None = None,
+        markdown: MarkdownOptions | None = None,
     ) -> None:
         if not isinstance(rewriter, Rewriter):
             raise TypeError(f"ReverseProxy(): rewriter must be a Rewriter, not "
                             f"{type(rewriter).__name__}")
+        if markdown is not None and not isinstance(markdown, MarkdownOptions):
+            raise TypeError(f"ReverseProxy(): markdown must be a "
+                            f"MarkdownOptions or None, not {type(markdown).__name__}")
         if not isinstance(upstream, str):
             raise TypeError(f"ReverseProxy(): upstream must be a str (an http:// or https:// "
                             f"URL), not {type(upstream).__name__}")
@@ -240,6 +248,7 @@ class ReverseProxy:
         self._options = options
         self._context = context
         self._headers_hook = headers_hook
+        self.markdown = markdown
         self.preserve_host = preserve_host
         self.trust_forwarded = trust_forwarded
         self._timeout = aiohttp.ClientTimeout(total=None, connect=None,
@@ -448,7 +457,8 @@ class ReverseProxy:
         try:
             transform: ResponseRewrite[str] = ResponseRewrite(
                 self.rewriter, request.method, upstream.status, headers,
-                request_headers=request.headers, options=self._options, context=ctx)
+                request_headers=request.headers, options=self._options, context=ctx,
+                markdown=self.markdown)
         except ResponseRefused as exc:
             return _refused(state, exc)
         state["status"] = upstream.status
