@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from chunking import chunkings, feed_bytes
 
+from chunking import chunkings, feed_bytes
 from htmlstream import Element, Rewriter
 
 
