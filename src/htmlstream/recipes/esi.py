@@ -59,6 +59,7 @@ from typing import Any, Literal, TypeAlias
 from urllib.parse import urljoin
 
 from htmlstream import Comment, Element, Rewriter
+from htmlstream.errors import check_callable, check_type
 
 __all__ = ["Esi", "EsiError", "Fetch", "FragmentBody", "esi"]
 
@@ -353,6 +354,19 @@ class Esi:
                  concurrency: int = 16, timeout: float = 10.0, on_error: OnError = "continue",
                  encoding: str = "utf-8", buffer_size: int = 1 << 20,
                  max_fragment_size: int = 8 << 20) -> None:
+        where = "recipes.esi()"
+        check_callable(fetch, where, "fetch", "an async callable from a URL to a body")
+        for name, value in (("max_depth", max_depth), ("max_includes", max_includes),
+                            ("concurrency", concurrency), ("buffer_size", buffer_size),
+                            ("max_fragment_size", max_fragment_size)):
+            if isinstance(value, bool):
+                value = None
+            check_type(value, int, where, name, "int")
+        check_type(None if isinstance(timeout, bool) else timeout, (int, float), where,
+                   "timeout", "a number of seconds")
+        if not callable(on_error):
+            check_type(on_error, str, where, "on_error", "'continue', 'fail' or a callable")
+        check_type(encoding, str, where, "encoding", "str")
         if on_error not in ("continue", "fail") and not callable(on_error):
             raise ValueError(f"on_error must be 'continue', 'fail' or a callable, "
                              f"not {on_error!r}")
@@ -380,6 +394,10 @@ class Esi:
     ) -> AsyncGenerator[bytes, None]:
         """The page ``source``, found at ``url`` (the base of relative ``src``), assembled:
         its bytes as they are decided.  Raises :class:`EsiError` with ``on_error="fail"``."""
+        check_type(source, (bytes, bytearray, memoryview, str, AsyncIterable, Iterable),
+                   "Esi.rewrite_aiter()", "source",
+                   "bytes-like, str, or an (async) iterable of chunks")
+        check_type(url, str, "Esi.rewrite_aiter()", "url", "str")
         page = _Page(self)
         root = _Queue(self.buffer_size)
         producer = _Job(root)
