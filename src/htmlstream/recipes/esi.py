@@ -359,9 +359,7 @@ class Esi:
         for name, value in (("max_depth", max_depth), ("max_includes", max_includes),
                             ("concurrency", concurrency), ("buffer_size", buffer_size),
                             ("max_fragment_size", max_fragment_size)):
-            if isinstance(value, bool):
-                value = None
-            check_type(value, int, where, name, "int")
+            check_type(None if isinstance(value, bool) else value, int, where, name, "int")
         check_type(None if isinstance(timeout, bool) else timeout, (int, float), where,
                    "timeout", "a number of seconds")
         if not callable(on_error):
