@@ -24,10 +24,12 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
     changed, MB/s) goes to standard error.
 
 ``htmlstream proxy --upstream URL [--listen HOST:PORT] [--preserve-host] [--trust-forwarded]
-                 [--connect-timeout S] [--read-timeout S] [--grace S] [rewrite options]``
+                 [--connect-timeout S] [--read-timeout S] [--grace S] [--esi[=always]]
+                 [--esi-hosts HOST,...] [rewrite options]``
     A rewriting reverse proxy in front of one origin (:mod:`htmlstream.integrations.proxy`):
     the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
-    per request to standard error, and stops gracefully on SIGINT/SIGTERM.
+    per request to standard error, and stops gracefully on SIGINT/SIGTERM.  ``--esi``
+    assembles Edge Side Includes pages (docs/guide/esi.md).
 
 ``htmlstream extract URL|FILE... -f NAME=SPEC... [--jsonl | --csv] [-o OUT] [--concurrency N]
                    [--per-host N] [--retries N] [--timeout S] [--on-error raise|skip]

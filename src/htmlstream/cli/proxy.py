@@ -116,6 +116,13 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     limits.add_argument("--max-connections", type=non_negative_int, default=1024,
                         metavar="N", help="client connections open at most per worker; at "
                         "the cap new ones wait in the backlog (0: no cap; default: 1024)")
+    esi = parser.add_argument_group("Edge Side Includes (docs/guide/esi.md)")
+    esi.add_argument("--esi", nargs="?", const="on", default="off", choices=["on", "always"],
+                     help="assemble pages from their <esi:include> fragments, fetched "
+                     "concurrently: responses with Surrogate-Control: content=\"ESI/1.0\" "
+                     "(--esi), or every HTML response (--esi=always)")
+    esi.add_argument("--esi-hosts", default="", metavar="HOST,...",
+                     help="hosts fragments may come from besides the upstream (default: none)")
     parser.add_argument("--handlers", metavar="MODULE:NAME",
                         help="the rewriter to run: a Rewriter (or a function returning one) "
                              "named NAME in the importable module MODULE; its handlers may be "
@@ -212,7 +219,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                              connect_timeout=args.connect_timeout,
                              read_timeout=args.read_timeout, shutdown_grace=args.grace,
                              websocket_idle_timeout=args.websocket_idle_timeout,
-                             limits=limits)
+                             limits=limits, esi=args.esi,
+                             esi_hosts=[h for h in args.esi_hosts.split(",") if h.strip()])
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _raise_descriptor_limit(args.max_connections)
