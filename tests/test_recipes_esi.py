@@ -323,3 +323,20 @@ def test_arguments_checked() -> None:
         recipes.esi(fetch, on_error="ignore")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         recipes.esi(fetch, concurrency=0)
+
+
+def test_remove_ends_where_the_parser_ends_it() -> None:
+    async def fetch(url: str) -> str:
+        return "[F]"
+
+    async def test() -> None:
+        esi = recipes.esi(fetch)
+        cases = {
+            "<p><esi:remove>x</p><esi:include src=/a>": b"<p></p>[F]",
+            "<div><esi:remove>x<esi:include src=/a></div>|<esi:include src=/a>": b"<div></div>|[F]",
+            "<esi:remove>x<esi:include src=/a>": b"",
+        }
+        for page, expected in cases.items():
+            for cut in chunkings(page.encode(), random_splits=3):
+                assert await esi.rewrite(pieces(cut), "http://o/") == expected
+    asyncio.run(test())

@@ -227,12 +227,17 @@ class _Page:
             return data
         parts: list[bytes] = []
         size = 0
-        async for chunk in body:
-            data = _encode(chunk, self.esi.encoding)
-            size += len(data)
-            if size > limit:
-                raise EsiError(None, url, f"larger than max_fragment_size={limit}")
-            parts.append(data)
+        try:
+            async for chunk in body:
+                data = _encode(chunk, self.esi.encoding)
+                size += len(data)
+                if size > limit:
+                    raise EsiError(None, url, f"larger than max_fragment_size={limit}")
+                parts.append(data)
+        finally:
+            aclose = getattr(body, "aclose", None)
+            if aclose is not None:
+                await aclose()      # (a timeout or an oversized body: its connection freed now)
         return b"".join(parts)
 
     async def _produce(self, chunks: AsyncIterator[bytes], base: str, depth: int,
