@@ -134,7 +134,10 @@ def test_always_and_off() -> None:
 
 
 def test_other_hosts_refused_unless_listed() -> None:
-    page = b"<esi:include src=http://localhost:{port}/frag/plain>|<esi:include src=/frag/plain>"
+    page = (b"<esi:include src=http://localhost:{port}/frag/plain>|<esi:include src=/frag/plain>"
+            b"<esi:include src=http://127.0.0.1:{port}@localhost:{port}/frag/plain>"
+            b"<esi:include src=//localhost:{port}/frag/plain>"
+            b"<esi:include src=https://127.0.0.1:{port}/frag/plain>")
 
     async def test(origin: Origin, proxy: str, listed: bool) -> None:
         port = origin.url.rsplit(":", 1)[1]
@@ -148,8 +151,10 @@ def test_other_hosts_refused_unless_listed() -> None:
         finally:
             PAGE = saved
         # (localhost names the same server, but not the upstream's authority: refused)
-        assert body == (b"[plain]|[plain]" if listed else b"|[plain]")
-        assert len(origin.seen) == (3 if listed else 2)
+        # (listed: localhost by its host, and by the scheme-relative src; never with a
+        # userinfo, nor the upstream's authority on another scheme)
+        assert body == (b"[plain]|[plain][plain]" if listed else b"|[plain]")
+        assert len(origin.seen) == (4 if listed else 2)
 
     asyncio.run(with_proxy(lambda o, p: test(o, p, False), esi="on"))
     asyncio.run(with_proxy(lambda o, p: test(o, p, True), esi="on",
