@@ -28,6 +28,8 @@ on_limit) and a seed for the chunkings.  It then checks the invariants of
 * ``htmlstream.http.ResponseRewrite(markdown=...)`` with ``Accept: text/markdown``: a page is
   converted to exactly its Markdown with its headers, or passed when it is not HTML, the same
   in every chunking (``check_markdown_edge``);
+* ``Rewriter(esi_tags=True)`` with handlers that read everything gives the input back in every
+  chunking, and ``recipes.esi`` (fragments from a dict) does not depend on the chunking;
 * nothing raises but htmlstream's documented errors.
 
 A failure of a kind already reported (``htmlmodel.KNOWN_BUGS``) is counted, not reported; any
@@ -150,6 +152,7 @@ def TestOneInput(data: bytes) -> None:
         hm.check_chunking(doc, cuts, **tk_options)
         hm.check_chunking(doc, cuts)
         hm.check_identity(doc, cuts, **rw_options)
+        check_esi(doc, cuts)
         if not STRUCTURAL_ONLY.search(doc):
             hm.check_mutation(doc, hm.Mutation(kind, selector, text, attr), cuts)
             # recipes.obfuscate_emails / decode_emails (no limits: where a limit stops a
@@ -198,6 +201,37 @@ def check_markdown_edge(doc: bytes, cuts: list[list[bytes]]) -> None:
     for chunks in cuts:
         if _edge_response(chunks) != expected:
             raise AssertionError(f"markdown edge: output depends on the chunking {chunks!r}")
+
+
+def check_esi(doc: bytes, cuts: list[list[bytes]]) -> None:
+    """Issue 31: esi_tags changes no byte where handlers change nothing; recipes.esi's output
+    does not depend on the chunking."""
+    import asyncio
+
+    hm.check_identity(doc, [[doc]])      # (a known engine bug is counted by the caller)
+    rw = _RECIPES["esi_tags"]
+    for chunks in cuts:
+        stream = rw.stream()
+        if b"".join([stream.feed(c) for c in chunks] + [stream.close()]) != doc:
+            raise AssertionError(f"esi_tags: handlers that change nothing changed {chunks!r}")
+    if b"esi" not in doc.lower():
+        return
+
+    async def run() -> None:
+        esi = _RECIPES["esi"]
+        expected = await esi.rewrite(doc, "http://o/page")
+        for chunks in cuts:
+            if await esi.rewrite(chunks, "http://o/page") != expected:
+                raise AssertionError(f"recipes.esi: output depends on the chunking {chunks!r}")
+
+    asyncio.run(run())
+
+
+async def _esi_fetch(url: str) -> bytes:
+    fragments = {"http://o/a": b"[A]", "http://o/b": b"<esi:include src=a>[B]"}
+    if url not in fragments:
+        raise LookupError(url)
+    return fragments[url]
 
 
 def check_sanitize(doc: bytes, cuts: list[list[bytes]]) -> None:
@@ -251,7 +285,10 @@ def _make_recipes() -> dict[Any, object]:
         recipes.obfuscate_emails(random=1))     # (filtered text handlers: text_filter="@")
     none = Rewriter().use(recipes.https_upgrade(lambda host: False, hsts_preload=False,
                                                 links=True))
-    return {True: every, False: none, "sanitize": Rewriter().use(recipes.sanitize())}
+    esi_tags = Rewriter(esi_tags=True)
+    esi_tags.on("*", element=lambda el: (el.tag_name, list(el.attributes), el.can_have_content))
+    return {True: every, False: none, "sanitize": Rewriter().use(recipes.sanitize()),
+            "esi_tags": esi_tags, "esi": recipes.esi(_esi_fetch, max_depth=3)}
 
 
 def _sanitize_policies() -> list[Any]:

@@ -66,7 +66,7 @@ NOT_ENTRY_POINTS = {
     # the proxy's counters, made by the proxy and read by its log and metrics
     "ServerCounters",
     # recipes: made by their functions (entry points), e.g. recipes.minify() -> Minify
-    "CspNonce", "HttpsUpgrade", "Inject", "Minify", "Markdown", "Sanitize", "UpgradeReport",
+    "CspNonce", "Esi", "HttpsUpgrade", "Inject", "Minify", "Markdown", "Sanitize", "UpgradeReport",
     "MarkdownDocument",
     "DecodeEmails", "ObfuscateEmails",
     # the minifier output stage, made by recipes.minify() through Rewriter.pipe()
@@ -94,6 +94,10 @@ def handler(_: object) -> None:
 
 async def achunks() -> AsyncIterator[bytes]:
     yield b"<p>x"
+
+
+async def afetch(url: str) -> bytes:
+    return b""
 
 
 def make_rewriter() -> hs.Rewriter:
@@ -238,6 +242,8 @@ def entries(tmp: Path) -> dict[str, Entry]:
                                           "body_start": "<a>", "body_end": "<a>"},
                            ["head_start", "head_end", "body_start", "body_end"]),
         "recipes.minify": (r.minify, (), {"keep_comment": bool}, ["keep_comment"]),
+        "recipes.esi": (r.esi, (afetch,), {"max_depth": 2, "timeout": 1.0, "on_error": "fail"},
+                        ["fetch", "max_depth", "timeout", "on_error"]),
         "recipes.nonce_of": (r.nonce_of, ({},), {}, ["context"]),
         "recipes.obfuscate_emails": (r.obfuscate_emails, (), {"path": "/x"}, ["path"]),
         "recipes.sanitize": (r.sanitize, (None,), {}, ["policy"]),

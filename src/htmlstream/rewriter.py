@@ -306,11 +306,20 @@ class Rewriter:
             ``recipes.sanitize`` needs).  An element beyond the tree builder's depth bound
             (1024 open elements) gets no end-tag work, and with ``"remove"`` its end tag
             counts as ignored.
+        esi_tags: read Edge Side Includes tags as lol-html's ``enable_esi_tags`` does:
+            ``<esi:include>`` and ``<esi:comment>`` are elements with no content even without
+            ``/>`` (``can_have_content`` false, no end-tag handlers), so they never open an
+            element that holds the rest of the page, and they leave the tree builder's state
+            as it was (they stand for content put in their place).  ``<esi:remove>`` is an
+            ordinary element.  Select them with ``esi\\:include``.  Off by default: a browser
+            reads ``<esi:include src=x>`` as the start of an unknown element
+            (docs/guide/esi.md).
     """
 
     # The settings (Args above), kept in ``_settings``.
     scripting: _Setting[bool] = _Setting()
     strict: _Setting[bool] = _Setting()
+    esi_tags: _Setting[bool] = _Setting()
     max_buffer_size: _Setting[int] = _Setting()
     max_attributes: _Setting[int] = _Setting()
     on_limit: _Setting[OnLimit] = _Setting()
@@ -340,6 +349,7 @@ class Rewriter:
         transcode: bool = False,
         on_error: ParseErrorCallback | None = None,
         ignored_tags: IgnoredTags = "keep",
+        esi_tags: bool = False,
     ) -> None:
         if on_limit not in ("raise", "passthrough"):
             raise ValueError(f"on_limit must be 'raise' or 'passthrough', not {on_limit!r}")
@@ -359,6 +369,7 @@ class Rewriter:
         settings.on_limit = on_limit
         settings.scripting = scripting
         settings.strict = strict
+        settings.esi_tags = bool(esi_tags)
         settings.max_buffer_size = max_buffer_size
         settings.on_error = on_error
         # The rules, one entry per rule in each list: its selector key (selector_key), its

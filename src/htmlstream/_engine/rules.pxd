@@ -6,6 +6,7 @@ cdef class RewriterSettings:
     cdef public object on_limit
     cdef public object scripting
     cdef public object strict
+    cdef public object esi_tags
     cdef public object max_buffer_size
     cdef public object max_attributes
     cdef public object adjust_charset_on_meta_tag

@@ -20,6 +20,7 @@ class RewriterSettings:
     on_limit: Any
     scripting: Any
     strict: Any
+    esi_tags: Any
     max_buffer_size: Any
     max_attributes: Any
     adjust_charset_on_meta_tag: Any

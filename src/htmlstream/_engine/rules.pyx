@@ -24,6 +24,7 @@ cdef class RewriterSettings:
 
     def __init__(self):
         self.on_error = None
+        self.esi_tags = False
         self._scanner = True
         self._lazy_mirror = True
 

@@ -329,6 +329,7 @@ cdef class RewriterStream:
             sink.on_meta = self._on_meta
         cdef TreeBuilderSimulator simulator = TreeBuilderSimulator.__new__(TreeBuilderSimulator)
         simulator.init(settings.scripting, settings.strict, MAX_DEPTH_DEFAULT)
+        simulator.esi_tags = settings.esi_tags
         self.hold_utf8 = encoding.utf8
         cdef Lexer lexer = Lexer.__new__(Lexer)
         lexer.init(sink, simulator, settings.max_buffer_size, self.hold_utf8,

@@ -99,6 +99,7 @@ cdef class TreeBuilderSimulator(Feedback):
     # --- settings ---
     cdef readonly bint scripting
     cdef readonly bint strict
+    cdef public bint esi_tags           # <esi:include>/<esi:comment> have no content (esi_void)
     cdef readonly Py_ssize_t max_depth
 
     # --- the stack of open elements: stack[0 : depth]; stack[depth - 1] is the current node ---

@@ -2470,6 +2470,31 @@ cdef inline void set_current_tag(TreeBuilderSimulator s, Lexer lx, TagRec* tag) 
     s.t_name = tag.name_hash
 
 
+cdef void esi_void(TreeBuilderSimulator s, Lexer lx, TagRec* tag) noexcept:
+    """``<esi:include>`` and ``<esi:comment>`` with ``esi_tags`` on (lol-html's
+    ``enable_esi_tags``): an element with no content, whether or not the tag ends in ``/>``,
+    that changes nothing else in the tree builder's state (no implied ``<html>``/``<body>``,
+    no change of insertion mode).  It stands for content an ESI processor puts in its place,
+    so the elements around it are those of the assembled page.  In foreign content it takes
+    the current node's namespace, as any other start tag there; its end tag, if any, ends no
+    element and is read by the ordinary rules (ignored)."""
+    cdef OpenElement* e
+    if s.changed_reset:
+        begin_changes(s)
+    e = top(s)
+    if e != NULL and e.ns != NS_HTML and not (e.flags & (E_HTML_IP | E_MATHML_TEXT_IP)):
+        s.last_namespace = e.ns
+    else:
+        s.last_namespace = NS_HTML
+    s.last_pushed = False
+    s.last_inserted = True
+    s.last_in_head = False
+    s.pending_text_type = -1
+    s.t_tag = NULL
+    update_after(s)
+    s.changed_reset = True
+
+
 cdef inline bint afe_has_a(TreeBuilderSimulator s) noexcept:
     """Whether the list has an <a> after its last marker (start_a's search)."""
     cdef Py_ssize_t i = s.afe_len - 1
@@ -2640,7 +2665,8 @@ cdef inline void update_after(TreeBuilderSimulator s) noexcept:
 cdef class TreeBuilderSimulator(Feedback):
     """Tree-builder feedback for the lexer: ``Lexer(sink, TreeBuilderSimulator())``.
 
-    ``TreeBuilderSimulator(*, scripting=True, strict=False, max_depth=DEFAULT_MAX_DEPTH)``
+    ``TreeBuilderSimulator(*, scripting=True, strict=False, max_depth=DEFAULT_MAX_DEPTH,
+    esi_tags=False)``
 
     * ``scripting``: whether ``<noscript>`` content is raw text (scripting on, as in browsers) or
       markup.
@@ -2649,6 +2675,9 @@ cdef class TreeBuilderSimulator(Feedback):
       reading is taken.
     * ``max_depth``: how many open elements are recorded; deeper ones are only counted (see
       docs/design/tree-builder-feedback.md).  In strict mode going deeper raises.
+    * ``esi_tags``: ``<esi:include>`` and ``<esi:comment>`` make elements with no content even
+      without ``/>`` and leave the rest of the tree builder's state as it was (see esi_void;
+      lol-html's ``enable_esi_tags``).
     """
 
     def __cinit__(self):
@@ -2658,8 +2687,9 @@ cdef class TreeBuilderSimulator(Feedback):
         self.name_caches = NULL
 
     def __init__(self, *, bint scripting=True, bint strict=False,
-                 Py_ssize_t max_depth=DEFAULT_MAX_DEPTH):
+                 Py_ssize_t max_depth=DEFAULT_MAX_DEPTH, bint esi_tags=False):
         self.init(scripting, strict, max_depth)
+        self.esi_tags = esi_tags
 
     cdef int init(self, bint scripting, bint strict, Py_ssize_t max_depth) except -1:
         """What ``__init__`` does, callable from C on ``TreeBuilderSimulator.__new__(...)`` (a
@@ -2676,6 +2706,7 @@ cdef class TreeBuilderSimulator(Feedback):
             raise MemoryError()
         self.scripting = scripting
         self.strict = strict
+        self.esi_tags = False
         self.max_depth = max_depth
         self.depth = 0
         self.n_p = 0
@@ -2731,6 +2762,11 @@ cdef class TreeBuilderSimulator(Feedback):
             # custom elements (names with '-', or longer than the hash holds): see t_xname
             name = lx.data + (tag.name_start - lx.base)
             n = tag.name_end - tag.name_start
+            if self.esi_tags and not tag.is_end and (
+                    eq_ci(name, n, b"esi:include", 11) or eq_ci(name, n, b"esi:comment", 11)):
+                # (':' never fits the 5-bit hash: with the setting off this costs nothing)
+                esi_void(self, lx, tag)
+                return 0
             xname = xname_of(self, name, n, lx.data_len - (tag.name_start - lx.base))
             tid = T_ANNOTATION_XML if eq_ci(name, n, b"annotation-xml", 14) else T_OTHER
         if fast_paths and (m == M_IN_BODY or m == M_IN_CELL or m == M_IN_CAPTION) \

@@ -25,11 +25,12 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
 
 ``htmlstream proxy --upstream URL [--listen HOST:PORT] [--preserve-host] [--trust-forwarded]
                  [--markdown [--content-signal V]] [--connect-timeout S] [--read-timeout S]
-                 [--grace S] [rewrite options]``
+                 [--grace S] [--esi[=always]] [--esi-hosts HOST,...] [rewrite options]``
     A rewriting reverse proxy in front of one origin (:mod:`htmlstream.integrations.proxy`):
     the rewrite options are ``htmlstream rewrite``'s; it prints where it listens, logs one line
     per request to standard error, and stops gracefully on SIGINT/SIGTERM.  ``--markdown``:
-    requests whose ``Accept`` prefers ``text/markdown`` get the page as Markdown.
+    requests whose ``Accept`` prefers ``text/markdown`` get the page as Markdown.  ``--esi``
+    assembles Edge Side Includes pages (docs/guide/esi.md).
 
 ``htmlstream extract URL|FILE... -f NAME=SPEC... [--jsonl | --csv] [-o OUT] [--concurrency N]
                    [--per-host N] [--retries N] [--timeout S] [--on-error raise|skip]

@@ -122,6 +122,13 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--content-signal", metavar="VALUE",
                         help="the Content-Signal header of Markdown responses (with "
                         "--markdown), e.g. 'ai-train=no, search=yes, ai-input=yes'")
+    esi = parser.add_argument_group("Edge Side Includes (docs/guide/esi.md)")
+    esi.add_argument("--esi", nargs="?", const="on", default="off", choices=["on", "always"],
+                     help="assemble pages from their <esi:include> fragments, fetched "
+                     "concurrently: responses with Surrogate-Control: content=\"ESI/1.0\" "
+                     "(--esi), or every HTML response (--esi=always)")
+    esi.add_argument("--esi-hosts", default="", metavar="HOST,...",
+                     help="hosts fragments may come from besides the upstream (default: none)")
     parser.add_argument("--handlers", metavar="MODULE:NAME",
                         help="the rewriter to run: a Rewriter (or a function returning one) "
                              "named NAME in the importable module MODULE; its handlers may be "
@@ -225,7 +232,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                              connect_timeout=args.connect_timeout,
                              read_timeout=args.read_timeout, shutdown_grace=args.grace,
                              websocket_idle_timeout=args.websocket_idle_timeout,
-                             limits=limits, markdown=markdown)
+                             limits=limits, markdown=markdown, esi=args.esi,
+                             esi_hosts=[h for h in args.esi_hosts.split(",") if h.strip()])
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _raise_descriptor_limit(args.max_connections)

@@ -67,6 +67,20 @@ right:
   server is aiohttp's ``web.Server`` served through
   :mod:`htmlstream.integrations.proxy_limits`' protocol (one timer per connection) and
   accept loop; :attr:`ReverseProxy.counters` counts what the limits did.
+* Edge Side Includes (``esi="on"``, ``htmlstream proxy --esi``; docs/guide/esi.md): a 2xx
+  HTML response to a ``GET`` carrying ``Surrogate-Control: content="ESI/1.0"`` (with
+  ``esi="always"``: every one) is assembled by :func:`htmlstream.recipes.esi` before the
+  rewrite, so the rewriter sees the whole page.  Fragments come from the upstream only (a
+  relative ``src``, or one on the upstream's own scheme and authority), or from the hosts in
+  ``esi_hosts``; any other ``src`` fails without a request (no server-side request forgery).
+  A fragment request carries the client's ``Cookie``, ``Authorization`` and
+  ``Accept-Language`` (the fragments are the same origin's, personalised as the page is) and
+  asks for ``Accept-Encoding: identity``; it fails on a non-2xx status, a redirect included.
+  With ESI on, the page is asked for uncompressed too (``Accept-Encoding: identity``), since
+  only its plain bytes can be assembled; a compressed answer anyway is passed on unassembled.
+  The assembled response loses ``Content-Length``, ``ETag`` and ``Last-Modified`` (they
+  described the template, not the page), and ``Surrogate-Control`` is removed from every
+  response (this proxy is the surrogate it addresses).
 * :meth:`ReverseProxy.close` stops accepting, lets in-flight requests finish for
   ``shutdown_grace`` seconds, then cancels what is left.
 """
@@ -79,15 +93,15 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Final, Self
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any, Final, Literal, Self
 
 import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 from multidict import CIMultiDict
 from yarl import URL
 
-from htmlstream import Rewriter
+from htmlstream import Rewriter, recipes
 from htmlstream.http import (
     HttpOptions,
     MarkdownOptions,
@@ -204,6 +218,12 @@ class ReverseProxy:
         markdown: answer requests whose ``Accept`` prefers ``text/markdown`` with the page
             as Markdown (:class:`~htmlstream.http.MarkdownOptions`; docs/guide/markdown.md).
             None (the default): no content negotiation.
+        esi: Edge Side Includes: ``"off"`` (the default), ``"on"`` (responses with
+            ``Surrogate-Control: content="ESI/1.0"``) or ``"always"`` (every HTML response).
+        esi_hosts: hosts (``host`` or ``host:port``) fragments may come from besides the
+            upstream.
+        esi_timeout: seconds per fragment fetch, its body included.
+        esi_concurrency: fragment fetches at a time per page.
 
     Attributes:
         counters: what the limits closed or refused, and the connections accepted and
@@ -228,7 +248,17 @@ class ReverseProxy:
         websocket_max_message: int = 4 << 20,
         limits: ServerLimits | None = None,
         markdown: MarkdownOptions | None = None,
+        esi: Literal["off", "on", "always"] = "off",
+        esi_hosts: Iterable[str] = (),
+        esi_timeout: float = 10.0,
+        esi_concurrency: int = 16,
     ) -> None:
+        if esi not in ("off", "on", "always"):
+            raise ValueError(f"esi must be 'off', 'on' or 'always', not {esi!r}")
+        self.esi = esi
+        self.esi_hosts = frozenset(h.strip().lower() for h in esi_hosts if h.strip())
+        self._esi_timeout = esi_timeout
+        self._esi_concurrency = esi_concurrency
         if not isinstance(rewriter, Rewriter):
             raise TypeError(f"ReverseProxy(): rewriter must be a Rewriter, not "
                             f"{type(rewriter).__name__}")
@@ -434,6 +464,10 @@ class ReverseProxy:
         # Accept-Encoding naming only codings ResponseRewrite decodes (htmlstream.http).
         headers = forwarded_request_headers(request.method, request.raw_path,
                                             self._upstream_headers(request), self._options)
+        if self.esi != "off" and request.method == "GET":
+            # (only a page's plain bytes can be assembled)
+            headers = [(n, v) for n, v in headers if n.lower() != "accept-encoding"]
+            headers.append(("Accept-Encoding", "identity"))
         if data is not None and request.content_length is None and self.limits.max_body_size:
             data = counted_body(request, self.limits.max_body_size, state)
         try:
@@ -446,6 +480,9 @@ class ReverseProxy:
         try:
             return await self._respond(request, upstream, state)
         finally:
+            esi_body = state.get("esi")
+            if esi_body is not None:
+                await esi_body.aclose()     # (cancels the page's fragment fetches)
             if not upstream.content.is_eof():
                 upstream.close()    # cut short: the upstream connection is not reused
             upstream.release()
@@ -453,6 +490,13 @@ class ReverseProxy:
     async def _respond(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse,
                        state: dict[str, Any]) -> web.StreamResponse:
         headers = _end_to_end(_str_pairs(upstream.raw_headers))
+        body: AsyncGenerator[bytes, None] | None = None
+        if self.esi != "off":
+            if self._esi_applies(request, upstream.status, headers):
+                body = state["esi"] = self._esi_body(request, upstream)
+                headers = [(n, v) for n, v in headers
+                           if n.lower() not in ("content-length", "etag", "last-modified")]
+            headers = [(n, v) for n, v in headers if n.lower() != "surrogate-control"]
         ctx = self._context(request) if self._context is not None else None
         try:
             transform: ResponseRewrite[str] = ResponseRewrite(
@@ -475,7 +519,10 @@ class ReverseProxy:
 
         while True:
             try:
-                chunk = await upstream.content.read(_READ_SIZE)
+                if body is None:
+                    chunk = await upstream.content.read(_READ_SIZE)
+                else:
+                    chunk = await anext(body, b"")
             except TimeoutError as exc:
                 if response is None:
                     state["note"] = "upstream timeout before the first byte"
@@ -517,7 +564,78 @@ class ReverseProxy:
         assert response is not None
         await response.write_eof()
         state["note"] = "rewritten" if transform.rewriting else f"passed: {transform.reason}"
+        if state.get("esi"):
+            state["note"] += ", ESI assembled"
         return response
+
+    # ------------------------------------------------------------------ ESI
+
+    def _esi_applies(self, request: web.BaseRequest, status: int,
+                     headers: list[tuple[str, str]]) -> bool:
+        """Whether this response is assembled: a 2xx answer to a GET, HTML, not compressed,
+        and ``Surrogate-Control: content="ESI/1.0"`` unless ``esi="always"``."""
+        if request.method != "GET" or not 200 <= status < 300 or status == 204:
+            return False
+        fields: dict[str, list[str]] = {}
+        for name, value in headers:
+            fields.setdefault(name.lower(), []).append(value)
+        ctype = (fields.get("content-type") or [""])[0].split(";")[0].strip().lower()
+        if ctype not in ("text/html", "application/xhtml+xml"):
+            return False
+        if any(v.strip().lower() not in ("", "identity")
+               for v in fields.get("content-encoding", [])):
+            return False
+        if self.esi == "always":
+            return True
+        return any(_esi_signalled(v) for v in fields.get("surrogate-control", []))
+
+    def _esi_allowed(self, url: URL) -> bool:
+        if url.scheme not in ("http", "https") or not url.host:
+            return False
+        if url.scheme == self.upstream.scheme and url.raw_authority.lower() == self._authority:
+            return True
+        return url.raw_authority.lower() in self.esi_hosts or (
+            url.explicit_port is None and url.host.lower() in self.esi_hosts)
+
+    def _esi_body(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse
+                  ) -> AsyncGenerator[bytes, None]:
+        """The page assembled from the upstream's body and its fragments."""
+        session = self._session
+        assert session is not None
+        forwarded = [(name, value) for name, value in _str_pairs(request.raw_headers)
+                     if name.lower() in _ESI_FORWARDED]
+        forwarded.append(("Accept-Encoding", "identity"))
+
+        async def fetch(url: str) -> AsyncIterator[bytes]:
+            target = URL(url)
+            if not self._esi_allowed(target):
+                raise PermissionError(f"fragments from {target.scheme}://"
+                                      f"{target.raw_authority} are not allowed (esi_hosts)")
+            resp = await session.get(target, headers=forwarded, allow_redirects=False,
+                                     compress=None)
+            if not 200 <= resp.status < 300:
+                resp.release()
+                raise OSError(f"status {resp.status}")
+            coding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+            if coding not in ("", "identity"):
+                resp.close()
+                raise OSError(f"a fragment in content coding {coding!r}")
+
+            async def chunks() -> AsyncIterator[bytes]:
+                try:
+                    async for data in resp.content.iter_any():
+                        yield data
+                finally:
+                    resp.release()
+            return chunks()
+
+        async def page() -> AsyncIterator[bytes]:
+            while chunk := await upstream.content.read(_READ_SIZE):
+                yield chunk
+
+        esi = recipes.esi(fetch, timeout=self._esi_timeout,
+                          concurrency=self._esi_concurrency)
+        return esi.rewrite_aiter(page(), str(upstream.url))
 
     async def _start_response(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse,
                               transform: ResponseRewrite[str], ctx: Mapping[str, Any] | None
@@ -710,6 +828,22 @@ class _WebSocketRelay:
                 await self.close_both(WSCloseCode.GOING_AWAY, idle_for, idle_for)
                 return
             await asyncio.sleep(self.idle_timeout - idle)
+
+
+#: The client's request fields a fragment request carries (the ESI guide says why).
+_ESI_FORWARDED: Final = frozenset({"cookie", "authorization", "accept-language"})
+
+
+def _esi_signalled(value: str) -> bool:
+    """Whether a ``Surrogate-Control`` value has ``content="ESI/1.0"`` (Edge Architecture
+    Specification 1.0: a ``content`` directive listing capabilities, quoted or not)."""
+    for directive in value.split(","):
+        name, _, arg = directive.strip().partition("=")
+        if name.strip().lower() == "content":
+            caps = arg.strip().strip('"').split()
+            if any(c.strip().upper() == "ESI/1.0" for c in caps):
+                return True
+    return False
 
 
 def _refused(state: dict[str, Any], exc: ResponseRefused) -> web.Response:

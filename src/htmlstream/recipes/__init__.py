@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from htmlstream.recipes.csp import CspNonce, csp_nonce, nonce_of
 from htmlstream.recipes.emails import decode_emails, obfuscate_emails
+from htmlstream.recipes.esi import Esi, EsiError, esi
 from htmlstream.recipes.https import HttpsUpgrade, UpgradeReport, https_upgrade
 from htmlstream.recipes.inject import Inject, inject
 from htmlstream.recipes.markdown import Markdown, markdown
@@ -25,6 +26,8 @@ from htmlstream.rewriter import Recipe
 
 __all__ = [
     "CspNonce",
+    "Esi",
+    "EsiError",
     "HttpsUpgrade",
     "Inject",
     "Markdown",
@@ -35,6 +38,7 @@ __all__ = [
     "UpgradeReport",
     "csp_nonce",
     "decode_emails",
+    "esi",
     "https_upgrade",
     "inject",
     "markdown",
