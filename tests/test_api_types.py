@@ -41,6 +41,7 @@ MODULES = [
     "htmlstream.integrations.asgi", "htmlstream.integrations.wsgi",
     "htmlstream.integrations.django", "htmlstream.integrations.aiohttp",
     "htmlstream.integrations.httpx", "htmlstream.integrations.proxy",
+    "htmlstream.integrations.proxy_metrics",
     "htmlstream.integrations.mitmproxy",     # (where mitmproxy is installed)
 ]
 
@@ -288,8 +289,12 @@ def entries(tmp: Path) -> dict[str, Entry]:
     if importlib.util.find_spec("aiohttp"):
         from htmlstream.integrations import aiohttp, proxy
         e["aiohttp.rewrite_middleware"] = (aiohttp.rewrite_middleware, (rw,), {}, ["rewriter"])
-        e["proxy.ReverseProxy"] = (proxy.ReverseProxy, (rw, "http://127.0.0.1:1"), {},
-                                   ["rewriter", "upstream"])
+        from htmlstream.integrations import proxy_metrics
+        e["proxy.ReverseProxy"] = (proxy.ReverseProxy, (rw, "http://127.0.0.1:1"),
+                                   {"metrics": None}, ["rewriter", "upstream", "metrics"])
+        e["proxy_metrics.ProxyMetrics"] = (proxy_metrics.ProxyMetrics, (), {"workers": 1},
+                                           ["workers"])
+        e["proxy_metrics.classify"] = (proxy_metrics.classify, ("rewritten",), {}, ["note"])
         e["proxy.hop_by_hop"] = (proxy.hop_by_hop, ([],), {}, ["headers"])
         limits = {"header_timeout": 1.0, "body_timeout": 1.0, "max_body_size": 1,
                   "send_timeout": 1.0, "keepalive_timeout": 1.0, "max_connections": 1,

@@ -97,6 +97,9 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="worker processes sharing the port, restarted if one dies "
                         "(default: the number of CPUs)")
+    parser.add_argument("--metrics", type=listen_address, default=None, metavar="HOST:PORT",
+                        help="serve Prometheus metrics at http://HOST:PORT/metrics (every "
+                        "worker's summed; port 0: a free one, printed on standard output)")
     limits = parser.add_argument_group("client timeouts and limits (per worker)")
     limits.add_argument("--header-timeout", type=positive_float, default=60.0, metavar="S",
                         help="seconds a request head may take to arrive in full; then 408 "
@@ -181,6 +184,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     try:
         from htmlstream.integrations.proxy import ReverseProxy, ServerLimits
+        from htmlstream.integrations.proxy_limits import bind
+        from htmlstream.integrations.proxy_metrics import ProxyMetrics
         from htmlstream.integrations.proxy_workers import cpu_count, listening_sockets, supervise
     except ImportError as exc:
         raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "
@@ -206,13 +211,14 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                           max_body_size=args.max_body_size, send_timeout=args.send_timeout,
                           keepalive_timeout=args.keepalive_timeout,
                           max_connections=args.max_connections)
+    metrics = ProxyMetrics(workers) if args.metrics is not None else None
     try:
         proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
                              trust_forwarded=args.trust_forwarded,
                              connect_timeout=args.connect_timeout,
                              read_timeout=args.read_timeout, shutdown_grace=args.grace,
                              websocket_idle_timeout=args.websocket_idle_timeout,
-                             limits=limits)
+                             limits=limits, metrics=metrics)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _raise_descriptor_limit(args.max_connections)
@@ -223,11 +229,26 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
 
+    metrics_sock: socket.socket | None = None
+    if args.metrics is not None:
+        # Bound once, here: with workers, every one serves the summed figures on it.
+        try:
+            mhost, mport = args.metrics
+            metrics_sock = bind(mhost, mport, 128)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.metrics[0]}:{args.metrics[1]} for "
+                           f"--metrics: {exc.strerror or exc}") from exc
+    index = 0
+
     def listening(host: str, port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
         scheme = "https" if tls is not None else "http"
         print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream}",
               flush=True)
+        if metrics_sock is not None:
+            mhost, mport = metrics_sock.getsockname()[:2]
+            mshown = f"[{mhost}]" if ":" in mhost else mhost
+            print(f"{PROG} proxy: metrics on http://{mshown}:{mport}/metrics", flush=True)
 
     async def serve(sock: socket.socket | None) -> None:
         stop = asyncio.Event()
@@ -239,6 +260,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
                            f"{exc.strerror or exc}") from exc
+        if metrics is not None and metrics_sock is not None:
+            metrics.attach(index)
+            await metrics.serve(metrics_sock)
         if sock is None:
             listening(host, port)
         try:
@@ -247,24 +271,34 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 print(f"{PROG} proxy: stopping (in-flight requests get {args.grace:g} s)",
                       file=sys.stderr, flush=True)
         finally:
+            if metrics is not None:
+                await metrics.close()
             await proxy.close()
 
-    if workers == 1:
-        asyncio.run(serve(None))
-        return 0
     try:
-        host, port = args.listen
-        sockets = listening_sockets(host, port, workers, limits.backlog)
-    except OSError as exc:
-        raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
-                       f"{exc.strerror or exc}") from exc
-    listening(*sockets[0].getsockname()[:2])
+        if workers == 1:
+            asyncio.run(serve(None))
+            return 0
+        try:
+            host, port = args.listen
+            sockets = listening_sockets(host, port, workers, limits.backlog)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
+                           f"{exc.strerror or exc}") from exc
+        listening(*sockets[0].getsockname()[:2])
 
-    def worker(sock: socket.socket) -> int:
-        asyncio.run(serve(sock))
-        return 0
+        def started(i: int) -> None:
+            nonlocal index
+            index = i
 
-    return supervise(sockets, workers, args.grace, worker)
+        def worker(sock: socket.socket) -> int:
+            asyncio.run(serve(sock))
+            return 0
+
+        return supervise(sockets, workers, args.grace, worker, on_start=started)
+    finally:
+        if metrics_sock is not None:
+            metrics_sock.close()
 
 
 def _raise_descriptor_limit(max_connections: int) -> None:
