@@ -105,12 +105,16 @@ class Metrics:
 
 
 @pytest.mark.skipif(not LINUX, reason="workers share the port with SO_REUSEPORT")
-@pytest.mark.parametrize("workers", [1, 2])
-def test_metrics_scraped(origin: Origin, workers: int) -> None:
+@pytest.mark.parametrize(("workers", "loop"), [(1, "asyncio"), (1, "uvloop"), (2, "asyncio"),
+                                               (2, "uvloop")])
+def test_metrics_scraped(origin: Origin, workers: int, loop: str) -> None:
     """Every outcome counted once, the bytes both ways, the rewrite-time histogram, the open
-    streams back to 0 and the limits' counters, summed over the workers."""
+    streams back to 0 and the limits' counters, summed over the workers; on either loop."""
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
     with Command(origin.url(""), "--workers", str(workers), "--metrics", "127.0.0.1:0",
-                 "--max-body-size", "1k") as cmd:
+                 "--max-body-size", "1k", "--loop", loop) as cmd:
+        assert cmd.banner.rstrip().endswith(f"({loop})"), cmd.banner
         metrics = Metrics(cmd)
         if workers > 1:
             assert until(lambda: len(cmd.workers()) == workers, 10)
@@ -210,3 +214,21 @@ def test_classify_bounded() -> None:
         outcome, reason = classify(note)
         assert (outcome, reason) == expected, note
         assert reason in OUTCOMES[outcome]
+
+
+def test_loop_choice() -> None:
+    """``--loop``: asyncio's own when asked; uvloop when asked or by default where it is
+    installed; asked for and missing, an error rather than a quiet fallback."""
+    from htmlstream.cli._common import CliError
+    from htmlstream.cli.proxy import event_loop
+
+    assert event_loop("asyncio") == ("asyncio", None)
+    try:
+        import uvloop
+    except ImportError:
+        assert event_loop(None) == ("asyncio", None)
+        with pytest.raises(CliError, match="uvloop is not installed"):
+            event_loop("uvloop")
+        return
+    assert event_loop(None) == ("uvloop", uvloop.new_event_loop)
+    assert event_loop("uvloop") == ("uvloop", uvloop.new_event_loop)

@@ -27,6 +27,9 @@ from htmlstream.cli.rewrite import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable
+
     from htmlstream import Rewriter
 
 
@@ -97,6 +100,9 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="worker processes sharing the port, restarted if one dies "
                         "(default: the number of CPUs)")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=None,
+                        help="the event loop (default: uvloop when it is installed, as "
+                        "htmlstream[proxy] installs it where it has wheels; else asyncio)")
     parser.add_argument("--metrics", type=listen_address, default=None, metavar="HOST:PORT",
                         help="serve Prometheus metrics at http://HOST:PORT/metrics (every "
                         "worker's summed; port 0: a free one, printed on standard output)")
@@ -205,6 +211,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         rewriter = build_rewriter(groups, DemoStats() if not groups and not recipes else None,
                                   "utf-8", recipes=recipes)
     workers = args.workers or cpu_count()
+    loop_name, loop_factory = event_loop(args.loop)
     if workers > 1 and not hasattr(os, "fork"):
         raise CliError("--workers needs os.fork (POSIX): use --workers 1 here")
     limits = ServerLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
@@ -243,8 +250,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     def listening(host: str, port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
         scheme = "https" if tls is not None else "http"
-        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream}",
-              flush=True)
+        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream} "
+              f"({loop_name})", flush=True)
         if metrics_sock is not None:
             mhost, mport = metrics_sock.getsockname()[:2]
             mshown = f"[{mhost}]" if ":" in mhost else mhost
@@ -277,7 +284,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     try:
         if workers == 1:
-            asyncio.run(serve(None))
+            with asyncio.Runner(loop_factory=loop_factory) as runner:
+                runner.run(serve(None))
             return 0
         try:
             host, port = args.listen
@@ -292,13 +300,30 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             index = i
 
         def worker(sock: socket.socket) -> int:
-            asyncio.run(serve(sock))
+            with asyncio.Runner(loop_factory=loop_factory) as runner:     # (made after the fork)
+                runner.run(serve(sock))
             return 0
 
         return supervise(sockets, workers, args.grace, worker, on_start=started)
     finally:
         if metrics_sock is not None:
             metrics_sock.close()
+
+
+def event_loop(name: str | None) -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
+    """``--loop``: the event loop's name and factory (None: asyncio's own).  Without a name,
+    uvloop if it can be imported, else asyncio; ``uvloop`` when it is not installed is an
+    error, not a quiet fallback."""
+    if name == "asyncio":
+        return "asyncio", None
+    try:
+        import uvloop
+    except ImportError as exc:
+        if name == "uvloop":
+            raise CliError(f"--loop uvloop: uvloop is not installed (pip install uvloop; it "
+                           f"has no Windows wheels) ({exc})") from exc
+        return "asyncio", None
+    return "uvloop", uvloop.new_event_loop
 
 
 def _raise_descriptor_limit(max_connections: int) -> None:
