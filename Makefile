@@ -8,7 +8,8 @@ PYX    := $(wildcard src/htmlstream/_engine/*.pyx src/htmlstream/_engine/*.pxd \
                     src/htmlstream/_engine/*.h)
 SAMPLE := src/htmlstream/data/sample.html
 
-.PHONY: run test test-fast check-dist check-portable chromium mitmproxy-venv build lint bench docs debug \
+.PHONY: run test test-fast check-dist check-portable chromium mitmproxy-venv build lint bench bench-proxy docs \
+        debug \
         fuzz clean
 
 $(STAMP): pyproject.toml requirements-dev.txt requirements-docs.txt setup.py
@@ -108,6 +109,13 @@ $(MITM_VENV)/.installed: Makefile
 
 bench: build
 	$(PY) benchmarks/bench.py
+
+# issue 29: htmlstream proxy against a bare aiohttp proxy and nginx sub_filter, wrk as the load
+# (Debian's nginx-light and wrk, installed here when missing; root, as on the dev machines).
+bench-proxy: build
+	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nginx-light wrk; }
+	$(PY) benchmarks/bench_proxy.py --compare --markdown
 
 # The documentation site (mkdocs.yml) in site/: the guides, the design notes and the API
 # reference, which mkdocstrings draws from the docstrings and, for the compiled classes, from the

@@ -17,12 +17,24 @@ figures.
 ::
 
     .venv/bin/python benchmarks/bench_proxy.py [--requests 300] [--concurrency 8] [--markdown]
+
+``--compare`` (what ``make bench-proxy`` runs, after installing Debian's ``nginx-light`` and
+``wrk``) is issue 29's comparison instead, in one run, with ``wrk`` as the load: nginx serving
+two real-looking pages (about 50 KB: the start of a company's home page, and about 250 KB: the
+start of a specification, cut at a tag, from tests/data/corpus) as the origin, and in front of
+it, one process each: ``htmlstream proxy --workers 1 --on 'a[href^="http:"]' --set-attr x=1``
+(on uvloop, and on asyncio's loop), the bare aiohttp pass-through proxy of
+benchmarks/bare_proxy.py (the floor: the same HTTP library, no rewriting), and nginx with
+``sub_filter`` (one worker).  For each page: requests/s and p50/p99 latency at
+``--connections`` (50) connections, and the p50 at one connection minus the origin's own
+(the latency added).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -218,6 +230,107 @@ async def open_streams(url: str, n: int, hold: float) -> None:
         w.close()
 
 
+def cut_page(source: Path, size: int) -> bytes:
+    """The first ``size`` bytes of ``source``, cut after a tag's ``>``, the document closed."""
+    data = source.read_bytes()
+    end = data.index(b">", size) + 1
+    return data[:end] + b"\n</body></html>\n"
+
+
+def wrk(url: str, connections: int, seconds: float) -> tuple[float, float, float, int]:
+    """``wrk -t1`` against ``url``: requests/s, p50 and p99 latency (ms), errors."""
+    duration = f"-d{max(1, round(seconds))}s"       # (wrk takes whole seconds)
+    out = subprocess.run(["wrk", "-t1", f"-c{connections}", duration, "--latency", url],
+                         capture_output=True, text=True, timeout=seconds + 30).stdout
+    def ms(label: str) -> float:
+        for line in out.splitlines():
+            parts = line.split()
+            if parts[:1] == [label]:
+                value = parts[1]
+                for unit, scale in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+                    if value.endswith(unit):
+                        return float(value[:-len(unit)]) * scale
+        raise RuntimeError(f"no {label} in wrk's output:\n{out}")
+    rps = next(float(line.split()[1]) for line in out.splitlines()
+               if line.startswith("Requests/sec:"))
+    errors = 0
+    for line in out.splitlines():
+        if "Socket errors" in line or "Non-2xx" in line:
+            errors += sum(int(n) for n in line.replace(",", " ").split() if n.isdigit())
+    return rps, ms("50%"), ms("99%"), errors
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Issue 29's comparison: htmlstream proxy, the bare proxy and nginx sub_filter."""
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed: make bench-proxy installs it (Debian's wrk)")
+    with tempfile.TemporaryDirectory() as root:
+        os.chmod(root, 0o755)       # (nginx's workers run as nobody when it runs as root)
+        pages = {"50 KB": cut_page(CORPUS / "cloudflare.com.html", 50_000),
+                 "250 KB": cut_page(CORPUS / "html-parsing-spec.html", 250_000)}
+        names = {}
+        for label, body in pages.items():
+            name = f"page-{label.split()[0]}k.html"
+            Path(root, name).write_bytes(body)
+            names[label] = name
+        o_port, b_port, h_port, a_port, n_port = (free_port() for _ in range(5))
+        with nginx_server(o_port, f"""
+                server {{
+                    listen 127.0.0.1:{o_port};
+                    root {root};
+                    default_type text/html;
+                    charset utf-8;
+                    keepalive_requests 1000000;
+                }}
+            """) as has_origin:
+            if not has_origin:
+                raise SystemExit("nginx is not installed: make bench-proxy installs it "
+                                 "(Debian's nginx-light)")
+            upstream = f"http://127.0.0.1:{o_port}"
+            rewrite = ["--on", 'a[href^="http:"]', "--set-attr", "x=1", "--workers", "1"]
+            cli = [sys.executable, "-m", "htmlstream.cli", "proxy", "--upstream", upstream]
+            bare = [sys.executable, str(Path(__file__).with_name("bare_proxy.py")),
+                    str(o_port)]
+            targets = [("direct (nginx origin)", None, o_port),
+                       ("bare aiohttp proxy", [*bare, str(b_port), "uvloop"], b_port),
+                       ("htmlstream proxy", [*cli, "--listen", f"127.0.0.1:{h_port}",
+                                             *rewrite, "--loop", "uvloop"], h_port),
+                       ("htmlstream (asyncio)", [*cli, "--listen", f"127.0.0.1:{a_port}",
+                                                 *rewrite, "--loop", "asyncio"], a_port),
+                       ("nginx sub_filter", "nginx", n_port)]
+            results: dict[tuple[str, str], tuple[float, float, float, int, float]] = {}
+            for name, command, port in targets:
+                with contextlib.ExitStack() as stack:
+                    if command == "nginx":
+                        stack.enter_context(nginx(o_port, port))
+                    elif command is not None:
+                        stack.enter_context(process(command, port))
+                    for label, page in names.items():
+                        url = f"http://127.0.0.1:{port}/{page}"
+                        wrk(url, 4, 1)          # warm up (the pools' connections)
+                        rps, p50, p99, errors = wrk(url, args.connections, args.seconds)
+                        one = wrk(url, 1, max(1, round(args.seconds / 2)))[1]
+                        results[name, label] = (rps, p50, p99, errors, one)
+                        print(f"  {name:24} {label:>7}: {rps:9,.0f} req/s  p50 {p50:6.2f} ms  "
+                              f"p99 {p99:6.2f} ms  errors {errors}  one connection p50 "
+                              f"{one:.3f} ms", flush=True)
+    head = ("page", "path", "req/s", "p50 ms", "p99 ms", "added p50 ms (1 conn)",
+            "htmlstream ÷ this")
+    rows = []
+    for label in names:
+        mine = results["htmlstream proxy", label][0]
+        direct_one = results["direct (nginx origin)", label][4]
+        for name, _, _ in targets:
+            rps, p50, p99, errors, one = results[name, label]
+            rows.append((label, name, f"{rps:,.0f}" + (f" ({errors} errors)" if errors else ""),
+                         f"{p50:.2f}", f"{p99:.2f}",
+                         "-" if name.startswith("direct") else f"{one - direct_one:.3f}",
+                         f"{mine / rps:.2f}x"))
+    print(f"\nwrk -t1 -c{args.connections} -d{args.seconds:g}s, one process each, loopback; "
+          f"indicative only on a shared machine")
+    print_table(head, rows, args.markdown)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=300)
@@ -225,7 +338,14 @@ def main() -> None:
     parser.add_argument("--trickle", type=float, default=4.0)
     parser.add_argument("--streams", type=int, default=50)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--compare", action="store_true",
+                        help="issue 29's comparison with wrk (htmlstream, bare, nginx)")
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
+    if args.compare:
+        compare(args)
+        return
 
     o_port, p_port, n_port = free_port(), free_port(), free_port()
     origin = [sys.executable, "-c", ORIGIN, str(CORPUS), str(args.trickle), str(o_port)]

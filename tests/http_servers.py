@@ -24,6 +24,16 @@ from aiohttp.typedefs import Middleware
 WAIT = 5.0
 
 
+#: The event loop the proxies under test run on (tests/test_proxy_uvloop.py sets uvloop's).
+PROXY_LOOP: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
+    "factory": asyncio.new_event_loop}
+
+
+def new_proxy_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop for a proxy under test (asyncio's, or uvloop's where a test says)."""
+    return PROXY_LOOP["factory"]()
+
+
 @dataclasses.dataclass
 class Reply:
     """A scripted response."""

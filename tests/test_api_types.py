@@ -41,6 +41,7 @@ MODULES = [
     "htmlstream.integrations.asgi", "htmlstream.integrations.wsgi",
     "htmlstream.integrations.django", "htmlstream.integrations.aiohttp",
     "htmlstream.integrations.httpx", "htmlstream.integrations.proxy",
+    "htmlstream.integrations.proxy_metrics",
     "htmlstream.integrations.mitmproxy",     # (where mitmproxy is installed)
 ]
 
@@ -301,8 +302,13 @@ def entries(tmp: Path) -> dict[str, Entry]:
         from htmlstream.integrations import aiohttp, proxy
         e["aiohttp.rewrite_middleware"] = (aiohttp.rewrite_middleware, (rw,),
                                            {"markdown": None}, ["rewriter", "markdown"])
+        from htmlstream.integrations import proxy_metrics
         e["proxy.ReverseProxy"] = (proxy.ReverseProxy, (rw, "http://127.0.0.1:1"),
-                                   {"markdown": None}, ["rewriter", "upstream", "markdown"])
+                                   {"markdown": None, "metrics": None},
+                                   ["rewriter", "upstream", "markdown", "metrics"])
+        e["proxy_metrics.ProxyMetrics"] = (proxy_metrics.ProxyMetrics, (), {"workers": 1},
+                                           ["workers"])
+        e["proxy_metrics.classify"] = (proxy_metrics.classify, ("rewritten",), {}, ["note"])
         e["proxy.hop_by_hop"] = (proxy.hop_by_hop, ([],), {}, ["headers"])
         limits = {"header_timeout": 1.0, "body_timeout": 1.0, "max_body_size": 1,
                   "send_timeout": 1.0, "keepalive_timeout": 1.0, "max_connections": 1,

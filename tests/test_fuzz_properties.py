@@ -605,3 +605,16 @@ def test_esi_recipe_independent_of_chunking(data: bytes) -> None:
             assert await esi.rewrite(chunks_of(cut), "http://o/page") == expected
 
     asyncio.run(run())
+@SETTINGS
+@given(note=st.one_of(st.text(max_size=80), st.sampled_from([
+    "rewritten", "passed: ", "refused", "refused: ", "aborted: ", "closed: ", "websocket:",
+    "upstream error: ", "upstream timeout", "rewrite failed: "]).flatmap(
+        lambda head: st.text(max_size=40).map(lambda tail: head + tail))))
+def test_proxy_metrics_labels_bounded(note: str) -> None:
+    """Whatever the access log's note says, the proxy's metrics count it under one of the
+    fixed (outcome, reason) pairs: the number of series stays bounded."""
+    pytest.importorskip("aiohttp")
+    from htmlstream.integrations.proxy_metrics import OUTCOMES, classify
+
+    outcome, reason = classify(note)
+    assert reason in OUTCOMES[outcome]

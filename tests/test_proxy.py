@@ -35,7 +35,7 @@ from aiohttp import web  # noqa: E402
 
 from htmlstream.http import HttpOptions  # noqa: E402
 from htmlstream.integrations.proxy import ReverseProxy  # noqa: E402
-from http_servers import Origin, Reply  # noqa: E402
+from http_servers import Origin, Reply, new_proxy_loop  # noqa: E402
 from integration_servers import BOOM_PAGE, JSON_AS_HTML, PAGE, RW, app_chunkings  # noqa: E402
 
 EXPECTED = RW.rewrite(PAGE)
@@ -47,7 +47,7 @@ class ProxyThread:
 
     def __init__(self, upstream: str, **kwargs: Any) -> None:
         self.proxy = ReverseProxy(RW, upstream, **kwargs)
-        self._loop = asyncio.new_event_loop()
+        self._loop = new_proxy_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self.port = 0
 

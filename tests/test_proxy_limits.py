@@ -40,7 +40,7 @@ httpx = pytest.importorskip("httpx")
 from aiohttp import web  # noqa: E402
 
 from htmlstream.integrations.proxy import ReverseProxy, ServerLimits  # noqa: E402
-from http_servers import Origin, Reply  # noqa: E402
+from http_servers import Origin, Reply, new_proxy_loop  # noqa: E402
 from integration_servers import PAGE, RW  # noqa: E402
 from tls_certs import client_context, self_signed, server_context  # noqa: E402
 
@@ -61,7 +61,7 @@ class ProxyThread:
         self._ssl = ssl_context
         self.proxy = ReverseProxy(RW, upstream, read_timeout=30.0, shutdown_grace=2.0,
                                   limits=ServerLimits(**limits))
-        self._loop = asyncio.new_event_loop()
+        self._loop = new_proxy_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self.port = 0
 
@@ -433,6 +433,7 @@ class Command:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode()
         assert "listening on http://127.0.0.1:" in line, line
+        self.banner = line
         self.port = int(line.split("127.0.0.1:")[1].split("/")[0])
         self.lines: list[str] = []
         self._new = threading.Condition()
@@ -463,8 +464,14 @@ class Command:
         return [int(pid) for pid in children.read_text().split()] if children.exists() else []
 
     def descriptors(self) -> int:
-        return sum(len(os.listdir(f"/proc/{pid}/fd")) for pid in [self.proc.pid,
-                                                                   *self.workers()])
+        # (Not /dev/null: uvloop opens it once, at a loop's first connection, and keeps it;
+        # a worker that had served none at the baseline would count it as a leak.)
+        count = 0
+        for pid in [self.proc.pid, *self.workers()]:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    count += os.readlink(f"/proc/{pid}/fd/{fd}") != "/dev/null"
+        return count
 
     def __enter__(self) -> Self:
         return self

@@ -27,6 +27,9 @@ from htmlstream.cli.rewrite import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable
+
     from htmlstream import Rewriter
 
 
@@ -97,6 +100,12 @@ def add_proxy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="worker processes sharing the port, restarted if one dies "
                         "(default: the number of CPUs)")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=None,
+                        help="the event loop (default: uvloop when it is installed, as "
+                        "htmlstream[proxy] installs it where it has wheels; else asyncio)")
+    parser.add_argument("--metrics", type=listen_address, default=None, metavar="HOST:PORT",
+                        help="serve Prometheus metrics at http://HOST:PORT/metrics (every "
+                        "worker's summed; port 0: a free one, printed on standard output)")
     limits = parser.add_argument_group("client timeouts and limits (per worker)")
     limits.add_argument("--header-timeout", type=positive_float, default=60.0, metavar="S",
                         help="seconds a request head may take to arrive in full; then 408 "
@@ -194,6 +203,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     try:
         from htmlstream.integrations.proxy import MarkdownOptions, ReverseProxy, ServerLimits
+        from htmlstream.integrations.proxy_limits import bind
+        from htmlstream.integrations.proxy_metrics import ProxyMetrics
         from htmlstream.integrations.proxy_workers import cpu_count, listening_sockets, supervise
     except ImportError as exc:
         raise CliError(f"htmlstream proxy needs aiohttp: pip install 'htmlstream[proxy]' "
@@ -220,12 +231,14 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     workers = args.workers or cpu_count()
+    loop_name, loop_factory = event_loop(args.loop)
     if workers > 1 and not hasattr(os, "fork"):
         raise CliError("--workers needs os.fork (POSIX): use --workers 1 here")
     limits = ServerLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
                           max_body_size=args.max_body_size, send_timeout=args.send_timeout,
                           keepalive_timeout=args.keepalive_timeout,
                           max_connections=args.max_connections)
+    metrics = ProxyMetrics(workers) if args.metrics is not None else None
     try:
         proxy = ReverseProxy(rewriter, args.upstream, preserve_host=args.preserve_host,
                              trust_forwarded=args.trust_forwarded,
@@ -233,7 +246,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                              read_timeout=args.read_timeout, shutdown_grace=args.grace,
                              websocket_idle_timeout=args.websocket_idle_timeout,
                              limits=limits, markdown=markdown, esi=args.esi,
-                             esi_hosts=[h for h in args.esi_hosts.split(",") if h.strip()])
+                             esi_hosts=[h for h in args.esi_hosts.split(",") if h.strip()],
+                             metrics=metrics)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _raise_descriptor_limit(args.max_connections)
@@ -244,11 +258,26 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
 
+    metrics_sock: socket.socket | None = None
+    if args.metrics is not None:
+        # Bound once, here: with workers, every one serves the summed figures on it.
+        try:
+            mhost, mport = args.metrics
+            metrics_sock = bind(mhost, mport, 128)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.metrics[0]}:{args.metrics[1]} for "
+                           f"--metrics: {exc.strerror or exc}") from exc
+    index = 0
+
     def listening(host: str, port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
         scheme = "https" if tls is not None else "http"
-        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream}",
-              flush=True)
+        print(f"{PROG} proxy: listening on {scheme}://{shown}:{port}/ -> {args.upstream} "
+              f"({loop_name})", flush=True)
+        if metrics_sock is not None:
+            mhost, mport = metrics_sock.getsockname()[:2]
+            mshown = f"[{mhost}]" if ":" in mhost else mhost
+            print(f"{PROG} proxy: metrics on http://{mshown}:{mport}/metrics", flush=True)
 
     async def serve(sock: socket.socket | None) -> None:
         stop = asyncio.Event()
@@ -260,6 +289,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
                            f"{exc.strerror or exc}") from exc
+        if metrics is not None and metrics_sock is not None:
+            metrics.attach(index)
+            await metrics.serve(metrics_sock)
         if sock is None:
             listening(host, port)
         try:
@@ -268,24 +300,52 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 print(f"{PROG} proxy: stopping (in-flight requests get {args.grace:g} s)",
                       file=sys.stderr, flush=True)
         finally:
+            if metrics is not None:
+                await metrics.close()
             await proxy.close()
 
-    if workers == 1:
-        asyncio.run(serve(None))
-        return 0
     try:
-        host, port = args.listen
-        sockets = listening_sockets(host, port, workers, limits.backlog)
-    except OSError as exc:
-        raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
-                       f"{exc.strerror or exc}") from exc
-    listening(*sockets[0].getsockname()[:2])
+        if workers == 1:
+            with asyncio.Runner(loop_factory=loop_factory) as runner:
+                runner.run(serve(None))
+            return 0
+        try:
+            host, port = args.listen
+            sockets = listening_sockets(host, port, workers, limits.backlog)
+        except OSError as exc:
+            raise CliError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
+                           f"{exc.strerror or exc}") from exc
+        listening(*sockets[0].getsockname()[:2])
 
-    def worker(sock: socket.socket) -> int:
-        asyncio.run(serve(sock))
-        return 0
+        def started(i: int) -> None:
+            nonlocal index
+            index = i
 
-    return supervise(sockets, workers, args.grace, worker)
+        def worker(sock: socket.socket) -> int:
+            with asyncio.Runner(loop_factory=loop_factory) as runner:     # (made after the fork)
+                runner.run(serve(sock))
+            return 0
+
+        return supervise(sockets, workers, args.grace, worker, on_start=started)
+    finally:
+        if metrics_sock is not None:
+            metrics_sock.close()
+
+
+def event_loop(name: str | None) -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
+    """``--loop``: the event loop's name and factory (None: asyncio's own).  Without a name,
+    uvloop if it can be imported, else asyncio; ``uvloop`` when it is not installed is an
+    error, not a quiet fallback."""
+    if name == "asyncio":
+        return "asyncio", None
+    try:
+        import uvloop
+    except ImportError as exc:
+        if name == "uvloop":
+            raise CliError(f"--loop uvloop: uvloop is not installed (pip install uvloop; it "
+                           f"has no Windows wheels) ({exc})") from exc
+        return "asyncio", None
+    return "uvloop", uvloop.new_event_loop
 
 
 def _raise_descriptor_limit(max_connections: int) -> None:

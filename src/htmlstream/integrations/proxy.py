@@ -101,7 +101,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from multidict import CIMultiDict
 from yarl import URL
 
-from htmlstream import Rewriter, recipes
+from htmlstream import Rewriter
 from htmlstream.http import (
     HttpOptions,
     MarkdownOptions,
@@ -122,6 +122,8 @@ from htmlstream.integrations.proxy_limits import (
     make_server,
     too_large_response,
 )
+from htmlstream.integrations.proxy_metrics import ProxyMetrics
+from htmlstream.recipes import esi as esi_recipe
 
 __all__ = ["ContextFactory", "HeadersHook", "MarkdownOptions", "ReverseProxy", "ServerCounters",
            "ServerLimits", "hop_by_hop", "logger"]
@@ -224,6 +226,8 @@ class ReverseProxy:
             upstream.
         esi_timeout: seconds per fragment fetch, its body included.
         esi_concurrency: fragment fetches at a time per page.
+        metrics: count every request, its bytes and rewrite time, and the limits' counters
+            into these (:mod:`htmlstream.integrations.proxy_metrics`; Prometheus' format).
 
     Attributes:
         counters: what the limits closed or refused, and the connections accepted and
@@ -252,6 +256,7 @@ class ReverseProxy:
         esi_hosts: Iterable[str] = (),
         esi_timeout: float = 10.0,
         esi_concurrency: int = 16,
+        metrics: ProxyMetrics | None = None,
     ) -> None:
         if esi not in ("off", "on", "always"):
             raise ValueError(f"esi must be 'off', 'on' or 'always', not {esi!r}")
@@ -268,6 +273,9 @@ class ReverseProxy:
         if not isinstance(upstream, str):
             raise TypeError(f"ReverseProxy(): upstream must be a str (an http:// or https:// "
                             f"URL), not {type(upstream).__name__}")
+        if metrics is not None and not isinstance(metrics, ProxyMetrics):
+            raise TypeError(f"ReverseProxy(): metrics must be a ProxyMetrics or None, not "
+                            f"{type(metrics).__name__}")
         url = URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"the upstream is an http:// or https:// URL, not {upstream!r}")
@@ -289,7 +297,8 @@ class ReverseProxy:
         self.websocket_idle_timeout = websocket_idle_timeout
         self.websocket_max_message = websocket_max_message
         self.limits = limits if limits is not None else ServerLimits()
-        self.counters = ServerCounters()
+        self._metrics = metrics
+        self.counters = metrics.counters if metrics is not None else ServerCounters()
         self._session: aiohttp.ClientSession | None = None
         self._server: web.Server | None = None
         self._listener: Any = None
@@ -365,8 +374,11 @@ class ReverseProxy:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         """Proxy one request (aiohttp's low-level server handler)."""
         started = time.perf_counter()
-        state: dict[str, Any] = {"sent": 0, "note": ""}
+        state: dict[str, Any] = {"sent": 0, "note": "", "in": 0, "rewrite": 0.0}
         status = 0
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.stream_opened()
         try:
             response: web.StreamResponse
             if declared_too_large(request, self.limits):
@@ -404,6 +416,9 @@ class ReverseProxy:
             logger.info('%s "%s %s HTTP/%d.%d" %d %d %.3fs %s', request.remote or "-",
                         request.method, request.raw_path, *request.version, status,
                         state["sent"], time.perf_counter() - started, state["note"])
+            if metrics is not None:
+                metrics.stream_closed(state["note"], state["in"], state["sent"],
+                                      state["rewrite"] if state.get("rewriting") else None)
 
     def _refusal(self, request: web.BaseRequest) -> web.Response | None:
         """The error response for a request this proxy does not forward, or None."""
@@ -534,17 +549,21 @@ class ReverseProxy:
                     return web.Response(status=502, text="the upstream response broke off\n")
                 raise _Aborted(f"upstream: {exc}") from exc
             send_error: BaseException | None = None
+            state["in"] += len(chunk)
+            rewrite_started = time.perf_counter()
             try:
                 if self.rewriter.has_async_handlers:
                     # (issue 30: the output before each waiting handler is sent before it waits)
                     pieces = transform.afeed_iter(chunk) if chunk else transform.aclose_iter()
                     async with contextlib.aclosing(pieces):
                         async for out in pieces:
+                            sending = time.perf_counter()
                             try:
                                 await send(out)
                             except BaseException as exc:
                                 send_error = exc
                                 raise
+                            rewrite_started += time.perf_counter() - sending    # not the rewrite's
                     out = b""
                 else:
                     out = transform.feed(chunk) if chunk else transform.close()
@@ -557,6 +576,9 @@ class ReverseProxy:
                     state["note"] = f"rewrite failed: {exc}"
                     return web.Response(status=502, text="the response could not be rewritten\n")
                 raise _Aborted(f"rewrite failed: {exc}") from exc
+            finally:
+                state["rewrite"] += time.perf_counter() - rewrite_started
+                state["rewriting"] = transform.rewriting
             if transform.decided or not chunk:
                 await send(out)
             if not chunk:
@@ -633,8 +655,8 @@ class ReverseProxy:
             while chunk := await upstream.content.read(_READ_SIZE):
                 yield chunk
 
-        esi = recipes.esi(fetch, timeout=self._esi_timeout,
-                          concurrency=self._esi_concurrency)
+        esi = esi_recipe(fetch, timeout=self._esi_timeout,
+                         concurrency=self._esi_concurrency)
         return esi.rewrite_aiter(page(), str(upstream.url))
 
     async def _start_response(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse,

@@ -64,7 +64,7 @@ import math
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from aiohttp import web
 from aiohttp.http_parser import RawRequestMessage
@@ -295,10 +295,10 @@ class _Connection(web.RequestHandler):
     # ---------------------------------------------------------------- asyncio's callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._tr = transport
+        # (uvloop's transports have asyncio.Transport's methods without deriving from it)
+        self._tr = cast(asyncio.Transport, transport)
         if not self._edge.opened():
-            transport.abort()   # (connection_lost follows, and counts it closed)
+            self._tr.abort()   # (connection_lost follows, and counts it closed)
         super().connection_made(transport)
         self._wait_head(self._loop.time())
 

@@ -105,11 +105,14 @@ class _Worker:
 
 
 def supervise(sockets: list[socket.socket], workers: int, grace: float,
-              serve: Callable[[socket.socket], int]) -> int:
+              serve: Callable[[socket.socket], int],
+              on_start: Callable[[int], None] | None = None) -> int:
     """Run ``workers`` forked processes, each ``serve(sock)`` with its listening socket
     (``sockets[i]``, or ``sockets[0]`` for all), until ``SIGTERM``/``SIGINT``; restart a
     worker that dies.  Returns 0 when every worker stopped by itself, 1 if one had to be
-    killed.  Call it from the main thread, with no event loop running."""
+    killed.  Call it from the main thread, with no event loop running.  ``on_start(i)`` is
+    called in each worker before ``serve``, with its index (0 to ``workers - 1``; a
+    replacement gets the index of the worker it replaces: metrics' rows)."""
     rfd, wfd = os.pipe()
     os.set_blocking(rfd, False)
     os.set_blocking(wfd, False)
@@ -145,6 +148,8 @@ def supervise(sockets: list[socket.socket], workers: int, grace: float,
                 for other in sockets:
                     if other is not mine:
                         other.close()
+                if on_start is not None:
+                    on_start(worker.index)
                 code = serve(mine)
             except BaseException:   # the worker ends here, whatever happened
                 traceback.print_exc()
