@@ -98,14 +98,31 @@ def waitress_server(app: Any) -> Iterator[str]:
     port = server.effective_port  # type: ignore[union-attr]
     thread = threading.Thread(target=server.run, name="waitress", daemon=True)
     thread.start()
+    trigger = server.trigger  # type: ignore[union-attr]
+
+    def stop() -> None:
+        # In the server's own thread (its select() would see closed descriptors): the listening
+        # socket and the connections closed, the map emptied (the loop ends).  Not the trigger:
+        # this runs as soon as the server thread reads the trigger, which a worker thread may
+        # pull (at the end of a request) between the moment pull_trigger() below queues this
+        # and the moment it writes to the trigger: closed here, that write got EBADF (or,
+        # its descriptor reused, wrote into another file).  Closed once no thread pulls it.
+        # (the server's own close() closes the trigger too: the dispatcher's closes the socket)
+        for obj in list(server._map.values()):  # type: ignore[union-attr]
+            with contextlib.suppress(OSError):
+                if obj is server:
+                    wasyncore.dispatcher.close(obj)
+                elif obj is not trigger:
+                    obj.close()
+        server._map.clear()  # type: ignore[union-attr]
+
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        # Closed in the server's own thread (its select() would see closed descriptors).
-        server.trigger.pull_trigger(  # type: ignore[union-attr]
-            lambda: wasyncore.close_all(server._map))  # type: ignore[union-attr]
+        trigger.pull_trigger(stop)
         thread.join(10)
         server.task_dispatcher.shutdown(timeout=5)  # type: ignore[union-attr]
+        trigger.close()     # (no worker left to pull it; the server thread is done)
 
 
 # ------------------------------------------------------------------------------ shared content

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import htmlstream as hs
@@ -130,6 +130,20 @@ def test_head_content_after_head_end_tag() -> None:
     # <title> after </head> goes back into <head>
     for data in (b"<head></head><title>X</title><!--c-->", b"</head><title>X</title>"):
         assert seen_in_every_chunking(content_rule("head"), data) == [("t", "", "X")]
+
+
+def test_head_content_after_a_comment_after_head_end_tag() -> None:
+    # (issue 38) The comment after </head> goes into <html> after the head; the <style> after
+    # it back into the head (WHATWG "after head"), before the comment in the tree.  Handlers see
+    # the source order; the oracle compares <html>'s comments as a multiset there.
+    data = b"</head><!--c--><style>s</style>"
+    assert seen_in_every_chunking(content_rule("head"), data) == [("t", "", "s")]
+    assert seen_in_every_chunking(content_rule("html"), data) == [("c", "", "c"), ("t", "", "s")]
+    for scripting in (False, True):
+        tree = tree_content(data.decode(), scripting=scripting)
+        assert tree.comment_after_head_or_body
+        assert tree.content["html"] == [("t", "s"), ("c", "c")]      # (tree order)
+        assert mismatches(tree, stream_content([data], scripting=scripting)) == []
 
 
 def test_second_head_tag_is_ignored() -> None:
@@ -264,8 +278,10 @@ def mismatches(tree: TreeContent, got: dict[str, Content]) -> list[str]:
     compared; the adoption agency moves an element out of a formatting element to a child of
     ``body``, so ``body > *`` is not compared.  A comment right after ``</body>`` goes into
     ``html`` after the body, and text after it in the source into the body, before it in the
-    tree: ``html``'s text (in order) and comments (as a multiset: a comment that goes back into
-    the body later comes before it in the tree) are compared apart."""
+    tree; likewise a comment right after ``</head>`` goes into ``html`` after the head, and a
+    ``<style>``, ``<title>``... after it is put back into the head (WHATWG "after head"
+    insertion mode), before the comment in the tree: ``html``'s text (in order) and comments
+    (as a multiset) are compared apart."""
     bad = []
     for selector in SELECTORS:
         want, have = tree.content[selector], got[selector]
@@ -278,9 +294,10 @@ def mismatches(tree: TreeContent, got: dict[str, Content]) -> list[str]:
             if want_text != have_text or [c for c in want if c[0] == "c"] != \
                     [c for c in have if c[0] == "c"]:
                 bad.append(selector)
-        elif selector == "html" and tree.comment_after_body:
-            # (comments that go back into the body after it, e.g. after a stray <head>, come
-            # before it in the tree: html's comments as a multiset, the body's in order)
+        elif selector == "html" and tree.comment_after_head_or_body:
+            # (content that goes back into the head or body after a comment that follows them
+            # comes before it in the tree: html's comments as a multiset, the head's and the
+            # body's in order)
             if sorted(x for x in want if x[0] == "c") != sorted(x for x in have if x[0] == "c") or \
                     "".join(t for k, t in want if k == "t") != \
                     "".join(t for k, t in have if k == "t"):
@@ -344,10 +361,10 @@ def oracle_for(test: Any, scripting: bool) -> tuple[TreeContent | None, str | No
         # (html5lib 1.1 has no <template>; template contents count as the template's content)
         if test.document is None:
             return None, "template"
-        tree.content, tree.comment_after_body = document_content(test.document)
+        tree.content, tree.comment_after_head_or_body = document_content(test.document)
         tree.fostered = test.id in FOSTERED_BY_DOCUMENT
     elif html5lib_tree_agrees(test, scripting=scripting) is False:
-        tree.content, tree.comment_after_body = document_content(test.document)
+        tree.content, tree.comment_after_head_or_body = document_content(test.document)
         tree.fostered = test.id in FOSTERED_BY_DOCUMENT
     return tree, None
 
@@ -416,6 +433,7 @@ _STRUCTURE = [
 @given(st.lists(st.one_of(st.sampled_from(_STRUCTURE), st.sampled_from(FRAGMENTS), tag()),
                 max_size=16),
        st.booleans())
+@example([b"</head>", b"<!--c-->", b"<style>s</style>"], False)     # (issue 38)
 def test_oracle_generated(pieces: list[bytes], scripting: bool) -> None:
     """Generated documents with content before, between and after <html>, <head> and <body>
     tags (and the shared fragments and random tags); whole, byte by byte and in a few random

@@ -111,6 +111,16 @@ def test_text_inside_where_the_stack_has_clones(doc: bytes, expect: dict[str, li
                 oracle=b"foreignObject" not in doc, expect=expect)
 
 
+@pytest.mark.parametrize("doc", [b"\r\xffx", b"\rx", b" \n\tx<p>y", b"\r\xff\xff &#><p0;"])
+def test_white_space_before_implied_head_is_not_inside_it(doc: bytes) -> None:
+    # (issue 38) White space before anything is in no element; the "x" after it implies <html>
+    # and <head> and pops the head, but that head never held the white space.  It was said to,
+    # only when the "x" came in the same chunk: recipes.obfuscate_emails skips text in <head>,
+    # so its output depended on the chunking.
+    _check_text(doc, ("head", "html", "body", "p"),
+                expect={"\n": [], "\t": [], "x": ["body", "html"], "\ufffd": ["body", "html"]})
+
+
 @settings(max_examples=120, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(html_documents())

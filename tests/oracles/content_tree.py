@@ -94,9 +94,11 @@ class TreeContent:
     fostered: bool       # foster parenting moved content out of a table
     adopted: bool        # the adoption agency moved nodes (a furthest block)
     frameset: bool       # the document has a <frameset> (its body was dropped or never made)
-    # <html> has a comment after <body> (a comment right after </body>): text after it in the
-    # source still goes into the body, before the comment in the tree
-    comment_after_body: bool = False
+    # <html> has a comment after <head> or <body> (a comment right after </head> or </body>):
+    # text after it in the source still goes into the head (a <style>, <title>... after
+    # </head> is put back into the head: WHATWG "after head" insertion mode) or the body,
+    # before the comment in the tree
+    comment_after_head_or_body: bool = False
 
 
 def normalise(seq: Iterable[tuple[str, str]]) -> Content:
@@ -130,13 +132,14 @@ def tree_content(data: str, *, scripting: bool) -> TreeContent:
     doc = html5lib.HTMLParser(tree=_TreeBuilder).parse(data, scripting=scripting)
     res: dict[str, Content] = {s: [] for s in SELECTORS}
     html = doc.documentElement
-    frameset = after_body = False
+    frameset = after_head_or_body = False
     if html is not None:
         _walk(html, res["html"])
         for child in html.childNodes:
             if child.nodeType == Node.COMMENT_NODE:
-                after_body |= any(c.nodeType == Node.ELEMENT_NODE and c.tagName == "body"
-                                  for c in html.childNodes[:html.childNodes.index(child)])
+                before = html.childNodes[:html.childNodes.index(child)]
+                after_head_or_body |= any(c.nodeType == Node.ELEMENT_NODE
+                                          and c.tagName in ("head", "body") for c in before)
             if child.nodeType != Node.ELEMENT_NODE:
                 continue
             frameset |= child.tagName == "frameset"
@@ -147,7 +150,8 @@ def tree_content(data: str, *, scripting: bool) -> TreeContent:
                     if grandchild.nodeType == Node.ELEMENT_NODE:
                         _walk(grandchild, res["body > *"])
     return TreeContent({k: normalise(v) for k, v in res.items()}, _Moves.foster > 0,
-                       _Moves.adoption > 0, frameset or "<frameset" in data.lower(), after_body)
+                       _Moves.adoption > 0, frameset or "<frameset" in data.lower(),
+                       after_head_or_body)
 
 
 def _document_nodes(document: str) -> list[tuple[int, str, str]]:
@@ -187,15 +191,15 @@ def _document_nodes(document: str) -> list[tuple[int, str, str]]:
 
 def document_content(document: str) -> tuple[dict[str, Content], bool]:
     """What :func:`tree_content` collects, from a ``#document`` dump, and whether <html> has
-    a comment after <body> (``TreeContent.comment_after_body``)."""
+    a comment after <head> or <body> (``TreeContent.comment_after_head_or_body``)."""
     nodes = _document_nodes(document)
     res: dict[str, Content] = {s: [] for s in SELECTORS}
     parents: list[str] = []     # the element at each depth on the way to the node
-    body_seen = after_body = False
+    head_or_body_seen = after_head_or_body = False
     for depth, kind, value in nodes:
         del parents[depth:]
-        body_seen |= depth == 1 and kind == "e" and value == "body"
-        after_body |= depth == 1 and kind == "c" and body_seen
+        head_or_body_seen |= depth == 1 and kind == "e" and value in ("head", "body")
+        after_head_or_body |= depth == 1 and kind == "c" and head_or_body_seen
         if kind in ("t", "c"):
             if parents[:1] == ["html"]:
                 res["html"].append((kind, value))
@@ -205,7 +209,7 @@ def document_content(document: str) -> tuple[dict[str, Content], bool]:
                         res["body > *"].append((kind, value))
         elif kind in ("e", "content"):
             parents.append(value if kind == "e" else "content")
-    return {k: normalise(v) for k, v in res.items()}, after_body
+    return {k: normalise(v) for k, v in res.items()}, after_head_or_body
 
 
 def stream_content(chunks: Sequence[bytes], *, scripting: bool,

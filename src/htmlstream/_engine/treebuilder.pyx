@@ -615,9 +615,12 @@ cdef void add_transient(TreeBuilderSimulator s, uint64_t name, uint8_t ns,
     s.n_transients += 1
 
 
-cdef inline void text_popped(TreeBuilderSimulator s) noexcept:
-    """Text is about to pop the current node: keep it for the text before the change."""
-    if s.depth > 0 and s.n_text_popped < 2:
+cdef inline void text_popped(TreeBuilderSimulator s, Py_ssize_t depth_before) noexcept:
+    """Text is about to pop the current node: keep it for the text before the change, if the
+    node was open before the text (``depth_before``: the depth when the text began).  A node
+    the same text implied first (white space, then "x", before <html>: the head is implied,
+    then popped, by the "x") never held the text before the change (issue 38)."""
+    if 0 < s.depth <= depth_before and s.n_text_popped < 2:
         s.text_popped[s.n_text_popped] = s.stack[s.depth - 1]
         s.n_text_popped += 1
 
@@ -2924,7 +2927,7 @@ cdef class TreeBuilderSimulator(Feedback):
             if m == M_IN_HEAD or m == M_IN_HEAD_NOSCRIPT:
                 if not (non_ws or nul_char):
                     break
-                text_popped(self)
+                text_popped(self, depth)
                 if m == M_IN_HEAD:
                     pop_head(self)
                 else:
@@ -2954,7 +2957,7 @@ cdef class TreeBuilderSimulator(Feedback):
                 break
             if m == M_IN_COLUMN_GROUP:
                 if non_ws and cur_is(self, T_COLGROUP):
-                    text_popped(self)
+                    text_popped(self, depth)
                     pop(self)
                     self.mode = M_IN_TABLE
                     continue
