@@ -5,9 +5,10 @@ comments aside, whitespace compared as the minifier's rules allow, script and st
 aside).
 
     .venv/bin/python benchmarks/bench_minify.py [--repeat N] [--chunk-size BYTES] [--cpu]
-        [--techniques] [--chromium BATCH [--collapse]]
+        [--per-page] [--techniques] [--chromium BATCH [--remove]]
 
-The corpus is ``tests/data/corpus/*.html`` (or ``$HTMLSTREAM_CORPUS``); htmlstream is fed in
+The corpus is ``tests/data/corpus/*.html`` (or ``$HTMLSTREAM_CORPUS``: a folder of ``*.html``
+and ``*.html.gz`` pages, such as the article-extraction benchmark's ``html/``); htmlstream is fed in
 chunks of 64 KiB, the peers get each document whole (they cannot stream).  Each figure is the
 best of N runs over all the files.  htmlmin does not import on Python 3.13 and later (it uses
 the removed ``cgi`` module): it is then left out, with a note.  Two reference rows: the recipe as
@@ -18,6 +19,7 @@ rewriter with nothing to do (the stream alone).
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import sys
 import time
@@ -35,7 +37,9 @@ from oracles.minify_tree import canonical_tree  # noqa: E402
 def corpus() -> list[bytes]:
     env = os.environ.get("HTMLSTREAM_CORPUS")
     root = Path(env) if env else ROOT / "tests" / "data" / "corpus"
-    return [p.read_bytes() for p in sorted(root.glob("*.html"))]
+    paths = sorted([*root.glob("*.html"), *root.glob("*.html.gz")])
+    return [gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+            for p in paths]
 
 
 Minifier = Callable[[bytes], bytes]
@@ -100,20 +104,30 @@ TECHNIQUES = ("comments", "whitespace", "attributes", "optional_tags", "css", "j
 
 
 def techniques(docs: list[bytes], chunk_size: int) -> None:
-    """Bytes saved per technique on ``docs``: everything on, less the output with that one
-    option off (so each is what it adds to the others)."""
+    """Bytes saved per technique on ``docs``: everything on (white space as the default
+    ``"collapse"``), less the output with that one option off (so each is what it adds to the
+    others); and what ``whitespace="remove"`` would save over the default."""
     total = sum(map(len, docs))
-    full: dict[str, bool] = {name: True for name in TECHNIQUES}
-    every = sum(len(htmlstream_case(chunk_size, **full)(d)) for d in docs)
+    full: dict[str, bool | str] = {name: True for name in TECHNIQUES}
+    full["whitespace"] = "collapse"
+
+    def size(**options: bool | str) -> int:
+        run = htmlstream_case(chunk_size, **{**full, **options})
+        return sum(len(run(d)) for d in docs)
+
+    every = size()
     print(f"bytes saved per technique ({len(docs)} pages, {total:,} bytes; everything on: "
           f"{every / total:.4f} of the input)")
     for name in TECHNIQUES:
-        size = sum(len(htmlstream_case(chunk_size, **{**full, name: False})(d)) for d in docs)
-        print(f"  {name:14} {size - every:>10,} bytes  {(size - every) / total * 100:6.2f} points")
+        saved = size(**{name: False}) - every
+        print(f"  {name:14} {saved:>10,} bytes  {saved / total * 100:6.2f} points")
+    saved = every - size(whitespace="remove")
+    print(f"  {'ws remove':14} {saved:>10,} bytes  {saved / total * 100:6.2f} points "
+          f"(whitespace='remove' over the default, not counted above)")
 
 
-def chromium(docs: list[bytes], chunk_size: int, batch: int, whitespace: bool | str) -> None:
-    """Each page and its ``minify()`` output (default options) compared in headless Chromium
+def chromium(docs: list[bytes], chunk_size: int, batch: int, whitespace: str) -> None:
+    """Each page and its ``minify(whitespace=whitespace)`` output compared in headless Chromium
     (tests/minify_browser.py: the DOM after the allowed normalisations, style sheets, computed
     style of every element, innerText), ``batch`` pages per browser process: the pages that
     differ, and how."""
@@ -157,8 +171,13 @@ def main() -> None:
     parser.add_argument("--chromium", type=int, metavar="BATCH", default=0,
                         help="compare each page with its minified form in headless Chromium, "
                         "BATCH pages per browser, then stop")
-    parser.add_argument("--collapse", action="store_true",
-                        help="with --chromium: minify(whitespace='collapse')")
+    parser.add_argument("--remove", action="store_true",
+                        help="with --chromium: minify(whitespace='remove') instead of the "
+                        "default whitespace='collapse'")
+    parser.add_argument("--no-trees", action="store_true",
+                        help="leave out the html5lib tree check (slow on large sets)")
+    parser.add_argument("--per-page", action="store_true",
+                        help="also print each page's size ratio, per case")
     args = parser.parse_args()
     clock = time.process_time if args.cpu else time.perf_counter
     docs = corpus()
@@ -167,13 +186,16 @@ def main() -> None:
         return
     if args.chromium:
         chromium(docs, args.chunk_size, args.chromium,
-                 "collapse" if args.collapse else True)
+                 "remove" if args.remove else "collapse")
         return
     total = sum(map(len, docs))
     cases: dict[str, Minifier] = {
         "htmlstream minify": htmlstream_case(args.chunk_size),
         "htmlstream no css/js": htmlstream_case(args.chunk_size, css=False, js=False),
         "htmlstream optional_tags": htmlstream_case(args.chunk_size, optional_tags=True),
+        "htmlstream ws=remove": htmlstream_case(args.chunk_size, whitespace="remove"),
+        "htmlstream ws=remove opt": htmlstream_case(args.chunk_size, whitespace="remove",
+                                                    optional_tags=True),
     }
     cases["htmlstream as handlers"] = handlers_case(args.chunk_size)
     cases["htmlstream no minifying"] = _streamed(Rewriter(), args.chunk_size)
@@ -191,8 +213,11 @@ def main() -> None:
             outs = [run(d) for d in docs]
             best = min(best, clock() - started)
         size = sum(map(len, outs)) / total
-        print(f"{name:26} {size:7.3f} {total / best / 1e6:8.1f} "
-              f"{broken(docs, outs):>7}/{len(docs)}")
+        trees = "" if args.no_trees else f"{broken(docs, outs):>7}/{len(docs)}"
+        print(f"{name:26} {size:7.3f} {total / best / 1e6:8.1f} {trees}")
+        if args.per_page:
+            print("    per page: " + " ".join(
+                f"{len(o) / len(d):.3f}" for d, o in zip(docs, outs, strict=True)))
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@ minified form (scripts off, no network; tests/minify_browser.py) and compares th
 normalisations the minifier is allowed, ``document.styleSheets``, ``getComputedStyle`` of every
 element and ``document.body.innerText``: they must be equal.
 
-The pages: the corpus (``tests/data/corpus``, minified with every option: whitespace, comments,
-attributes, optional tags, css and js), every example of tests/test_recipes_minify.py's rule
-tables, and generated pages (built from pieces that exercise each rule: white space around
-blocks, inline elements, tables, lists, ``<br>``, form feeds and tabs; ``type`` and boolean
-attribute variants; comments; optional tags), each minified with the default options, with
-everything, and with ``whitespace="collapse"``.  All in one Chromium process, one harness
+The pages: the corpus (``tests/data/corpus``, minified with every option: comments, attributes,
+optional tags, css and js, with the default ``whitespace="collapse"`` and again with
+``whitespace="remove"``), every example of tests/test_recipes_minify.py's rule tables, and
+generated pages (built from pieces that exercise each rule: white space around blocks, inline
+elements, tables, lists, ``<br>``, form feeds and tabs; ``type`` and boolean attribute variants;
+comments; optional tags), each minified with the default options, with everything, and with
+``whitespace="remove"`` (alone and with everything).  All in one Chromium process, one harness
 page (a bounded run: about a minute and a half on two busy cores, most of it
 ``getComputedStyle`` on the two large spec pages), with
 controls (pairs that differ as a wrong rule would make them: each must be seen).  Skipped
@@ -35,8 +36,12 @@ pytestmark = pytest.mark.skipif(
 OPTION_SETS: dict[str, dict[str, Any]] = {
     "default": {},
     "everything": {"optional_tags": True, "css": True, "js": True},
-    "collapse": {"whitespace": "collapse"},
+    "remove": {"whitespace": "remove"},
+    "remove-everything": {"whitespace": "remove", "optional_tags": True, "css": True, "js": True},
 }
+
+#: The option sets the corpus pages are checked with (each costs a minute of the run).
+CORPUS_OPTION_SETS = ("everything", "remove-everything")
 
 #: Pieces of generated pages: what each rule of the minifier touches.
 PIECES = [
@@ -85,8 +90,9 @@ def _rule_pages() -> list[str]:
     import test_recipes_minify as t
 
     pages: list[str] = []
-    for name in ("test_whitespace", "test_comments", "test_attributes", "test_type_rules",
-                 "test_boolean_attributes", "test_optional_tags"):
+    for name in ("test_whitespace", "test_whitespace_collapse", "test_comments",
+                 "test_attributes", "test_type_rules", "test_boolean_attributes",
+                 "test_optional_tags", "test_optional_tags_collapse"):
         for mark in getattr(t, name).pytestmark:
             if mark.name == "parametrize":
                 pages.extend(f"<!DOCTYPE html>{html}" for html, _ in mark.args[1])
@@ -116,9 +122,10 @@ def test_browser_renders_the_same(tmp_path: Path) -> None:
     code: list[bool] = []
     for path in corpus():
         raw = path.read_bytes()
-        pairs.append((raw, _minified(raw, OPTION_SETS["everything"])))
-        names.append(f"{path.name} everything")
-        code.append(True)
+        for option_name in CORPUS_OPTION_SETS:
+            pairs.append((raw, _minified(raw, OPTION_SETS[option_name])))
+            names.append(f"{path.name} {option_name}")
+            code.append(True)
     for i, page in enumerate(_rule_pages() + _generated_pages()):
         raw = page.encode("utf-8")
         seen = set()

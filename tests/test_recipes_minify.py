@@ -27,6 +27,8 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     "default": {},
     "optional_tags": {"optional_tags": True},
     "everything": {"optional_tags": True, "css": True, "js": True},
+    "remove": {"whitespace": "remove"},
+    "remove-everything": {"whitespace": "remove", "optional_tags": True, "css": True, "js": True},
 }
 
 
@@ -86,12 +88,14 @@ def mini(html: str, **options: Any) -> str:
     ("<p>a\tb\t\t</p>", "<p>a b</p>"),
 ])
 def test_whitespace(html: str, want: str) -> None:
-    assert mini(html, css=False, js=False) == want
+    """``whitespace="remove"``: also removed where the default style sheet shows none."""
+    assert mini(html, whitespace="remove", css=False, js=False) == want
 
 
 def test_whitespace_is_collapsed_across_chunks() -> None:
     html = "<p>" + "a " * 10 + "   \n\t  " + "b" + " " * 40 + "c</p>"
     assert mini(html) == "<p>" + "a " * 10 + "b c</p>"
+    assert mini(html, whitespace="remove") == "<p>" + "a " * 10 + "b c</p>"
 
 
 @pytest.mark.parametrize(("html", "want"), [
@@ -108,12 +112,23 @@ def test_whitespace_is_collapsed_across_chunks() -> None:
     ("<table>\n <tr>\n  <td> 1 </td>\n </tr>\n</table>", "<table><tr><td> 1 </td></tr></table>"),
 ])
 def test_whitespace_collapse(html: str, want: str) -> None:
-    assert mini(html, whitespace="collapse") == want
+    """``whitespace="collapse"``, the default (issue 33: the mode that never changes what a
+    reader sees)."""
+    assert mini(html, whitespace="collapse", css=False, js=False) == want
+    assert mini(html, css=False, js=False) == want
+    assert hs.minify(html, css=False, js=False) == want
 
 
 def test_whitespace_option_is_checked() -> None:
-    with pytest.raises(ValueError, match="collapse"):
-        recipes.minify(whitespace="yes")  # type: ignore[arg-type]
+    for bad in ("yes", "", None, 1, 0, "Collapse"):
+        with pytest.raises(ValueError, match=r"'collapse' \(the default\), 'remove' or False"):
+            recipes.minify(whitespace=bad)  # type: ignore[arg-type]
+    # True named "remove" while that was the default: refused, the caller must say which
+    with pytest.raises(ValueError, match=r"whitespace=True is ambiguous.*'collapse'.*'remove'"):
+        recipes.minify(whitespace=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="ambiguous"):
+        hs.minify("<p>x", whitespace=True)
+    assert recipes.minify().whitespace == "collapse"
 
 
 def test_whitespace_off() -> None:
@@ -264,9 +279,9 @@ def test_with_other_handlers_in_one_pass() -> None:
     rw.on("a", element=lambda el: el.set_attribute("rel", "noopener"))
     rw.use(recipes.https_upgrade(["example.com"]), recipes.minify())
     out, _ = rewrite_all(rw, '<p>\n <a href="http://example.com/">x</a>  y</p>\n')
-    assert out == b"<p><a href=http://example.com/ rel=noopener>x</a> y</p>"
+    assert out == b"<p> <a href=http://example.com/ rel=noopener>x</a> y</p> "
     out, _ = rewrite_all(rw, '<p>\n <img src="http://example.com/" alt="">  y</p>\n')
-    assert out == b"<p><img src=https://example.com/ alt> y</p>"
+    assert out == b"<p> <img src=https://example.com/ alt> y</p> "
 
 
 @pytest.mark.parametrize(("html", "want"), [
@@ -288,6 +303,21 @@ def test_with_other_handlers_in_one_pass() -> None:
     ("<div><p>a</p> </p></div>", "<div><p>a</p></p></div>"),
 ])
 def test_optional_tags(html: str, want: str) -> None:
+    """(with ``whitespace="remove"``, so that the tags left out show alone; the default's
+    white space next to them: :func:`test_optional_tags_collapse`)"""
+    assert mini(html, optional_tags=True, whitespace="remove") == want
+
+
+@pytest.mark.parametrize(("html", "want"), [
+    # white space after an end tag left out goes into its element, at its end: where CSS
+    # shows it only if the element is inline, and then as it showed between the two
+    ("<ul>\n <li>a</li>\n <li>b</li>\n</ul>", "<ul> <li>a <li>b </ul>"),
+    ("<p>x</p>\n<p>y</p><div>z</div>", "<p>x <p>y<div>z</div>"),
+    ("<div><p>a</p> </p></div>", "<div><p>a </p></p></div>"),
+    ("<table><tr><td>1</td> <td>2</td></tr>\n<tr><td>3</td></tr></table>",
+     "<table><tr><td>1<td>2<tr><td>3</table>"),
+])
+def test_optional_tags_collapse(html: str, want: str) -> None:
     assert mini(html, optional_tags=True) == want
 
 
@@ -331,8 +361,9 @@ def test_css_js(html: str, want: str) -> None:
 
 
 def test_one_call() -> None:
-    assert hs.minify("<p>a   b</p>\n") == "<p>a b</p>"
-    assert hs.minify(b"<p>a   b</p>\n") == b"<p>a b</p>"
+    assert hs.minify("<p>a   b</p>\n") == "<p>a b</p> "
+    assert hs.minify(b"<p>a   b</p>\n") == b"<p>a b</p> "
+    assert hs.minify("<p>a   b</p>\n", whitespace="remove") == "<p>a b</p>"
     assert hs.minify("<p>a<!--x--></p>", comments=False) == "<p>a<!--x--></p>"
 
 
@@ -348,11 +379,35 @@ def _tree_inputs() -> list[Any]:
 
 
 def check_tree(data: str, out: str, scripting: bool, options: str = "default") -> str | None:
-    """Where html5lib's trees of ``data`` and ``out`` differ (canonical forms), or None."""
+    """Where html5lib's trees of ``data`` and ``out`` differ (canonical forms), or None.
+    With ``whitespace="collapse"`` (the default) and no optional tags, the trees must be equal
+    with white space only collapsed (``canonical_tree(collapse=True)``: nothing removed but
+    whitespace-only text in ``<head>``, ``<html>`` and between a table's parts); an end tag
+    left out may move white space after it into its element, where CSS collapses it, so with
+    ``optional_tags`` (and with ``whitespace="remove"``) white space next to block
+    boundaries is compared as ``"remove"`` may change it."""
     recipe = recipes.minify(**OPTION_SETS[options])
     code = recipe.css or recipe.js      # (on by default where rcssmin and rjsmin are installed)
-    return first_difference(canonical_tree(data, scripting=scripting, code=code),
-                            canonical_tree(out, scripting=scripting, code=code))
+    collapse = recipe.whitespace == "collapse" and not recipe.optional_tags
+    return first_difference(
+        canonical_tree(data, scripting=scripting, code=code, collapse=collapse),
+        canonical_tree(out, scripting=scripting, code=code, collapse=collapse))
+
+
+def test_collapse_oracle_sees_removed_white_space() -> None:
+    """The oracle of the default (``collapse=True``) tells a removed space from a collapsed
+    one, where the ``"remove"`` oracle does not (the check is not blind to what it is for)."""
+    for original, changed in (("<div> <p>x</p> </div>", "<div><p>x</p></div>"),
+                              ("<p>a <br> b</p>", "<p>a<br>b</p>"),
+                              ("<ul>\n<li>a</li>\n</ul>", "<ul><li>a</li></ul>")):
+        assert canonical_tree(original, collapse=True) != canonical_tree(changed, collapse=True)
+        assert canonical_tree(original) == canonical_tree(changed)
+    for original, changed in (("<p>a  \n b</p>", "<p>a b</p>"),
+                              ("<table>\n<tr> <td>1</td></tr></table>",
+                               "<table><tr><td>1</td></tr></table>"),
+                              ("<head>\n<title>t</title>\n</head>",
+                               "<head><title>t</title></head>")):
+        assert canonical_tree(original, collapse=True) == canonical_tree(changed, collapse=True)
 
 
 @pytest.mark.oracle
@@ -450,6 +505,10 @@ COMPILED_OPTION_SETS: dict[str, dict[str, Any]] = {
     "keep-comment": {"keep_comment": lambda text: "keep" in text or text.startswith(" c")},
     "optional_tags": {"optional_tags": True},
     "collapse": {"whitespace": "collapse", "optional_tags": True},
+    "remove": {"whitespace": "remove"},
+    "remove-optional_tags": {"whitespace": "remove", "optional_tags": True},
+    "remove-keep-comment": {"whitespace": "remove",
+                            "keep_comment": lambda text: "keep" in text or text.startswith(" c")},
     "optional_tags-only": {"optional_tags": True, "whitespace": False, "comments": False,
                            "attributes": False},
     "everything": {"optional_tags": True, "css": True, "js": True},
@@ -586,13 +645,19 @@ def test_later_handlers_are_minified_too() -> None:
     """The stage reads the rewriter's output: a start tag a handler registered after the
     recipe changes is written shorter too (the handlers wrote it from what it was when
     their own handler ran)."""
-    rw = hs.Rewriter().use(recipes.minify())
-    rw.on("a", element=lambda el: el.set_attribute("title", "x"))
-    out, _ = rewrite_all(rw, '<p> <a href="/y" class="k">t</a> </p>')
-    assert out == b"<p><a href=/y class=k title=x>t</a></p>"
+    for whitespace, want in (("collapse", b"<p> <a href=/y class=k title=x>t</a> </p>"),
+                             ("remove", b"<p><a href=/y class=k title=x>t</a></p>")):
+        rw = hs.Rewriter().use(recipes.minify(whitespace=whitespace))
+        rw.on("a", element=lambda el: el.set_attribute("title", "x"))
+        out, _ = rewrite_all(rw, '<p> <a href="/y" class="k">t</a> </p>')
+        assert out == want
     rw.on("p", element=lambda el: el.append(" <b>  inserted </b>  ", html=True))
     out, _ = rewrite_all(rw, "<p>a</p>\n<div> b </div>")
     assert out == b"<p>a <b> inserted </b></p><div>b</div>"
+    rw = hs.Rewriter().use(recipes.minify())
+    rw.on("p", element=lambda el: el.append(" <b>  inserted </b>  ", html=True))
+    out, _ = rewrite_all(rw, "<p>a</p>\n<div> b </div>")
+    assert out == b"<p>a <b> inserted </b> </p> <div> b </div>"
 
 
 
@@ -604,12 +669,23 @@ def test_cli_minify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source.write_bytes(b'<ul>\n  <li class="a">one</li>\n  <li>two</li>\n</ul>\n<!-- c -->\n')
     output = tmp_path / "out.html"
     assert main(["minify", str(source), "-o", str(output), "--chunk-size", "3"]) == 0
+    assert output.read_bytes() == b"<ul> <li class=a>one</li> <li>two</li> </ul>  "
+    assert main(["minify", str(source), "-o", str(output), "--whitespace", "collapse"]) == 0
+    assert output.read_bytes() == b"<ul> <li class=a>one</li> <li>two</li> </ul>  "
+    assert main(["minify", str(source), "-o", str(output), "--whitespace", "remove",
+                 "--chunk-size", "3"]) == 0
     assert output.read_bytes() == b"<ul><li class=a>one</li><li>two</li></ul>"
-    assert main(["minify", str(source), "-o", str(output), "--optional-tags", "--stats"]) == 0
+    assert main(["minify", str(source), "-o", str(output), "--optional-tags", "--stats",
+                 "--whitespace=remove"]) == 0
     assert output.read_bytes() == b"<ul><li class=a>one<li>two</ul>"
+    assert main(["minify", str(source), "-o", str(output), "--optional-tags"]) == 0
+    assert output.read_bytes() == b"<ul> <li class=a>one <li>two </ul>  "
     assert "bytes in" in capsys.readouterr().err
     assert main(["minify", str(source), "-o", str(output), "--keep-comments",
                  "--keep-attributes", "--keep-whitespace"]) == 0
+    assert output.read_bytes() == source.read_bytes()
+    assert main(["minify", str(source), "-o", str(output), "--keep-comments",
+                 "--keep-attributes", "--whitespace", "keep"]) == 0
     assert output.read_bytes() == source.read_bytes()
     assert main(["minify", str(tmp_path / "missing.html")]) == 2
 
@@ -637,6 +713,6 @@ def test_one_recipe_many_rewriters_and_encodings() -> None:
     latin = hs.Rewriter(encoding="windows-1252").use(recipe)
     utf8 = hs.Rewriter().use(recipe)
     doc = "<p title=\"caf\u00e9\"> caf\u00e9  cr\u00e8me </p>\n"
-    want = "<p title=caf\u00e9>caf\u00e9 cr\u00e8me</p>"
+    want = "<p title=caf\u00e9> caf\u00e9 cr\u00e8me </p> "
     assert latin.rewrite(doc.encode("cp1252")) == want.encode("cp1252")
     assert utf8.rewrite(doc.encode()) == want.encode()

@@ -740,7 +740,7 @@ class _Handlers:
 
 #: The options of the compiled stage, as handler options.
 _DEFAULTS: dict[str, Any] = {
-    "comments": True, "whitespace": True, "attributes": True, "optional_tags": False,
+    "comments": True, "whitespace": "collapse", "attributes": True, "optional_tags": False,
     "css": code_minifiers_installed()[0], "js": code_minifiers_installed()[1],
     "keep_comment": None,
 }

@@ -16,7 +16,10 @@ change does not show (tests/test_recipes_minify.py compares the input's with the
 * elsewhere, runs of ASCII whitespace as one space, and that space left out where it touches a
   line boundary: the start or end of its parent when the parent is block-level, or a
   block-level sibling; whitespace-only text in ``<head>`` (at any depth) and ``<html>`` left
-  out.
+  out.  With ``collapse=True`` (what ``whitespace="collapse"``, the default, may do, and no
+  more): runs as one space, and only whitespace-only text in ``<head>`` (at any depth),
+  ``<html>`` and a table's parts (``<table>``, ``<tbody>``, ``<thead>``, ``<tfoot>``,
+  ``<tr>``) left out.
 
 It is written from the tree alone (what the minifier does from tokens must agree with it), with
 its own copy of the element lists.
@@ -96,7 +99,7 @@ def _attributes(node: Any, name: str, html: bool) -> tuple[tuple[str, str], ...]
 
 
 def _convert(node: Any, preserve: bool, scripting: bool, head: bool = False,
-             code: bool = False) -> tuple[Any, ...]:
+             code: bool = False, collapse: bool = False) -> tuple[Any, ...]:
     ns = node.namespaceURI or HTML
     name = node.localName if ns != HTML else node.tagName
     html = ns == HTML
@@ -111,9 +114,10 @@ def _convert(node: Any, preserve: bool, scripting: bool, head: bool = False,
             else:
                 children.append(("t", child.data))
         elif child.nodeType == Node.ELEMENT_NODE:
-            children.append(_convert(child, keep, scripting, head or name == "head", code))
+            children.append(_convert(child, keep, scripting, head or name == "head", code,
+                                     collapse))
     if not keep:
-        children = _collapse(children, "head" if head else name)
+        children = _collapse(children, "head" if head else name, collapse)
     return ("e", ns, name, _attributes(node, name, html), tuple(children))
 
 
@@ -121,7 +125,11 @@ def _is_block(item: Any) -> bool:
     return item[0] == "e" and item[1] == HTML and item[2] in BLOCK
 
 
-def _collapse(children: list[Any], parent: str) -> list[Any]:
+#: Where whitespace-only text is never shown (``collapse=True``): a table's parts.
+_TABLE_PARTS = frozenset(["table", "tbody", "thead", "tfoot", "tr"])
+
+
+def _collapse(children: list[Any], parent: str, collapse: bool = False) -> list[Any]:
     out: list[Any] = []
     n = len(children)
     for i, item in enumerate(children):
@@ -130,6 +138,10 @@ def _collapse(children: list[Any], parent: str) -> list[Any]:
             continue
         text = _WS.sub(" ", item[1])
         if parent in ("head", "html") and text == " ":
+            continue
+        if collapse:
+            if not (text == " " and parent in _TABLE_PARTS):
+                out.append(("t", text))
             continue
         prev_line = (i == 0 and parent in BLOCK) or (i > 0 and _is_block(children[i - 1]))
         next_line = (i == n - 1 and parent in BLOCK) or (i < n - 1 and _is_block(children[i + 1]))
@@ -142,17 +154,18 @@ def _collapse(children: list[Any], parent: str) -> list[Any]:
     return out
 
 
-def canonical_tree(data: str, *, scripting: bool = True, code: bool = False
-                   ) -> tuple[Any, ...]:
+def canonical_tree(data: str, *, scripting: bool = True, code: bool = False,
+                   collapse: bool = False) -> tuple[Any, ...]:
     """html5lib's tree of ``data`` in the canonical form described above; with ``code``,
-    without the text of HTML ``<script>`` and ``<style>`` elements (minified by css/js)."""
+    without the text of HTML ``<script>`` and ``<style>`` elements (minified by css/js); with
+    ``collapse``, white space only collapsed (``whitespace="collapse"``'s changes)."""
     doc = html5lib.HTMLParser(tree=_Builder).parse(data, scripting=scripting)
     out: list[Any] = []
     for child in doc.childNodes:
         if child.nodeType == Node.DOCUMENT_TYPE_NODE:
             out.append(("d", child.name, child.publicId, child.systemId))
         elif child.nodeType == Node.ELEMENT_NODE:
-            out.append(_convert(child, False, scripting, False, code))
+            out.append(_convert(child, False, scripting, False, code, collapse))
     return tuple(out)
 
 

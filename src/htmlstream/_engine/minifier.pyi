@@ -20,7 +20,7 @@ class Minifier(OpenElements):
         attributes: bool = True,
         optional_tags: bool = False,
         keep_comment: Callable[[str], bool] | None = None,
-        collapse_only: bool = False,
+        collapse_only: bool = True,
         scripting: bool = True,
         max_buffer_size: int = ...,
         max_attributes: int = ...,

@@ -299,8 +299,10 @@ cdef class Minifier(OpenElements):
         encoding: the codec of the bytes (Python name; ASCII-compatible): comments given to
             ``keep_comment`` are decoded in it.
         comments, whitespace, attributes, optional_tags: as ``recipes.minify``'s.
-        collapse_only: whitespace is collapsed, never removed (``whitespace="collapse"``), but
-            whitespace-only text in ``<head>`` and between a table's parts.
+        collapse_only: whitespace is collapsed, never removed (``whitespace="collapse"``, the
+            default), but whitespace-only text in ``<head>`` and between a table's parts;
+            False with ``whitespace``: also removed next to block-level elements
+            (``whitespace="remove"``).
         keep_comment: a predicate given a comment's text: True keeps it.
         scripting: whether ``<noscript>`` content is raw text (as the rewriter's setting).
         max_buffer_size, max_attributes: the lexer's limits (as the rewriter's settings).
@@ -360,7 +362,7 @@ cdef class Minifier(OpenElements):
 
     def __init__(self, str encoding="utf-8", *, bint comments=True, bint whitespace=True,
                  bint attributes=True, bint optional_tags=False, keep_comment=None,
-                 bint collapse_only=False,
+                 bint collapse_only=True,
                  bint scripting=True,
                  Py_ssize_t max_buffer_size=DEFAULT_MAX_BUFFER_SIZE,
                  Py_ssize_t max_attributes=DEFAULT_MAX_ATTRIBUTES):

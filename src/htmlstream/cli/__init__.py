@@ -44,9 +44,9 @@ Subcommands (one ``cmd_*`` function each, registered in :func:`build_parser`):
                     [--chunk-size N]``
     Sanitize untrusted HTML as a stream (:mod:`htmlstream.recipes.sanitize`): keep what the
     policy (ammonia's default, or the preset ``comment``, ``rich-text`` or ``text``) allows.
-``htmlstream minify [INPUT|-] [-o OUT] [--keep-comments] [--keep-whitespace]
-                  [--keep-attributes] [--optional-tags] [--css|--keep-css] [--js|--keep-js]
-                  [--stats]``
+``htmlstream minify [INPUT|-] [-o OUT] [--keep-comments]
+                  [--whitespace collapse|remove|keep | --keep-whitespace] [--keep-attributes]
+                  [--optional-tags] [--css|--keep-css] [--js|--keep-js] [--stats]``
     Minify a document as a stream (:mod:`htmlstream.cli.minify`, the ``minify`` recipe).
 ``htmlstream markdown [FILE|URL|-]... [-o OUT] [--main-content] [--jsonl] [--base-url URL]
                     [--links inline|reference] [--no-images] [--heading-style atx|setext]``

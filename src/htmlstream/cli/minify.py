@@ -50,8 +50,15 @@ def add_minify_parser(subparsers: _SubParsers) -> None:
     parser.add_argument("--chunk-size", type=positive_int, default=DEFAULT_CHUNK_SIZE,
                         metavar="N", help=f"bytes per read (default: {DEFAULT_CHUNK_SIZE})")
     parser.add_argument("--keep-comments", action="store_true", help="keep every comment")
-    parser.add_argument("--keep-whitespace", action="store_true",
-                        help="leave whitespace as it is")
+    parser.add_argument("--whitespace", choices=("collapse", "remove", "keep"),
+                        default="collapse",
+                        help="collapse (the default): each run of white space to one space, "
+                        "which renders the same whatever the page's CSS does; remove: also "
+                        "next to block-level elements (assumes the page's CSS keeps them "
+                        "blocks: a <div> made inline loses a space the reader saw); keep: "
+                        "leave it")
+    parser.add_argument("--keep-whitespace", action="store_const", const="keep",
+                        dest="whitespace", help="leave whitespace as it is (--whitespace keep)")
     parser.add_argument("--keep-attributes", action="store_true",
                         help="leave start tags as they are")
     parser.add_argument("--optional-tags", action="store_true",
@@ -73,9 +80,11 @@ def add_minify_parser(subparsers: _SubParsers) -> None:
 
 def cmd_minify(args: argparse.Namespace) -> int:
     """Run ``htmlstream minify``."""
-    from htmlstream.recipes.minify import minify
+    from htmlstream.recipes.minify import Whitespace, minify
 
-    recipe = minify(comments=not args.keep_comments, whitespace=not args.keep_whitespace,
+    modes: dict[str, Whitespace] = {"collapse": "collapse", "remove": "remove", "keep": False}
+    whitespace = modes[args.whitespace]
+    recipe = minify(comments=not args.keep_comments, whitespace=whitespace,
                     attributes=not args.keep_attributes, optional_tags=args.optional_tags,
                     css=args.css, js=args.js)
     with open_source(args.input) as (name, source, charset):
