@@ -306,6 +306,65 @@ def test_dask_warc_to_parquet(tmp_path: Path) -> None:
     assert "AllInputsFailed: 1 of 1 WARC files failed with FileNotFoundError" in failed.stderr
 
 
+# ---------------------------------------------------------------------------- async handlers
+
+def test_async_lookup(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    example = load("async_lookup.py")
+    expected = example.PAGE.replace(
+        b'href="/u/ada">ada</a>', b'href="/u/ada" title="Ada Lovelace">Ada Lovelace</a>'
+    ).replace(b'href="/u/alan">alan</a>',
+              b'href="/u/alan" title="Alan Turing">Alan Turing</a>')
+    for chunks in chunkings(example.PAGE, single_bytes=False, random_splits=4):
+        assert asyncio.run(example.rewrite(chunks)) == expected
+    page = tmp_path / "team.html"
+    page.write_bytes(example.PAGE)
+    assert example.main([str(page)]) == 0
+    assert capsysbinary.readouterr().out == expected
+    with pytest.raises(TypeError, match="async"):    # (the sync entry points refuse it)
+        example.make_rewriter().rewrite(example.PAGE)
+
+
+# ---------------------------------------------------------------------------- ESI
+
+def test_esi_page() -> None:
+    pytest.importorskip("aiohttp")
+    example = load("esi_page.py")
+    page, _seconds = asyncio.run(example.assemble())
+    text = page.decode("utf-8")
+    parts = ["<header>Welcome back</header>", "<main><article>Today's story</article></main>",
+             "<footer>(c) the newsroom</footer>"]
+    assert [text.index(p) for p in parts] == sorted(text.index(p) for p in parts)
+    assert "esi:" not in text and "Shown only where" not in text
+
+
+# ---------------------------------------------------------------------------- Markdown
+
+def test_markdown_for_llm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from warc_files import make_warc
+
+    example = load("markdown_for_llm.py")
+    article = (b"<!DOCTYPE html><html lang=en><title>T</title><meta name=author content=Ada>"
+               b"<nav><a href=/>Home</a></nav><article><h1>Title</h1><p>First *point*, "
+               b"with a <a href=/more>link</a>.</p><ul><li>one<li>two</ul></article>")
+
+    def app(environ: dict[str, Any], start: Any) -> list[bytes]:
+        start("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+        return [article]
+
+    with waitress_server(app) as url:
+        record = example.from_url(url + "/story")
+    assert record["title"] == "T" and record["byline"] == "Ada" and record["language"] == "en"
+    assert "Title" in record["markdown"] and "Home" not in record["markdown"]
+    assert "First \\*point\\*" in record["markdown"]
+    assert f"[link]({url}/more)" in record["markdown"] and "- one" in record["markdown"]
+    warc = make_warc(tmp_path / "crawl.warc.gz")
+    assert example.main([str(warc)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows and all(r["url"] for r in rows)
+    converted = [r for r in rows if r["markdown"]]
+    assert converted and all(isinstance(r["markdown"], str) for r in converted)
+
+
 #: Each example and the test that runs it.
 TESTS = {
     "starlette_app.py": test_starlette_app,
@@ -314,5 +373,8 @@ TESTS = {
     "proxy/run.py": test_proxy_in_front_of_a_static_site,
     "scraper.py": test_scraper,
     "dask_warc_to_parquet.py": test_dask_warc_to_parquet,
+    "async_lookup.py": test_async_lookup,
+    "esi_page.py": test_esi_page,
+    "markdown_for_llm.py": test_markdown_for_llm,
     "spark_extract.py": "tests/test_spark_example.py",
 }
