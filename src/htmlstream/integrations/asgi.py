@@ -58,7 +58,7 @@ from collections.abc import (
 from typing import Any, Final, TypeAlias
 
 from htmlstream import Rewriter
-from htmlstream.errors import HtmlStreamError
+from htmlstream.errors import HtmlStreamError, check_callable, check_type
 from htmlstream.http import (
     HttpOptions,
     MarkdownOptions,
@@ -123,15 +123,11 @@ class HtmlRewriteMiddleware:
         headers_hook: HeadersHook | None = csp_nonce_hook,
         markdown: MarkdownOptions | None = None,
     ) -> None:
-        if not callable(app):
-            raise TypeError(f"HtmlRewriteMiddleware(): app must be an ASGI app (a callable), not "
-                            f"{type(app).__name__}")
-        if not isinstance(rewriter, Rewriter):
-            raise TypeError(f"HtmlRewriteMiddleware(): rewriter must be a Rewriter, not "
-                            f"{type(rewriter).__name__}")
-        if markdown is not None and not isinstance(markdown, MarkdownOptions):
-            raise TypeError(f"HtmlRewriteMiddleware(): markdown must be a "
-                            f"MarkdownOptions or None, not {type(markdown).__name__}")
+        where = "HtmlRewriteMiddleware()"
+        check_callable(app, where, "app", "an ASGI app (a callable)")
+        check_type(rewriter, Rewriter, where, "rewriter", "a Rewriter")
+        if markdown is not None:
+            check_type(markdown, MarkdownOptions, where, "markdown", "a MarkdownOptions or None")
         self.app = app
         self.rewriter = rewriter
         self.options = options

@@ -102,6 +102,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from htmlstream import Rewriter
+from htmlstream.errors import check_type
 from htmlstream.http import (
     HttpOptions,
     MarkdownOptions,
@@ -264,18 +265,13 @@ class ReverseProxy:
         self.esi_hosts = frozenset(h.strip().lower() for h in esi_hosts if h.strip())
         self._esi_timeout = esi_timeout
         self._esi_concurrency = esi_concurrency
-        if not isinstance(rewriter, Rewriter):
-            raise TypeError(f"ReverseProxy(): rewriter must be a Rewriter, not "
-                            f"{type(rewriter).__name__}")
-        if markdown is not None and not isinstance(markdown, MarkdownOptions):
-            raise TypeError(f"ReverseProxy(): markdown must be a "
-                            f"MarkdownOptions or None, not {type(markdown).__name__}")
-        if not isinstance(upstream, str):
-            raise TypeError(f"ReverseProxy(): upstream must be a str (an http:// or https:// "
-                            f"URL), not {type(upstream).__name__}")
-        if metrics is not None and not isinstance(metrics, ProxyMetrics):
-            raise TypeError(f"ReverseProxy(): metrics must be a ProxyMetrics or None, not "
-                            f"{type(metrics).__name__}")
+        where = "ReverseProxy()"
+        check_type(rewriter, Rewriter, where, "rewriter", "a Rewriter")
+        if markdown is not None:
+            check_type(markdown, MarkdownOptions, where, "markdown", "a MarkdownOptions or None")
+        check_type(upstream, str, where, "upstream", "a str (an http:// or https:// URL)")
+        if metrics is not None:
+            check_type(metrics, ProxyMetrics, where, "metrics", "a ProxyMetrics or None")
         url = URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"the upstream is an http:// or https:// URL, not {upstream!r}")
